@@ -1,0 +1,25 @@
+# The reproducible-paper pipeline. `snakemake --cores 2` runs the embedded default
+# (config.yaml); `--configfile config/papers/<paper>.yaml` runs a paper's settings.
+# Any table or figure path is a target of its own, e.g.
+#   snakemake --cores 2 results/tables/sinq/table1.md
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config.yaml"
+
+
+include: "rules/common.smk"
+include: "rules/models.smk"
+include: "rules/sinq.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        sinq_report_targets(),
+
+
+onsuccess:
+    print_outputs_summary()

@@ -1,0 +1,1 @@
+"""What each workflow step does, as plain functions over files (Snakemake-free, testable)."""

@@ -1,0 +1,206 @@
+"""The SInQ track's workflow steps. Each reads files, writes one output atomically.
+
+Stage layout under ``results/sinq/<experiment>/<stage>/`` (stage = roundN, eval_train,
+eval_test): ``alice/shardS.jsonl`` (recorded generations), ``candidates/shardS.jsonl``
+(every parsed/verified Alice output, rejected ones with their reason),
+``bob_<who>/shardS.jsonl`` (Bob's recorded generations), ``labeled_<who>/shardS.jsonl``
+(verified instances with Bob's N answers, their executions and the difficulty).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from ..curriculum.selection import select_hard_and_easy
+from ..errors import UserError
+from ..records import read_json, read_jsonl, write_json, write_jsonl
+from ..tracks.sinq import examples
+from ..tracks.sinq.game import (alice_request, bob_request, parse_stage, select_stage_sources, shard_of)
+from ..tracks.sinq.verify import candidates_from_generation, score_bob
+
+log = logging.getLogger("selfplay")
+
+TRAINING_RECORD = "training_record.json"
+
+
+# --- models and adapters -----------------------------------------------------
+
+def resolve_adapter(adapter_dir: str | None) -> str | None:
+    """The adapter a later stage should use given a training output folder.
+
+    A training step that had no examples writes only a record saying so, naming the
+    adapter to keep using (the previous round's, or none = the base model).
+    """
+    if not adapter_dir:
+        return None
+    rec_path = Path(adapter_dir) / TRAINING_RECORD
+    if not rec_path.is_file():
+        raise UserError(f"{adapter_dir}: no {TRAINING_RECORD}; the training step did not finish")
+    rec = read_json(rec_path)
+    return str(adapter_dir) if rec.get("trained") else rec.get("use_adapter")
+
+
+def make_generation_backend(cfg: dict, model_dir: str | None):
+    from ..llm.factory import make_backend
+
+    bcfg = dict(cfg["backend"])
+    if bcfg["name"] != "replay":
+        if not model_dir:
+            raise UserError("generation needs a model folder (model_dir) for backend " + bcfg["name"])
+        bcfg.setdefault("model", str(model_dir))
+        if bcfg["name"] == "openai":
+            bcfg["model"] = cfg["model"].get("path", cfg["model"]["name"])
+    return make_backend(bcfg)
+
+
+def _generate(cfg: dict, model_dir, requests, metas, out: str, what: str) -> None:
+    from ..llm.recording import generate_and_record
+
+    if not requests:
+        write_jsonl(out, [])
+        log.info("%s: nothing to generate", what)
+        return
+    backend = make_generation_backend(cfg, model_dir)
+    try:
+        records = generate_and_record(backend, requests, out, meta=metas)
+    finally:
+        backend.close()
+    log.info("%s: %d requests, %d outputs -> %s", what, len(records), sum(len(r["outputs"]) for r in records), out)
+
+
+# --- stages ------------------------------------------------------------------
+
+def write_sources(sources: list[dict], out: str) -> None:
+    n = write_jsonl(out, sources)
+    log.info("wrote %d source programs to %s", n, out)
+
+
+def alice_generate(cfg: dict, stage: str, shard: int, sources_path: str, model_dir: str | None,
+                   adapter_dir: str | None, out: str) -> None:
+    sources = select_stage_sources(read_jsonl(sources_path), stage, cfg)
+    mine = shard_of(sources, shard, cfg["sinq"]["shards"])
+    adapter = resolve_adapter(adapter_dir)
+    requests = [alice_request(s, stage, cfg, adapter) for s in mine]
+    metas = [{"role": "alice", "stage": stage, "shard": shard, "source_id": s["id"], "adapter_dir": adapter}
+             for s in mine]
+    _generate(cfg, model_dir, requests, metas, out, f"alice {stage} shard {shard}")
+
+
+def _sandbox(cfg: dict):
+    from ..sandbox import Sandbox, SandboxLimits
+
+    v = cfg["sinq"]["verify"]
+    return Sandbox(workers=int(v.get("workers", 2)), limits=SandboxLimits(memory_mb=int(v.get("memory_mb", 1024))))
+
+
+def verify_candidates(cfg: dict, stage: str, generations_path: str, sources_path: str, out: str) -> None:
+    by_id = {s["id"]: s for s in read_jsonl(sources_path)}
+    records = read_jsonl(generations_path)
+    cands: list[dict] = []
+    with _sandbox(cfg) as sb:
+        for rec in records:
+            source = by_id.get(rec["meta"]["source_id"])
+            if source is None:
+                raise UserError(f"{generations_path}: generation names source {rec['meta']['source_id']} "
+                                f"that is not in {sources_path}")
+            cands.extend(candidates_from_generation(rec, source, stage, cfg, sb))
+    write_jsonl(out, cands)
+    n_ok = sum(c["verified"] for c in cands)
+    log.info("%s: %d outputs, %d parsed, %d verified", stage, len(cands), sum(c["parse"]["ok"] for c in cands), n_ok)
+
+
+def bob_generate(cfg: dict, stage: str, who: str, candidates_path: str, model_dir: str | None,
+                 adapter_dir: str | None, out: str) -> None:
+    instances = [c for c in read_jsonl(candidates_path) if c["verified"]]
+    adapter = resolve_adapter(adapter_dir)
+    requests = [bob_request(inst, stage, who, cfg, adapter) for inst in instances]
+    metas = [{"role": "bob", "who": who, "stage": stage, "instance_id": inst["id"], "adapter_dir": adapter}
+             for inst in instances]
+    _generate(cfg, model_dir, requests, metas, out, f"bob[{who}] {stage}")
+
+
+def label_instances(cfg: dict, stage: str, who: str, candidates_path: str, bob_path: str, out: str) -> None:
+    instances = {c["id"]: c for c in read_jsonl(candidates_path) if c["verified"]}
+    labeled = []
+    with _sandbox(cfg) as sb:
+        for rec in read_jsonl(bob_path):
+            inst = instances.get(rec["meta"]["instance_id"])
+            if inst is None:
+                raise UserError(f"{bob_path}: Bob answered instance {rec['meta']['instance_id']} "
+                                f"that is not a verified candidate in {candidates_path}")
+            labeled.append(score_bob(inst, rec, stage, who, cfg, sb))
+    write_jsonl(out, labeled)
+    log.info("%s bob[%s]: %d instances labelled", stage, who, len(labeled))
+
+
+# --- training sets -------------------------------------------------------------
+
+def alice_trainset(cfg: dict, labeled_paths: list[str], out: str) -> dict:
+    """Alice's accumulated training set after a round: main + difficulty-prediction examples.
+
+    Main examples: every hard instance plus easy ones (easy_fraction of the hard count),
+    target difficulty replaced by the measured one. Difficulty-prediction examples: the
+    same selection rule with difficulty_easy_fraction, target "Any", loss only on the
+    answer "Difficulty level: D".
+    """
+    cur = cfg["sinq"]["curriculum"]
+    items = [inst for p in labeled_paths for inst in read_jsonl(p) if inst.get("difficulty") is not None]
+    items.sort(key=lambda i: i["id"])
+    seed = cfg["seed"]
+    main = select_hard_and_easy(items, hard_threshold=cur["hard_threshold"], easy_fraction=cur["easy_fraction"],
+                                seed=seed)
+    pred = select_hard_and_easy(items, hard_threshold=cur["hard_threshold"],
+                                easy_fraction=cur["difficulty_easy_fraction"], seed=seed + 1)
+    rows = []
+    for inst in main:
+        ex = examples.alice_main_example(inst["code_p"], inst["entry_point"], inst["alice_output"], inst["difficulty"])
+        rows.append({"kind": "alice_main", "instance_id": inst["id"], **ex})
+    for inst in pred:
+        ex = examples.alice_difficulty_example(inst["code_p"], inst["entry_point"], inst["alice_output"],
+                                               inst["difficulty"])
+        rows.append({"kind": "alice_difficulty", "instance_id": inst["id"], **ex})
+    write_jsonl(out, rows)
+    stats = {"labeled": len(items), "main": len(main), "difficulty_prediction": len(pred),
+             "hard": sum(i["difficulty"] >= cur["hard_threshold"] for i in items)}
+    log.info("alice training set: %s", stats)
+    return stats
+
+
+def bob_trainset(cfg: dict, labeled_paths: list[str], out: str) -> dict:
+    """Bob's training set: each of his own answers that found a real diverging input."""
+    rows = []
+    for p in labeled_paths:
+        for inst in read_jsonl(p):
+            for k, sample in enumerate(inst["bob"]["samples"]):
+                if sample["correct"]:
+                    ex = examples.bob_example(inst["code_p"], inst["code_q"], inst["entry_point"], sample["output"])
+                    rows.append({"kind": "bob", "instance_id": inst["id"], "sample": k, **ex})
+    rows.sort(key=lambda r: (r["instance_id"], r["sample"]))
+    write_jsonl(out, rows)
+    log.info("bob training set: %d correct answers", len(rows))
+    return {"examples": len(rows)}
+
+
+def train_agent(cfg: dict, agent: str, trainset_path: str, model_dir: str, out_dir: str, seed_tag: str,
+                previous_adapter_dir: str | None = None) -> dict:
+    """LoRA SFT from the base model; with no examples, record that and keep the previous model."""
+    from ..records import derive_seed
+    from ..train.sft import TrainingSkipped, train_lora_sft
+
+    rows = read_jsonl(trainset_path)
+    train_examples = [{"prompt": r["prompt"], "completion": r["completion"]} for r in rows]
+    settings = dict(cfg["sinq"]["training"][agent])
+    seed = derive_seed(cfg["seed"], "train", agent, seed_tag)
+    try:
+        record = train_lora_sft(str(model_dir), train_examples, str(out_dir), settings, seed)
+        record["trained"] = True
+    except TrainingSkipped as exc:
+        previous = resolve_adapter(previous_adapter_dir)
+        record = {"trained": False, "reason": str(exc), "n_examples": len(train_examples), "use_adapter": previous,
+                  "agent": agent, "base_model": str(model_dir)}
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        log.warning("%s %s: no training examples; keeping %s", agent, seed_tag, previous or "the base model")
+    record["trainset"] = str(trainset_path)
+    write_json(Path(out_dir) / TRAINING_RECORD, record)
+    return record

@@ -1,0 +1,1 @@
+"""Tables (pandas) and figures (seaborn), one function per paper table or figure."""

@@ -1,0 +1,9 @@
+from selfplay.pipeline import sinq
+from selfplay.pipeline.step import optional_path, step
+
+agent = "alice" if snakemake.rule == "sinq_train_alice" else "bob"
+tag = f"round{snakemake.wildcards.r}" if agent == "alice" else "final"
+with step(f"sinq_train {agent} {tag}", snakemake.log[0]):
+    previous = optional_path(snakemake.input.get("previous")) if agent == "alice" else None
+    sinq.train_agent(snakemake.config, agent, snakemake.input.trainset, snakemake.params.model_dir,
+                     snakemake.output[0], tag, previous)
