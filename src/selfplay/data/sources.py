@@ -119,7 +119,8 @@ def mbpp_sources(parquet_path: str | Path, split: str) -> list[dict]:
     for row in frame.to_dict("records"):
         code = row["code"].replace("\r\n", "\n")
         try:
-            ep = mbpp_entry_point(code, list(row.get("test_list") or []))
+            tests = row.get("test_list")
+            ep = mbpp_entry_point(code, [] if tests is None else [str(t) for t in tests])
             out.append(make_source("mbpp", split, str(row["task_id"]), ep, code))
         except (SyntaxError, UserError):
             skipped += 1

@@ -105,6 +105,12 @@ def verify_candidates(cfg: dict, stage: str, generations_path: str, sources_path
                 raise UserError(f"{generations_path}: generation names source {rec['meta']['source_id']} "
                                 f"that is not in {sources_path}")
             cands.extend(candidates_from_generation(rec, source, stage, cfg, sb))
+    seen: set[str] = set()
+    for cand in cands:  # the same (P, Q, x) twice is one instance
+        if cand["verified"]:
+            if cand["id"] in seen:
+                cand["verified"], cand["reject_reason"] = False, "verify:duplicate_instance"
+            seen.add(cand["id"])
     write_jsonl(out, cands)
     n_ok = sum(c["verified"] for c in cands)
     log.info("%s: %d outputs, %d parsed, %d verified", stage, len(cands), sum(c["parse"]["ok"] for c in cands), n_ok)
@@ -145,7 +151,12 @@ def alice_trainset(cfg: dict, labeled_paths: list[str], out: str) -> dict:
     answer "Difficulty level: D".
     """
     cur = cfg["sinq"]["curriculum"]
-    items = [inst for p in labeled_paths for inst in read_jsonl(p) if inst.get("difficulty") is not None]
+    items, seen = [], set()
+    for path in labeled_paths:  # rounds in order; an instance met again in a later round counts once
+        for inst in read_jsonl(path):
+            if inst.get("difficulty") is not None and inst["id"] not in seen:
+                seen.add(inst["id"])
+                items.append(inst)
     items.sort(key=lambda i: i["id"])
     seed = cfg["seed"]
     main = select_hard_and_easy(items, hard_threshold=cur["hard_threshold"], easy_fraction=cur["easy_fraction"],

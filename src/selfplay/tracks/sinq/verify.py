@@ -29,6 +29,11 @@ from .game import check_timeout
 from .parse import parse_alice, parse_bob
 
 
+def instance_id(code_p: str, code_q: str, input_literal: str) -> str:
+    """An instance is identified by its content: P, Q and Alice's diverging input."""
+    return content_id({"p": code_p, "q": code_q, "x": input_literal})
+
+
 def p_run_is_valid(res) -> tuple[bool, str | None]:
     if res.status == "ok":
         return True, None
@@ -96,7 +101,7 @@ def candidates_from_generation(record: dict, source: dict, stage: str, cfg: dict
             continue
         cand["code_q"] = parsed.program
         cand["input_literal"] = parsed.input_literal
-        cand["id"] = content_id({"p": source["code"], "q": parsed.program, "x": parsed.input_literal})
+        cand["id"] = instance_id(source["code"], parsed.program, parsed.input_literal)
         if parsed.program == source["code"]:
             cand["reject_reason"] = "verify:identical_program"
             out.append(cand)

@@ -1,0 +1,31 @@
+# The front door. `make run` installs and runs the embedded default end to end;
+# `make test` installs the test tools and runs the test suite (CI runs exactly that).
+SHELL := /bin/bash
+VENV := .venv/bin
+export HF_HUB_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: run test install install-test report bench clean-results
+
+install:
+	scripts/install.sh default
+
+install-test:
+	scripts/install.sh test
+
+run: install
+	$(VENV)/snakemake --profile profiles/local
+
+test: install-test
+	$(VENV)/python -m pytest -ra
+
+report: install
+	$(VENV)/snakemake --profile profiles/local --report results/report.html
+
+bench: install-test
+	$(VENV)/python bench/sandbox_bench.py
+	$(VENV)/python bench/generation_bench.py
+	$(VENV)/python bench/default_run.py
+
+clean-results:
+	rm -rf results logs benchmarks .snakemake

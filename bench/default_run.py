@@ -1,0 +1,68 @@
+"""Wall time per stage of the embedded default, from Snakemake's benchmark files.
+
+Run the default first (`make run`, from a clean results/ to time everything), then:
+    .venv/bin/python bench/default_run.py [--total-seconds S]
+Reads benchmarks/**/*.tsv (one per job, written by each rule's `benchmark:`), sums
+them per rule and writes bench/results/default_run.json and .md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import platform
+import time
+from collections import defaultdict
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def rule_of(path: Path) -> str:
+    rel = path.relative_to(REPO / "benchmarks")
+    parts = rel.with_suffix("").parts
+    if parts[0] == "sinq" and len(parts) >= 4:  # sinq/<exp>/<stage>/<step>_shardN
+        step = parts[-1].split("_shard")[0]
+        return f"sinq/{step}"
+    return "/".join(p.split("_shard")[0] for p in parts[:-1]) or parts[0]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--total-seconds", type=float, help="wall time of the whole `make run`, measured outside")
+    args = ap.parse_args()
+    per_rule: dict[str, dict] = defaultdict(lambda: {"jobs": 0, "seconds": 0.0, "max_rss_mb": 0.0})
+    for tsv in sorted((REPO / "benchmarks").rglob("*.tsv")):
+        with open(tsv) as fh:
+            row = next(csv.DictReader(fh, delimiter="\t"))
+        entry = per_rule[rule_of(tsv)]
+        entry["jobs"] += 1
+        entry["seconds"] += float(row["s"])
+        rss = row.get("max_rss", "NA")
+        if rss not in ("NA", "", None):
+            entry["max_rss_mb"] = max(entry["max_rss_mb"], float(rss))
+    if not per_rule:
+        raise SystemExit("no benchmark files under benchmarks/: run the default first (make run)")
+    result = {
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": {"nproc": os.cpu_count(), "python": platform.python_version()},
+        "total_job_seconds": round(sum(e["seconds"] for e in per_rule.values()), 1),
+        "total_wall_seconds": args.total_seconds,
+        "per_rule": {k: {**v, "seconds": round(v["seconds"], 1)} for k, v in sorted(per_rule.items())},
+    }
+    out = REPO / "bench" / "results" / "default_run.json"
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    lines = ["| rule | jobs | seconds | max RSS MB |", "|---|---|---|---|"]
+    for k, v in sorted(per_rule.items(), key=lambda kv: -kv[1]["seconds"]):
+        lines.append(f"| {k} | {v['jobs']} | {v['seconds']:.1f} | {v['max_rss_mb']:.0f} |")
+    lines.append(f"| **sum of jobs** | | {result['total_job_seconds']} | |")
+    if args.total_seconds:
+        lines.append(f"| **wall, whole run** | | {args.total_seconds:.1f} | |")
+    (out.with_suffix(".md")).write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

