@@ -1,0 +1,1 @@
+"""Game tracks: each sub-package holds one game's prompts, output parsing and training records."""
