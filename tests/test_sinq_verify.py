@@ -68,7 +68,9 @@ def test_variant_without_entry_point_is_rejected(sb):
 
 
 def test_nondeterministic_variant_is_rejected(sb):
-    q = "import random\ndef f(n):\n    return random.random()\n"
+    # `random` is seeded the same way in every sandboxed run (so verdicts replay exactly);
+    # the clock is not.
+    q = "import time\ndef f(n):\n    return time.perf_counter_ns()\n"
     out = check(sb, q, "{'n': 1}")
     assert not out["diverges"] and out["reason"] == "variant_nondeterministic"
 
@@ -79,7 +81,7 @@ def test_bob_scored_by_execution_not_by_his_yes_no(sb):
     cfg = {"seed": 1, "sinq": {"verify": {"timeout_min": 0.5, "timeout_max": 1.0, "check_determinism": True}}}
     answers = [
         "# Analysis\nx\n# Equivalent?\nNo\n# Diverging input example\n```python\n{'n': 3}\n```\n",  # right
-        "# Analysis\nx\n# Equivalent?\nNo\n# Diverging input example\n```python\n{'n': 4}\n```\n",  # wrong input
+        "# Analysis\nx\n# Equivalent?\nNo\n# Diverging input example\n```python\n{'n': 2}\n```\n",  # wrong input
         "# Analysis\nx\n# Equivalent?\nYes\n# Diverging input example\n```python\n{'n': 3}\n```\n",  # says Yes, input right
         "garbage",
     ]

@@ -1,0 +1,443 @@
+"""The fork server: a pristine process that forks one confined child per execution.
+
+It is started by the host (see ``launch``) as ``python -s -S -B -c BOOT SRC CONFIG``,
+normally as PID 1 of fresh network, PID and mount namespaces.  It prepares the
+namespace once (private /tmp, read-only covers over world-writable directories,
+read-only views of the standard library for the unprivileged uid), pre-imports
+common modules, then serves requests one at a time over length-prefixed JSON
+frames on its stdin/stdout.  The server itself never runs untrusted code: every
+request gets a fresh ``fork()`` that confines itself (see ``harness``) before
+touching the program.  After each execution every other process in the
+namespace is SIGKILLed and reaped, and the work directory is removed.
+
+Mode ``naive`` serves exactly one request and exits; ``run_naive`` uses it to
+get identical isolation with a fresh interpreter per execution.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import json
+import os
+import select
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from typing import Any
+
+from . import confine
+from .harness import _real_exit, child_main, warm_up
+from .limits import SandboxLimits
+from .protocol import FrameEOF, FrameError, parse_frame, read_frame, write_frame
+
+PREIMPORTS = (
+    "abc", "array", "bisect", "cmath", "collections", "collections.abc", "contextlib", "copy",
+    "dataclasses", "datetime", "decimal", "enum", "fractions", "functools", "hashlib", "heapq",
+    "io", "itertools", "json", "math", "numbers", "operator", "random", "re", "statistics",
+    "string", "struct", "textwrap", "time", "typing", "unicodedata",
+)
+MAX_REQUEST_BYTES = 64 * 1024 * 1024
+MEMORY_POLL_S = 0.05  # how often the combined memory of a multi-process program is checked
+SCRATCH = "/tmp"
+
+
+class ForkServer:
+    def __init__(self, cfg: dict[str, Any]):
+        self.cfg = cfg
+        self.limits = SandboxLimits.from_dict(cfg["limits"])
+        self.mode = cfg.get("mode", "forkserver")  # or "naive": one request, then exit
+        self.uid = cfg.get("uid")
+        self.gid = cfg.get("gid")
+        self.inp = 0
+        self.out = 1
+        self.counter = 0
+        self.pidns = False
+        self.work_base = ""
+        self.isolation: dict[str, Any] = {}
+
+    # ---------------------------------------------------------------- setup
+
+    def setup(self) -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+        # Keep the protocol channel on private descriptors; 0/1 become /dev/null so a
+        # stray print in this process can never corrupt a frame.
+        self.inp, self.out = os.dup(0), os.dup(1)
+        os.set_inheritable(self.inp, False)
+        os.set_inheritable(self.out, False)
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(devnull, 0)
+        os.dup2(devnull, 1)
+        if not self.cfg.get("debug"):
+            os.dup2(devnull, 2)
+        os.close(devnull)
+        os.chdir("/")
+
+        self.pidns = os.getpid() == 1
+        notes: list[str] = []
+        if not self.pidns and not confine.set_child_subreaper():
+            notes.append("no subreaper")
+        nnp = confine.set_no_new_privs()
+        # Nobody without CAP_SYS_PTRACE may attach to the server (matters when the
+        # children share its uid, as in the user-namespace fallback).
+        confine.prctl(confine.PR_SET_DUMPABLE, 0)
+        _provide_exit_builtins()
+        mount_ok, covered, child_path = self._prepare_filesystem(notes)
+        self.cfg["child_path"] = child_path
+        self.cfg["server_pid"] = os.getpid()
+
+        preimported = 0
+        if self.mode == "forkserver":
+            for name in PREIMPORTS:
+                try:
+                    importlib.import_module(name)
+                    preimported += 1
+                except ImportError:
+                    pass
+            warm_up(self.limits)
+            gc.collect()
+            gc.freeze()
+
+        uid_text: Any
+        if self.uid is not None:
+            uid_text = self.uid
+        elif self.cfg.get("userns"):
+            uid_text = "host uid (user namespace, no separate uid)"
+        else:
+            uid_text = f"host uid {os.getuid()} (no separate uid)"
+        self.isolation = {
+            "mode": self.mode,
+            "netns": bool(self.cfg.get("netns")) and _only_loopback(),
+            "pidns": self.pidns,
+            "mountns": mount_ok,
+            "userns": bool(self.cfg.get("userns")),
+            "uid": uid_text,
+            "gid": self.gid,
+            "no_new_privs": nnp,
+            "rlimits": self.limits.rlimits(),
+            "tmpdir": "private tmpfs" if mount_ok else "host temp dir",
+            "covered_dirs": covered,
+            "memory_watchdog": self.pidns,
+            "env": "scrubbed",
+            "stdio": "/dev/null",
+            "hashseed": 0,
+            "random_seed": 0,
+            "preimported": preimported,
+        }
+        if self.cfg.get("fallback"):
+            notes.append(self.cfg["fallback"])
+        self.isolation["notes"] = notes or None
+
+    def _prepare_filesystem(self, notes: list[str]) -> tuple[bool, list[str], list[str]]:
+        """Private scratch space and read-only covers; returns (ok, covered, child sys.path)."""
+        paths = [p for p in sys.path[1:] if os.path.isdir(p)]
+        if not self.cfg.get("mountns"):
+            self.work_base = tempfile.mkdtemp(prefix="selfplay-sbx-")
+            os.chmod(self.work_base, 0o711)
+            if self.uid is not None and not all(confine.others_can_enter(p) for p in paths):
+                notes.append("stdlib not readable by the sandbox uid: only pre-imported modules")
+            notes.append("no mount namespace: /tmp and other shared directories stay writable")
+            return False, [], paths
+        try:
+            confine.make_mounts_private()
+            # Open what must stay reachable before /tmp is covered.
+            hidden = [p for p in paths if self.uid is not None and not confine.others_can_enter(p)]
+            handles = {p: os.open(p, os.O_RDONLY | os.O_DIRECTORY) for p in hidden}
+            confine.mount_tmpfs(SCRATCH, self.limits.tmpfs_mb, 0o711)
+            self.work_base = os.path.join(SCRATCH, "work")
+            os.mkdir(self.work_base, 0o711)
+            child_path = list(paths)
+            if handles:
+                lib_root = os.path.join(SCRATCH, "lib")
+                os.mkdir(lib_root, 0o755)
+                for index, (path, fd) in enumerate(handles.items()):
+                    view = os.path.join(lib_root, str(index))
+                    os.mkdir(view, 0o755)
+                    confine.bind_readonly(f"/proc/self/fd/{fd}", view)
+                    os.close(fd)
+                    child_path[child_path.index(path)] = view
+                _repoint_imports({path: child_path[paths.index(path)] for path in handles})
+            covered = [SCRATCH]
+            for path in confine.WORLD_WRITABLE_CANDIDATES:
+                if confine.is_world_writable_dir(path):
+                    confine.mount_tmpfs(path, 1, 0o755, readonly=True, inodes=16)
+                    covered.append(path)
+            return True, covered, child_path
+        except OSError as exc:
+            notes.append(f"mount setup failed: {exc}")
+            self.cfg["mountns"] = False
+            return self._prepare_filesystem(notes)
+
+    # ---------------------------------------------------------------- serving
+
+    def serve(self) -> None:
+        if self.mode == "forkserver":
+            write_frame(self.out, {"ready": True, "isolation": self.isolation})
+        while True:
+            try:
+                req = read_frame(self.inp, MAX_REQUEST_BYTES)
+            except FrameEOF:
+                return
+            except FrameError as exc:
+                write_frame(self.out, {"status": "error", "detail": f"bad request: {exc}", "restart": True})
+                return
+            try:
+                reply = self.execute(req)
+            except Exception as exc:  # noqa: BLE001 - a server fault: report it, then get replaced
+                reply = {"status": "error", "detail": f"sandbox server fault: {type(exc).__name__}",
+                         "restart": True}
+            if self.mode != "forkserver":
+                reply["isolation"] = self.isolation
+            write_frame(self.out, reply)
+            if self.mode != "forkserver" or reply.get("restart") or reply.get("host_gone"):
+                return
+
+    def execute(self, req: dict[str, Any]) -> dict[str, Any]:
+        try:
+            timeout = float(req["timeout"])
+            if not (timeout > 0):
+                raise ValueError
+            for key in ("code", "entry"):
+                if not isinstance(req[key], str):
+                    raise TypeError
+        except (KeyError, TypeError, ValueError):
+            return {"status": "error", "detail": "bad request"}
+
+        self.counter += 1
+        workdir = os.path.join(self.work_base, f"run{self.counter}")
+        os.mkdir(workdir, 0o700)
+        if self.uid is not None:
+            os.chown(workdir, self.uid, self.gid)
+        read_end, write_end = os.pipe()
+        started = time.monotonic()
+        deadline = started + timeout
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - child
+            try:
+                os.close(read_end)
+                child_main(self.cfg, req, write_end, workdir, deadline)
+            finally:
+                _real_exit(6)
+        os.close(write_end)
+        try:
+            outcome = self._watch(pid, read_end, deadline, started)
+        finally:
+            os.close(read_end)
+            clean = confine.sweep(self.pidns, self.uid)
+            shutil.rmtree(workdir, ignore_errors=True)
+        if not clean:
+            outcome["restart"] = True
+        return outcome
+
+    def _watch(self, pid: int, read_end: int, deadline: float, started: float) -> dict[str, Any]:
+        cap = self.limits.max_result_kb * 1024 + 64 * 1024
+        buf = bytearray()
+        pidfd = os.pidfd_open(pid)
+        watched = [pidfd, read_end, self.inp]
+        verdict: dict[str, Any] | None = None
+        status = None
+        next_poll = started + MEMORY_POLL_S
+        try:
+            while True:
+                now = time.monotonic()
+                remaining = deadline - now
+                if remaining <= 0:
+                    verdict = {"status": "timeout", "detail": "wall-clock limit reached"}
+                    break
+                wait = remaining
+                if self.pidns:
+                    if now >= next_poll:
+                        if _namespace_memory_mb() > self.limits.memory_mb:
+                            verdict = {"status": "killed", "detail": "memory limit exceeded by the program's processes together"}
+                            _kill_namespace()
+                            break
+                        next_poll = now + MEMORY_POLL_S
+                    wait = min(wait, max(next_poll - now, 0.0))
+                ready, _, _ = select.select(watched, [], [], wait)
+                if read_end in ready:
+                    chunk = os.read(read_end, 1 << 16)
+                    if chunk:
+                        buf += chunk
+                        if len(buf) > cap:
+                            verdict = {"status": "killed", "detail": "result channel overflow"}
+                            break
+                    else:
+                        watched.remove(read_end)
+                if self.inp in ready:
+                    # The host never writes during an execution: this is EOF, the host is gone.
+                    verdict = {"status": "error", "detail": "host went away", "host_gone": True}
+                    break
+                if pidfd in ready:
+                    break
+            ended = time.monotonic()
+            if verdict is not None:
+                _kill_group(pid)
+            try:
+                _, status = os.waitpid(pid, 0)
+            except ChildProcessError:  # already collected; treat as killed
+                status = signal.SIGKILL
+        finally:
+            os.close(pidfd)
+        if verdict is None:
+            buf += _drain(read_end, cap + 1 - len(buf))
+            verdict = self._judge(bytes(buf), status, cap)
+        verdict["seconds"] = ended - started
+        return verdict
+
+    def _judge(self, data: bytes, status: int, cap: int) -> dict[str, Any]:
+        if len(data) > cap:
+            return {"status": "killed", "detail": "result channel overflow"}
+        if not data:
+            if os.WIFSIGNALED(status):
+                return {"status": "killed", "detail": confine.signal_name(os.WTERMSIG(status))}
+            code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
+            return {"status": "killed", "detail": f"exited with code {code} without a result"}
+        try:
+            message = parse_frame(data, cap)
+        except FrameError as exc:
+            return {"status": "killed", "detail": f"garbage on result channel: {exc}"}
+        return _validated(message, self.limits.max_repr_chars)
+
+
+def _validated(message: Any, max_chars: int) -> dict[str, Any]:
+    """Accept only the shape the harness writes; anything else counts as garbage."""
+    if not isinstance(message, dict) or message.get("status") not in ("ok", "exception", "error"):
+        return {"status": "killed", "detail": "garbage on result channel: bad message"}
+    out: dict[str, Any] = {"status": message["status"]}
+    for key in ("value_repr", "exc_type", "exc_message", "detail"):
+        text = message.get(key)
+        if text is not None and not isinstance(text, str):
+            return {"status": "killed", "detail": "garbage on result channel: bad field"}
+        out[key] = text if text is None or len(text) <= max_chars else text[: max_chars - 3] + "..."
+    if out["status"] == "ok":
+        out["value"] = message.get("value")
+    elif out["status"] == "exception" and not out["exc_type"]:
+        return {"status": "killed", "detail": "garbage on result channel: no exception type"}
+    elif out["status"] == "error" and not out["detail"]:
+        out["detail"] = "unspecified error"
+    return out
+
+
+def _repoint_imports(views: dict[str, str]) -> None:
+    """Make this interpreter import from the readable views instead of the hidden originals.
+
+    Done in the server, before any fork, so packages that are already loaded
+    (``encodings``, ``json``, ``collections``...) find their submodules too.
+    """
+
+    def moved(entry: str) -> str:
+        for old, new in views.items():
+            if entry == old or entry.startswith(old + os.sep):
+                return new + entry[len(old):]
+        return entry
+
+    sys.path[:] = [moved(p) for p in sys.path]
+    for module in list(sys.modules.values()):
+        search = getattr(module, "__path__", None)
+        if isinstance(search, list):
+            search[:] = [moved(p) if isinstance(p, str) else p for p in search]
+    sys.path_importer_cache.clear()
+
+
+def _provide_exit_builtins() -> None:
+    """``exit()``/``quit()`` as under a plain interpreter (``-S`` skips site, which defines them)."""
+    import builtins
+
+    def _exit(code: Any = None) -> None:
+        raise SystemExit(code)
+
+    for name in ("exit", "quit"):
+        if not hasattr(builtins, name):
+            setattr(builtins, name, _exit)
+
+
+def _namespace_memory_mb() -> float:
+    """Memory used by every process of the namespace except the server, in MiB.
+
+    RLIMIT_AS bounds each process, not their sum, so a program that forks up
+    to the process limit could otherwise hold max_processes x memory_mb.  With
+    a single process the address-space limit already applies and nothing is
+    read; with several, their proportional set sizes (shared pages split
+    between sharers) are added up.
+    """
+    pids = [name for name in os.listdir("/proc") if name.isdigit() and name != "1"]
+    if len(pids) < 2:
+        return 0.0
+    total_kb = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup", "rb") as fh:
+                for line in fh:
+                    if line.startswith(b"Pss:"):
+                        total_kb += int(line.split()[1])
+                        break
+        except (OSError, ValueError, IndexError):
+            continue
+    return total_kb / 1024
+
+
+def _kill_namespace() -> None:
+    """SIGKILL every process of the namespace but the server, without reaping."""
+    for name in os.listdir("/proc"):
+        if name.isdigit() and name != "1":
+            try:
+                os.kill(int(name), signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
+def _kill_group(pid: int) -> None:
+    for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+        try:
+            target()
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _drain(fd: int, limit: int) -> bytes:
+    """Whatever is already buffered in the pipe; grandchildren may hold it open."""
+    os.set_blocking(fd, False)
+    data = bytearray()
+    try:
+        while len(data) < limit:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            data += chunk
+    except BlockingIOError:
+        pass
+    return bytes(data)
+
+
+def _only_loopback() -> bool:
+    try:
+        with open("/proc/net/dev") as fh:
+            names = [line.split(":")[0].strip() for line in fh.readlines()[2:]]
+    except OSError:
+        return False
+    return names == ["lo"]
+
+
+def main(config_json: str) -> None:
+    server = ForkServer(json.loads(config_json))
+    code = 0
+    try:
+        server.setup()
+    except BaseException as exc:  # noqa: BLE001 - tell the host why, then give up
+        try:
+            write_frame(server.out, {"ready": False, "error": f"{type(exc).__name__}: {exc}"})
+        except BaseException:  # noqa: BLE001
+            pass
+        os._exit(1)
+    try:
+        server.serve()
+    except BaseException:  # noqa: BLE001 - e.g. the host closed the pipe mid-reply
+        code = 1
+    finally:
+        confine.sweep(server.pidns, server.uid, budget_s=1.0)
+        if server.work_base and not server.cfg.get("mountns"):
+            shutil.rmtree(server.work_base, ignore_errors=True)
+    os._exit(code)

@@ -1,0 +1,366 @@
+"""LoRA supervised fine-tuning with TRL's SFTTrainer and a PEFT adapter.
+
+Input examples are TRL "conversational prompt/completion" records::
+
+    {"prompt": [{"role": "system", ...}, {"role": "user", ...}, ...],
+     "completion": [{"role": "assistant", "content": ...}]}
+
+How the loss is restricted to the completion (TRL 1.x): for a prompt/completion
+dataset SFTTrainer renders the prompt alone with the chat template (with the
+assistant generation header appended) and the prompt followed by the completion,
+and marks as "completion" every token after their common prefix. During dataset
+preparation it turns that mask into a ``labels`` column in which every prompt
+token is -100. The prompt may itself hold earlier assistant turns; they are part
+of the prompt and so carry no loss. Only the final assistant message, plus
+whatever the template appends after it (for ChatML: ``<|im_end|>`` and a newline),
+is learned. ``n_label_tokens`` in the record is counted from that prepared
+dataset, i.e. from exactly the labels the trainer feeds the model.
+
+The adapter is written to a staging folder next to ``out_dir`` and renamed into
+place only once training and saving have finished, with ``training_record.json``
+inside it, so an interrupted run never leaves something that looks finished.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import math
+import os
+import shutil
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError, require_module
+from ..records import sha256_tree, write_json
+from .settings import resolve_for_device, validate_settings
+
+log = logging.getLogger(__name__)
+
+RECORD_NAME = "training_record.json"
+ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
+ROLES = ("system", "user", "assistant")
+_INSTALL_HINT = "pip install -r requirements.txt (torch, transformers, peft, trl, datasets)"
+
+
+class TrainingSkipped(Exception):
+    """Nothing to train on; no adapter was written. Callers record the message and go on."""
+
+
+# --------------------------------------------------------------------------- input checks
+
+
+def _check_message(message: Any, where: str) -> dict[str, str]:
+    if not isinstance(message, dict):
+        raise UserError(f"{where}: a message must be an object with 'role' and 'content'")
+    role, content = message.get("role"), message.get("content")
+    if role not in ROLES:
+        raise UserError(f"{where}: role {role!r} is not one of {', '.join(ROLES)}")
+    if not isinstance(content, str) or not content.strip():
+        raise UserError(f"{where}: content must be a non-empty string")
+    return {"role": role, "content": content}
+
+
+def validate_examples(examples: Any) -> list[dict[str, list[dict[str, str]]]]:
+    """Check every example and return clean copies holding only role/content messages.
+
+    Raises UserError naming the index of the first malformed example.
+    """
+    if not isinstance(examples, (list, tuple)):
+        raise UserError(f"training examples must be a list, got {type(examples).__name__}")
+    clean = []
+    for i, ex in enumerate(examples):
+        where = f"training example {i}"
+        if not isinstance(ex, dict):
+            raise UserError(f"{where}: expected an object with 'prompt' and 'completion'")
+        for key in ("prompt", "completion"):
+            if key not in ex:
+                raise UserError(f"{where}: missing '{key}'")
+            if not isinstance(ex[key], (list, tuple)):
+                raise UserError(f"{where}: '{key}' must be a list of chat messages")
+        prompt = [_check_message(m, f"{where}, prompt message {j}") for j, m in enumerate(ex["prompt"])]
+        if not prompt:
+            raise UserError(f"{where}: 'prompt' is empty")
+        if prompt[-1]["role"] != "user":
+            raise UserError(f"{where}: the prompt must end with a user message, not {prompt[-1]['role']!r}")
+        if len(ex["completion"]) != 1:
+            raise UserError(
+                f"{where}: 'completion' must be exactly one assistant message, got {len(ex['completion'])} messages"
+            )
+        completion = [_check_message(ex["completion"][0], f"{where}, completion")]
+        if completion[0]["role"] != "assistant":
+            raise UserError(f"{where}: the completion message must have role 'assistant', not {completion[0]['role']!r}")
+        clean.append({"prompt": prompt, "completion": completion})
+    return clean
+
+
+# --------------------------------------------------------------------------- trainer
+
+
+def _device_facts() -> tuple[bool, bool]:
+    import torch
+
+    on_gpu = torch.cuda.is_available()
+    return on_gpu, bool(on_gpu and torch.cuda.is_bf16_supported())
+
+
+def build_sft_trainer(
+    base_model: str,
+    examples: list[dict],
+    work_dir: str | os.PathLike,
+    settings: dict | None,
+    seed: int,
+):
+    """Load the base model, wrap it in a fresh LoRA adapter and return ``(trainer, resolved_settings)``.
+
+    The trainer's ``train_dataset`` is already tokenized, with ``labels`` masked to
+    the completion. ``work_dir`` is the trainer's scratch output folder (nothing is
+    saved there during training). Exposed so tests can inspect the exact data the
+    trainer trains on.
+    """
+    clean, resolved = _check_inputs(examples, settings, seed)
+
+    torch = require_module("torch", _INSTALL_HINT)
+    transformers = require_module("transformers", _INSTALL_HINT)
+    peft = require_module("peft", _INSTALL_HINT)
+    datasets = require_module("datasets", _INSTALL_HINT)
+    trl = require_module("trl", _INSTALL_HINT)
+
+    on_gpu, bf16_ok = _device_facts()
+    resolved = resolve_for_device(resolved, on_gpu=on_gpu, bf16_supported=bf16_ok)
+
+    # Seed Python, NumPy and torch before anything random happens (LoRA init, dropout, shuffling).
+    transformers.set_seed(seed)
+
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(base_model)
+        model = transformers.AutoModelForCausalLM.from_pretrained(
+            base_model, dtype=getattr(torch, resolved["dtype"])
+        )
+    except OSError as exc:
+        raise UserError(f"cannot load base model {base_model!r} for training: {exc}") from exc
+    if tokenizer.chat_template is None:
+        raise UserError(f"base model {base_model!r} has no chat template; conversational SFT needs one")
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+
+    lora = peft.LoraConfig(
+        r=resolved["lora_r"],
+        lora_alpha=resolved["lora_alpha"],
+        lora_dropout=resolved["lora_dropout"],
+        target_modules=resolved["target_modules"],
+        bias="none",
+        task_type="CAUSAL_LM",
+    )
+    config = trl.SFTConfig(
+        output_dir=str(work_dir),
+        seed=seed,
+        data_seed=seed,
+        use_cpu=not on_gpu,
+        bf16=resolved["bf16"],
+        fp16=False,
+        num_train_epochs=resolved["epochs"],
+        max_steps=resolved["max_steps"],
+        per_device_train_batch_size=resolved["batch_size"],
+        gradient_accumulation_steps=resolved["grad_accum"],
+        learning_rate=resolved["learning_rate"],
+        lr_scheduler_type=resolved["lr_scheduler"],
+        # transformers 5 has no warmup_ratio; a warmup_steps value below 1 is read as a ratio
+        warmup_steps=resolved["warmup_ratio"],
+        weight_decay=resolved["weight_decay"],
+        max_grad_norm=resolved["max_grad_norm"],
+        max_length=resolved["max_length"],
+        # transformers 5 renamed gradient checkpointing to activation checkpointing (old name still aliased)
+        activation_checkpointing=resolved["gradient_checkpointing"],
+        activation_checkpointing_kwargs={"use_reentrant": False} if resolved["gradient_checkpointing"] else None,
+        logging_steps=resolved["logging_steps"],
+        logging_strategy="steps",
+        # Loss only on the completion; explicit rather than relying on the dataset-type default.
+        completion_only_loss=True,
+        assistant_only_loss=False,
+        packing=False,
+        save_strategy="no",
+        eval_strategy="no",
+        report_to="none",
+        push_to_hub=False,
+        disable_tqdm=True,
+        dataloader_num_workers=0,
+        dataloader_pin_memory=on_gpu,
+    )
+    dataset = datasets.Dataset.from_list(clean)
+    with warnings.catch_warnings():
+        # PEFT still reads the old `is_gradient_checkpointing` name; the notice is not ours to act on.
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        trainer = trl.SFTTrainer(
+            model=model,
+            args=config,
+            train_dataset=dataset,
+            processing_class=tokenizer,
+            peft_config=lora,
+        )
+    return trainer, resolved
+
+
+def _check_inputs(examples: Any, settings: Any, seed: Any) -> tuple[list[dict], dict[str, Any]]:
+    """All cheap checks, done before any heavy import or model load."""
+    clean = validate_examples(examples)
+    if not clean:
+        raise TrainingSkipped("no training examples: nothing to fine-tune, no adapter written")
+    resolved = validate_settings(settings)
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**32:
+        # NumPy's global seeding (done by transformers.set_seed) accepts only this range
+        raise UserError(f"training seed must be an integer in [0, 2**32), got {seed!r}")
+    return clean, resolved
+
+
+def label_token_counts(trainer) -> list[int]:
+    """Per prepared example, how many tokens carry loss (label != -100)."""
+    return [sum(1 for t in labels if t != -100) for labels in trainer.train_dataset["labels"]]
+
+
+# --------------------------------------------------------------------------- output folder
+
+
+def _check_out_dir(out: Path) -> None:
+    """Only replace a folder that is empty or is a previous result of this function."""
+    if out.exists():
+        if not out.is_dir():
+            raise UserError(f"training output {out} exists and is not a folder")
+        if any(out.iterdir()) and not (out / RECORD_NAME).is_file():
+            raise UserError(
+                f"training output folder {out} is not empty and holds no {RECORD_NAME}; "
+                "refusing to overwrite it"
+            )
+
+
+def _open_permissions(folder: Path) -> None:
+    """mkdtemp makes a private (0700) folder; give the result the usual umask-based modes."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(folder, 0o777 & ~umask)
+    for p in folder.iterdir():
+        if p.is_file():
+            os.chmod(p, 0o666 & ~umask)
+
+
+def _swap_into_place(staging: Path, out: Path) -> None:
+    if out.exists():
+        trash = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        os.replace(out, trash / out.name)
+        os.replace(staging, out)
+        shutil.rmtree(trash, ignore_errors=True)
+    else:
+        os.replace(staging, out)
+
+
+def _library_versions() -> dict[str, str]:
+    import importlib.metadata as md
+
+    versions = {}
+    for name in ("torch", "transformers", "peft", "trl", "datasets", "accelerate"):
+        try:
+            versions[name] = md.version(name)
+        except md.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def _finite(value: Any) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def train_lora_sft(base_model: str, examples: list[dict], out_dir: str, settings: dict, seed: int) -> dict:
+    """Fine-tune a LoRA adapter on ``examples`` (loss on the completion only) and save it in ``out_dir``.
+
+    Returns the training record, which is also written to ``out_dir/training_record.json``.
+    Raises TrainingSkipped when ``examples`` is empty, UserError for malformed
+    examples (naming the index) or bad settings (naming the key).
+    """
+    started = time.perf_counter()
+    clean, _ = _check_inputs(examples, settings, seed)
+
+    out = Path(out_dir).resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _check_out_dir(out)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    scratch = Path(tempfile.mkdtemp(prefix=f".{out.name}.scratch-", dir=out.parent))
+    try:
+        trainer, resolved = build_sft_trainer(base_model, clean, scratch, settings, seed)
+        counts = label_token_counts(trainer)
+        n_prepared = len(counts)
+        if n_prepared == 0:
+            raise UserError(
+                f"all {len(clean)} training examples lost their completion to truncation at "
+                f"max_length={resolved['max_length']}; raise max_length"
+            )
+        lengths = [len(ids) for ids in trainer.train_dataset["input_ids"]]
+        n_at_max = sum(1 for n in lengths if n >= resolved["max_length"])
+        if n_at_max:
+            log.warning(
+                "%d of %d training examples reached max_length=%d and may have been truncated",
+                n_at_max, n_prepared, resolved["max_length"],
+            )
+
+        train_started = time.perf_counter()
+        output = trainer.train()
+        train_seconds = time.perf_counter() - train_started
+
+        history = [
+            {"step": int(e["step"]), "loss": _finite(e["loss"])}
+            for e in trainer.state.log_history
+            if "loss" in e and "step" in e
+        ]
+        trainer.model.save_pretrained(str(staging))
+        missing = [name for name in ADAPTER_FILES if not (staging / name).is_file()]
+        if missing:
+            raise RuntimeError(f"saving the adapter did not write {', '.join(missing)}")
+        adapter_files = sorted(p.name for p in staging.iterdir() if p.is_file())
+        steps = int(trainer.state.global_step)
+
+        record: dict[str, Any] = {
+            "base_model": str(base_model),
+            "seed": seed,
+            "settings": resolved,
+            "n_examples": len(clean),
+            "n_train_examples": n_prepared,
+            "n_dropped_examples": len(clean) - n_prepared,
+            "n_examples_at_max_length": n_at_max,
+            "n_label_tokens": int(sum(counts)),
+            "n_tokens": int(sum(lengths)),
+            "steps": steps,
+            "epochs_completed": _finite(trainer.state.epoch),
+            "final_train_loss": history[-1]["loss"] if history else None,
+            "mean_train_loss": _finite(output.training_loss),
+            "loss_history": history,
+            "seconds": None,  # filled in below, after saving
+            "train_seconds": round(train_seconds, 3),
+            "seconds_per_step": round(train_seconds / steps, 3) if steps else None,
+            "device": "cuda" if not trainer.args.use_cpu else "cpu",
+            "libraries": _library_versions(),
+            "adapter_files": adapter_files,
+            "adapter_sha256": sha256_tree(staging),
+        }
+        record["seconds"] = round(time.perf_counter() - started, 3)
+        write_json(staging / RECORD_NAME, record)
+        _open_permissions(staging)
+        _swap_into_place(staging, out)
+        return record
+    finally:
+        # Drop the model before returning so a caller that generates next gets the memory back.
+        trainer = None
+        gc.collect()
+        if "torch" in sys.modules and sys.modules["torch"].cuda.is_available():
+            sys.modules["torch"].cuda.empty_cache()
+        shutil.rmtree(scratch, ignore_errors=True)
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)

