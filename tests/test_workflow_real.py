@@ -30,7 +30,7 @@ def real_run(tmp_path_factory):
     sinq["alice"]["sampling"]["max_new_tokens"] = 48
     sinq["bob"].update(samples=2)
     sinq["bob"]["sampling"]["max_new_tokens"] = 32
-    small = {"lora_r": 4, "lora_alpha": 8, "max_steps": 1, "max_length": 512}
+    small = {"lora_r": 4, "lora_alpha": 8, "max_steps": 1, "max_length": 1024}
     sinq["training"] = {"alice": small, "bob": small}
     write_config(workdir, cfg)
     proc = run_snakemake(workdir)
