@@ -1,0 +1,57 @@
+"""Build a backend from a config dict: ``{"name": <backend>, ...its settings}``.
+
+Backends and their settings (defaults in the classes):
+    transformers: model, dtype, batch_size, threads, device, max_loaded_adapters, max_model_len, progress
+    vllm:         model, max_lora_rank, gpu_memory_utilization, max_model_len, dtype, seed,
+                  enable_lora, max_loras, engine_kwargs, use_tqdm
+    replay:       files, on_missing
+    openai:       base_url, model, api_key_env, adapters, timeout, retries, concurrency
+
+Unknown names or settings are rejected with a UserError (a typo must not be
+silently ignored). Backend modules are imported only when chosen, so vLLM or
+torch are never imported for a backend that does not need them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Any
+
+from ..errors import UserError
+from .base import Backend
+
+BACKENDS = {
+    "transformers": ("selfplay.llm.transformers_backend", "TransformersBackend"),
+    "vllm": ("selfplay.llm.vllm_backend", "VLLMBackend"),
+    "replay": ("selfplay.llm.replay", "ReplayBackend"),
+    "openai": ("selfplay.llm.openai_backend", "OpenAIBackend"),
+}
+
+
+def backend_class(name: str) -> type[Backend]:
+    if name not in BACKENDS:
+        raise UserError(f"unknown generation backend {name!r}; choose one of {sorted(BACKENDS)}")
+    module, cls = BACKENDS[name]
+    return getattr(importlib.import_module(module), cls)
+
+
+def make_backend(cfg: dict) -> Backend:
+    if not isinstance(cfg, dict) or "name" not in cfg:
+        raise UserError(f"a backend config must be a dict with a 'name'; got {cfg!r:.200}")
+    settings = {k: v for k, v in cfg.items() if k != "name"}
+    cls = backend_class(str(cfg["name"]))
+    params = inspect.signature(cls.__init__).parameters
+    allowed = [p for p in params if p != "self"]
+    unknown = sorted(set(settings) - set(allowed))
+    if unknown:
+        raise UserError(f"backend {cfg['name']!r}: unknown setting(s) {unknown}; allowed: {allowed}")
+    missing = [p for p, spec in params.items()
+               if p != "self" and spec.default is inspect.Parameter.empty and p not in settings]
+    if missing:
+        raise UserError(f"backend {cfg['name']!r}: missing required setting(s) {missing}")
+    return cls(**settings)
+
+
+def describe_choices() -> dict[str, Any]:
+    return {name: f"{mod}.{cls}" for name, (mod, cls) in BACKENDS.items()}

@@ -1,0 +1,149 @@
+"""A minimal client for OpenAI-compatible ``/chat/completions`` servers (stdlib urllib only).
+
+One HTTP request per GenerationRequest, sent from a small thread pool
+(``concurrency``); results come back in request order. The body carries
+``model, messages, n, temperature, top_p, max_tokens, seed`` and, when set,
+``presence_penalty`` and ``top_k`` (``top_k`` is a vLLM extension; the OpenAI API
+itself rejects it, so leave it None against such servers). ``seed`` is
+:func:`selfplay.llm.base.request_seed`, as for the other backends.
+
+Adapters: a vLLM server started with ``--enable-lora --lora-modules NAME=PATH``
+serves each LoRA adapter as a model called NAME, so a request's adapter is sent as
+the ``model`` field. By default NAME is the adapter directory's base name; pass
+``adapters: {path_or_basename: served_name}`` to map it otherwise. Requests
+without an adapter use ``model``.
+
+The API key, if any, is read from the environment variable named by
+``api_key_env`` (never from the config itself) and sent as a Bearer token.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from .base import Backend, GenerationRequest, check_requests
+
+RETRY_STATUS = {408, 429, 500, 502, 503, 504}
+
+
+class OpenAIBackend(Backend):
+    name = "openai"
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key_env: str | None = "OPENAI_API_KEY",
+        adapters: dict[str, str] | None = None,
+        timeout: float = 600.0,
+        retries: int = 2,
+        concurrency: int = 4,
+    ):
+        if not base_url or not str(base_url).startswith(("http://", "https://")):
+            raise UserError(f"openai backend: base_url must be an http(s) URL, got {base_url!r}")
+        if not model:
+            raise UserError("openai backend: 'model' is required")
+        self.base_url = str(base_url).rstrip("/")
+        self.model = str(model)
+        self.api_key_env = api_key_env
+        self.adapters = dict(adapters or {})
+        self.timeout = float(timeout)
+        self.retries = max(0, int(retries))
+        self.concurrency = max(1, int(concurrency))
+        self.requests_sent = 0
+
+    def model_for(self, adapter: str | None) -> str:
+        """The ``model`` field for a request: the base model or the adapter's served name."""
+        if adapter is None:
+            return self.model
+        if adapter in self.adapters:
+            return self.adapters[adapter]
+        base = Path(adapter).name
+        return self.adapters.get(base, base)
+
+    def body_for(self, req: GenerationRequest) -> dict[str, Any]:
+        sp = req.sampling
+        body: dict[str, Any] = {
+            "model": self.model_for(req.adapter),
+            "messages": req.messages,
+            "n": sp.n,
+            "temperature": sp.temperature,
+            "top_p": sp.top_p,
+            "max_tokens": sp.max_new_tokens,
+            "seed": req.seed,
+        }
+        if sp.presence_penalty is not None:
+            body["presence_penalty"] = sp.presence_penalty
+        if sp.top_k is not None:
+            body["top_k"] = sp.top_k
+        return body
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+        url = f"{self.base_url}/chat/completions"
+        data = json.dumps(body).encode("utf-8")
+        last = ""
+        for attempt in range(self.retries + 1):
+            if attempt:
+                time.sleep(min(8.0, 0.5 * 2 ** (attempt - 1)))
+            req = urllib.request.Request(url, data=data, headers=self._headers(), method="POST")
+            try:
+                with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                    return json.loads(resp.read().decode("utf-8"))
+            except urllib.error.HTTPError as exc:
+                detail = exc.read().decode("utf-8", "replace")[:300]
+                last = f"HTTP {exc.code}: {detail}"
+                if exc.code not in RETRY_STATUS:
+                    break
+            except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
+                last = f"{exc.__class__.__name__}: {getattr(exc, 'reason', exc)}"
+            except json.JSONDecodeError as exc:
+                last = f"reply is not JSON ({exc.msg})"
+                break
+        raise UserError(f"openai backend: POST {url} (model {body['model']!r}) failed: {last}")
+
+    def _one(self, req: GenerationRequest) -> list[str]:
+        reply = self._post(self.body_for(req))
+        choices = reply.get("choices") if isinstance(reply, dict) else None
+        if not isinstance(choices, list):
+            raise UserError(f"openai backend: reply has no 'choices': {str(reply)[:200]}")
+        choices = sorted(choices, key=lambda c: c.get("index", 0))
+        texts = [((c.get("message") or {}).get("content") or "") for c in choices]
+        if len(texts) != req.sampling.n:
+            raise UserError(
+                f"openai backend: server returned {len(texts)} choices for n={req.sampling.n} "
+                f"(model {self.model_for(req.adapter)!r}); does it support 'n'?"
+            )
+        return texts
+
+    def generate(self, requests: list[GenerationRequest]) -> list[list[str]]:
+        requests = check_requests(requests)
+        if not requests:
+            return []
+        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(requests))) as pool:
+            results = list(pool.map(self._one, requests))
+        self.requests_sent += len(requests)
+        return results
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "base_url": self.base_url,
+            "model": self.model,
+            "adapters": dict(self.adapters),
+            "api_key_env": self.api_key_env,
+        }

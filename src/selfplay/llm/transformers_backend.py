@@ -1,0 +1,383 @@
+"""Generation with Hugging Face transformers on CPU (or any torch device): the default backend.
+
+How a ``generate`` call runs
+- Requests are grouped by adapter (base model first). A LoRA adapter directory is
+  loaded once with PEFT on top of the base model and kept (up to
+  ``max_loaded_adapters``; the least recently used one is dropped beyond that);
+  ``set_adapter`` switches between them and ``disable_adapter()`` gives the base.
+  Loaded adapters are identified by the hash of their files, so an adapter
+  directory rewritten in place is reloaded.
+- Each request becomes ``n`` rows (one row if greedy: the n texts are then copies).
+  Rows are sorted by prompt length and cut into batches of ``batch_size`` rows,
+  left-padded (pad = eos = ``<|im_end|>`` for SmolLM2 when there is no pad token).
+- Sampling is done by our own logits processor, not by ``generate(do_sample=True)``:
+  every row owns a ``torch.Generator`` seeded from (request seed, sample index), and
+  the processor applies presence penalty, temperature, top-k and top-p per row, draws
+  the token with the row's generator and hands ``generate`` a one-hot score so its
+  greedy step picks that token. Consequences: the same request and seed give the
+  same text on a rerun, and (up to float rounding differences between batch shapes)
+  whatever else shares its batch; rows in one batch may use different settings.
+- ``presence_penalty`` is applied exactly as vLLM/OpenAI define it: the penalty is
+  subtracted once from the logit of each token already present in the generated
+  part of the row (prompt tokens are not penalised).
+- A row stops at any stop token (eos, ``<|im_end|>``, the model's generation-config
+  eos ids) or at its own ``max_new_tokens``. Only new tokens are decoded, with special
+  tokens skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections import OrderedDict
+from contextlib import nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError, require_module
+from ..records import derive_seed, sha256_tree
+from .base import Backend, GenerationRequest, SamplingParams, check_requests, group_by_adapter
+
+DTYPES = ("float32", "bfloat16", "float16")
+
+
+@dataclass
+class _Row:
+    request: int  # index into the caller's request list
+    sample: int  # which of the n samples
+    prompt_ids: list[int]
+    sampling: SamplingParams
+    seed: int
+    max_new_tokens: int
+
+
+def _build_sampler_class():
+    """Define the logits processor lazily so importing this module does not import torch."""
+    import torch
+    from transformers import LogitsProcessor, StoppingCriteria
+
+    class RowSampler(LogitsProcessor):
+        """Per-row seeded sampling, vectorised over the batch.
+
+        Returns scores that are 0 at the chosen token and -inf elsewhere, so the greedy
+        step of ``generate`` takes exactly the token chosen here. A sampled token is
+        drawn by inverting the cumulative distribution at one uniform number taken from
+        the row's own generator (one draw per row per step).
+        """
+
+        def __init__(self, rows: list[_Row], prompt_len: int):
+            self.prompt_len = prompt_len
+            sps = [r.sampling for r in rows]
+            self.generators = [torch.Generator().manual_seed(r.seed) for r in rows]
+            self.sampled = torch.tensor([not sp.greedy for sp in sps])
+            self.sampled_rows = torch.nonzero(self.sampled).flatten()
+            self.temperature = torch.tensor([sp.temperature if not sp.greedy else 1.0 for sp in sps])
+            self.presence = torch.tensor([sp.presence_penalty or 0.0 for sp in sps])
+            self.top_k = [sp.top_k for sp in sps]
+            self.top_p = torch.tensor([sp.top_p for sp in sps])
+
+        def __call__(self, input_ids, scores):
+            logits = scores.float()
+            generated = input_ids[:, self.prompt_len :]
+            if generated.shape[1] and bool((self.presence != 0).any()):
+                present = torch.zeros(logits.shape, dtype=torch.bool, device=logits.device)
+                present.scatter_(1, generated, True)
+                logits = logits - self.presence.to(logits.device)[:, None] * present
+            choice = torch.argmax(logits, dim=-1)
+            if len(self.sampled_rows):
+                rows = self.sampled_rows
+                picked = self._sample(logits[rows.to(logits.device)], rows)
+                choice[rows.to(choice.device)] = picked.to(choice.device)
+            out = torch.full_like(scores, float("-inf"))
+            out.scatter_(1, choice[:, None], 0.0)
+            return out
+
+        def _sample(self, logits, rows):
+            vocab = logits.shape[1]
+            logits = logits / self.temperature[rows].to(logits.device)[:, None]
+            ks = [self.top_k[int(r)] for r in rows]
+            limited = [k is not None and k < vocab for k in ks]
+            if any(limited):
+                kmax = max(k for k, on in zip(ks, limited) if on)
+                top = torch.topk(logits, kmax, dim=-1).values
+                pos = torch.tensor([(k - 1) if on else 0 for k, on in zip(ks, limited)], device=logits.device)
+                kth = top.gather(1, pos[:, None])
+                kth = torch.where(torch.tensor(limited, device=logits.device)[:, None], kth,
+                                  torch.full_like(kth, float("-inf")))
+                logits = logits.masked_fill(logits < kth, float("-inf"))
+            u = torch.cat([torch.rand(1, generator=self.generators[int(r)]) for r in rows]).to(logits.device)
+            top_p = self.top_p[rows].to(logits.device)
+            picked = torch.empty(len(rows), dtype=torch.long, device=logits.device)
+            plain = top_p >= 1.0
+            if bool(plain.any()):
+                cdf = torch.cumsum(torch.softmax(logits[plain], dim=-1), dim=-1)
+                pos = torch.searchsorted(cdf, (u[plain] * cdf[:, -1])[:, None], right=True)
+                picked[plain] = pos.clamp_(max=vocab - 1).flatten()
+            nucleus = ~plain
+            if bool(nucleus.any()):
+                # Top-p without sorting the whole vocabulary (a full sort is ~100 ms on
+                # 2 cores): take the k most likely tokens, growing k until they hold at
+                # least top_p of the mass, which makes the result identical to a full sort.
+                probs = torch.softmax(logits[nucleus], dim=-1)
+                p = top_p[nucleus]
+                k = min(vocab, 256)
+                while True:
+                    vals, idx = torch.topk(probs, k, dim=-1)
+                    cum = torch.cumsum(vals, dim=-1)
+                    if k == vocab or bool((cum[:, -1] >= p).all()):
+                        break
+                    k = min(vocab, k * 8)
+                # keep a token while the mass before it is below top_p (the first always stays)
+                vals = vals.masked_fill((cum - vals) >= p[:, None], 0.0)
+                cdf = torch.cumsum(vals, dim=-1)
+                pos = torch.searchsorted(cdf, (u[nucleus] * cdf[:, -1])[:, None], right=True)
+                picked[nucleus] = idx.gather(1, pos.clamp_(max=k - 1)).flatten()
+            return picked
+
+    class RowBudget(StoppingCriteria):
+        """Marks a row finished once it has its own max_new_tokens."""
+
+        def __init__(self, budgets: list[int], prompt_len: int):
+            self.budgets = torch.tensor(budgets, dtype=torch.long)
+            self.prompt_len = prompt_len
+
+        def __call__(self, input_ids, scores, **kwargs):
+            return (input_ids.shape[1] - self.prompt_len) >= self.budgets
+
+    return RowSampler, RowBudget
+
+
+class TransformersBackend(Backend):
+    name = "transformers"
+
+    def __init__(
+        self,
+        model: str,
+        dtype: str = "float32",
+        batch_size: int = 8,
+        threads: int | None = None,
+        device: str = "cpu",
+        max_loaded_adapters: int = 4,
+        max_model_len: int | None = None,
+        progress: bool = True,
+    ):
+        torch = require_module("torch", "pip install torch (see requirements.txt)")
+        transformers = require_module("transformers", "pip install transformers (see requirements.txt)")
+        if dtype not in DTYPES:
+            raise UserError(f"transformers backend: dtype must be one of {DTYPES}, got {dtype!r}")
+        if int(batch_size) < 1:
+            raise UserError(f"transformers backend: batch_size must be >= 1, got {batch_size}")
+        if threads:
+            torch.set_num_threads(int(threads))
+        self.model_id = str(model)
+        self.dtype = dtype
+        self.batch_size = int(batch_size)
+        self.device = device
+        self.max_loaded_adapters = max(1, int(max_loaded_adapters))
+        self.progress = progress
+        self._RowSampler, self._RowBudget = _build_sampler_class()
+
+        started = time.perf_counter()
+        try:
+            self.tokenizer = transformers.AutoTokenizer.from_pretrained(self.model_id)
+            self._base = transformers.AutoModelForCausalLM.from_pretrained(
+                self.model_id, dtype=getattr(torch, dtype)
+            )
+        except (OSError, ValueError) as exc:
+            raise UserError(
+                f"transformers backend: cannot load model {self.model_id!r} ({exc.__class__.__name__}: "
+                f"{str(exc).splitlines()[0] if str(exc) else ''}); give a local HF folder "
+                "(the hub is offline when HF_HUB_OFFLINE=1)"
+            ) from exc
+        self._base.to(device).eval()
+        self.load_seconds = round(time.perf_counter() - started, 3)
+
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.pad_id = int(self.tokenizer.pad_token_id)
+        self.stop_ids = self._find_stop_ids()
+        limit = getattr(self._base.config, "max_position_embeddings", None)
+        self.max_model_len = int(max_model_len or limit or 1 << 30)
+
+        self._peft = None  # the PeftModel wrapping _base once an adapter is loaded
+        self._adapters: OrderedDict[str, str] = OrderedDict()  # peft adapter name -> path, LRU order
+        self.stats = {"calls": 0, "requests": 0, "rows": 0, "batches": 0, "prompt_tokens": 0,
+                      "generated_tokens": 0, "seconds": 0.0}
+
+    # ------------------------------------------------------------------ setup helpers
+    def _find_stop_ids(self) -> set[int]:
+        ids = set()
+        if self.tokenizer.eos_token_id is not None:
+            ids.add(int(self.tokenizer.eos_token_id))
+        vocab = self.tokenizer.get_vocab()
+        if "<|im_end|>" in vocab:
+            ids.add(int(vocab["<|im_end|>"]))
+        gen_eos = getattr(getattr(self._base, "generation_config", None), "eos_token_id", None)
+        if isinstance(gen_eos, int):
+            ids.add(gen_eos)
+        elif gen_eos:
+            ids.update(int(x) for x in gen_eos)
+        return ids
+
+    def _prompt_ids(self, req: GenerationRequest) -> list[int]:
+        try:
+            text = self.tokenizer.apply_chat_template(req.messages, tokenize=False, add_generation_prompt=True)
+        except ValueError as exc:  # e.g. a base model whose tokenizer has no chat template
+            raise UserError(f"model {self.model_id!r}: cannot apply its chat template ({exc})") from exc
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def _use_adapter(self, adapter: str | None):
+        """Make ``adapter`` active; returns (model to call generate on, context manager)."""
+        if adapter is None:
+            if self._peft is None:
+                return self._base, nullcontext()
+            return self._peft, self._peft.disable_adapter()
+        path = Path(adapter).expanduser().resolve()
+        if not (path / "adapter_config.json").is_file():
+            raise UserError(f"adapter {adapter!r} is not a PEFT adapter directory (no adapter_config.json)")
+        name = "adapter_" + sha256_tree(path)[:16]
+        if name not in self._adapters:
+            peft = require_module("peft", "pip install peft (see requirements.txt)")
+            if self._peft is None:
+                self._peft = peft.PeftModel.from_pretrained(self._base, str(path), adapter_name=name,
+                                                            is_trainable=False)
+                self._peft.eval()
+            else:
+                self._peft.load_adapter(str(path), adapter_name=name, is_trainable=False)
+            self._adapters[name] = str(path)
+            self._peft.set_adapter(name)  # so that the adapter dropped below is never the active one
+            while len(self._adapters) > self.max_loaded_adapters:
+                oldest = next(iter(self._adapters))
+                self._peft.delete_adapter(oldest)
+                del self._adapters[oldest]
+        self._adapters.move_to_end(name)
+        self._peft.set_adapter(name)
+        return self._peft, nullcontext()
+
+    # ------------------------------------------------------------------ generation
+    def _rows_for(self, requests: list[GenerationRequest], indices: list[int]) -> list[_Row]:
+        rows = []
+        for i in indices:
+            req = requests[i]
+            ids = self._prompt_ids(req)
+            room = self.max_model_len - len(ids)
+            if room < 1:
+                raise UserError(
+                    f"prompt of {len(ids)} tokens does not fit the model's {self.max_model_len}-token "
+                    f"context (request {i}: {req.last_user_text()!r})"
+                )
+            budget = min(req.sampling.max_new_tokens, room)
+            base_seed = req.seed
+            copies = 1 if req.sampling.greedy else req.sampling.n
+            for j in range(copies):
+                rows.append(_Row(i, j, ids, req.sampling, derive_seed(base_seed, j), budget))
+        return rows
+
+    def _run_batch(self, model, rows: list[_Row]) -> list[tuple[str, int]]:
+        import torch
+        from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
+
+        width = max(len(r.prompt_ids) for r in rows)
+        input_ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
+        attention = torch.zeros((len(rows), width), dtype=torch.long)
+        for k, r in enumerate(rows):
+            input_ids[k, width - len(r.prompt_ids):] = torch.tensor(r.prompt_ids, dtype=torch.long)
+            attention[k, width - len(r.prompt_ids):] = 1
+        config = GenerationConfig(
+            do_sample=False,
+            max_new_tokens=max(r.max_new_tokens for r in rows),
+            eos_token_id=sorted(self.stop_ids),
+            pad_token_id=self.pad_id,
+        )
+        with torch.inference_mode():
+            out = model.generate(
+                input_ids=input_ids.to(self.device),
+                attention_mask=attention.to(self.device),
+                generation_config=config,
+                logits_processor=LogitsProcessorList([self._RowSampler(rows, width)]),
+                stopping_criteria=StoppingCriteriaList([self._RowBudget([r.max_new_tokens for r in rows], width)]),
+            )
+        results = []
+        for k, r in enumerate(rows):
+            new = out[k, width:].tolist()[: r.max_new_tokens]
+            cut = next((p for p, t in enumerate(new) if t in self.stop_ids), None)
+            counted = len(new) if cut is None else cut + 1
+            text_ids = new if cut is None else new[:cut]
+            results.append((self.tokenizer.decode(text_ids, skip_special_tokens=True), counted))
+        return results
+
+    def generate(self, requests: list[GenerationRequest]) -> list[list[str]]:
+        requests = check_requests(requests)
+        if not requests:
+            return []
+        from tqdm.auto import tqdm
+
+        started = time.perf_counter()
+        texts: list[list[str | None]] = [[None] * r.sampling.n for r in requests]
+        groups = group_by_adapter(requests)
+        all_rows = [(adapter, self._rows_for(requests, idx)) for adapter, idx in groups]
+        total = sum(len(rows) for _, rows in all_rows)
+        bar = tqdm(total=total, desc=f"generate[{self.name}]", unit="seq", file=sys.stderr,
+                   disable=not self.progress, leave=False)
+        try:
+            for adapter, rows in all_rows:
+                model, context = self._use_adapter(adapter)
+                ordered = sorted(rows, key=lambda r: len(r.prompt_ids))
+                with context:
+                    for start in range(0, len(ordered), self.batch_size):
+                        batch = ordered[start:start + self.batch_size]
+                        for row, (text, count) in zip(batch, self._run_batch(model, batch)):
+                            texts[row.request][row.sample] = text
+                            self.stats["generated_tokens"] += count
+                            self.stats["prompt_tokens"] += len(row.prompt_ids)
+                        self.stats["batches"] += 1
+                        bar.update(len(batch))
+        finally:
+            bar.close()
+        for i, req in enumerate(requests):
+            if req.sampling.greedy:  # one row computed; the n samples are identical
+                texts[i] = [texts[i][0]] * req.sampling.n
+        self.stats["calls"] += 1
+        self.stats["requests"] += len(requests)
+        self.stats["rows"] += total
+        self.stats["seconds"] += time.perf_counter() - started
+        return texts  # type: ignore[return-value]
+
+    # ------------------------------------------------------------------ info / cleanup
+    def describe(self) -> dict[str, Any]:
+        import torch
+        import transformers
+
+        try:
+            import peft
+
+            peft_version = peft.__version__
+        except ImportError:  # adapters unusable, base model still fine
+            peft_version = None
+        model_path = Path(self.model_id)
+        return {
+            "name": self.name,
+            "model": str(model_path.resolve()) if model_path.exists() else self.model_id,
+            "dtype": self.dtype,
+            "device": self.device,
+            "batch_size": self.batch_size,
+            "threads": torch.get_num_threads(),
+            "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
+                         "peft": peft_version},
+            "sampler": "per-row seeded logits processor (temperature, top_k, top_p, presence_penalty as vLLM)",
+            "stop_token_ids": sorted(self.stop_ids),
+            "pad_token_id": self.pad_id,
+            "adapters_loaded": dict(self._adapters),
+            "nproc": os.cpu_count(),
+        }
+
+    def close(self) -> None:
+        self._peft = None
+        self._adapters.clear()
+        self._base = None
+        import gc
+
+        gc.collect()

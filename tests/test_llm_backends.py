@@ -1,0 +1,344 @@
+"""Generation backends: the real tiny model on CPU, plus test doubles for vLLM and an OpenAI server."""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+import threading
+import types
+import warnings
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from selfplay.errors import MissingToolError, UserError
+from selfplay.llm.base import GenerationRequest, SamplingParams, group_by_adapter, recording_key
+from selfplay.llm.factory import make_backend
+
+
+def chat(text: str, system: str | None = None) -> list[dict]:
+    msgs = [{"role": "system", "content": system}] if system else []
+    return msgs + [{"role": "user", "content": text}]
+
+
+# --------------------------------------------------------------------------- plain data
+
+def test_sampling_params_normalise_validate_and_key():
+    a = SamplingParams(temperature=1, top_p=1, max_new_tokens=16.0, seed=3)
+    b = SamplingParams(temperature=1.0, top_p=1.0, max_new_tokens=16, seed=3)
+    assert a == b and a.to_dict() == b.to_dict()
+    assert a.to_dict() == {"temperature": 1.0, "top_p": 1.0, "top_k": None, "presence_penalty": None,
+                           "max_new_tokens": 16, "n": 1, "seed": 3}
+    msgs = chat("hello")
+    key = recording_key(msgs, a)
+    assert len(key) == 64 and key == recording_key([dict(m, extra="x") for m in msgs], b)
+    assert key != recording_key(msgs, SamplingParams(temperature=1.0, max_new_tokens=16, seed=4))
+    # the adapter is not part of the key; the per-round seed is what separates rounds
+    assert GenerationRequest(msgs, a, adapter="/x/round1").key == GenerationRequest(msgs, a).key == key
+    for bad in ({"temperature": -1}, {"top_p": 0}, {"n": 0}, {"max_new_tokens": 0}, {"top_k": 0},
+                {"seed": 1.5}):
+        with pytest.raises(UserError):
+            SamplingParams(**bad)
+    with pytest.raises(UserError):
+        GenerationRequest([{"role": "robot", "content": "x"}])
+    with pytest.raises(UserError):
+        SamplingParams.from_dict({"temprature": 1.0})
+
+
+def test_group_by_adapter_puts_base_first_and_keeps_order():
+    reqs = [GenerationRequest(chat(str(i)), adapter=a) for i, a in enumerate(["B", None, "A", "B", None])]
+    assert group_by_adapter(reqs) == [(None, [1, 4]), ("B", [0, 3]), ("A", [2])]
+
+
+def test_factory_rejects_unknown_backends_and_settings(tmp_path):
+    with pytest.raises(UserError, match="unknown generation backend"):
+        make_backend({"name": "nope"})
+    with pytest.raises(UserError, match="unknown setting"):
+        make_backend({"name": "replay", "files": [str(tmp_path / "x.jsonl")], "on_mising": "error"})
+    with pytest.raises(UserError, match="missing required"):
+        make_backend({"name": "openai", "base_url": "http://127.0.0.1:1/v1"})
+
+
+def test_sampler_rules_on_synthetic_logits():
+    """The per-row logits processor alone (no model): penalty, greedy, top-k/top-p, seeding."""
+    import torch
+
+    from selfplay.llm.transformers_backend import _build_sampler_class, _Row
+
+    RowSampler, _ = _build_sampler_class()
+
+    def rows(*sps, seed=7):
+        return [_Row(0, 0, [1], sp, seed + i, 8) for i, sp in enumerate(sps)]
+
+    vocab = 50
+    logits = torch.zeros(3, vocab)
+    logits[:, 5] = 3.0
+    logits[:, 6] = 2.9
+    prompt = torch.tensor([[9], [9], [9]])
+    generated = torch.tensor([[5], [5], [5]])
+    ids = torch.cat([prompt, generated], dim=1)
+
+    def pick(sampler, inp):
+        out = sampler(inp, logits[: inp.shape[0]].clone())
+        assert bool((out.max(dim=1).values == 0).all()) and bool((torch.isinf(out).sum(1) == vocab - 1).all())
+        return out.argmax(dim=1).tolist()
+
+    greedy = SamplingParams(temperature=0)
+    penalised = SamplingParams(temperature=0, presence_penalty=0.5)
+    k1 = SamplingParams(temperature=5.0, top_k=1)
+    s = RowSampler(rows(greedy, penalised, k1), prompt_len=1)
+    # token 5 is already generated: the penalty moves the greedy choice of row 1 to token 6
+    assert pick(s, ids) == [5, 6, 5]
+    # no penalty before anything is generated
+    assert pick(RowSampler(rows(penalised), 1), prompt[:1]) == [5]
+    # top_p so small that only the best token is left
+    assert pick(RowSampler(rows(SamplingParams(temperature=3.0, top_p=0.01)), 1), prompt[:1]) == [5]
+
+    hot = SamplingParams(temperature=50.0)
+    nucleus = SamplingParams(temperature=50.0, top_p=0.5)
+    first = [pick(RowSampler(rows(hot, nucleus, seed=s), 1), prompt[:2]) for s in range(20)]
+    again = [pick(RowSampler(rows(hot, nucleus, seed=s), 1), prompt[:2]) for s in range(20)]
+    assert first == again  # same seeds, same draws
+    assert len({tuple(x) for x in first}) > 5  # a hot distribution really samples
+    # nucleus of a flat-ish distribution keeps about half of the tokens
+    assert len({x[1] for x in first}) <= vocab // 2 + 1
+
+
+# --------------------------------------------------------------------------- real tiny model
+
+@pytest.fixture(scope="module")
+def backend(tiny_model_dir):
+    # One thread: on 2 cores shared with other workers, two torch threads are several
+    # times slower than one (OpenMP threads wait on each other while a core is taken).
+    b = make_backend({"name": "transformers", "model": str(tiny_model_dir), "dtype": "float32",
+                      "batch_size": 4, "threads": 1, "progress": False})
+    yield b
+    b.close()
+
+
+@pytest.fixture(scope="module")
+def adapter_dir(backend, tmp_path_factory):
+    """A real PEFT LoRA adapter (r=4 on q_proj, v_proj) with random, non-zero weights."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+
+    torch.manual_seed(0)
+    base = copy.deepcopy(backend._base)
+    cfg = LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False,
+                     task_type="CAUSAL_LM")
+    with warnings.catch_warnings():  # a transformers deprecation notice raised inside peft
+        warnings.simplefilter("ignore", FutureWarning)
+        peft_model = get_peft_model(base, cfg)
+    out = tmp_path_factory.mktemp("adapter") / "round1"
+    peft_model.save_pretrained(out)
+    del peft_model, base
+    return out
+
+
+PROMPTS = [
+    chat("Write one sentence about the sea."),
+    chat("What is two plus two? Answer briefly, please, in a few words."),
+    chat("Name a color.", system="You are terse."),
+]
+
+
+@pytest.mark.slow
+def test_batched_sampling_order_n_and_determinism(backend):
+    sp = SamplingParams(temperature=0.9, top_p=0.95, max_new_tokens=8, n=2, seed=11)
+    short = SamplingParams(temperature=0.9, top_k=40, max_new_tokens=3, n=2, seed=11)
+    reqs = [GenerationRequest(PROMPTS[0], sp), GenerationRequest(PROMPTS[1], sp), GenerationRequest(PROMPTS[2], short)]
+    first = backend.generate(reqs)
+    assert [len(x) for x in first] == [2, 2, 2]
+    assert all(isinstance(t, str) and t.strip() for x in first for t in x)
+    assert any(x[0] != x[1] for x in first)  # n samples are separate draws
+    assert all(len(backend.tokenizer(t, add_special_tokens=False)["input_ids"]) <= 4 for t in first[2])
+    # rerun with the requests in reverse order: same texts, mapped back to the right requests
+    again = backend.generate(list(reversed(reqs)))
+    assert list(reversed(again)) == first
+    # another round seed gives other samples
+    other = backend.generate([GenerationRequest(PROMPTS[0], SamplingParams(
+        temperature=0.9, top_p=0.95, max_new_tokens=8, n=2, seed=12))])
+    assert other[0] != first[0]
+    assert backend.stats["generated_tokens"] > 0
+
+
+@pytest.mark.slow
+def test_adapter_changes_output_and_mixed_requests_are_grouped(backend, adapter_dir):
+    greedy = SamplingParams(temperature=0, max_new_tokens=8, n=2, seed=1)
+    base_reqs = [GenerationRequest(p, greedy) for p in PROMPTS[:2]]
+    ad_reqs = [GenerationRequest(p, greedy, adapter=str(adapter_dir)) for p in PROMPTS[:2]]
+    base_only = backend.generate(base_reqs)  # before any adapter is loaded
+    adapter_only = backend.generate(ad_reqs)
+    assert all(x[0] == x[1] for x in base_only + adapter_only)  # greedy: n identical copies
+    assert adapter_only != base_only
+    mixed = backend.generate([ad_reqs[0], base_reqs[0], ad_reqs[1], base_reqs[1]])
+    assert mixed == [adapter_only[0], base_only[0], adapter_only[1], base_only[1]]
+    desc = backend.describe()
+    assert str(adapter_dir.resolve()) in desc["adapters_loaded"].values()
+    assert desc["name"] == "transformers" and desc["dtype"] == "float32" and "torch" in desc["versions"]
+
+
+@pytest.mark.slow
+def test_record_then_replay_real_model(backend, adapter_dir, tmp_path):
+    from selfplay.llm.recording import generate_and_record
+    from selfplay.records import read_jsonl, sha256_tree
+
+    sp = SamplingParams(temperature=0.7, max_new_tokens=6, n=2, seed=5)
+    reqs = [GenerationRequest(PROMPTS[2], sp), GenerationRequest(PROMPTS[2], sp, adapter=str(adapter_dir))]
+    out = tmp_path / "rec" / "gen.jsonl"
+    records = generate_and_record(backend, reqs, out, meta={"round": 1})
+    assert read_jsonl(out) == records
+    assert records[0]["adapter_sha256"] is None and records[1]["adapter_sha256"] == sha256_tree(adapter_dir)
+    assert records[0]["backend"]["name"] == "transformers" and records[0]["meta"] == {"round": 1}
+    # same key for both (the adapter is not in the key): a real pipeline separates rounds by seed.
+    assert records[0]["key"] == records[1]["key"]
+    replay = make_backend({"name": "replay", "files": [str(out)]})
+    # the first record wins for a duplicated key; the conflicting second one is counted
+    assert replay.generate(reqs[:1]) == [records[0]["outputs"]]
+    assert replay.describe()["conflicts"] == (1 if records[0]["outputs"] != records[1]["outputs"] else 0)
+
+
+# --------------------------------------------------------------------------- vLLM
+
+def test_vllm_missing_gives_clear_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "vllm", None)  # makes `import vllm` fail even where it is installed
+    with pytest.raises(MissingToolError, match="GPU environment/container.*pip install vllm"):
+        make_backend({"name": "vllm", "model": "some/model"})
+
+
+def _fake_vllm_modules():
+    """Test double for the vllm package: records the calls our backend makes."""
+    calls = {"init": None, "chat": []}
+
+    class FakeSamplingParams:
+        def __init__(self, **kw):
+            self.kw = kw
+
+    class FakeLoRARequest:
+        def __init__(self, lora_name, lora_int_id, lora_path):
+            self.args = (lora_name, lora_int_id, lora_path)
+
+    class FakeLLM:
+        def __init__(self, **kw):
+            calls["init"] = kw
+
+        def chat(self, messages, sampling_params=None, use_tqdm=True, lora_request=None):
+            calls["chat"].append({"messages": messages, "params": sampling_params, "lora": lora_request})
+            tag = lora_request.args[0] if lora_request else "base"
+            return [types.SimpleNamespace(outputs=[
+                types.SimpleNamespace(text=f"{tag}:{conv[-1]['content']}:{j}") for j in range(p.kw["n"])])
+                for conv, p in zip(messages, sampling_params)]
+
+    vllm = types.ModuleType("vllm")
+    vllm.__version__ = "fake"
+    vllm.LLM = FakeLLM
+    vllm.SamplingParams = FakeSamplingParams
+    lora = types.ModuleType("vllm.lora")
+    request = types.ModuleType("vllm.lora.request")
+    request.LoRARequest = FakeLoRARequest
+    return {"vllm": vllm, "vllm.lora": lora, "vllm.lora.request": request}, calls
+
+
+def test_vllm_request_translation_with_test_double(monkeypatch):
+    modules, calls = _fake_vllm_modules()
+    for name, mod in modules.items():
+        monkeypatch.setitem(sys.modules, name, mod)
+    b = make_backend({"name": "vllm", "model": "org/model", "max_lora_rank": 16,
+                      "gpu_memory_utilization": 0.5, "max_model_len": 4096})
+    assert calls["init"] == {"model": "org/model", "dtype": "auto", "seed": 0, "gpu_memory_utilization": 0.5,
+                             "max_model_len": 4096, "enable_lora": True, "max_lora_rank": 16, "max_loras": 1}
+    sp = SamplingParams(temperature=0.8, top_p=0.9, max_new_tokens=32, n=2, seed=4)
+    sp2 = SamplingParams(temperature=0, top_k=5, presence_penalty=0.3, max_new_tokens=7, n=1, seed=4)
+    reqs = [GenerationRequest(chat("a"), sp, adapter="/ad/r1"), GenerationRequest(chat("b"), sp2),
+            GenerationRequest(chat("c"), sp, adapter="/ad/r1")]
+    out = b.generate(reqs)
+    assert out == [["adapter1:a:0", "adapter1:a:1"], ["base:b:0"], ["adapter1:c:0", "adapter1:c:1"]]
+    base_call, lora_call = calls["chat"]
+    assert base_call["lora"] is None and base_call["messages"] == [chat("b")]
+    assert base_call["params"][0].kw == {"n": 1, "temperature": 0.0, "top_p": 1.0, "top_k": 5,
+                                         "presence_penalty": 0.3, "max_tokens": 7, "seed": reqs[1].seed}
+    assert lora_call["lora"].args == ("adapter1", 1, "/ad/r1")
+    assert lora_call["messages"] == [chat("a"), chat("c")]
+    assert lora_call["params"][0].kw == {"n": 2, "temperature": 0.8, "top_p": 0.9, "top_k": -1,
+                                         "presence_penalty": 0.0, "max_tokens": 32, "seed": reqs[0].seed}
+    assert reqs[0].seed != reqs[2].seed  # same round seed, different prompts -> different sampler seeds
+    assert b.describe()["versions"] == {"vllm": "fake"}
+
+
+# --------------------------------------------------------------------------- OpenAI-compatible HTTP
+
+class FakeChatServer:
+    """Test double for an OpenAI-compatible server on 127.0.0.1 (records what it receives)."""
+
+    def __init__(self):
+        self.bodies: list[dict] = []
+        self.headers: list[dict] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.bodies.append(body)
+                outer.headers.append(dict(self.headers))
+                if self.path != "/v1/chat/completions" or body["model"] == "broken":
+                    self.send_response(400 if body.get("model") == "broken" else 404)
+                    self.end_headers()
+                    self.wfile.write(b'{"error": "bad request"}')
+                    return
+                last = body["messages"][-1]["content"]
+                choices = [{"index": i, "message": {"role": "assistant", "content": f"{body['model']}|{last}|{i}"}}
+                           for i in reversed(range(body["n"]))]  # out of order on purpose
+                data = json.dumps({"choices": choices}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture()
+def fake_server():
+    srv = FakeChatServer()
+    yield srv
+    srv.close()
+
+
+def test_openai_backend_against_test_double_server(fake_server, monkeypatch):
+    monkeypatch.setenv("SELFPLAY_TEST_KEY", "sekrit")
+    b = make_backend({"name": "openai", "base_url": fake_server.url, "model": "base-model",
+                      "api_key_env": "SELFPLAY_TEST_KEY", "adapters": {"/x/round2": "r2"}, "retries": 0})
+    sp = SamplingParams(temperature=0.5, top_p=0.9, max_new_tokens=20, n=3, seed=9, presence_penalty=0.1)
+    reqs = [GenerationRequest(chat("one"), sp), GenerationRequest(chat("two"), sp, adapter="/runs/round1"),
+            GenerationRequest(chat("three"), SamplingParams(temperature=0, top_k=3), adapter="/x/round2")]
+    out = b.generate(reqs)
+    assert out == [[f"base-model|one|{i}" for i in range(3)], [f"round1|two|{i}" for i in range(3)],
+                   ["r2|three|0"]]
+    bodies = {body["messages"][-1]["content"]: body for body in fake_server.bodies}
+    assert bodies["one"] == {"model": "base-model", "messages": chat("one"), "n": 3, "temperature": 0.5,
+                             "top_p": 0.9, "max_tokens": 20, "seed": reqs[0].seed, "presence_penalty": 0.1}
+    assert bodies["three"]["top_k"] == 3 and "presence_penalty" not in bodies["three"]
+    assert all(h.get("Authorization") == "Bearer sekrit" for h in fake_server.headers)
+    assert b.describe()["base_url"] == fake_server.url
+
+
+def test_openai_backend_http_errors_are_user_errors(fake_server):
+    b = make_backend({"name": "openai", "base_url": fake_server.url, "model": "broken", "retries": 0})
+    with pytest.raises(UserError, match="HTTP 400"):
+        b.generate([GenerationRequest(chat("x"))])
+    dead = make_backend({"name": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m", "retries": 0,
+                         "timeout": 2})
+    with pytest.raises(UserError, match="failed"):
+        dead.generate([GenerationRequest(chat("x"))])
