@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+import warnings
 from collections import OrderedDict
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -241,12 +242,15 @@ class TransformersBackend(Backend):
         name = "adapter_" + sha256_tree(path)[:16]
         if name not in self._adapters:
             peft = require_module("peft", "pip install peft (see requirements.txt)")
-            if self._peft is None:
-                self._peft = peft.PeftModel.from_pretrained(self._base, str(path), adapter_name=name,
-                                                            is_trainable=False)
-                self._peft.eval()
-            else:
-                self._peft.load_adapter(str(path), adapter_name=name, is_trainable=False)
+            with warnings.catch_warnings():
+                # peft 0.21 touches a transformers attribute deprecated in 5.x; not our concern
+                warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+                if self._peft is None:
+                    self._peft = peft.PeftModel.from_pretrained(self._base, str(path), adapter_name=name,
+                                                                is_trainable=False)
+                    self._peft.eval()
+                else:
+                    self._peft.load_adapter(str(path), adapter_name=name, is_trainable=False)
             self._adapters[name] = str(path)
             self._peft.set_adapter(name)  # so that the adapter dropped below is never the active one
             while len(self._adapters) > self.max_loaded_adapters:
