@@ -12,6 +12,7 @@ install:
 
 install-test:
 	scripts/install.sh test
+	scripts/install_system_test.sh
 
 run: install
 	$(VENV)/snakemake --profile profiles/local

@@ -2,6 +2,7 @@
 # (config.yaml); `--configfile config/papers/<paper>.yaml` runs a paper's settings.
 # Any table or figure path is a target of its own, e.g.
 #   snakemake --cores 2 results/tables/sinq/table1.md
+# `snakemake --cores 2 bundle` packs a finished run for archiving (docs/bundle.md).
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -13,6 +14,7 @@ configfile: "config.yaml"
 include: "rules/common.smk"
 include: "rules/models.smk"
 include: "rules/sinq.smk"
+include: "rules/bundle.smk"
 
 
 rule all:

@@ -41,6 +41,39 @@ def generation_model_param(wildcards=None):
     return None if config["backend"]["name"] == "replay" else model_dir()
 
 
+def training_restore_root():
+    """The folder whose training records replace training (config replay_training_from), or None.
+
+    It is laid out like a working directory (an unpacked bundle): the record for the
+    training output OUT is read from <root>/OUT/training_record.json.
+    """
+    root = config.get("replay_training_from")
+    return str(Path(root).resolve()) if root else None
+
+
+def training_model_input(wildcards=None):
+    """Training needs the base model, unless its records are restored from a bundle."""
+    return [] if training_restore_root() else model_input()
+
+
+def training_model_param(wildcards=None):
+    return None if training_restore_root() else model_dir()
+
+
+def training_restore_input(output_pattern):
+    """An input function: the bundled training record for the training output
+    `output_pattern` (formatted with the job's wildcards), or [] when training for real."""
+
+    def _bundled_record(wildcards):
+        root = training_restore_root()
+        if not root:
+            return []
+        out = output_pattern.format(**dict(wildcards.items()))
+        return str(Path(root) / out / "training_record.json")
+
+    return _bundled_record
+
+
 def print_outputs_summary():
     produced = [p for p in sinq_report_targets() if Path(p).exists()]
     if produced:

@@ -2,6 +2,8 @@
 # Stages: round1..roundR (Alice trains each round from the base model on the
 # accumulated set; Bob is the untrained base model), then Bob trains once, then the
 # intrinsic evaluation (eval_train / eval_test) and the paper's tables and figure.
+# With config replay_training_from, the two train rules restore a bundle's training
+# records instead of training and need no model (rules/common.smk, docs/bundle.md).
 
 SINQ = config["sinq"]
 SINQ_EXP = f"results/sinq/{SINQ['experiment']}"
@@ -213,12 +215,13 @@ rule sinq_alice_trainset:
 rule sinq_train_alice:
     input:
         trainset=f"{SINQ_EXP}/round{{r}}/train_alice.jsonl",
-        model=model_input,
+        model=training_model_input,
         previous=sinq_previous_alice_adapter,
+        restored=training_restore_input(f"{SINQ_EXP}/round{{r}}/adapter_alice"),
     output:
         directory(f"{SINQ_EXP}/round{{r}}/adapter_alice"),
     params:
-        model_dir=model_dir(),
+        model_dir=training_model_param,
     threads: 2
     log:
         f"{SINQ_LOG}/round{{r}}/train_alice.log",
@@ -244,11 +247,12 @@ rule sinq_bob_trainset:
 rule sinq_train_bob:
     input:
         trainset=f"{SINQ_EXP}/bob/train_bob.jsonl",
-        model=model_input,
+        model=training_model_input,
+        restored=training_restore_input(f"{SINQ_EXP}/bob/adapter"),
     output:
         directory(f"{SINQ_EXP}/bob/adapter"),
     params:
-        model_dir=model_dir(),
+        model_dir=training_model_param,
     threads: 2
     log:
         f"{SINQ_LOG}/bob/train_bob.log",

@@ -28,9 +28,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"selfplay {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
+    from .bundle.cli import add_parser as add_bundle
     from .sandbox.cli import add_parser as add_sandbox
 
     add_sandbox(commands)
+    add_bundle(commands)
     return parser
 
 

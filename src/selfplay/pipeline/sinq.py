@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..curriculum.selection import select_hard_and_easy
 from ..errors import UserError
-from ..records import read_json, read_jsonl, write_json, write_jsonl
+from ..records import read_json, read_jsonl, sha256_file, write_json, write_jsonl
 from ..tracks.sinq import examples
 from ..tracks.sinq.game import (alice_request, bob_request, parse_stage, select_stage_sources, shard_of)
 from ..tracks.sinq.verify import candidates_from_generation, score_bob
@@ -213,5 +213,23 @@ def train_agent(cfg: dict, agent: str, trainset_path: str, model_dir: str, out_d
         Path(out_dir).mkdir(parents=True, exist_ok=True)
         log.warning("%s %s: no training examples; keeping %s", agent, seed_tag, previous or "the base model")
     record["trainset"] = str(trainset_path)
+    record["trainset_sha256"] = sha256_file(trainset_path)  # lets a restore check it got the same set
     write_json(Path(out_dir) / TRAINING_RECORD, record)
+    return record
+
+
+def restore_agent_training(cfg: dict, agent: str, trainset_path: str, bundled_record: str, out_dir: str,
+                           seed_tag: str) -> dict:
+    """The training step when config ``replay_training_from`` is set: no model, no training.
+
+    The bundled ``training_record.json`` (and the adapter weights beside it, when the
+    bundle has them) is put in place of the training output, marked as restored, after
+    checking that the training set re-derived here is the one it was trained on.
+    """
+    from ..bundle.restore import restore_training_output
+
+    record = restore_training_output(bundled_record, out_dir, trainset_path, cfg["backend"]["name"])
+    info = record["restored_from_bundle"]
+    log.info("%s %s: restored training record from %s (trained=%s, adapter weights %s)", agent, seed_tag,
+             bundled_record, record.get("trained"), "restored" if info["adapter_weights"] else "not in the bundle")
     return record
