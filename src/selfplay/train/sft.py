@@ -24,6 +24,7 @@ inside it, so an interrupted run never leaves something that looks finished.
 from __future__ import annotations
 
 import gc
+import json
 import logging
 import math
 import os
@@ -269,6 +270,21 @@ def _library_versions() -> dict[str, str]:
     return versions
 
 
+def _canonical_adapter_config(path: Path) -> None:
+    """Rewrite PEFT's adapter_config.json in one canonical form.
+
+    PEFT stores ``target_modules`` from a set, so its order (and with it the file's
+    hash, and ``adapter_sha256``) changes between identical trainings. Sorting the
+    list and the keys makes equal trainings give equal adapter hashes.
+    """
+    if not path.is_file():
+        return
+    cfg = json.loads(path.read_text())
+    if isinstance(cfg.get("target_modules"), list):
+        cfg["target_modules"] = sorted(cfg["target_modules"])
+    path.write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+
+
 def _finite(value: Any) -> float | None:
     if value is None:
         return None
@@ -321,6 +337,7 @@ def train_lora_sft(base_model: str, examples: list[dict], out_dir: str, settings
             if "loss" in e and "step" in e
         ]
         trainer.model.save_pretrained(str(staging))
+        _canonical_adapter_config(staging / "adapter_config.json")
         missing = [name for name in ADAPTER_FILES if not (staging / name).is_file()]
         if missing:
             raise RuntimeError(f"saving the adapter did not write {', '.join(missing)}")
