@@ -12,6 +12,20 @@ try:
 except UserError as _exc:
     sys.exit(f"Configuration error: {_exc}")
 
+from selfplay.containers.registry import load_images
+
+try:
+    IMAGES = load_images(workflow.basedir, config.get("containers"))
+except UserError as _exc:
+    sys.exit(f"Configuration error: {_exc}")
+
+
+def image(name):
+    """The container a rule runs in with --sdm apptainer (containers/images.yaml,
+    overridden by config containers.<name>); without --sdm the rule runs on the host."""
+    return IMAGES[name].ref
+
+
 MODEL_NAME = config["model"]["name"]
 SCRIPTS = Path(workflow.basedir) / "workflow_scripts"
 

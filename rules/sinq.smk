@@ -2,6 +2,8 @@
 # Stages: round1..roundR (Alice trains each round from the base model on the
 # accumulated set; Bob is the untrained base model), then Bob trains once, then the
 # intrinsic evaluation (eval_train / eval_test) and the paper's tables and figure.
+# Rules that verify or use a GPU name their image (`container:`, containers/images.yaml);
+# it is used only with --sdm apptainer.
 # With config replay_training_from, the two train rules restore a bundle's training
 # records instead of training and need no model (rules/common.smk, docs/bundle.md).
 
@@ -147,6 +149,8 @@ rule sinq_alice_generate:
         f"{SINQ_LOG}/{{stage}}/alice_shard{{shard}}.log",
     benchmark:
         f"{SINQ_BENCH}/{{stage}}/alice_shard{{shard}}.tsv"
+    container:
+        image("gpu")
     script:
         "../workflow_scripts/sinq_alice_generate.py"
 
@@ -162,6 +166,8 @@ rule sinq_verify:
         f"{SINQ_LOG}/{{stage}}/verify_shard{{shard}}.log",
     benchmark:
         f"{SINQ_BENCH}/{{stage}}/verify_shard{{shard}}.tsv"
+    container:
+        image("sandbox")
     script:
         "../workflow_scripts/sinq_verify.py"
 
@@ -180,6 +186,8 @@ rule sinq_bob_generate:
         f"{SINQ_LOG}/{{stage}}/bob_{{who}}_shard{{shard}}.log",
     benchmark:
         f"{SINQ_BENCH}/{{stage}}/bob_{{who}}_shard{{shard}}.tsv"
+    container:
+        image("gpu")
     script:
         "../workflow_scripts/sinq_bob_generate.py"
 
@@ -195,6 +203,8 @@ rule sinq_label:
         f"{SINQ_LOG}/{{stage}}/label_{{who}}_shard{{shard}}.log",
     benchmark:
         f"{SINQ_BENCH}/{{stage}}/label_{{who}}_shard{{shard}}.tsv"
+    container:
+        image("sandbox")
     script:
         "../workflow_scripts/sinq_label.py"
 
@@ -227,6 +237,8 @@ rule sinq_train_alice:
         f"{SINQ_LOG}/round{{r}}/train_alice.log",
     benchmark:
         f"{SINQ_BENCH}/round{{r}}/train_alice.tsv"
+    container:
+        image("gpu")
     script:
         "../workflow_scripts/sinq_train.py"
 
@@ -258,6 +270,8 @@ rule sinq_train_bob:
         f"{SINQ_LOG}/bob/train_bob.log",
     benchmark:
         f"{SINQ_BENCH}/bob/train_bob.tsv"
+    container:
+        image("gpu")
     script:
         "../workflow_scripts/sinq_train.py"
 

@@ -25,7 +25,7 @@ from selfplay.bundle.restore import RESTORED_KEY, restore_training_output
 from selfplay.cli import main as selfplay_main
 from selfplay.config import validate_config
 from selfplay.errors import UserError
-from selfplay.records import read_json, sha256_file, sha256_tree, write_json, write_jsonl
+from selfplay.records import read_json, read_jsonl, sha256_file, sha256_tree, write_json, write_jsonl
 
 from test_workflow_replay import build_scenario
 from workflow_helpers import REPO, default_config, jobs_run, run_snakemake, write_config
@@ -239,6 +239,11 @@ def test_compare_names_the_first_differing_line(tmp_path):
     assert result.tables == [("results/t.csv", "line 2: bundle b'b' vs replay b'c'")]
 
 
+def record_has_runtime(path):
+    record = read_json(path)
+    return record["runtime"]["image"] == "host" and bool(record["runtime"]["tools"]["python"])
+
+
 def test_retrained_adapter_is_compared_by_weights_not_by_module_order(tmp_path):
     root, work = tmp_path / "b", tmp_path / "w"
     for d, modules, weights in ((root, ["q_proj", "v_proj"], b"w1"), (work, ["v_proj", "q_proj"], b"w1")):
@@ -352,6 +357,15 @@ def test_bundle_holds_the_run(bundled_run, tmp_path):
     # The config actually used, the versions, the report.
     assert yaml.safe_load((root / "config.yaml").read_text())["sinq"]["experiment"] == "replaytest"
     assert "snakemake==" in (root / "environment/pip-freeze.txt").read_text()
+    # The container definitions (and what they copy in) and the image each rule named.
+    for name in ("python-sandbox.def", "gpu.def", "haskell.def", "verus.def", "images.yaml",
+                 "requirements-gpu.txt"):
+        assert kinds.get(f"environment/containers/{name}") == "environment", name
+    images = read_json(root / "environment/containers/images.json")
+    assert images["sandbox"]["ref"].startswith("oras://") and images["gpu"]["definition"] == "containers/gpu.def"
+    verdict = read_jsonl(root / f"{exp}/round1/candidates/shard0.jsonl")[0]
+    assert verdict["runtime"]["image"] == "host" and verdict["runtime"]["tools"]["python"]
+    assert record_has_runtime(root / f"{exp}/round1/adapter_alice/training_record.json")
     html = (root / "report.html").read_text(errors="replace")
     assert "table1" in html and "figure2" in html
     # Adapter weights are left out, but their checksums are listed; records keep adapter_sha256.

@@ -29,10 +29,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     from .bundle.cli import add_parser as add_bundle
+    from .containers.cli import add_parser as add_containers
     from .sandbox.cli import add_parser as add_sandbox
 
     add_sandbox(commands)
     add_bundle(commands)
+    add_containers(commands)
     return parser
 
 

@@ -137,17 +137,25 @@ def git_facts(repo: Path) -> dict:
         return {"git_commit": None, "git_dirty": None}
 
 
-def add_containers(repo: Path, dest: Path) -> list[str]:
-    """Container definitions (containers/*.def) and image references (containers/images.yaml)."""
+def add_containers(repo: Path, dest: Path, overrides: dict | None = None) -> list[str]:
+    """Container definitions and what they copy in (everything under containers/), and
+    images.json: the image references this run's rules named (config overrides applied)."""
+    from ..containers.registry import load_images
+
     folder = repo / "containers"
     if not folder.is_dir():
         return []
-    found = sorted(folder.glob("*.def"))
-    if (folder / "images.yaml").is_file():
-        found.append(folder / "images.yaml")
+    found = sorted(p for p in folder.iterdir() if p.is_file())
     for src in found:
         _copy(src, dest / src.name)
-    return [p.name for p in found]
+    names = [p.name for p in found]
+    if (folder / "images.yaml").is_file():
+        images = load_images(repo, overrides)
+        write_json(dest / "images.json", {name: {"ref": i.ref, "version": i.version, "definition": i.definition,
+                                                 "published_ref": i.published_ref}
+                                          for name, i in images.items()})
+        names.append("images.json")
+    return names
 
 
 # --------------------------------------------------------------------------- Snakemake's own tools
@@ -301,7 +309,7 @@ def make_bundle(out_path: str, name: str, config: dict, parts: dict[str, list[st
         facts = python_facts()
         write_json(env_dir / "python.json", facts)
         write_text_atomic(env_dir / "pip-freeze.txt", pip_freeze())
-        containers = add_containers(repo, env_dir / "containers")
+        containers = add_containers(repo, env_dir / "containers", config.get("containers"))
         source = add_workflow_source(snakefile, repo, root / "workflow")
         if with_report:
             snakemake_report(snakefile, str(work), config_path, root / "report.html")

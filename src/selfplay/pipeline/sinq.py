@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from ..containers.runtime import runtime_record
 from ..curriculum.selection import select_hard_and_easy
 from ..errors import UserError
 from ..records import read_json, read_jsonl, sha256_file, write_json, write_jsonl
@@ -105,8 +106,10 @@ def verify_candidates(cfg: dict, stage: str, generations_path: str, sources_path
                 raise UserError(f"{generations_path}: generation names source {rec['meta']['source_id']} "
                                 f"that is not in {sources_path}")
             cands.extend(candidates_from_generation(rec, source, stage, cfg, sb))
+    runtime = runtime_record()
     seen: set[str] = set()
     for cand in cands:  # the same (P, Q, x) twice is one instance
+        cand["runtime"] = runtime
         if cand["verified"]:
             if cand["id"] in seen:
                 cand["verified"], cand["reject_reason"] = False, "verify:duplicate_instance"
@@ -136,6 +139,9 @@ def label_instances(cfg: dict, stage: str, who: str, candidates_path: str, bob_p
                 raise UserError(f"{bob_path}: Bob answered instance {rec['meta']['instance_id']} "
                                 f"that is not a verified candidate in {candidates_path}")
             labeled.append(score_bob(inst, rec, stage, who, cfg, sb))
+    runtime = runtime_record()
+    for item in labeled:
+        item["label_runtime"] = runtime
     write_jsonl(out, labeled)
     log.info("%s bob[%s]: %d instances labelled", stage, who, len(labeled))
 

@@ -36,6 +36,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from ..containers.runtime import runtime_record
 from ..errors import UserError, require_module
 from ..records import sha256_tree, write_json
 from .settings import resolve_for_device, validate_settings
@@ -364,6 +365,7 @@ def train_lora_sft(base_model: str, examples: list[dict], out_dir: str, settings
             "seconds_per_step": round(train_seconds / steps, 3) if steps else None,
             "device": "cuda" if not trainer.args.use_cpu else "cpu",
             "libraries": _library_versions(),
+            "runtime": runtime_record(),
             "adapter_files": adapter_files,
             "adapter_sha256": sha256_tree(staging),
         }
