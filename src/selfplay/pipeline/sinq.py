@@ -10,65 +10,18 @@ eval_test): ``alice/shardS.jsonl`` (recorded generations), ``candidates/shardS.j
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 from ..containers.runtime import runtime_record
 from ..curriculum.selection import select_hard_and_easy
 from ..errors import UserError
-from ..records import read_json, read_jsonl, sha256_file, write_json, write_jsonl
+from ..records import read_jsonl, write_jsonl
 from ..tracks.sinq import examples
 from ..tracks.sinq.game import (alice_request, bob_request, parse_stage, select_stage_sources, shard_of)
 from ..tracks.sinq.verify import candidates_from_generation, score_bob
+from .agents import (TRAINING_RECORD, generate_to_file, resolve_adapter, restore_agent_training,  # noqa: F401
+                     train_agent)
 
 log = logging.getLogger("selfplay")
-
-TRAINING_RECORD = "training_record.json"
-
-
-# --- models and adapters -----------------------------------------------------
-
-def resolve_adapter(adapter_dir: str | None) -> str | None:
-    """The adapter a later stage should use given a training output folder.
-
-    A training step that had no examples writes only a record saying so, naming the
-    adapter to keep using (the previous round's, or none = the base model).
-    """
-    if not adapter_dir:
-        return None
-    rec_path = Path(adapter_dir) / TRAINING_RECORD
-    if not rec_path.is_file():
-        raise UserError(f"{adapter_dir}: no {TRAINING_RECORD}; the training step did not finish")
-    rec = read_json(rec_path)
-    return str(adapter_dir) if rec.get("trained") else rec.get("use_adapter")
-
-
-def make_generation_backend(cfg: dict, model_dir: str | None):
-    from ..llm.factory import make_backend
-
-    bcfg = dict(cfg["backend"])
-    if bcfg["name"] != "replay":
-        if not model_dir:
-            raise UserError("generation needs a model folder (model_dir) for backend " + bcfg["name"])
-        bcfg.setdefault("model", str(model_dir))
-        if bcfg["name"] == "openai":
-            bcfg["model"] = cfg["model"].get("path", cfg["model"]["name"])
-    return make_backend(bcfg)
-
-
-def _generate(cfg: dict, model_dir, requests, metas, out: str, what: str) -> None:
-    from ..llm.recording import generate_and_record
-
-    if not requests:
-        write_jsonl(out, [])
-        log.info("%s: nothing to generate", what)
-        return
-    backend = make_generation_backend(cfg, model_dir)
-    try:
-        records = generate_and_record(backend, requests, out, meta=metas)
-    finally:
-        backend.close()
-    log.info("%s: %d requests, %d outputs -> %s", what, len(records), sum(len(r["outputs"]) for r in records), out)
-
 
 # --- stages ------------------------------------------------------------------
 
@@ -85,7 +38,7 @@ def alice_generate(cfg: dict, stage: str, shard: int, sources_path: str, model_d
     requests = [alice_request(s, stage, cfg, adapter) for s in mine]
     metas = [{"role": "alice", "stage": stage, "shard": shard, "source_id": s["id"], "adapter_dir": adapter}
              for s in mine]
-    _generate(cfg, model_dir, requests, metas, out, f"alice {stage} shard {shard}")
+    generate_to_file(cfg, model_dir, requests, metas, out, f"alice {stage} shard {shard}")
 
 
 def _sandbox(cfg: dict):
@@ -126,7 +79,7 @@ def bob_generate(cfg: dict, stage: str, who: str, candidates_path: str, model_di
     requests = [bob_request(inst, stage, who, cfg, adapter) for inst in instances]
     metas = [{"role": "bob", "who": who, "stage": stage, "instance_id": inst["id"], "adapter_dir": adapter}
              for inst in instances]
-    _generate(cfg, model_dir, requests, metas, out, f"bob[{who}] {stage}")
+    generate_to_file(cfg, model_dir, requests, metas, out, f"bob[{who}] {stage}")
 
 
 def label_instances(cfg: dict, stage: str, who: str, candidates_path: str, bob_path: str, out: str) -> None:
@@ -199,43 +152,3 @@ def bob_trainset(cfg: dict, labeled_paths: list[str], out: str) -> dict:
     return {"examples": len(rows)}
 
 
-def train_agent(cfg: dict, agent: str, trainset_path: str, model_dir: str, out_dir: str, seed_tag: str,
-                previous_adapter_dir: str | None = None) -> dict:
-    """LoRA SFT from the base model; with no examples, record that and keep the previous model."""
-    from ..records import derive_seed
-    from ..train.sft import TrainingSkipped, train_lora_sft
-
-    rows = read_jsonl(trainset_path)
-    train_examples = [{"prompt": r["prompt"], "completion": r["completion"]} for r in rows]
-    settings = dict(cfg["sinq"]["training"][agent])
-    seed = derive_seed(cfg["seed"], "train", agent, seed_tag)
-    try:
-        record = train_lora_sft(str(model_dir), train_examples, str(out_dir), settings, seed)
-        record["trained"] = True
-    except TrainingSkipped as exc:
-        previous = resolve_adapter(previous_adapter_dir)
-        record = {"trained": False, "reason": str(exc), "n_examples": len(train_examples), "use_adapter": previous,
-                  "agent": agent, "base_model": str(model_dir)}
-        Path(out_dir).mkdir(parents=True, exist_ok=True)
-        log.warning("%s %s: no training examples; keeping %s", agent, seed_tag, previous or "the base model")
-    record["trainset"] = str(trainset_path)
-    record["trainset_sha256"] = sha256_file(trainset_path)  # lets a restore check it got the same set
-    write_json(Path(out_dir) / TRAINING_RECORD, record)
-    return record
-
-
-def restore_agent_training(cfg: dict, agent: str, trainset_path: str, bundled_record: str, out_dir: str,
-                           seed_tag: str) -> dict:
-    """The training step when config ``replay_training_from`` is set: no model, no training.
-
-    The bundled ``training_record.json`` (and the adapter weights beside it, when the
-    bundle has them) is put in place of the training output, marked as restored, after
-    checking that the training set re-derived here is the one it was trained on.
-    """
-    from ..bundle.restore import restore_training_output
-
-    record = restore_training_output(bundled_record, out_dir, trainset_path, cfg["backend"]["name"])
-    info = record["restored_from_bundle"]
-    log.info("%s %s: restored training record from %s (trained=%s, adapter weights %s)", agent, seed_tag,
-             bundled_record, record.get("trained"), "restored" if info["adapter_weights"] else "not in the bundle")
-    return record

@@ -1,0 +1,108 @@
+"""What every track's agents share: generating into a recorded file, the adapter a
+stage uses, and LoRA training from the base model (or restoring a bundle's record).
+
+A track passes its own training settings (config ``<track>.training.<agent>``); the
+files and records look the same for every track.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from ..errors import UserError
+from ..records import read_json, read_jsonl, sha256_file, write_json, write_jsonl
+
+log = logging.getLogger("selfplay")
+
+TRAINING_RECORD = "training_record.json"
+
+
+# --- models and adapters -----------------------------------------------------
+
+def resolve_adapter(adapter_dir: str | None) -> str | None:
+    """The adapter a later stage should use given a training output folder.
+
+    A training step that had no examples writes only a record saying so, naming the
+    adapter to keep using (the previous round's, or none = the base model).
+    """
+    if not adapter_dir:
+        return None
+    rec_path = Path(adapter_dir) / TRAINING_RECORD
+    if not rec_path.is_file():
+        raise UserError(f"{adapter_dir}: no {TRAINING_RECORD}; the training step did not finish")
+    rec = read_json(rec_path)
+    return str(adapter_dir) if rec.get("trained") else rec.get("use_adapter")
+
+
+def make_generation_backend(cfg: dict, model_dir: str | None):
+    from ..llm.factory import make_backend
+
+    bcfg = dict(cfg["backend"])
+    if bcfg["name"] != "replay":
+        if not model_dir:
+            raise UserError("generation needs a model folder (model_dir) for backend " + bcfg["name"])
+        bcfg.setdefault("model", str(model_dir))
+        if bcfg["name"] == "openai":
+            bcfg["model"] = cfg["model"].get("path", cfg["model"]["name"])
+    return make_backend(bcfg)
+
+
+def generate_to_file(cfg: dict, model_dir, requests, metas, out: str, what: str) -> None:
+    """Generate every request and record prompts, settings and outputs in ``out``."""
+    from ..llm.recording import generate_and_record
+
+    if not requests:
+        write_jsonl(out, [])
+        log.info("%s: nothing to generate", what)
+        return
+    backend = make_generation_backend(cfg, model_dir)
+    try:
+        records = generate_and_record(backend, requests, out, meta=metas)
+    finally:
+        backend.close()
+    log.info("%s: %d requests, %d outputs -> %s", what, len(records), sum(len(r["outputs"]) for r in records), out)
+
+
+def train_agent(cfg: dict, agent: str, trainset_path: str, model_dir: str, out_dir: str, seed_tag: str,
+                previous_adapter_dir: str | None = None, track: str = "sinq") -> dict:
+    """LoRA SFT from the base model with config ``<track>.training.<agent>``; with no
+    examples, record that and keep the previous model."""
+    from ..records import derive_seed
+    from ..train.sft import TrainingSkipped, train_lora_sft
+
+    rows = read_jsonl(trainset_path)
+    train_examples = [{"prompt": r["prompt"], "completion": r["completion"]} for r in rows]
+    settings = dict(cfg[track]["training"][agent])
+    seed = derive_seed(cfg["seed"], "train", agent, seed_tag) if track == "sinq" else \
+        derive_seed(cfg["seed"], "train", track, agent, seed_tag)
+    try:
+        record = train_lora_sft(str(model_dir), train_examples, str(out_dir), settings, seed)
+        record["trained"] = True
+    except TrainingSkipped as exc:
+        previous = resolve_adapter(previous_adapter_dir)
+        record = {"trained": False, "reason": str(exc), "n_examples": len(train_examples), "use_adapter": previous,
+                  "agent": agent, "base_model": str(model_dir)}
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        log.warning("%s %s: no training examples; keeping %s", agent, seed_tag, previous or "the base model")
+    record["trainset"] = str(trainset_path)
+    record["trainset_sha256"] = sha256_file(trainset_path)  # lets a restore check it got the same set
+    write_json(Path(out_dir) / TRAINING_RECORD, record)
+    return record
+
+
+def restore_agent_training(cfg: dict, agent: str, trainset_path: str, bundled_record: str, out_dir: str,
+                           seed_tag: str) -> dict:
+    """The training step when config ``replay_training_from`` is set: no model, no training.
+
+    The bundled ``training_record.json`` (and the adapter weights beside it, when the
+    bundle has them) is put in place of the training output, marked as restored, after
+    checking that the training set re-derived here is the one it was trained on.
+    """
+    from ..bundle.restore import restore_training_output
+
+    record = restore_training_output(bundled_record, out_dir, trainset_path, cfg["backend"]["name"])
+    info = record["restored_from_bundle"]
+    log.info("%s %s: restored training record from %s (trained=%s, adapter weights %s)", agent, seed_tag,
+             bundled_record, record.get("trained"), "restored" if info["adapter_weights"] else "not in the bundle")
+    return record
