@@ -43,6 +43,14 @@ class SamplingParams:
     n: int = 1
     seed: int = 0
 
+    @classmethod
+    def from_config(cls, section: dict, n: int, seed: int) -> "SamplingParams":
+        """From a config ``sampling`` mapping (temperature, top_p, top_k, presence_penalty,
+        max_new_tokens), with ``n`` samples and ``seed``."""
+        return cls(temperature=float(section["temperature"]), top_p=float(section["top_p"]),
+                   top_k=section.get("top_k"), presence_penalty=section.get("presence_penalty"),
+                   max_new_tokens=int(section["max_new_tokens"]), n=n, seed=seed)
+
     def __post_init__(self) -> None:
         # Normalise number types so that 1 and 1.0 produce the same recording key.
         def as_float(name: str) -> float:
