@@ -44,6 +44,7 @@ def round_difficulty(d: float) -> int:
     return min(MAX_DIFFICULTY, max(0, round_half_up(d)))
 
 
-def is_hard(d: float, threshold: float) -> bool:
-    """True for instances at or above the threshold (the paper uses 5)."""
-    return d >= threshold
+def is_hard(d: float, threshold: float, strictly_above: bool = False) -> bool:
+    """True for instances at or above the threshold (SInQ, threshold 5), or strictly
+    above it with ``strictly_above`` (paper 000: hard means d > tau, tau = 3)."""
+    return d > threshold if strictly_above else d >= threshold

@@ -35,6 +35,7 @@ def select_hard_and_easy(
     hard_threshold: float,
     easy_fraction: float,
     seed: int,
+    strictly_above: bool = False,
 ) -> list[dict]:
     """All hard items (in input order) followed by the drawn easy items (in draw order).
 
@@ -47,7 +48,7 @@ def select_hard_and_easy(
     bins: dict[int, list[dict]] = {}
     for index, item in enumerate(items):
         d = _difficulty_of(item, key, index)
-        if is_hard(d, hard_threshold):
+        if is_hard(d, hard_threshold, strictly_above):
             hard.append(item)
         else:
             bins.setdefault(round_difficulty(d), []).append(item)

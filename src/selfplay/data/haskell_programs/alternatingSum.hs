@@ -1,0 +1,4 @@
+-- reflectable
+alternatingSum :: [Int] -> Int
+alternatingSum [] = 0
+alternatingSum (x:xs) = x - alternatingSum xs

@@ -1,0 +1,4 @@
+import Data.List (intercalate)
+
+joinWith :: String -> [String] -> String
+joinWith sep = intercalate sep . filter (not . null)

@@ -1,0 +1,3 @@
+meanOrZero :: [Int] -> Double
+meanOrZero [] = 0
+meanOrZero xs = fromIntegral (sum xs) / fromIntegral (length xs)
