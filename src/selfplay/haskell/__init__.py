@@ -7,4 +7,9 @@
   renaming a top-level function.
 * ``literals``  - seeded generation of type-correct Haskell literals, call expressions,
   and parsing/validation of argument literals written by a model.
+* ``ghc_check`` - fast, isolated compile-and-run checks: one confined GHC build per
+  batch, one sandboxed process per check.
+* ``divergence`` - what counts as P and Q behaving differently on an input.
+* ``liquid``    - Liquid Haskell proofs: parsing, file assembly, the exact-equivalence
+  statement check, escape-hatch refusal, running the checker and its verdicts.
 """

@@ -1,10 +1,13 @@
-"""Confined execution of model-written Python programs.
+"""Confined execution of model-written Python programs and of executables.
 
     from selfplay.sandbox import Sandbox, SandboxLimits, ExecResult, run_naive
+    from selfplay.sandbox import CommandResult, run_command_naive
 
 ``Sandbox`` keeps warm fork servers (one execution at a time each) inside
 network/PID/mount namespaces; ``run_naive`` starts a fresh interpreter per
-execution at the same isolation.  Exports are resolved lazily so that the
+execution at the same isolation.  ``Sandbox.run_command(s)`` and
+``run_command_naive`` execute a command line (a compiled program, a compiler)
+under the same confinement (see ``command``).  Exports are resolved lazily so that the
 confined interpreters importing the harness do not pay for the host-side pool.
 """
 
@@ -12,18 +15,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["Sandbox", "SandboxLimits", "ExecResult", "run_naive"]
+__all__ = ["Sandbox", "SandboxLimits", "ExecResult", "run_naive", "CommandResult", "run_command_naive"]
 
 _WHERE = {
     "Sandbox": "pool",
     "SandboxLimits": "limits",
     "ExecResult": "result",
     "run_naive": "naive",
+    "CommandResult": "command",
+    "run_command_naive": "naive",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .command import CommandResult
     from .limits import SandboxLimits
-    from .naive import run_naive
+    from .naive import run_command_naive, run_naive
     from .pool import Sandbox
     from .result import ExecResult
 

@@ -16,6 +16,7 @@ get identical isolation with a fresh interpreter per execution.
 
 from __future__ import annotations
 
+import base64
 import gc
 import importlib
 import json
@@ -28,7 +29,7 @@ import tempfile
 import time
 from typing import Any
 
-from . import confine
+from . import command, confine
 from .harness import _real_exit, child_main, warm_up
 from .limits import SandboxLimits
 from .protocol import FrameEOF, FrameError, parse_frame, read_frame, write_frame
@@ -196,6 +197,8 @@ class ForkServer:
                 return
 
     def execute(self, req: dict[str, Any]) -> dict[str, Any]:
+        if isinstance(req, dict) and req.get("kind") == "command":
+            return self.execute_commands(req)
         try:
             timeout = float(req["timeout"])
             if not (timeout > 0):
@@ -231,6 +234,159 @@ class ForkServer:
         if not clean:
             outcome["restart"] = True
         return outcome
+
+    # ---------------------------------------------------------------- commands
+
+    def execute_commands(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Run each argv of a command request in its own confined process (see ``command``)."""
+        try:
+            spec = command.parse_request(req, self.limits)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return {"status": "error", "detail": "bad request"}
+        runs: list[dict[str, Any]] = []
+        reply: dict[str, Any] = {"status": "ok", "runs": runs}
+        for argv in spec["argvs"]:
+            outcome = self._run_command(argv, spec)
+            if outcome.pop("restart", False):
+                reply["restart"] = True
+            if outcome.pop("host_gone", False):
+                reply["host_gone"] = True
+            runs.append(outcome)
+            if reply.get("restart") or reply.get("host_gone"):
+                break  # the host re-sends the runs that are missing
+        return reply
+
+    def _run_command(self, argv: list[str], spec: dict[str, Any]) -> dict[str, Any]:
+        self.counter += 1
+        workdir = os.path.join(self.work_base, f"run{self.counter}")
+        os.mkdir(workdir, 0o700)
+        if self.uid is not None:
+            os.chown(workdir, self.uid, self.gid)
+        limits: SandboxLimits = spec["limits"]
+        timeout = spec["timeout"]
+        try:
+            command.write_inputs(workdir, spec["files"], spec["executables"], self.uid, self.gid)
+        except OSError as exc:
+            shutil.rmtree(workdir, ignore_errors=True)
+            return {"status": "error", "detail": f"could not write input files: {exc.strerror or exc}"}
+        stdin = command.stdin_fd(spec["stdin"])
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        st_r, st_w = os.pipe()
+        started = time.monotonic()
+        deadline = started + timeout
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - child
+            try:
+                for fd in (out_r, err_r, st_r):
+                    os.close(fd)
+                command.command_child_main(self.cfg, argv, spec["env"], stdin, out_w, err_w, st_w,
+                                           workdir, limits, timeout)
+            finally:
+                _real_exit(6)
+        for fd in (stdin, out_w, err_w, st_w):
+            os.close(fd)
+        try:
+            outcome = self._watch_command(pid, out_r, err_r, st_r, deadline, started, limits.memory_mb,
+                                          spec["max_output"])
+        finally:
+            for fd in (out_r, err_r, st_r):
+                os.close(fd)
+            clean = confine.sweep(self.pidns, self.uid)
+        if spec["collect"]:
+            outcome["files"], outcome["missing"] = command.collect_outputs(workdir, spec["collect"],
+                                                                           spec["max_collect"])
+        shutil.rmtree(workdir, ignore_errors=True)
+        if not clean:
+            outcome["restart"] = True
+        return outcome
+
+    def _watch_command(self, pid: int, out_r: int, err_r: int, st_r: int, deadline: float, started: float,
+                       memory_mb: int, cap: int) -> dict[str, Any]:
+        """Wait for the run's process, capturing bounded output; kill on timeout or memory."""
+        streams = {out_r: bytearray(), err_r: bytearray()}
+        truncated = {out_r: False, err_r: False}
+        status_msg = bytearray()
+        pidfd = os.pidfd_open(pid)
+        watched = [pidfd, out_r, err_r, st_r, self.inp]
+        verdict: dict[str, Any] | None = None
+        next_poll = started + MEMORY_POLL_S
+
+        def take(fd: int, chunk: bytes) -> None:
+            if fd == st_r:
+                status_msg.extend(chunk[: max(0, 1000 - len(status_msg))])
+                return
+            room = cap - len(streams[fd])
+            if len(chunk) > room:
+                truncated[fd] = True
+                chunk = chunk[:room]
+            streams[fd].extend(chunk)
+
+        try:
+            while True:
+                now = time.monotonic()
+                remaining = deadline - now
+                if remaining <= 0:
+                    verdict = {"status": "timeout", "detail": "wall-clock limit reached"}
+                    break
+                wait = remaining
+                if self.pidns:
+                    if now >= next_poll:
+                        if _namespace_memory_mb() > memory_mb:
+                            verdict = {"status": "killed",
+                                       "detail": "memory limit exceeded by the program's processes together"}
+                            _kill_namespace()
+                            break
+                        next_poll = now + MEMORY_POLL_S
+                    wait = min(wait, max(next_poll - now, 0.0))
+                ready, _, _ = select.select(watched, [], [], wait)
+                for fd in (out_r, err_r, st_r):
+                    if fd in ready:
+                        chunk = os.read(fd, 1 << 16)
+                        if chunk:
+                            take(fd, chunk)
+                        else:
+                            watched.remove(fd)
+                if self.inp in ready:
+                    verdict = {"status": "error", "detail": "host went away", "host_gone": True}
+                    break
+                if pidfd in ready:
+                    break
+            ended = time.monotonic()
+            if verdict is not None:
+                _kill_group(pid)
+            try:
+                _, status = os.waitpid(pid, 0)
+            except ChildProcessError:
+                status = signal.SIGKILL
+        finally:
+            os.close(pidfd)
+        for fd in (out_r, err_r, st_r):
+            leftover = _drain(fd, cap + 1)
+            if leftover:
+                take(fd, leftover)
+        if verdict is None:
+            if status_msg:
+                text = bytes(status_msg).decode("utf-8", "replace")
+                stage, _, rest = text.partition(":")
+                _, _, why = rest.partition(":")
+                what = "could not execute" if stage == "exec" else "sandbox setup failed"
+                verdict = {"status": "error", "detail": f"{what}: {why.strip()}"}
+            elif os.WIFSIGNALED(status):
+                name = confine.signal_name(os.WTERMSIG(status))
+                verdict = {"status": "killed", "signal": name, "detail": f"terminated by {name}"}
+            else:
+                verdict = {"status": "exited", "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1}
+        verdict.setdefault("exit_code", None)
+        verdict.setdefault("signal", None)
+        verdict.update({
+            "stdout": base64.b64encode(bytes(streams[out_r])).decode("ascii"),
+            "stderr": base64.b64encode(bytes(streams[err_r])).decode("ascii"),
+            "stdout_truncated": truncated[out_r],
+            "stderr_truncated": truncated[err_r],
+            "seconds": ended - started,
+        })
+        return verdict
 
     def _watch(self, pid: int, read_end: int, deadline: float, started: float) -> dict[str, Any]:
         cap = self.limits.max_result_kb * 1024 + 64 * 1024

@@ -88,9 +88,29 @@ def confine_child(cfg: dict[str, Any], result_w: int, workdir: str, timeout: flo
         os.dup2(result_w, RESULT_FD)
     confine.close_fds_except([0, 1, 2, RESULT_FD])
 
+    lock_down(cfg, workdir, SandboxLimits.from_dict(cfg["limits"]), timeout)
+
+    os.environ.clear()
+    os.environ.update(confine.scrubbed_env(home=workdir))
+    sys.path[:] = list(cfg["child_path"])
+    sys.dont_write_bytecode = True
+    sys.setrecursionlimit(1000)
+    random.seed(0)
+    for name in list(sys.modules):
+        if name == MODULE_NAME or name.startswith(MODULE_NAME + "."):
+            del sys.modules[name]
+
+
+def lock_down(cfg: dict[str, Any], workdir: str, limits: SandboxLimits, timeout: float) -> None:
+    """The part of confinement shared by Python runs and command runs (see ``command``).
+
+    Enters the private work directory, lowers every rlimit, switches to the
+    leased unprivileged uid (or drops all capabilities when there is none), sets
+    no_new_privs and a parent-death SIGKILL, and exits at once if the server is
+    already gone.  The caller has already called setsid and arranged fds.
+    """
     os.chdir(workdir)
     os.umask(0o077)
-    limits = SandboxLimits.from_dict(cfg["limits"])
     uid, gid = cfg.get("uid"), cfg.get("gid")
     extra = 0
     if uid is None and os.getuid() != 0:
@@ -106,16 +126,6 @@ def confine_child(cfg: dict[str, Any], result_w: int, workdir: str, timeout: flo
     confine.set_parent_death_signal(signal.SIGKILL)
     if os.getppid() != server:
         _exit_now(4)
-
-    os.environ.clear()
-    os.environ.update(confine.scrubbed_env(home=workdir))
-    sys.path[:] = list(cfg["child_path"])
-    sys.dont_write_bytecode = True
-    sys.setrecursionlimit(1000)
-    random.seed(0)
-    for name in list(sys.modules):
-        if name == MODULE_NAME or name.startswith(MODULE_NAME + "."):
-            del sys.modules[name]
 
 
 # ---------------------------------------------------------------- execution

@@ -196,9 +196,11 @@ class ServerProcess:
             raise RuntimeError(f"sandbox server failed to start: {why or 'no ready message'}")
         self.isolation = frame["isolation"]
 
-    def request(self, req: dict[str, Any], deadline: float) -> dict[str, Any]:
+    def request(self, req: dict[str, Any], deadline: float, max_reply: int | None = None) -> dict[str, Any]:
         write_frame(self.proc.stdin.fileno(), req)
-        reply = read_frame(self.proc.stdout.fileno(), 4 * self.limits.max_result_kb * 1024 + (1 << 20), deadline)
+        if max_reply is None:
+            max_reply = 4 * self.limits.max_result_kb * 1024 + (1 << 20)
+        reply = read_frame(self.proc.stdout.fileno(), max_reply, deadline)
         if not isinstance(reply, dict):
             raise FrameError("reply is not an object")
         return reply

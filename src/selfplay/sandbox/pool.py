@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from queue import Queue
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
+from .command import (DEFAULT_COLLECT_KB, DEFAULT_OUTPUT_KB, CommandResult, make_command_request,
+                      reply_size_cap, result_from_run)
 from .launch import ServerProcess
 from .limits import SandboxLimits
 from .protocol import FrameError
@@ -18,6 +21,8 @@ from .result import ExecResult
 # sweep and report before the host declares the server broken.
 REPLY_GRACE_S = 15.0
 START_TIMEOUT_S = 60.0
+# Server-side cost of one command run besides its timeout (writing inputs, sweep, cleanup).
+COMMAND_OVERHEAD_S = 1.0
 
 
 def make_request(code: str, entry: str, input_literal: Any, timeout: float) -> dict[str, Any]:
@@ -53,6 +58,21 @@ def result_from_reply(reply: dict[str, Any], isolation: dict[str, Any], timeout:
         isolation=iso,
         detail=reply.get("detail"),
     )
+
+
+def command_isolation(isolation: dict[str, Any], req: dict[str, Any], server_limits: SandboxLimits) -> dict[str, Any]:
+    """The isolation report of a command run: the server's, with the run's own limits and stdio."""
+    iso = dict(isolation)
+    limits = SandboxLimits.from_dict({**server_limits.to_dict(), **(req.get("limits") or {}),
+                                      "tmpfs_mb": server_limits.tmpfs_mb})
+    iso["rlimits"] = limits.rlimits(req["timeout"])
+    iso["stdio"] = f"stdin {'given' if req.get('stdin') else '/dev/null'}; stdout/stderr captured, " \
+                   f"at most {req['max_output_kb']} KiB each"
+    iso["env"] = "scrubbed" + (f" + {sorted(req['env'])}" if req.get("env") else "")
+    iso["exec"] = True
+    for key in ("preimported", "hashseed", "random_seed"):
+        iso.pop(key, None)
+    return iso
 
 
 def _shutdown(servers: list[ServerProcess], lock: threading.Lock) -> None:
@@ -187,4 +207,96 @@ class Sandbox:
                 self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="sandbox")
             executor = self._executor
         return list(executor.map(lambda job: self.run(*job), jobs))
+
+    # ---------------------------------------------------------------- commands
+
+    def run_command(self, argv: Sequence[str], timeout: float, *, files: Mapping[str, bytes | str] | None = None,
+                    executables: Iterable[str] = (), collect: Iterable[str] = (),
+                    limits: SandboxLimits | None = None, env: Mapping[str, str] | None = None,
+                    stdin: bytes | str = b"", max_output_kb: int = DEFAULT_OUTPUT_KB,
+                    max_collect_kb: int = DEFAULT_COLLECT_KB) -> CommandResult:
+        """Execute ``argv`` in a fresh confined process (see ``run_commands``)."""
+        return self.run_commands([argv], timeout, files=files, executables=executables, collect=collect,
+                                 limits=limits, env=env, stdin=stdin, max_output_kb=max_output_kb,
+                                 max_collect_kb=max_collect_kb)[0]
+
+    def run_commands(self, argvs: Sequence[Sequence[str]], timeout: float, *,
+                     files: Mapping[str, bytes | str] | None = None, executables: Iterable[str] = (),
+                     collect: Iterable[str] = (), limits: SandboxLimits | None = None,
+                     env: Mapping[str, str] | None = None, stdin: bytes | str = b"",
+                     max_output_kb: int = DEFAULT_OUTPUT_KB, max_collect_kb: int = DEFAULT_COLLECT_KB,
+                     chunk: int | None = None) -> list[CommandResult]:
+        """Execute every command line in its own confined process; results in the same order.
+
+        Each run gets a fresh private work directory holding ``files`` (names in
+        ``executables`` are made executable), a scrubbed environment plus ``env``,
+        the rlimits of ``limits`` (default: this sandbox's; the tmpfs size is always
+        the sandbox's), ``stdin`` on fd 0, and ``timeout`` seconds of wall clock.
+        stdout and stderr are captured up to ``max_output_kb`` each; files named in
+        ``collect`` are read back after the run if they are plain files.  Runs are
+        sent to the workers in chunks of ``chunk`` (the files travel once per chunk).
+        """
+        req = make_command_request(argvs, timeout, files=files, executables=executables, collect=collect,
+                                   limits=limits, env=env, stdin=stdin, max_output_kb=max_output_kb,
+                                   max_collect_kb=max_collect_kb)
+        if self._closed:
+            raise RuntimeError("Sandbox is closed")
+        runs = req["runs"]
+        size = chunk or max(1, math.ceil(len(runs) / (self.workers * 4)))
+        pieces = [dict(req, runs=runs[i:i + size]) for i in range(0, len(runs), size)]
+        if len(pieces) == 1 or self.workers == 1:
+            done = [self._command_piece(piece) for piece in pieces]
+        else:
+            with self._lock:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="sandbox")
+                executor = self._executor
+            done = list(executor.map(self._command_piece, pieces))
+        return [result for piece in done for result in piece]
+
+    def _command_piece(self, req: dict[str, Any]) -> list[CommandResult]:
+        server = self._idle.get()
+        try:
+            results, server = self._commands_on(server, req, retry=True)
+        finally:
+            self._idle.put(server)
+        return results
+
+    def _commands_on(self, server: ServerProcess, req: dict[str, Any],
+                     retry: bool) -> tuple[list[CommandResult], ServerProcess]:
+        count = len(req["runs"])
+
+        def failed(why: str) -> list[CommandResult]:
+            iso = command_isolation(self.isolation, req, self.limits)
+            return [CommandResult("error", detail=why, isolation=iso) for _ in range(count)]
+
+        if not server.alive():
+            server = self._replace(server)
+            if not server.alive():
+                return failed("sandbox server could not be started"), server
+        deadline = time.monotonic() + count * (req["timeout"] + COMMAND_OVERHEAD_S) + REPLY_GRACE_S
+        try:
+            reply = server.request(req, deadline, max_reply=reply_size_cap(req))
+        except (FrameError, OSError) as exc:
+            died = not server.alive()
+            server = self._replace(server)
+            reason = "died" if died else f"stopped answering ({type(exc).__name__})"
+            return failed(f"sandbox server {reason}"), server
+        iso = command_isolation(server.isolation or self.isolation, req, self.limits)
+        if reply.get("status") != "ok" or not isinstance(reply.get("runs"), list):
+            if reply.get("restart"):
+                server = self._replace(server)
+            return failed(f"sandbox refused the command: {reply.get('detail') or 'bad reply'}"), server
+        results = [result_from_run(run, iso) for run in reply["runs"][:count]]
+        if reply.get("restart") or reply.get("host_gone"):
+            server = self._replace(server)
+        if len(results) < count:
+            rest = dict(req, runs=req["runs"][len(results):])
+            if retry:
+                more, server = self._commands_on(server, rest, retry=False)
+            else:
+                more = [CommandResult("error", detail="sandbox server had to restart", isolation=iso)
+                        for _ in rest["runs"]]
+            results.extend(more)
+        return results, server
 
