@@ -9,6 +9,10 @@ from selfplay.errors import UserError
 
 try:
     validate_config(config)
+    if "seq" in config:  # paper 000's regimes E2/E3 take p and P from E0's measured yields
+        from selfplay.tracks.seq.regimes import apply_regime
+
+        apply_regime(config)
 except UserError as _exc:
     sys.exit(f"Configuration error: {_exc}")
 
@@ -25,6 +29,10 @@ def image(name):
     overridden by config containers.<name>); without --sdm the rule runs on the host."""
     return IMAGES[name].ref
 
+
+TRACKS = config.get("tracks", ["sinq", "seq"] if "seq" in config else ["sinq"])
+if "seq" in TRACKS and "seq" not in config:
+    sys.exit("Configuration error: config key tracks: lists seq but there is no seq section")
 
 MODEL_NAME = config["model"]["name"]
 SCRIPTS = Path(workflow.basedir) / "workflow_scripts"
@@ -89,8 +97,12 @@ def training_restore_input(output_pattern):
 
 
 def print_outputs_summary():
-    produced = [p for p in sinq_report_targets() if Path(p).exists()]
-    if produced:
-        print("\nSInQ tables and figures are in results/tables/sinq/ and results/figures/sinq/:")
-        for p in produced:
-            print(f"  {p}")
+    groups = [("SInQ", sinq_report_targets())]
+    if "seq" in config:
+        groups.append(("Haskell track", seq_report_targets()))
+    for name, targets in groups:
+        produced = [p for p in targets if Path(p).exists()]
+        if produced:
+            print(f"\n{name} tables and figures:")
+            for p in produced:
+                print(f"  {p}")

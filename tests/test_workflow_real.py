@@ -32,6 +32,15 @@ def real_run(tmp_path_factory):
     sinq["bob"]["sampling"]["max_new_tokens"] = 32
     small = {"lora_r": 4, "lora_alpha": 8, "max_steps": 1, "max_length": 1024}
     sinq["training"] = {"alice": small, "bob": small}
+    seq = cfg["seq"]  # the Haskell track on the same budget
+    seq.update(experiment="tiny", rounds=1, shards=1)
+    seq["sources"].update(per_round=2, eval_train=1, eval_test=1)
+    seq["translate"]["count"] = 1
+    seq["proof"]["attempts"] = 1
+    for part in ("alice", "proof", "bob", "translate"):
+        seq[part]["sampling"]["max_new_tokens"] = 48
+    seq["bob"].update(samples=2)
+    seq["training"] = {"alice": small, "bob": small}
     write_config(workdir, cfg)
     proc = run_snakemake(workdir)
     return workdir, cfg, proc
@@ -56,17 +65,35 @@ def test_real_model_generates_and_every_stage_completes(real_run):
         assert (workdir / p).stat().st_size > 0
 
 
+def test_real_model_plays_the_haskell_track(real_run):
+    workdir, _, proc = real_run
+    jobs = jobs_run(proc)
+    assert jobs["seq_alice_generate"] == 3 and jobs["seq_check"] == 3 and jobs["seq_translate_filter"] == 1
+    exp = workdir / "results/seq/tiny"
+    gens = read_jsonl(exp / "round1/alice/shard0.jsonl")
+    assert len(gens) == 2 and all(g["backend"]["name"] == "transformers" for g in gens)
+    assert {g["meta"]["game"] for g in gens} <= {"seq", "sinq"}
+    cands = read_jsonl(exp / "round1/candidates/shard0.jsonl")
+    assert len(cands) == 2 and all(c["verified"] or c["reject_reason"] for c in cands)
+    kept = read_jsonl(workdir / "resources/data/seq/reference_train.jsonl")
+    assert len(kept) == 18  # every shipped reference program of the half compiles and runs
+    for p in ("tables/seq/tiny/table6.md", "tables/seq/tiny/table2.md", "tables/seq/tiny/data_yield.md",
+              "figures/seq/tiny/figure3.png", "figures/seq/tiny/figure6.png", "figures/seq/tiny/figure7.png"):
+        assert (workdir / "results" / p).stat().st_size > 0
+
+
 def test_replaying_the_recordings_reproduces_the_tables(real_run, tmp_path):
     workdir, cfg, _ = real_run
-    exp = workdir / "results/sinq/tiny"
-    recordings = sorted(str(p) for p in exp.rglob("*.jsonl") if p.parent.name in ("alice", "bob_untrained",
-                                                                                 "bob_trained"))
+    recorded = ("alice", "bob_untrained", "bob_trained", "proof_gen1")  # and the translations' generations.jsonl
+    recordings = sorted(str(p) for track in ("sinq", "seq")
+                        for p in (workdir / "results" / track / "tiny").rglob("*.jsonl")
+                        if p.parent.name in recorded or p.name == "generations.jsonl")
     replay_dir = tmp_path / "replay"
     shutil.copytree(workdir / "resources" / "data", replay_dir / "resources" / "data")
     shutil.copytree(workdir / "resources" / "models", replay_dir / "resources" / "models")
     cfg = dict(cfg, backend={"name": "replay", "files": recordings, "on_missing": "error"})
     write_config(replay_dir, cfg)
     run_snakemake(replay_dir)
-    for table in ("table1.csv", "yield.csv", "yield_reasons.csv"):
-        assert (replay_dir / "results/tables/sinq" / table).read_text() == \
-            (workdir / "results/tables/sinq" / table).read_text()
+    for table in ("sinq/table1.csv", "sinq/yield.csv", "sinq/yield_reasons.csv", "seq/tiny/table2.csv",
+                  "seq/tiny/table6.csv", "seq/tiny/data_yield.csv"):
+        assert (replay_dir / "results/tables" / table).read_text() == (workdir / "results/tables" / table).read_text()

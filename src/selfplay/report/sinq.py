@@ -18,6 +18,7 @@ from collections import Counter
 import pandas as pd
 
 from ..records import read_jsonl
+from .figures import save_figure
 from .tables import write_table
 
 
@@ -131,12 +132,6 @@ def figure2(per_x: dict[int, list[str]], png_path: str, pdf_path: str, csv_path:
     if empty:
         fig.text(0.5, 0.01, f"no verified instances at rounds {empty}", ha="center", fontsize=8)
     fig.tight_layout()
-    for path in (png_path, pdf_path):
-        from pathlib import Path
-
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(path).with_name(f".{Path(path).name}.tmp{Path(path).suffix}")
-        fig.savefig(tmp, dpi=150)
-        tmp.replace(path)
+    save_figure(fig, png_path, pdf_path)
     plt.close(fig)
     return summary
