@@ -9,6 +9,7 @@ export TOKENIZERS_PARALLELISM := false
 
 install:
 	scripts/install.sh default
+	scripts/install_apt.sh "the Haskell track (GHC)" ghc:ghc,runghc
 
 install-test:
 	scripts/install.sh test

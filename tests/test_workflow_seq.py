@@ -12,6 +12,7 @@ no SEQ proof is then ever accepted.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,8 @@ from selfplay.tracks.stages import select_stage_sources
 
 from workflow_helpers import REPO, default_config, jobs_run, run_snakemake, write_config
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("ghc") is None, reason=(
+    "GHC is missing: apt-get install ghc (scripts/install_system_test.sh does it as root)"))]
 FAKE_LIQUID = REPO / "tests" / "fakes" / "liquid"
 EXP = "results/seq/hstest"
 
