@@ -363,7 +363,7 @@ rule seq_train_alice:
     container:
         image("gpu")
     script:
-        "../workflow_scripts/seq_train.py"
+        "../workflow_scripts/train_agent.py"
 
 
 rule seq_bob_trainset:
@@ -394,7 +394,7 @@ rule seq_train_bob:
     container:
         image("gpu")
     script:
-        "../workflow_scripts/seq_train.py"
+        "../workflow_scripts/train_agent.py"
 
 
 def seq_rounds_candidates(wildcards=None):

@@ -240,7 +240,7 @@ rule sinq_train_alice:
     container:
         image("gpu")
     script:
-        "../workflow_scripts/sinq_train.py"
+        "../workflow_scripts/train_agent.py"
 
 
 rule sinq_bob_trainset:
@@ -273,7 +273,7 @@ rule sinq_train_bob:
     container:
         image("gpu")
     script:
-        "../workflow_scripts/sinq_train.py"
+        "../workflow_scripts/train_agent.py"
 
 
 rule sinq_table1:
