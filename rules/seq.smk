@@ -44,6 +44,23 @@ def seq_translate_input(wildcards=None):
     return "resources/data/sinq/humaneval_train.jsonl"
 
 
+def seq_multipl_e_url(bench):
+    from selfplay.data.haskell_datasets import hub_file_url
+
+    rev = SEQ.get("codegen", {}).get("multipl_e_revision", "main")
+    return hub_file_url("nuprl/MultiPL-E", f"{bench}-hs/test-00000-of-00001.parquet", rev)
+
+
+def seq_codegen_problems_input(wildcards):
+    return [] if wildcards.bench == "mini" else f"resources/downloads/seq/multipl_e_{wildcards.bench}.parquet"
+
+
+def seq_codegen_adapter_input(wildcards):
+    """base: no adapter; alice: the last round's; bob: his trained adapter."""
+    return {"base": [], "alice": f"{SEQ_EXP}/round{SEQ_ROUNDS}/adapter_alice",
+            "bob": f"{SEQ_EXP}/bob/adapter"}[wildcards.agent]
+
+
 def seq_alice_adapter_input(wildcards):
     """Round r generates with round r-1's adapter; the evaluation with the last round's."""
     if wildcards.stage.startswith("round"):
@@ -104,7 +121,7 @@ def seq_report_targets():
         f"{SEQ_FIGURES}/figure3.png",
         f"{SEQ_FIGURES}/figure6.png",
         f"{SEQ_FIGURES}/figure7.png",
-    ]
+    ] + ([f"{SEQ_TABLES}/table3.md"] if SEQ.get("codegen") else [])
 
 
 rule seq_reference_sources:
@@ -517,5 +534,94 @@ rule seq_table8:
         experiments=SEQ.get("regimes", {}).get("experiments", [SEQ["experiment"]]),
     log:
         f"{SEQ_LOG}/report/table8.log",
+    script:
+        "../workflow_scripts/seq_report.py"
+
+
+# Table 3: Haskell code generation (HumanEval / MBPP from MultiPL-E; the default's
+# shipped mini set), base model vs the final Alice and the trained Bob.
+SEQ_CODEGEN = SEQ.get("codegen", {"benchmarks": []})
+SEQ_CODEGEN_AGENTS = ("base", "alice", "bob")
+
+
+rule seq_download_multipl_e:
+    output:
+        "resources/downloads/seq/multipl_e_{bench}.parquet",
+    params:
+        url=lambda w: seq_multipl_e_url(w.bench),
+        sha256=None,
+    wildcard_constraints:
+        bench="humaneval|mbpp",
+    log:
+        "logs/seq/sources/download_multipl_e_{bench}.log",
+    localrule: True
+    script:
+        "../workflow_scripts/seq_codegen.py"
+
+
+rule seq_codegen_problems:
+    input:
+        seq_codegen_problems_input,
+    output:
+        problems="resources/data/seq/codegen_{bench}.jsonl",
+        skipped="resources/data/seq/codegen_{bench}.skipped.jsonl",
+    log:
+        "logs/seq/sources/codegen_{bench}.log",
+    container:
+        image("haskell")
+    script:
+        "../workflow_scripts/seq_codegen.py"
+
+
+rule seq_codegen_generate:
+    input:
+        problems="resources/data/seq/codegen_{bench}.jsonl",
+        model=generation_model_input,
+        adapter=seq_codegen_adapter_input,
+    output:
+        f"{SEQ_EXP}/codegen/{{bench}}/{{agent}}.jsonl",
+    params:
+        model_dir=generation_model_param,
+    wildcard_constraints:
+        agent="base|alice|bob",
+    threads: 2
+    log:
+        f"{SEQ_LOG}/codegen/{{bench}}_{{agent}}.log",
+    benchmark:
+        f"{SEQ_BENCH}/codegen/{{bench}}_{{agent}}.tsv"
+    container:
+        image("gpu")
+    script:
+        "../workflow_scripts/seq_codegen.py"
+
+
+rule seq_codegen_eval:
+    input:
+        problems="resources/data/seq/codegen_{bench}.jsonl",
+        generations=f"{SEQ_EXP}/codegen/{{bench}}/{{agent}}.jsonl",
+    output:
+        f"{SEQ_EXP}/codegen/{{bench}}/{{agent}}.scored.jsonl",
+    wildcard_constraints:
+        agent="base|alice|bob",
+    threads: 2
+    log:
+        f"{SEQ_LOG}/codegen/{{bench}}_{{agent}}_eval.log",
+    container:
+        image("haskell")
+    script:
+        "../workflow_scripts/seq_codegen.py"
+
+
+rule seq_table3:
+    input:
+        **{f"{b}_{a}": f"{SEQ_EXP}/codegen/{b}/{a}.scored.jsonl" for b in SEQ_CODEGEN["benchmarks"]
+           for a in SEQ_CODEGEN_AGENTS},
+    output:
+        csv=report(f"{SEQ_TABLES}/table3.csv", category="Haskell", labels={"table": "Table 3 (CSV)"}),
+        md=report(f"{SEQ_TABLES}/table3.md", category="Haskell", labels={"table": "Table 3"}),
+    params:
+        benchmarks=SEQ_CODEGEN["benchmarks"],
+    log:
+        f"{SEQ_LOG}/report/table3.log",
     script:
         "../workflow_scripts/seq_report.py"

@@ -133,6 +133,14 @@ def build_scenario(workdir: Path, liquid: str | None) -> tuple[dict, dict]:
                 truth = "Yes" if game == "seq" else "No"
                 other = "No" if truth == "Yes" else "Yes"
                 record(bob_request(cand, stage, who, cfg, None), [bob_text(truth), bob_text(other), "no verdict"])
+    # Table 3: the base model gets countVowels right once and writes one sample that does
+    # not compile; the final Alice gets it right twice; Bob's answers are not recorded.
+    from selfplay.tracks.seq.codegen import codegen_request, load_mini
+
+    vowels = next(p for p in load_mini() if p["name"] == "countVowels")
+    right = "```haskell\ncountVowels :: String -> Int\ncountVowels s = length (filter (`elem` \"aeiouAEIOU\") s)\n```"
+    record(codegen_request(vowels, "base", cfg), [right, "```haskell\ncountVowels s = length +\n```"])
+    record(codegen_request(vowels, "alice", cfg), [right, right])
     write_jsonl(rec_file, recs)
     return cfg, games
 
@@ -143,7 +151,7 @@ def seq_run(tmp_path_factory, tiny_model_dir):
     cfg, games = build_scenario(workdir, str(FAKE_LIQUID))
     cfg["model"]["path"] = str(tiny_model_dir)
     write_config(workdir, cfg)
-    targets = [f"results/tables/seq/hstest/{t}.md" for t in ("table2", "table6")] + \
+    targets = [f"results/tables/seq/hstest/{t}.md" for t in ("table2", "table3", "table6")] + \
         [f"results/figures/seq/hstest/{f}.png" for f in ("figure3", "figure6", "figure7")]
     proc = run_snakemake(workdir, *targets)
     return workdir, proc, games
@@ -216,6 +224,9 @@ def test_tables_and_figures(seq_run):
     assert "| SEQ" in table6 and "| SINQ" in table6 and "not available" not in table6
     table2 = (workdir / "results/tables/seq/hstest/table2.md").read_text()
     assert "Reference programs (Test)" in table2 and "33.33" in table2  # 1 of 3 answers right, base and trained
+    table3 = (workdir / "results/tables/seq/hstest/table3.csv").read_text().splitlines()
+    assert table3[1].startswith("Mini (shipped),Bob,5.0,0.0,-5.0,0.5,0.0,-0.5")  # 1 of 2 on 1 of 10 problems
+    assert table3[2].startswith("Mini (shipped),Alice,5.0,10.0,+5.0,0.5,0.0,-0.5")
     for fig in ("figure3", "figure6", "figure7"):
         assert (workdir / f"results/figures/seq/hstest/{fig}.png").stat().st_size > 1000
 

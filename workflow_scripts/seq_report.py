@@ -25,6 +25,9 @@ with step(rule, snakemake.log[0]):
         if snakemake.params.per_round is None:
             raise ValueError("seq.sources.per_round is null: the regimes need E0's P as a number")
         write_regimes(i[0], int(snakemake.params.per_round), o[0])
+    elif rule == "seq_table3":
+        scored = {(b, a): i[f"{b}_{a}"] for b in snakemake.params.benchmarks for a in ("base", "alice", "bob")}
+        report.table3(scored, list(snakemake.params.benchmarks), o.csv, o.md)
     elif rule == "seq_table8":
         report.table8(dict(zip(snakemake.params.experiments, list(i))), o.csv, o.md)
     else:

@@ -88,6 +88,34 @@ def table6(rounds: dict[str, list[str]], csv_path: str, md_path: str, liquid_mis
     return frame
 
 
+def table3(scored: dict[tuple[str, str], str], benchmarks: list[str], csv_path: str, md_path: str) -> pd.DataFrame:
+    """``scored[(bench, agent)]`` for agent in base/alice/bob: Table 3's rows."""
+    from ..tracks.seq.codegen import summary
+
+    names = {"mini": "Mini (shipped)", "humaneval": "HumanEval", "mbpp": "MBPP"}
+    rows = []
+    for bench in benchmarks:
+        base = summary(read_jsonl(scored[(bench, "base")]))
+        for agent in ("bob", "alice"):
+            trained = summary(read_jsonl(scored[(bench, agent)]))
+            row = {"Benchmark": names.get(bench, bench), "Agent": agent.capitalize()}
+            for key, label, fmt in (("pass_at_1", "Pass@1 (%)", "{:.1f}"), ("compile_errors", "Compilation Errors",
+                                                                             "{:.1f}")):
+                b, t = base[key], trained[key]
+                row[f"{label} Base"] = "n/a" if b is None else fmt.format(b)
+                row[f"{label} Trained"] = "n/a" if t is None else fmt.format(t)
+                row[f"{label} Δ"] = "n/a" if b is None or t is None else f"{t - b:+.1f}"
+            row["samples"] = trained["samples"]
+            rows.append(row)
+    frame = pd.DataFrame(rows)
+    write_table(frame, csv_path, md_path, "Haskell track Table 3: Haskell code generation, base vs trained",
+                ["Pass@1: mean over problems of the share of samples passing every test (GHC, sandboxed); "
+                 "compilation errors: failed compiles per sampling trial.",
+                 "Trained: Bob's adapter, or the last round's Alice adapter; a round that trained nothing keeps "
+                 "the previous model."])
+    return frame
+
+
 def table8(table6_by_experiment: dict[str, str], csv_path: str, md_path: str) -> pd.DataFrame:
     """Verified generations per game and experiment (each experiment's Table 6 CSV)."""
     columns = {}
