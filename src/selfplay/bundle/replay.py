@@ -90,6 +90,7 @@ def replay_config(root: Path, meta: dict, workdir: Path, retrain: bool, model: s
     cfg = yaml.safe_load((root / "config.yaml").read_text(encoding="utf-8"))
     recordings = [str(root / rel) for rel in meta["recordings"]]
     cfg["backend"] = {"name": "replay", "files": recordings, "on_missing": "error"}
+    cfg["tracks"] = [meta.get("track", "sinq")]  # a bundle holds one track's run; rule all builds just that
     if retrain:
         cfg.pop("replay_training_from", None)
         if model:
