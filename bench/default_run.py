@@ -23,9 +23,9 @@ REPO = Path(__file__).resolve().parents[1]
 def rule_of(path: Path) -> str:
     rel = path.relative_to(REPO / "benchmarks")
     parts = rel.with_suffix("").parts
-    if parts[0] == "sinq" and len(parts) >= 4:  # sinq/<exp>/<stage>/<step>_shardN
+    if parts[0] in ("sinq", "seq") and len(parts) >= 4:  # <track>/<exp>/<stage>/<step>_shardN
         step = parts[-1].split("_shard")[0]
-        return f"sinq/{step}"
+        return f"{parts[0]}/{step}"
     return "/".join(p.split("_shard")[0] for p in parts[:-1]) or parts[0]
 
 
