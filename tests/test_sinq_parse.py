@@ -420,8 +420,9 @@ def _check_bob(r: BobParse) -> None:
         if r.equivalent == "no":
             assert isinstance(r.diverging_input, dict)
             ast.literal_eval(r.input_literal)
-        else:
-            assert r.diverging_input is None
+        elif r.diverging_input is not None:  # "Yes" with an input anyway: kept, and run like any other
+            assert isinstance(r.diverging_input, dict)
+            ast.literal_eval(r.input_literal)
     else:
         assert r.reason in REASONS and r.reason != "internal_error", r
 

@@ -161,13 +161,14 @@ def add_containers(repo: Path, dest: Path, overrides: dict | None = None) -> lis
 # --------------------------------------------------------------------------- Snakemake's own tools
 
 
-def snakemake_report(snakefile: str, workdir: str, configfile: Path, dest: Path) -> None:
-    """``snakemake --report`` for the run: same Snakefile, working directory and config."""
+def snakemake_report(snakefile: str, workdir: str, configfile: Path, dest: Path, track: str = "sinq") -> None:
+    """``snakemake --report`` for the run: same Snakefile, working directory and config,
+    over the bundled track's tables and figures (the other track may not have run)."""
     with tempfile.TemporaryDirectory(prefix="selfplay-report-") as tmp:
         html = Path(tmp) / "report.html"
         proc = _run([sys.executable, "-m", "snakemake", "--snakefile", str(snakefile), "--directory",
-                     str(Path(workdir).resolve()), "--configfile", str(configfile), "--report", str(html)],
-                    "snakemake --report")
+                     str(Path(workdir).resolve()), "--configfile", str(configfile), "--config", f"tracks=[{track}]",
+                     "--report", str(html)], "snakemake --report")
         if proc.returncode != 0 or not html.is_file():
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
             raise UserError(f"snakemake --report failed (exit {proc.returncode}): {tail[0]}; "
