@@ -110,7 +110,49 @@ def summary(scored: list[dict]) -> dict:
     return {"pass_at_1": pass1, "compile_errors": errors, "problems": len(by_problem), "samples": n}
 
 
-_ASSERT = re.compile(r"candidate\s+(?P<args>.+?)\s*==\s*(?P<expected>.+?)\)?\s*$")
+def _balanced_prefix(text: str) -> str:
+    """``text`` up to where a closing bracket would close something opened before it."""
+    depth, quote, i = 0, None, 0
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = None
+        elif c in "\"'" and not (c == "'" and i and (text[i - 1].isalnum() or text[i - 1] == "_")):
+            quote = c
+        elif c in "([":
+            depth += 1
+        elif c in ")]":
+            if depth == 0:
+                return text[:i]
+            depth -= 1
+        i += 1
+    return text
+
+
+def parse_test_line(line: str) -> tuple[str, str] | None:
+    """(arguments, expected expression) of a test line ``... candidate ARGS == EXPECTED ...``
+    (bare, inside ``assert (...)`` or ``if ... then ... else ...``), or None."""
+    at = re.search(r"\bcandidate\s+", line)
+    if at is None:
+        return None
+    rest = _balanced_prefix(line[at.end():])
+    rest = re.split(r"\s+then\s+", rest, maxsplit=1)[0]
+    depth, quote = 0, None
+    for i, c in enumerate(rest):
+        if quote:
+            quote = None if c == quote and rest[i - 1] != "\\" else quote
+        elif c in "\"":
+            quote = c
+        elif c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif depth == 0 and rest.startswith(" == ", i):
+            return rest[:i].strip(), rest[i + 4:].strip()
+    return None
 
 
 def multipl_e_problems(parquet_path: str) -> tuple[list[dict], list[dict]]:
@@ -130,13 +172,13 @@ def multipl_e_problems(parquet_path: str) -> tuple[list[dict], list[dict]]:
         name, sig = sigs[-1]
         tests = []
         for line in str(row["tests"]).splitlines():
-            m = _ASSERT.search(line.strip().removeprefix("(").strip())
-            if m:
+            parsed = parse_test_line(line)
+            if parsed:
                 try:
-                    args = split_arguments(m.group("args"))
+                    args = split_arguments(parsed[0])
                 except UserError:
                     continue
-                tests.append({"args": args, "expected_expr": m.group("expected").strip()})
+                tests.append({"args": args, "expected_expr": parsed[1]})
         if not tests:
             skipped.append({"name": row.get("name"), "reason": "no `candidate ... == ...` test lines"})
             continue

@@ -1,0 +1,96 @@
+"""The Haskell track's source pipeline: the compile-and-run filter (real GHC), the
+OpenCodeInstruct pre-filter, the OpInstruct-HSx loader and MultiPL-E's test lines, on
+small files written here in those datasets' column layouts."""
+
+from __future__ import annotations
+
+import shutil
+
+import pandas as pd
+import pytest
+
+from selfplay.data.haskell_datasets import hsx_programs, opinstruct_python_sources, single_function, split_half
+from selfplay.errors import UserError
+from selfplay.tracks.seq.codegen import multipl_e_problems, resolve_expected
+from selfplay.tracks.seq.sources import describe_program, filter_programs
+
+needs_ghc = pytest.mark.skipif(shutil.which("ghc") is None, reason="GHC is missing: apt-get install ghc")
+CFG = {"seed": 3, "seq": {"verify": {"timeout": 5.0, "memory_mb": 1024}, "sources": {"filter_timeout": 3.0}}}
+
+
+def test_describe_program_instantiates_and_refuses_with_reasons():
+    info, why = describe_program("pick :: (Ord a, Num a) => a -> [a] -> Maybe a\npick t xs = Nothing\n")
+    assert why is None and info == {"entry_point": "pick", "arg_types": ["Int", "[Int]"], "result_type": "Maybe Int"}
+    info, why = describe_program("import qualified Data.Map as M\nf :: M.Map Int Int -> Int\nf m = 0\n")
+    assert info is None and why.startswith("signature:")
+    assert describe_program("x = 3\n")[1].startswith("signature:")
+
+
+@needs_ghc
+def test_filter_keeps_what_compiles_and_returns_a_value():
+    programs = [
+        {"code": "addUp :: Int -> Int -> Int\naddUp a b = a + b\n", "origin": "t"},
+        {"code": "bad :: Int -> Int\nbad x = x +\n", "origin": "t"},                       # syntax error
+        {"code": "boom :: [Int] -> Int\nboom _ = error \"no\"\n", "origin": "t"},          # raises
+        {"code": "spin :: Int -> Int\nspin x = spin (x + 1)\n", "origin": "t"},            # never returns
+        {"code": "io :: Int -> IO Int\nio = return\n", "origin": "t"},                     # IO result: no Show
+        {"code": "noSig x = x\n", "origin": "t"},
+    ]
+    kept, rejected = filter_programs(programs, CFG, timeout=1.0)
+    assert [k["entry_point"] for k in kept] == ["addUp"]
+    assert kept[0]["filter"]["outcome"]["status"] == "value" and len(kept[0]["filter"]["args"]) == 2
+    reasons = {r.get("entry_point", "?"): r["reject_reason"] for r in rejected}
+    assert reasons["bad"] == "run: compile_error" and reasons["boom"] == "run: exception"
+    assert reasons["spin"] == "run: timeout" and reasons["io"] == "run: compile_error"
+    assert reasons["?"].startswith("signature:")
+
+
+def test_opinstruct_prefilter(tmp_path):
+    rows = [
+        {"id": "a", "output": "Sure.\n```python\ndef twice(x):\n    return 2 * x\n```\n", "average_test_score": "1.0"},
+        {"id": "b", "output": "```python\ndef f(x):\n    return x\n```\n", "average_test_score": "0.5"},  # failed tests
+        {"id": "c", "output": "```python\nclass A:\n    pass\n```", "average_test_score": "1.0"},
+        {"id": "d", "output": "```python\ndef g(x):\n    return h(x)\ndef h(y):\n    return y\n```",
+         "average_test_score": "1.0"},
+        {"id": "e", "output": "```python\n" + "def long(x):\n" + "    x += 1\n" * 500 + "    return x\n```",
+         "average_test_score": "1.0"},
+    ]
+    pd.DataFrame(rows).to_parquet(tmp_path / "o.parquet")
+    out = opinstruct_python_sources(tmp_path / "o.parquet", limit=None, max_chars=2000)
+    assert [(r["task_id"], r["entry_point"]) for r in out] == [("a", "twice")]
+    assert single_function("import math\n\ndef f(x):\n    '''doc'''\n    return math.sqrt(x)\n") == "f"
+    pd.DataFrame([{"input": "x"}]).to_parquet(tmp_path / "bad.parquet")
+    with pytest.raises(UserError, match="no 'output' column"):
+        opinstruct_python_sources(tmp_path / "bad.parquet", None, 2000)
+
+
+def test_hsx_loader_and_halves(tmp_path):
+    pd.DataFrame([{"haskell_code": "```haskell\nf :: Int -> Int\nf x = x\n```", "other": 1},
+                  {"haskell_code": "g :: Int -> Int\ng = id\n", "other": 2}]).to_parquet(tmp_path / "h.parquet")
+    progs = hsx_programs(tmp_path / "h.parquet")
+    assert [p["code"] for p in progs] == ["f :: Int -> Int\nf x = x\n", "g :: Int -> Int\ng = id\n"]
+    with pytest.raises(UserError, match="no Haskell code column"):
+        hsx_programs(tmp_path / "h.parquet", column="nope")
+    recs = [{"id": f"{i:02d}"} for i in range(5)]
+    assert [r["id"] for r in split_half(recs, "train")] == ["00", "02", "04"]
+    assert [r["id"] for r in split_half(recs, "test")] == ["01", "03"]
+
+
+@needs_ghc
+def test_multipl_e_rows_become_checks(tmp_path):
+    rows = [
+        {"name": "HumanEval_1_add", "prompt": "-- | Add two numbers\nadd :: Int -> Int -> Int\nadd x y = ",
+         "tests": "main :: IO ()\nmain = do\n    let candidate = add\n    if candidate 2 3 == 5 then pure () else "
+                  "error \"\"\n    if candidate (-1) 1 == (0) then pure () else error \"\"\n"},
+        {"name": "HumanEval_2_odd", "prompt": "odds :: [Int] -> [Int]\nodds xs = ",
+         "tests": "    if candidate [1, 2, 3] == [1, 3] then pure () else error \"\"\n"},
+        {"name": "HumanEval_3_weird", "prompt": "w :: Int -> Int\n", "tests": "quickCheck prop\n"},
+    ]
+    pd.DataFrame(rows).to_parquet(tmp_path / "m.parquet")
+    problems, skipped = multipl_e_problems(tmp_path / "m.parquet")
+    assert [p["entry_point"] for p in problems] == ["add", "odds"]
+    assert skipped == [{"name": "HumanEval_3_weird", "reason": "no `candidate ... == ...` test lines"}]
+    assert problems[0]["tests"][1]["args"] == ["(-1)", "1"]
+    ok, bad = resolve_expected(problems, CFG)
+    assert not bad
+    assert [t["expected"] for t in ok[0]["tests"]] == ["5", "0"] and ok[1]["tests"][0]["expected"] == "[1,3]"
