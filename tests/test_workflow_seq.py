@@ -196,6 +196,11 @@ def test_seq_pairs_pass_sanity_then_need_a_proper_proof(seq_run):
         assert first["status"] == "rejected" and second["status"] == "safe"
     checks = [c for s in (0, 1) for c in read_jsonl(workdir / f"{EXP}/round1/proof_check1/shard{s}.jsonl")]
     assert checks and all(not c["verdict"]["accepted"] and c["feedback"] for c in checks)
+    accepted = [c for s in (0, 1) for c in read_jsonl(workdir / f"{EXP}/round1/proof_check2/shard{s}.jsonl")]
+    assert accepted and all(c["verdict"]["accepted"] for c in accepted)
+    # The checker ran confined, as an unprivileged sandbox user, not as this test's user.
+    assert all(c["verdict"]["isolation"]["netns"] and c["verdict"]["isolation"].get("uid") not in (None, 0)
+               for c in accepted)
 
 
 def test_labels_trainsets_and_adapters(seq_run):

@@ -1878,8 +1878,14 @@ def run_liquid(source: str, command: str | Sequence[str] | None, timeout: float,
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     output = _ANSI_RE.sub("", output).replace(tmp + os.sep, "").replace(tmp, ".")
+    return _run_verdict(output, proc.returncode, timed_out, seconds, argv, base, timeout, max_feedback_chars,
+                        part_lines)
+
+
+def _run_verdict(output: str, rc: int | None, timed_out: bool, seconds: float, argv: list[str], base: dict,
+                 timeout: float, max_feedback_chars: int, part_lines: Mapping[str, Sequence[int]] | None) -> dict:
+    """The verdict of one finished (or timed-out) LH run from its output and exit status."""
     tail = output[-OUTPUT_TAIL_CHARS:]
-    rc = proc.returncode
     common = dict(command=argv, returncode=rc, seconds=seconds, output_tail=tail, **base)
     if timed_out:
         return _verdict("timeout", "liquid_timeout", f"not checked: Liquid Haskell timed out after {timeout:g} s",
@@ -1906,6 +1912,38 @@ def run_liquid(source: str, command: str | Sequence[str] | None, timeout: float,
                     **common)
 
 
+def run_liquid_confined(source: str, command: str | Sequence[str] | None, timeout: float, sandbox: Any, *,
+                        limits: Any = None, file_name: str | None = None,
+                        max_feedback_chars: int = MAX_FEEDBACK_CHARS,
+                        part_lines: Mapping[str, Sequence[int]] | None = None) -> dict[str, Any]:
+    """:func:`run_liquid` inside :class:`selfplay.sandbox.Sandbox` (``run_command``): the
+    same confinement as every other run of model-written code (network/PID/mount
+    namespaces, an unprivileged uid, rlimits, a private work directory holding only the
+    file, a scrubbed environment, a whole-namespace kill at ``timeout``). LH compiles the
+    proof with GHC, so this is where model text meets a compiler."""
+    if file_name is None:
+        m = re.search(r"^module\s+([A-Z][\w.']*)", source, re.MULTILINE)
+        file_name = f"{m.group(1) if m else DEFAULT_MODULE_NAME}.hs"
+    base = {"file_name": file_name, "file_sha256": hashlib.sha256(source.encode("utf-8")).hexdigest(),
+            "part_lines": {k: list(v) for k, v in (part_lines or {}).items()}}
+    argv = resolve_command(command)
+    if argv is None:
+        return missing_verdict(command=list(normalise_command(command) or []) or None, **base)
+    res = sandbox.run_command([*argv, file_name], timeout, files={file_name: source}, limits=limits,
+                              max_output_kb=OUTPUT_HEAD_BYTES // 1024 + OUTPUT_TAIL_BYTES // 1024)
+    if res.status == "error":
+        if res.detail and ("No such file" in res.detail or "not found" in res.detail):
+            return missing_verdict(command=argv, detail=res.detail, **base)
+        return _verdict("crashed", "liquid_launch_failed", "not checked: Liquid Haskell could not be started",
+                        detail=res.detail or "", command=argv, **base)
+    output = _ANSI_RE.sub("", res.text("stdout") + res.text("stderr"))
+    rc = res.exit_code if res.status == "exited" else (-9 if res.status == "killed" else None)
+    verdict = _run_verdict(output, rc, res.status == "timeout", round(res.seconds, 3), argv, base, timeout,
+                           max_feedback_chars, part_lines)
+    verdict["isolation"] = res.isolation
+    return verdict
+
+
 # --------------------------------------------------------------------------------------
 # Everything together
 # --------------------------------------------------------------------------------------
@@ -1914,7 +1952,8 @@ def run_liquid(source: str, command: str | Sequence[str] | None, timeout: float,
 def check_proof(model_output: str | bytes, *, p_source: str, p_name: str, q_source: str, q_name: str,
                 settings: LiquidSettings | Mapping[str, Any] | None = None,
                 workdir: str | os.PathLike[str] | None = None,
-                env: Mapping[str, str] | None = None) -> dict[str, Any]:
+                env: Mapping[str, str] | None = None, sandbox: Any = None,
+                sandbox_limits: Any = None) -> dict[str, Any]:
     """Read the proof from ``model_output``, assemble and pre-check the file, check the
     statement, and run LH when all of that passes. Returns a verdict (module docstring);
     refusals before LH have status ``rejected`` whether or not LH is available."""
@@ -1938,7 +1977,12 @@ def check_proof(model_output: str | bytes, *, p_source: str, p_name: str, q_sour
         first = problems[0]
         return _verdict("rejected", first.code, f"rejected: {first.detail}", detail=first.detail, stage="precheck",
                         problems=[p.to_dict() for p in problems], **extra)
-    verdict = run_liquid(asm.source, settings.command, settings.timeout_s, workdir, file_name=asm.file_name,
-                         env=env, max_feedback_chars=settings.max_feedback_chars, part_lines=asm.part_lines)
+    if sandbox is not None:  # the pipeline's way: confined like every other run of model-written code
+        verdict = run_liquid_confined(asm.source, settings.command, settings.timeout_s, sandbox,
+                                      limits=sandbox_limits, file_name=asm.file_name,
+                                      max_feedback_chars=settings.max_feedback_chars, part_lines=asm.part_lines)
+    else:
+        verdict = run_liquid(asm.source, settings.command, settings.timeout_s, workdir, file_name=asm.file_name,
+                             env=env, max_feedback_chars=settings.max_feedback_chars, part_lines=asm.part_lines)
     verdict.update({k: v for k, v in extra.items() if k not in ("file_name", "file_sha256")})
     return verdict

@@ -151,7 +151,8 @@ def proof_generate(cfg: dict, stage: str, attempt: int, checked_path: str, previ
 def proof_check(cfg: dict, attempt: int, generations_path: str, checked_path: str, out: str) -> None:
     by_id = {c["id"]: c for c in read_jsonl(checked_path)}
     settings = liquid_settings(cfg)
-    checks = check_attempts(read_jsonl(generations_path), by_id, attempt, settings)
+    checks = check_attempts(read_jsonl(generations_path), by_id, attempt, settings,
+                            memory_mb=int(cfg["seq"]["proof"].get("memory_mb", 4096)))
     runtime = runtime_record(("python", "ghc", "z3"))
     for check in checks:
         check["runtime"] = runtime

@@ -49,18 +49,28 @@ def needs_attempt(candidates: list[dict], previous_checks: list[dict] | None) ->
 
 
 def check_attempts(generations: list[dict], candidates_by_id: dict[str, dict], attempt: int,
-                   settings: LiquidSettings) -> list[dict]:
-    """One check record per proof generation: the verdict and the feedback for a retry."""
+                   settings: LiquidSettings, memory_mb: int = 4096) -> list[dict]:
+    """One check record per proof generation: the verdict and the feedback for a retry.
+
+    Liquid Haskell compiles the proof with GHC, so it runs in the sandbox like every
+    other run of model-written code (haskell/liquid.py: run_liquid_confined)."""
+    from contextlib import nullcontext
+
+    from ...sandbox import Sandbox, SandboxLimits
+
+    limits = SandboxLimits(memory_mb=memory_mb, max_processes=64, max_open_files=256, max_file_mb=256,
+                           tmpfs_mb=768)
     out = []
-    for record in generations:
-        cand = candidates_by_id[record["meta"]["candidate_id"]]
-        text = record["outputs"][0] if record["outputs"] else ""
-        verdict = check_proof(text, p_source=cand["code_p"], p_name=cand["entry_point"], q_source=cand["code_q"],
-                              q_name=cand["name_q"], settings=settings)
-        if verdict.get("status") == "missing":
-            verdict["reason"] = MISSING
-        out.append({"candidate_id": cand["id"], "attempt": attempt, "gen_key": record["key"], "proof_output": text,
-                    "verdict": verdict, "feedback": retry_feedback(verdict) or None})
+    with (Sandbox(workers=1, limits=limits) if settings.command and generations else nullcontext()) as sandbox:
+        for record in generations:
+            cand = candidates_by_id[record["meta"]["candidate_id"]]
+            text = record["outputs"][0] if record["outputs"] else ""
+            verdict = check_proof(text, p_source=cand["code_p"], p_name=cand["entry_point"], q_source=cand["code_q"],
+                                  q_name=cand["name_q"], settings=settings, sandbox=sandbox, sandbox_limits=limits)
+            if verdict.get("status") == "missing":
+                verdict["reason"] = MISSING
+            out.append({"candidate_id": cand["id"], "attempt": attempt, "gen_key": record["key"],
+                        "proof_output": text, "verdict": verdict, "feedback": retry_feedback(verdict) or None})
     return out
 
 
