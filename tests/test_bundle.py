@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import tarfile
 import time
 from pathlib import Path
@@ -28,7 +26,8 @@ from selfplay.errors import UserError
 from selfplay.records import read_json, read_jsonl, sha256_file, sha256_tree, write_json, write_jsonl
 
 from test_workflow_replay import build_scenario
-from workflow_helpers import REPO, default_config, jobs_run, run_snakemake, write_config
+from workflow_helpers import (REPO, default_config, jobs_run, no_model_env, run_snakemake, selfplay_cli,
+                              write_config)
 
 TABLES = ["results/tables/sinq/table1.csv", "results/tables/sinq/table1.md", "results/tables/sinq/yield.csv",
           "results/tables/sinq/yield.md", "results/tables/sinq/yield_reasons.csv",
@@ -267,31 +266,11 @@ def test_bundle_rule_in_the_plan(tmp_path):
     plan = run_snakemake(tmp_path, "-n", "bundle")
     jobs = jobs_run(plan)
     assert jobs["bundle"] == 1 and jobs["sinq_table1"] == 1
+    assert jobs["seq_table2"] == 1 and jobs["seq_table3"] == 1  # the default bundles both tracks
     assert "bundle" not in jobs_run(run_snakemake(tmp_path, "-n"))
 
 
 # --------------------------------------------------------------------------- round trip
-
-NO_MODEL_SITE = '''
-import sys
-
-class _NoModelLibraries:
-    """Make every import of a model library fail: a bundle replay must not need one."""
-    BLOCKED = {"torch", "transformers", "peft", "trl", "vllm", "accelerate"}
-
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in self.BLOCKED:
-            raise ImportError(f"{name} is blocked in this test: the replay must not load a model")
-        return None
-
-sys.meta_path.insert(0, _NoModelLibraries())
-'''
-
-
-def selfplay_cli(*args: str, env: dict | None = None, timeout: int = 900) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "selfplay", *args], capture_output=True, text=True,
-                          timeout=timeout, env=env, cwd=str(REPO))
-
 
 @pytest.fixture(scope="module")
 def bundled_run(tmp_path_factory, tiny_model_dir):
@@ -304,6 +283,7 @@ def bundled_run(tmp_path_factory, tiny_model_dir):
     """
     workdir = tmp_path_factory.mktemp("bundle_run")
     cfg = build_scenario(workdir)
+    cfg["tracks"] = ["sinq"]  # the Haskell track's round trip is in test_workflow_seq.py
     cfg["sinq"]["rounds"] = 1
     cfg["model"]["path"] = str(tiny_model_dir)
     cfg["bundle"] = {"name": "roundtrip", "include_adapters": False, "report": True}
@@ -318,9 +298,7 @@ def bundled_run(tmp_path_factory, tiny_model_dir):
 def replayed(bundled_run, tmp_path_factory):
     workdir, _, _ = bundled_run
     out = tmp_path_factory.mktemp("replayed") / "replay"
-    blocker = tmp_path_factory.mktemp("no_model_site")
-    (blocker / "sitecustomize.py").write_text(NO_MODEL_SITE)
-    env = dict(os.environ, PYTHONPATH=str(blocker), HF_HUB_OFFLINE="1")
+    env = no_model_env(tmp_path_factory.mktemp("no_model_site"))
     started = time.perf_counter()
     proc = selfplay_cli("bundle", "replay", str(workdir / "results/bundle/roundtrip.tar.gz"), "--out", str(out),
                         "--cores", "2", env=env)

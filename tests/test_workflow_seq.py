@@ -12,7 +12,9 @@ no SEQ proof is then ever accepted.
 
 from __future__ import annotations
 
+import json
 import shutil
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -26,7 +28,7 @@ from selfplay.tracks.seq.proofs import MISSING
 from selfplay.tracks.seq.verify import instance_id
 from selfplay.tracks.stages import select_stage_sources
 
-from workflow_helpers import REPO, default_config, jobs_run, run_snakemake, write_config
+from workflow_helpers import REPO, default_config, jobs_run, no_model_env, run_snakemake, selfplay_cli, write_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("ghc") is None, reason=(
     "GHC is missing: apt-get install ghc (scripts/install_system_test.sh does it as root)"))]
@@ -84,6 +86,7 @@ def bob_text(verdict: str) -> str:
 
 def build_scenario(workdir: Path, liquid: str | None) -> tuple[dict, dict]:
     cfg = default_config()
+    cfg["tracks"] = ["seq"]
     cfg["model"] = {"name": "tiny", "source": "local", "path": "MODEL"}
     rec_file = workdir / "recordings.jsonl"
     cfg["backend"] = {"name": "replay", "files": [str(rec_file)], "on_missing": "empty"}
@@ -92,6 +95,7 @@ def build_scenario(workdir: Path, liquid: str | None) -> tuple[dict, dict]:
     seq["sources"].update(per_round=None, eval_train=None, eval_test=None)
     seq["proof"].update(attempts=2, liquid=liquid)
     seq["translate"]["count"] = 1
+    seq["codegen"]["samples"] = 2  # Table 3's recordings below hold two samples per problem
     small = {"lora_r": 4, "lora_alpha": 8, "max_steps": 1, "batch_size": 1, "grad_accum": 1, "max_length": 1024}
     seq["training"] = {"alice": small, "bob": small}
     train, test = [source(n) for n in TRAIN], [source(n) for n in TEST]
@@ -250,3 +254,59 @@ def test_without_liquid_haskell_no_proof_is_accepted(tmp_path):
     checks = [c for s in (0, 1) for c in read_jsonl(tmp_path / f"{EXP}/round1/proof_check1/shard{s}.jsonl")]
     assert checks and all(c["verdict"]["status"] in ("missing", "rejected") for c in checks)
     assert "Liquid Haskell was not available" in (tmp_path / "results/tables/seq/hstest/table6.md").read_text()
+
+
+# --------------------------------------------------------------------------- the bundle round trip
+
+
+@pytest.fixture(scope="module")
+def seq_bundle(seq_run, tmp_path_factory):
+    """`snakemake bundle` on the finished run, then `selfplay bundle replay` with no model library importable."""
+    workdir, _, _ = seq_run
+    proc = run_snakemake(workdir, "bundle")
+    out = tmp_path_factory.mktemp("seq_replayed") / "replay"
+    env = no_model_env(tmp_path_factory.mktemp("no_model_site"))
+    replay = selfplay_cli("bundle", "replay", str(workdir / "results/bundle/hstest.tar.gz"), "--out", str(out),
+                          "--cores", "2", env=env)
+    return workdir, proc, out, replay
+
+
+def test_bundle_holds_the_haskell_run(seq_bundle, tmp_path):
+    workdir, proc, _, _ = seq_bundle
+    assert jobs_run(proc)["bundle"] == 1
+    with tarfile.open(workdir / "results/bundle/hstest.tar.gz") as tar:
+        tar.extractall(tmp_path, filter="data")
+    root = tmp_path / "hstest"
+    meta = read_json(root / "bundle.json")
+    assert meta["tracks"] == ["seq"] and meta["experiments"] == {"seq": "hstest"}
+    kinds = {e["path"]: e["kind"] for e in read_json(root / "MANIFEST.json")["files"]}
+    for rel, kind in [(f"{EXP}/round1/alice/shard0.jsonl", "recording"),
+                      (f"{EXP}/round1/proof_gen2/shard1.jsonl", "recording"),
+                      (f"{EXP}/eval_test/bob_trained/shard0.jsonl", "recording"),
+                      (f"{EXP}/translate/generations.jsonl", "recording"),
+                      (f"{EXP}/codegen/mini/alice.jsonl", "recording"),
+                      (f"{EXP}/round1/proof_check2/shard0.jsonl", "verdict"),
+                      (f"{EXP}/round1/candidates/shard1.jsonl", "verdict"),
+                      (f"{EXP}/codegen/mini/base.scored.jsonl", "verdict"),
+                      (f"{EXP}/round1/train_alice.jsonl", "trainset"),
+                      (f"{EXP}/bob/adapter/training_record.json", "training-record"),
+                      ("resources/data/seq/reference_train.jsonl", "input-data"),
+                      ("results/tables/seq/hstest/table3.csv", "table"),
+                      ("results/figures/seq/hstest/figure7.csv", "table"),
+                      ("results/figures/seq/hstest/figure6.png", "figure")]:
+        assert kinds.get(rel) == kind, rel
+    assert not any(k.startswith("results/sinq/") for k in kinds)  # only the tracks the run built
+    assert "figure3" in (root / "report.html").read_text(errors="replace")
+
+
+def test_bundle_replay_reproduces_the_haskell_tables_without_a_model(seq_bundle):
+    workdir, _, out, replay = seq_bundle
+    assert replay.returncode == 0, replay.stdout + replay.stderr + (out / "snakemake.log").read_text()[-5000:]
+    tables = read_json(out / "bundle/hstest/bundle.json")["tables"]
+    assert len(tables) == 11 and f"REPRODUCED: all {len(tables)} tables are byte-identical" in replay.stdout
+    for table in tables:
+        assert (out / "work" / table).read_bytes() == (workdir / table).read_bytes(), table
+    comparison = json.loads((out / "comparison.json").read_text())
+    assert comparison["ok"] and comparison["verdicts"] and all(d is None for _, d in comparison["verdicts"])
+    log = (out / "snakemake.log").read_text()
+    assert "prepare_model" not in log and "seq_proof_check" in log and "seq_codegen_eval" in log

@@ -46,3 +46,32 @@ def jobs_run(proc: subprocess.CompletedProcess) -> dict[str, int]:
         if parts[0] != "total":
             counts[parts[0]] = int(parts[1])
     return counts
+
+
+NO_MODEL_SITE = '''
+import sys
+
+class _NoModelLibraries:
+    """Make every import of a model library fail: a bundle replay must not need one."""
+    BLOCKED = {"torch", "transformers", "peft", "trl", "vllm", "accelerate"}
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in self.BLOCKED:
+            raise ImportError(f"{name} is blocked in this test: the replay must not load a model")
+        return None
+
+sys.meta_path.insert(0, _NoModelLibraries())
+'''
+
+
+def no_model_env(folder: Path) -> dict:
+    """An environment in which Python cannot import torch, transformers, peft, trl, vllm or
+    accelerate (a sitecustomize.py written into ``folder``)."""
+    (folder / "sitecustomize.py").write_text(NO_MODEL_SITE)
+    return dict(os.environ, PYTHONPATH=str(folder), HF_HUB_OFFLINE="1")
+
+
+def selfplay_cli(*args: str, env: dict | None = None, timeout: int = 900) -> subprocess.CompletedProcess:
+    """The `selfplay` command line of this checkout, run from the repository root."""
+    return subprocess.run([sys.executable, "-m", "selfplay", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=str(REPO))

@@ -13,4 +13,5 @@ with step("bundle", snakemake.log[0]):
         include_adapters=snakemake.params.include_adapters,
         with_report=snakemake.params.report,
         snakefile=snakemake.params.snakefile,
+        tracks=list(snakemake.params.tracks),
     )

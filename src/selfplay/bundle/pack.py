@@ -161,13 +161,13 @@ def add_containers(repo: Path, dest: Path, overrides: dict | None = None) -> lis
 # --------------------------------------------------------------------------- Snakemake's own tools
 
 
-def snakemake_report(snakefile: str, workdir: str, configfile: Path, dest: Path, track: str = "sinq") -> None:
+def snakemake_report(snakefile: str, workdir: str, configfile: Path, dest: Path, tracks: list[str]) -> None:
     """``snakemake --report`` for the run: same Snakefile, working directory and config,
-    over the bundled track's tables and figures (the other track may not have run)."""
+    over the bundled tracks' tables and figures (a track the run did not build is left out)."""
     with tempfile.TemporaryDirectory(prefix="selfplay-report-") as tmp:
         html = Path(tmp) / "report.html"
         proc = _run([sys.executable, "-m", "snakemake", "--snakefile", str(snakefile), "--directory",
-                     str(Path(workdir).resolve()), "--configfile", str(configfile), "--config", f"tracks=[{track}]",
+                     str(Path(workdir).resolve()), "--configfile", str(configfile), "--config", f"tracks=[{','.join(tracks)}]",
                      "--report", str(html)], "snakemake --report")
         if proc.returncode != 0 or not html.is_file():
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
@@ -248,12 +248,14 @@ def write_tar_gz(staging: Path, top: str, out: Path, mtime: int) -> None:
 
 def make_bundle(out_path: str, name: str, config: dict, parts: dict[str, list[str]], adapters: list[str],
                 log_dirs: list[str], include_adapters: bool, with_report: bool, snakefile: str,
-                workdir: str = ".") -> dict:
+                workdir: str = ".", tracks: list[str] | None = None) -> dict:
     """Assemble the bundle for the run in ``workdir``; return its bundle.json.
 
     ``parts`` maps a part name (PART_KINDS) to the run's files of that kind, as paths
-    relative to ``workdir``; ``adapters`` are the training output folders.
+    relative to ``workdir``; ``adapters`` are the training output folders; ``tracks``
+    the tracks whose files ``parts`` holds (default: SInQ alone).
     """
+    tracks = list(tracks or ["sinq"])
     work = Path(workdir)
     repo = Path(snakefile).resolve().parent
     out = Path(out_path)
@@ -313,14 +315,14 @@ def make_bundle(out_path: str, name: str, config: dict, parts: dict[str, list[st
         containers = add_containers(repo, env_dir / "containers", config.get("containers"))
         source = add_workflow_source(snakefile, repo, root / "workflow")
         if with_report:
-            snakemake_report(snakefile, str(work), config_path, root / "report.html")
+            snakemake_report(snakefile, str(work), config_path, root / "report.html", tracks)
 
         meta = {
             "format": BUNDLE_FORMAT,
             "name": name,
             "created": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
-            "experiment": config["sinq"]["experiment"],
-            "track": "sinq",
+            "tracks": tracks,
+            "experiments": {track: config[track]["experiment"] for track in tracks},
             "tables": list(parts.get("tables", [])),
             "figures": list(parts.get("figures", [])),
             "recordings": list(parts.get("recordings", [])),
@@ -355,6 +357,7 @@ def make_bundle(out_path: str, name: str, config: dict, parts: dict[str, list[st
 
 def bundle_readme(meta: dict) -> str:
     name = meta["name"]
+    runs = ", ".join(f"track `{t}` (experiment `{e}`)" for t, e in meta["experiments"].items())
     tables = "\n".join(f"    {t}" for t in meta["tables"])
     adapters = ("The adapter weights are included next to their records."
                 if meta["adapters_included"] else
@@ -365,8 +368,8 @@ def bundle_readme(meta: dict) -> str:
     dirty_note = f" with {len(dirty)} uncommitted change(s) (the copy in workflow/ has them)" if dirty else ""
     return f"""# Reproduction bundle `{name}`
 
-Made {meta['created']} by `snakemake bundle` from experiment `{meta['experiment']}`
-(track {meta['track']}), workflow commit {commit}{dirty_note}.
+Made {meta['created']} by `snakemake bundle` from {runs}, workflow commit
+{commit}{dirty_note}.
 
 ## What is here
 
@@ -376,11 +379,11 @@ Made {meta['created']} by `snakemake bundle` from experiment `{meta['experiment'
 | `environment/` | `python.json` (interpreter, platform, Snakemake and selfplay versions), `pip-freeze.txt` (exact package versions), `containers/` (container definitions and image references, when the project had them) |
 | `workflow/` | the workflow source: Snakefile, rules, scripts and the `selfplay` package |
 | `resources/` | the input datasets, at the paths the workflow reads them from |
-| `results/sinq/<experiment>/<stage>/alice/`, `bob_*/` | every recorded generation (prompt, sampling, outputs, adapter hash) |
-| `results/sinq/<experiment>/<stage>/candidates/`, `labeled_*/` | the verdicts: verification and Bob's scoring |
-| `results/sinq/<experiment>/**/train_*.jsonl` | the training sets |
-| `results/sinq/<experiment>/**/training_record.json` | what each training step did, with `adapter_sha256` |
-| `results/tables/`, `results/figures/` | the paper's tables and figure |
+| `results/<track>/<experiment>/<stage>/alice/`, `bob_*/` (and for the Haskell track `proof_gen*/`, `translate/generations.jsonl`, `codegen/<bench>/<agent>.jsonl`) | every recorded generation (prompt, sampling, outputs, adapter hash) |
+| `results/<track>/<experiment>/<stage>/candidates/`, `labeled_*/` (and `checked/`, `proof_check*/`, `codegen/*.scored.jsonl`) | the verdicts: verification, proof checks, Bob's scoring, scored code |
+| `results/<track>/<experiment>/**/train_*.jsonl` | the training sets |
+| `results/<track>/<experiment>/**/training_record.json` | what each training step did, with `adapter_sha256` |
+| `results/tables/`, `results/figures/` | the papers' tables and figures |
 | `report.html` | Snakemake's HTML report of the run (when made) |
 | `logs/`, `benchmarks/` | per-job logs and time/memory |
 | `MANIFEST.json`, `SHA256SUMS` | size and sha256 of every file; `sha256sum -c SHA256SUMS` checks them without selfplay |
@@ -403,8 +406,9 @@ compares these tables byte for byte with the ones it re-derived:
 
 {tables}
 
-Every step after generation runs again for real: sandboxed verification, Bob's
-scoring, difficulty labels, training-set selection, the tables and the figure.
+Every step after generation runs again for real: sandboxed verification (Python
+runs, GHC compile-and-run checks, proof checks), Bob's scoring, difficulty labels,
+training-set selection, code-generation scoring, the tables and the figures.
 Generation is answered from the recordings, and each training step restores its
 bundled `training_record.json` (marked `restored_from_bundle`) after checking that
 the training set it re-derived has the recorded sha256. With the model at hand,

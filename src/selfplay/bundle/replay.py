@@ -71,6 +71,11 @@ def read_meta(root: Path) -> dict:
     return read_json(path)
 
 
+def bundled_tracks(meta: dict) -> list[str]:
+    """The tracks a bundle holds (format 1 bundles made before the Haskell track held SInQ only)."""
+    return list(meta.get("tracks") or [meta.get("track", "sinq")])
+
+
 def project_snakefile() -> Path:
     """The Snakefile of the project this package runs from (src/selfplay -> the repository root)."""
     import selfplay
@@ -90,7 +95,7 @@ def replay_config(root: Path, meta: dict, workdir: Path, retrain: bool, model: s
     cfg = yaml.safe_load((root / "config.yaml").read_text(encoding="utf-8"))
     recordings = [str(root / rel) for rel in meta["recordings"]]
     cfg["backend"] = {"name": "replay", "files": recordings, "on_missing": "error"}
-    cfg["tracks"] = [meta.get("track", "sinq")]  # a bundle holds one track's run; rule all builds just that
+    cfg["tracks"] = bundled_tracks(meta)  # rule all builds just the bundled tracks
     if retrain:
         cfg.pop("replay_training_from", None)
         if model:
@@ -143,13 +148,21 @@ def first_difference(a: bytes, b: bytes) -> str:
     return "same lines, different line endings"
 
 
+# What a verdict record decided (whichever of these it has), as opposed to how long it took.
+DECISION_KEYS = ("id", "verified", "reject_reason", "difficulty",  # candidates, labels (both tracks)
+                 "problem", "sample", "passed", "compile_error", "reason")  # scored code generation (Table 3)
+
+
 def _decisions(path: Path) -> list:
-    """The decisions in a candidates/labeled file, without execution times."""
+    """The decisions in a verdict file (candidates, labels, checks, proof checks, scored
+    samples), without execution times."""
     out = []
     for rec in read_jsonl(path):
         bob = rec.get("bob") or {}
-        out.append([rec.get("id"), rec.get("verified"), rec.get("reject_reason"), rec.get("difficulty"),
-                    bob.get("n_correct"), [s.get("correct") for s in bob.get("samples", [])]])
+        verdict = rec.get("verdict") if isinstance(rec.get("verdict"), dict) else {}
+        out.append([rec.get(k) for k in DECISION_KEYS]
+                   + [bob.get("n_correct"), [s.get("correct") for s in bob.get("samples", [])],
+                      verdict.get("status"), verdict.get("accepted")])
     return out
 
 
