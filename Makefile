@@ -27,6 +27,8 @@ report: install
 bench: install-test
 	$(VENV)/python bench/sandbox_bench.py
 	$(VENV)/python bench/generation_bench.py
+	$(VENV)/python bench/dtype_bench.py
+	$(VENV)/python bench/ghc_bench.py
 	$(VENV)/python bench/default_run.py
 
 clean-results:
