@@ -70,3 +70,25 @@ def test_a_bare_equation_gets_the_signature():
     problem = load_mini()[0]
     code, _ = completion_program(problem, answer(f"{problem['entry_point']} s = 0"))
     assert code.startswith(problem["signature"])
+
+
+def test_table3_says_when_an_agent_had_no_trained_adapter(tmp_path):
+    from selfplay.records import write_jsonl
+    from selfplay.report.seq import table3
+
+    def scored(agent, adapter, passed):
+        path = tmp_path / f"{agent}.scored.jsonl"
+        write_jsonl(path, [{"problem": "a", "sample": 0, "passed": passed, "compile_error": False,
+                            "adapter": adapter}])
+        return str(path)
+
+    files = {("mini", "base"): scored("base", None, False),
+             ("mini", "alice"): scored("alice", "results/seq/x/round2/adapter_alice", True),
+             ("mini", "bob"): scored("bob", None, True)}  # Bob's training had no examples
+    frame = table3(files, ["mini"], str(tmp_path / "t3.csv"), str(tmp_path / "t3.md"))
+    assert list(frame["Pass@1 (%) Δ"]) == ["+100.0", "+100.0"]
+    md = (tmp_path / "t3.md").read_text()
+    assert "Bob: no adapter was trained in this run" in md and "Alice" not in md.split("no adapter")[0].split("\n")[-1]
+    files[("mini", "bob")] = scored("bob", "results/seq/x/bob/adapter", True)
+    table3(files, ["mini"], str(tmp_path / "t3.csv"), str(tmp_path / "t3.md"))
+    assert "no adapter was trained" not in (tmp_path / "t3.md").read_text()

@@ -80,6 +80,11 @@ def test_real_model_plays_the_haskell_track(real_run):
     assert len(cands) == 2 and all(c["verified"] or c["reject_reason"] for c in cands)
     kept = read_jsonl(workdir / "resources/data/seq/reference_train.jsonl")
     assert len(kept) == 18  # every shipped reference program of the half compiles and runs
+    table3 = (workdir / "results/tables/seq/tiny/table3.md").read_text()
+    note = next((line for line in table3.splitlines() if "no adapter was trained" in line), "")
+    for agent, folder in (("Alice", "round1/adapter_alice"), ("Bob", "bob/adapter")):  # an untrained agent is named
+        trained = read_json(exp / folder / "training_record.json")["trained"]
+        assert (agent in note.split(":")[0]) != trained, (agent, trained, note)
     for p in ("tables/seq/tiny/table6.md", "tables/seq/tiny/table2.md", "tables/seq/tiny/data_yield.md",
               "figures/seq/tiny/figure3.png", "figures/seq/tiny/figure6.png", "figures/seq/tiny/figure7.png"):
         assert (workdir / "results" / p).stat().st_size > 0

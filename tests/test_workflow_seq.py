@@ -236,6 +236,7 @@ def test_tables_and_figures(seq_run):
     table3 = (workdir / "results/tables/seq/hstest/table3.csv").read_text().splitlines()
     assert table3[1].startswith("Mini (shipped),Bob,5.0,0.0,-5.0,0.5,0.0,-0.5")  # 1 of 2 on 1 of 10 problems
     assert table3[2].startswith("Mini (shipped),Alice,5.0,10.0,+5.0,0.5,0.0,-0.5")
+    assert "no adapter was trained" not in (workdir / "results/tables/seq/hstest/table3.md").read_text()
     for fig in ("figure3", "figure6", "figure7"):
         assert (workdir / f"results/figures/seq/hstest/{fig}.png").stat().st_size > 1000
 

@@ -93,11 +93,14 @@ def table3(scored: dict[tuple[str, str], str], benchmarks: list[str], csv_path: 
     from ..tracks.seq.codegen import summary
 
     names = {"mini": "Mini (shipped)", "humaneval": "HumanEval", "mbpp": "MBPP"}
-    rows = []
+    rows, untrained = [], set()
     for bench in benchmarks:
         base = summary(read_jsonl(scored[(bench, "base")]))
         for agent in ("bob", "alice"):
-            trained = summary(read_jsonl(scored[(bench, agent)]))
+            samples = read_jsonl(scored[(bench, agent)])
+            if samples and not any(s.get("adapter") for s in samples):
+                untrained.add(agent.capitalize())
+            trained = summary(samples)
             row = {"Benchmark": names.get(bench, bench), "Agent": agent.capitalize()}
             for key, label, fmt in (("pass_at_1", "Pass@1 (%)", "{:.1f}"), ("compile_errors", "Compilation Errors",
                                                                              "{:.1f}")):
@@ -108,11 +111,14 @@ def table3(scored: dict[tuple[str, str], str], benchmarks: list[str], csv_path: 
             row["samples"] = trained["samples"]
             rows.append(row)
     frame = pd.DataFrame(rows)
-    write_table(frame, csv_path, md_path, "Haskell track Table 3: Haskell code generation, base vs trained",
-                ["Pass@1: mean over problems of the share of samples passing every test (GHC, sandboxed); "
-                 "compilation errors: failed compiles per sampling trial.",
-                 "Trained: Bob's adapter, or the last round's Alice adapter; a round that trained nothing keeps "
-                 "the previous model."])
+    notes = ["Pass@1: mean over problems of the share of samples passing every test (GHC, sandboxed); "
+             "compilation errors: failed compiles per sampling trial.",
+             "Trained: Bob's adapter, or the last round's Alice adapter; a round that trained nothing keeps "
+             "the previous model."]
+    if untrained:
+        notes.append(f"{' and '.join(sorted(untrained))}: no adapter was trained in this run, so 'Trained' is the "
+                     "base model sampled again with other seeds, and its Δ is sampling noise.")
+    write_table(frame, csv_path, md_path, "Haskell track Table 3: Haskell code generation, base vs trained", notes)
     return frame
 
 

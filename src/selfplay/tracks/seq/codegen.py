@@ -71,7 +71,8 @@ def evaluate(problems: dict[str, dict], records: list[dict], cfg: dict, workers:
     for rec in records:
         problem = problems[rec["meta"]["problem"]]
         for k, text in enumerate(rec["outputs"]):
-            row = {"problem": problem["name"], "sample": k, "gen_key": rec["key"], "output": text}
+            row = {"problem": problem["name"], "sample": k, "gen_key": rec["key"], "output": text,
+                   "adapter": (rec.get("meta") or {}).get("adapter_dir")}  # None: the base model
             code, reason = completion_program(problem, text)
             if code is None:
                 row.update(passed=False, compile_error=False, reason=f"parse:{reason}")
