@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -477,6 +478,15 @@ def test_command_limits_output_files_and_exec_errors(sb):
     assert r.ok and len(r.stdout) == 4096 and r.stdout_truncated
     r = sb.run_command(["/no/such/program"], 5.0)
     assert r.status == "error" and "could not execute" in r.detail
+    if "/tmp" in (sb.isolation.get("covered_dirs") or []):  # a tool on the host's /tmp is not inside: say why
+        with tempfile.NamedTemporaryFile("w", dir="/tmp", suffix=".sh", delete=False) as fh:
+            fh.write("#!/bin/sh\necho hi\n")
+        try:
+            os.chmod(fh.name, 0o755)
+            r = sb.run_command([fh.name], 5.0)
+            assert r.status == "error" and f"{fh.name} lies under /tmp, which the sandbox replaces" in r.detail
+        finally:
+            os.unlink(fh.name)
     # A sandboxed program cannot smuggle a privileged file out through the collected outputs.
     r = sb.run_command(["/bin/sh", "-c", "ln -s /etc/shadow runner; echo data > out"], 5.0,
                        collect=["runner", "out"])

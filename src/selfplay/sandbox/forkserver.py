@@ -256,6 +256,17 @@ class ForkServer:
                 break  # the host re-sends the runs that are missing
         return reply
 
+    def _hidden_hint(self, program: str) -> str:
+        """Why a program that exists on the host is not there inside: it lies under a
+        directory the sandbox covers with its own tmpfs (e.g. a tool installed in /tmp)."""
+        if not os.path.isabs(program):
+            return ""
+        for covered in self.isolation.get("covered_dirs") or []:
+            if program == covered or program.startswith(covered.rstrip("/") + "/"):
+                return (f" ({program} lies under {covered}, which the sandbox replaces with a private tmpfs: "
+                        "install the tool outside it)")
+        return ""
+
     def _run_command(self, argv: list[str], spec: dict[str, Any]) -> dict[str, Any]:
         self.counter += 1
         workdir = os.path.join(self.work_base, f"run{self.counter}")
@@ -293,6 +304,8 @@ class ForkServer:
             for fd in (out_r, err_r, st_r):
                 os.close(fd)
             clean = confine.sweep(self.pidns, self.uid)
+        if outcome.get("status") == "error" and str(outcome.get("detail", "")).startswith("could not execute"):
+            outcome["detail"] += self._hidden_hint(argv[0])
         if spec["collect"]:
             outcome["files"], outcome["missing"] = command.collect_outputs(workdir, spec["collect"],
                                                                            spec["max_collect"])
