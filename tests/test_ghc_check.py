@@ -478,6 +478,10 @@ def test_command_limits_output_files_and_exec_errors(sb):
     assert r.ok and len(r.stdout) == 4096 and r.stdout_truncated
     r = sb.run_command(["/no/such/program"], 5.0)
     assert r.status == "error" and "could not execute" in r.detail
+    # A sandboxed program cannot smuggle a privileged file out through the collected outputs.
+    r = sb.run_command(["/bin/sh", "-c", "ln -s /etc/shadow runner; echo data > out"], 5.0,
+                       collect=["runner", "out"])
+    assert r.ok and "runner" not in r.files and r.files["out"] == b"data\n"
     if "/tmp" in (sb.isolation.get("covered_dirs") or []):  # a tool on the host's /tmp is not inside: say why
         with tempfile.NamedTemporaryFile("w", dir="/tmp", suffix=".sh", delete=False) as fh:
             fh.write("#!/bin/sh\necho hi\n")
@@ -487,10 +491,26 @@ def test_command_limits_output_files_and_exec_errors(sb):
             assert r.status == "error" and f"{fh.name} lies under /tmp, which the sandbox replaces" in r.detail
         finally:
             os.unlink(fh.name)
-    # A sandboxed program cannot smuggle a privileged file out through the collected outputs.
-    r = sb.run_command(["/bin/sh", "-c", "ln -s /etc/shadow runner; echo data > out"], 5.0,
-                       collect=["runner", "out"])
-    assert r.ok and "runner" not in r.files and r.files["out"] == b"data\n"
+
+
+def test_tool_dirs_stay_reachable_read_only_under_tmp():
+    """A trusted tool kept in /tmp (e.g. Liquid Haskell, or its test double in a checkout
+    under /tmp) runs when its folder is named in tool_dirs, and cannot be written."""
+    tools = tempfile.mkdtemp(dir="/tmp")
+    try:
+        os.chmod(tools, 0o755)
+        tool = os.path.join(tools, "tool.sh")
+        with open(tool, "w") as fh:
+            fh.write("#!/bin/sh\necho from-tool\n")
+        os.chmod(tool, 0o755)
+        with Sandbox(workers=1, tool_dirs=[tools]) as sb:
+            if "/tmp" not in (sb.isolation.get("covered_dirs") or []):
+                pytest.skip("needs the mount namespace (/tmp covered)")
+            assert sb.run_command([tool], 5.0).text() == "from-tool\n"
+            r = sb.run_command(["/bin/sh", "-c", f"echo x > {tools}/w 2>/dev/null && echo wrote || echo refused"], 5.0)
+            assert r.text() == "refused\n" and not os.path.exists(os.path.join(tools, "w"))
+    finally:
+        shutil.rmtree(tools)
 
 
 def test_command_environment_is_scrubbed(sb, monkeypatch):

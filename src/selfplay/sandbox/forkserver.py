@@ -45,6 +45,10 @@ MEMORY_POLL_S = 0.05  # how often the combined memory of a multi-process program
 SCRATCH = "/tmp"
 
 
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
 class ForkServer:
     def __init__(self, cfg: dict[str, Any]):
         self.cfg = cfg
@@ -147,7 +151,13 @@ class ForkServer:
             # Open what must stay reachable before /tmp is covered.
             hidden = [p for p in paths if self.uid is not None and not confine.others_can_enter(p)]
             handles = {p: os.open(p, os.O_RDONLY | os.O_DIRECTORY) for p in hidden}
+            tools = {p: os.open(p, os.O_RDONLY | os.O_DIRECTORY) for p in self.cfg.get("tool_dirs") or []
+                     if _under(p, SCRATCH) and os.path.isdir(p)}
             confine.mount_tmpfs(SCRATCH, self.limits.tmpfs_mb, 0o711)
+            for path, fd in tools.items():  # the same path again, read-only, on the private /tmp
+                os.makedirs(path, 0o755, exist_ok=True)
+                confine.bind_readonly(f"/proc/self/fd/{fd}", path)
+                os.close(fd)
             self.work_base = os.path.join(SCRATCH, "work")
             os.mkdir(self.work_base, 0o711)
             child_path = list(paths)
@@ -262,7 +272,7 @@ class ForkServer:
         if not os.path.isabs(program):
             return ""
         for covered in self.isolation.get("covered_dirs") or []:
-            if program == covered or program.startswith(covered.rstrip("/") + "/"):
+            if _under(program, covered):
                 return (f" ({program} lies under {covered}, which the sandbox replaces with a private tmpfs: "
                         "install the tool outside it)")
         return ""

@@ -152,9 +152,10 @@ class UidLease:
 class ServerProcess:
     """One confined interpreter running ``forkserver.main`` and the pipes to it."""
 
-    def __init__(self, limits: SandboxLimits, mode: str):
+    def __init__(self, limits: SandboxLimits, mode: str, tool_dirs: list[str] | None = None):
         self.limits = limits
         self.mode = mode
+        self.tool_dirs = list(tool_dirs or [])
         self.proc: subprocess.Popen | None = None
         self.lease: UidLease | None = None
         self.isolation: dict[str, Any] = {}
@@ -174,6 +175,7 @@ class ServerProcess:
             "userns": strat.userns,
             "fallback": strat.fallback,
             "debug": DEBUG,
+            "tool_dirs": self.tool_dirs,
         }
         argv = [*strat.prefix, sys.executable, "-s", "-S", "-B", "-c", BOOT, SRC_ROOT, json.dumps(cfg)]
         try:

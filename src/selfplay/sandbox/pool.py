@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 import weakref
@@ -94,10 +95,14 @@ class Sandbox:
     ['int', 2]
     """
 
-    def __init__(self, workers: int = 2, limits: SandboxLimits | None = None):
+    def __init__(self, workers: int = 2, limits: SandboxLimits | None = None, tool_dirs: Iterable[str] = ()):
+        """``tool_dirs``: host directories of trusted tools that commands run (e.g. Liquid
+        Haskell's), kept reachable read-only at the same path even where they lie under a
+        directory the sandbox covers with its own tmpfs (/tmp)."""
         if workers < 1:
             raise ValueError("workers must be >= 1")
         self.limits = limits or SandboxLimits()
+        self.tool_dirs = [os.path.abspath(d) for d in tool_dirs]
         self.workers = workers
         self._lock = threading.Lock()
         self._servers: list[ServerProcess] = []
@@ -121,7 +126,7 @@ class Sandbox:
     # ---------------------------------------------------------------- lifecycle
 
     def _spawn(self) -> ServerProcess:
-        server = ServerProcess(self.limits, "forkserver")
+        server = ServerProcess(self.limits, "forkserver", self.tool_dirs)
         with self._lock:
             self._servers.append(server)
         server.start()
@@ -133,7 +138,7 @@ class Sandbox:
         with self._lock:
             if broken in self._servers:
                 self._servers.remove(broken)
-        server = ServerProcess(self.limits, "forkserver")
+        server = ServerProcess(self.limits, "forkserver", self.tool_dirs)
         with self._lock:
             if self._closed:
                 return server

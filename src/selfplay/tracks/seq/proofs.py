@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from ...haskell.liquid import LiquidSettings, check_proof, retry_feedback
+from ...haskell.liquid import LiquidSettings, check_proof, resolve_command, retry_feedback
 from .verify import AWAITING_PROOF
 
 MISSING = "not checked: Liquid Haskell missing"
@@ -61,7 +61,12 @@ def check_attempts(generations: list[dict], candidates_by_id: dict[str, dict], a
     limits = SandboxLimits(memory_mb=memory_mb, max_processes=64, max_open_files=256, max_file_mb=256,
                            tmpfs_mb=768)
     out = []
-    with (Sandbox(workers=1, limits=limits) if settings.command and generations else nullcontext()) as sandbox:
+    argv = resolve_command(settings.command)
+    # The checker's own folder (and its link target's) stays reachable even under /tmp.
+    tool_dirs = sorted({os.path.dirname(os.path.abspath(p)) for p in (argv[0], os.path.realpath(argv[0]))}) \
+        if argv else []
+    with (Sandbox(workers=1, limits=limits, tool_dirs=tool_dirs) if settings.command and generations
+          else nullcontext()) as sandbox:
         for record in generations:
             cand = candidates_by_id[record["meta"]["candidate_id"]]
             text = record["outputs"][0] if record["outputs"] else ""
