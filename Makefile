@@ -14,6 +14,7 @@ install:
 install-test:
 	scripts/install.sh test
 	scripts/install_system_test.sh
+	scripts/install_vllm.sh
 
 run: install
 	$(VENV)/snakemake --profile profiles/local

@@ -9,27 +9,36 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-configfile: "config.yaml"
+# config.yaml, unless --configfile names the config(s) to use: then exactly those files,
+# merged left to right (a paper config means what it says; an overlay on the default is
+# `--configfile config.yaml my_overlay.yaml`). Keys left out take the schema's defaults.
+if not workflow.overwrite_configfiles:
+
+    configfile: f"{workflow.basedir}/config.yaml"
+
+
+report: "report/workflow.rst"
 
 
 include: "rules/common.smk"
+include: "rules/agents.smk"
+include: "rules/data.smk"
+
+
+# One rules file per registered track with a config section (selfplay.tracks.registry).
+for _track in LOADED_TRACKS:
+
+    include: f"rules/{_track}.smk"
+
+
 include: "rules/models.smk"
-include: "rules/sinq.smk"
-
-
-if "seq" in config:
-
-    include: "rules/seq.smk"
-
-
 include: "rules/bundle.smk"
 
 
 rule all:
     default_target: True
     input:
-        sinq_report_targets() if "sinq" in TRACKS else [],
-        seq_report_targets() if "seq" in TRACKS else [],
+        all_targets(),
 
 
 onsuccess:

@@ -1,25 +1,30 @@
-# Shared helpers: config validation at start, the model location, paths.
+# What every track's rules share: the config (checked when the workflow starts), the
+# track registry, the model, the per-stage file lists, the input functions of the
+# generation and training rules, and the resources each kind of job asks for.
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
-from selfplay.config import validate_config
-from selfplay.errors import UserError
-
-try:
-    validate_config(config)
-    if "seq" in config:  # paper 000's regimes E2/E3 take p and P from E0's measured yields
-        from selfplay.tracks.seq.regimes import apply_regime
-
-        apply_regime(config)
-except UserError as _exc:
-    sys.exit(f"Configuration error: {_exc}")
-
+from selfplay.config import configured_tracks, prepare_config
+from selfplay.config.slices import config_slice
 from selfplay.containers.registry import load_images
+from selfplay.errors import UserError
+from selfplay.tracks.registry import TRACKS as REGISTRY
+
+
+def _model_dir_of(cfg):
+    model = cfg.get("model") or {}
+    if model.get("source") == "local":
+        return model.get("path")
+    return f"resources/models/{model.get('name')}"
+
 
 try:
-    IMAGES = load_images(workflow.basedir, config.get("containers"))
+    # Checks every value and builds every component's settings (backend, trainer,
+    # sandbox, verifiers), so a dry run fails on a combination a job would refuse.
+    prepare_config(config, _model_dir_of(config))
+    IMAGES = load_images(workflow.basedir, config["containers"])
 except UserError as _exc:
     sys.exit(f"Configuration error: {_exc}")
 
@@ -30,37 +35,140 @@ def image(name):
     return IMAGES[name].ref
 
 
-TRACKS = config.get("tracks", ["sinq", "seq"] if "seq" in config else ["sinq"])
-if "seq" in TRACKS and "seq" not in config:
-    sys.exit("Configuration error: config key tracks: lists seq but there is no seq section")
-
+TRACKS = config["tracks"]  # what `all` builds
+LOADED_TRACKS = configured_tracks(config)  # every track with a config section: its rules are loaded
 MODEL_NAME = config["model"]["name"]
-SCRIPTS = Path(workflow.basedir) / "workflow_scripts"
+
+# Filled by each track's rules file: name -> {"report": fn() -> targets, "bundle": fn() -> parts}
+TRACK_OUTPUTS = {}
 
 
-def model_dir():
-    """Where the base model lives: prepared by a rule, or a local folder named in config."""
-    if config["model"]["source"] == "local":
-        return config["model"]["path"]
-    return f"resources/models/{MODEL_NAME}"
+def cfg_of(*paths):
+    """The config values a job uses (`params: cfg=cfg_of(...)`): Snakemake tracks them."""
+    return config_slice(config, *paths)
 
 
-def model_input(wildcards=None):
+def resources_of(kind):
+    """What a kind of job asks a cluster for (config resources.<kind>)."""
+    return dict(config["resources"][kind])
+
+
+# --- a track's files ----------------------------------------------------------
+
+
+def exp_dir(track):
+    return f"results/{track}/{config[track]['experiment']}"
+
+
+def log_dir(track):
+    return f"logs/{track}/{config[track]['experiment']}"
+
+
+def bench_dir(track):
+    return f"benchmarks/{track}/{config[track]['experiment']}"
+
+
+def n_rounds(track):
+    return int(config[track]["rounds"])
+
+
+def shard_ids(track):
+    return list(range(int(config[track]["shards"])))
+
+
+def stages(track):
+    """round1..roundR, then the intrinsic evaluation's two halves."""
+    return [f"round{r}" for r in range(1, n_rounds(track) + 1)] + ["eval_train", "eval_test"]
+
+
+def stage_split(stage):
+    """The half of the sources a stage draws from (rounds: train)."""
+    return "train" if stage.startswith("round") else stage.split("_", 1)[1]
+
+
+def stage_count_key(track, stage):
+    """The config key that sets how many sources a stage uses."""
+    key = "per_round" if stage.startswith("round") else f"eval_{stage_split(stage)}"
+    return f"{track}.sources.{key}"
+
+
+def shard_files(track, stage, folder):
+    return [f"{exp_dir(track)}/{stage}/{folder}/shard{s}.jsonl" for s in shard_ids(track)]
+
+
+def labeled(track, stage, who):
+    return shard_files(track, stage, f"labeled_{who}")
+
+
+def candidates(track, stage):
+    return shard_files(track, stage, "candidates")
+
+
+def rounds_labeled(track, upto):
+    """The untrained-Bob labels of rounds 1..upto (Alice's accumulated training data)."""
+    return [p for r in range(1, upto + 1) for p in labeled(track, f"round{r}", "untrained")]
+
+
+# --- adapters ------------------------------------------------------------------
+
+
+def alice_adapter(track, r):
+    return f"{exp_dir(track)}/round{r}/adapter_alice"
+
+
+def bob_adapter(track):
+    return f"{exp_dir(track)}/bob/adapter"
+
+
+def alice_adapter_input(track):
+    """Round r generates with round r-1's adapter; the evaluation with the last round's."""
+
+    def _adapter(wildcards):
+        if wildcards.stage.startswith("round"):
+            r = int(wildcards.stage[len("round") :])
+            return [] if r == 1 else alice_adapter(track, r - 1)
+        return alice_adapter(track, n_rounds(track))
+
+    return _adapter
+
+
+def bob_adapter_input(track):
+    return lambda wildcards: bob_adapter(track) if wildcards.who == "trained" else []
+
+
+# --- models ------------------------------------------------------------------
+
+# Every model a job loads, by name (made in resources/models/<name> by prepare_model):
+# the game's model (config model); a track may add its own (e.g. a translation model).
+MODELS = {MODEL_NAME: config["model"]}
+
+
+def model_dir(spec=None):
+    """Where a model lives (default: the game's): prepared by a rule, or a local folder."""
+    spec = spec or config["model"]
+    if spec["source"] == "local":
+        return spec["path"]
+    return f"resources/models/{spec['name']}"
+
+
+def model_input(wildcards=None, spec=None):
     """The model as a rule input ([] for a local folder, which is not a workflow product)."""
-    if config["model"]["source"] == "local":
-        return []
-    return model_dir()
+    spec = spec or config["model"]
+    return [] if spec["source"] == "local" else model_dir(spec)
 
 
-def generation_model_input(wildcards=None):
+def generation_model_input(wildcards=None, spec=None):
     """Generation needs the model unless answers are replayed from recordings."""
     if config["backend"]["name"] == "replay":
         return []
-    return model_input()
+    return model_input(spec=spec)
 
 
-def generation_model_param(wildcards=None):
-    return None if config["backend"]["name"] == "replay" else model_dir()
+def generation_model_param(wildcards=None, spec=None):
+    return None if config["backend"]["name"] == "replay" else model_dir(spec)
+
+
+GENERATION_KEYS = ("seed", "backend", "model")  # what every generation job reads besides its track's keys
 
 
 def training_restore_root():
@@ -69,7 +177,7 @@ def training_restore_root():
     It is laid out like a working directory (an unpacked bundle): the record for the
     training output OUT is read from <root>/OUT/training_record.json.
     """
-    root = config.get("replay_training_from")
+    root = config["replay_training_from"]
     return str(Path(root).resolve()) if root else None
 
 
@@ -96,13 +204,47 @@ def training_restore_input(output_pattern):
     return _bundled_record
 
 
+# --- bundles -------------------------------------------------------------------
+
+
+def whos_of(stage):
+    """Whose answers a stage has: the untrained Bob always, the trained one in the evaluation."""
+    return ("untrained",) if stage.startswith("round") else ("untrained", "trained")
+
+
+def track_bundle_parts(track, data, recordings, verdicts, tables, figures):
+    """A track's files for the bundle, by part (selfplay.bundle.pack): what the track
+    lists, plus what every track has (training sets, adapters, logs and benchmarks)."""
+    rounds = range(1, n_rounds(track) + 1)
+    return {
+        "data": data,
+        "recordings": recordings,
+        "verdicts": verdicts,
+        "trainsets": [f"{exp_dir(track)}/round{r}/train_alice.jsonl" for r in rounds]
+        + [f"{exp_dir(track)}/bob/train_bob.jsonl"],
+        "adapters": [alice_adapter(track, r) for r in rounds] + [bob_adapter(track)],
+        "tables": tables,
+        "figures": figures,
+        "log_dirs": [
+            log_dir(track),
+            f"logs/{track}/sources",
+            bench_dir(track),
+            f"benchmarks/{track}/sources",
+        ],
+    }
+
+
+# --- what the run builds -------------------------------------------------------
+
+
+def all_targets():
+    return [p for track in TRACKS for p in TRACK_OUTPUTS[track]["report"]()]
+
+
 def print_outputs_summary():
-    groups = [("SInQ", sinq_report_targets())]
-    if "seq" in config:
-        groups.append(("Haskell track", seq_report_targets()))
-    for name, targets in groups:
-        produced = [p for p in targets if Path(p).exists()]
+    for track in TRACKS:
+        produced = [p for p in TRACK_OUTPUTS[track]["report"]() if Path(p).exists()]
         if produced:
-            print(f"\n{name} tables and figures:")
+            print(f"\n{REGISTRY[track].title}: tables and figures")
             for p in produced:
                 print(f"  {p}")

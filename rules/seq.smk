@@ -4,156 +4,127 @@
 # with the previous round's adapter), Bob trains once at the end, then eval_train /
 # eval_test for Table 2. Per stage and shard: Alice -> checked (parse, GHC) -> proof
 # attempts 1..K (generate, check) -> candidates -> Bob (N answers) -> labels.
-# Rules that run GHC or Liquid Haskell name the haskell image; generation and
-# training the gpu image (used only with --sdm apptainer).
+# Training: rules/agents.smk. Rules that run GHC or Liquid Haskell name the haskell
+# image; generation and training the gpu image (used only with --sdm apptainer).
+from selfplay.data.haskell_datasets import HSX_REPO, OPINSTRUCT_REPO, hub_file_url
 
 SEQ = config["seq"]
-SEQ_EXP = f"results/seq/{SEQ['experiment']}"
-SEQ_ROUNDS = int(SEQ["rounds"])
-SEQ_SHARDS = list(range(int(SEQ["shards"])))
+SEQ_EXP = exp_dir("seq")
+SEQ_LOG = log_dir("seq")
+SEQ_BENCH = bench_dir("seq")
 SEQ_ATTEMPTS = int(SEQ["proof"]["attempts"])
 SEQ_DATASET = SEQ["sources"]["dataset"]
-SEQ_LOG = f"logs/seq/{SEQ['experiment']}"
-SEQ_BENCH = f"benchmarks/seq/{SEQ['experiment']}"
-SEQ_TABLES = f"results/tables/seq/{SEQ['experiment']}"  # one folder per experiment: the regimes E0-E3 side by side
+# one folder per experiment: the regimes E0-E3 side by side
+SEQ_TABLES = f"results/tables/seq/{SEQ['experiment']}"
 SEQ_FIGURES = f"results/figures/seq/{SEQ['experiment']}"
+# The translation to Haskell does not depend on the regime: E1-E3 reuse E0's.
+SEQ_TRANSLATE = "results/seq/translate"
+SEQ_CODEGEN_AGENTS = ("base", "alice", "bob")
+# Table 8's columns: the regimes' experiments (null: this run alone)
+SEQ_REGIME_RUNS = SEQ["regimes"]["experiments"] or [SEQ["experiment"]]
+# The translation model is a setting of its own (the paper: DeepSeek-R1-Distill-Llama-70B).
+SEQ_TRANSLATOR = SEQ["translate"]["model"] or config["model"]
+MODELS[SEQ_TRANSLATOR["name"]] = SEQ_TRANSLATOR
+SEQ_REPORTS = [f"{SEQ_TABLES}/{t}.md" for t in ("table2", "table6", "data_yield")] + [
+    f"{SEQ_FIGURES}/figure{n}.png" for n in (3, 6, 7)
+]
+if SEQ["codegen"]["benchmarks"]:
+    SEQ_REPORTS.append(f"{SEQ_TABLES}/table3.md")
 
 
 wildcard_constraints:
     attempt=r"[1-9][0-9]*",
 
 
-def seq_sources_input(wildcards):
-    return f"resources/data/seq/{SEQ_DATASET}_{sinq_stage_split(wildcards.stage)}.jsonl"
+TRACK_OUTPUTS["seq"] = {
+    "report": lambda: list(SEQ_REPORTS),
+    "bundle": lambda: track_bundle_parts(
+        "seq",
+        data=[
+            f"resources/data/seq/{SEQ_DATASET}_{split}{kind}.jsonl"
+            for split in ("train", "test")
+            for kind in ("", ".rejected")
+        ],
+        recordings=[f"{SEQ_TRANSLATE}/generations.jsonl"]
+        + [
+            p
+            for s in stages("seq")
+            for folder in ["alice"]
+            + [f"proof_gen{a}" for a in range(1, SEQ_ATTEMPTS + 1)]
+            + [f"bob_{who}" for who in whos_of(s)]
+            for p in shard_files("seq", s, folder)
+        ]
+        + [
+            f"{SEQ_EXP}/codegen/{b}/{a}.jsonl"
+            for b in SEQ["codegen"]["benchmarks"]
+            for a in SEQ_CODEGEN_AGENTS
+        ],
+        verdicts=[f"{SEQ_TRANSLATE}/translated.jsonl"]
+        + [
+            p
+            for s in stages("seq")
+            for folder in ["checked"]
+            + [f"proof_check{a}" for a in range(1, SEQ_ATTEMPTS + 1)]
+            + ["candidates"]
+            + [f"labeled_{who}" for who in whos_of(s)]
+            for p in shard_files("seq", s, folder)
+        ]
+        + [
+            f"{SEQ_EXP}/codegen/{b}/{a}.scored.jsonl"
+            for b in SEQ["codegen"]["benchmarks"]
+            for a in SEQ_CODEGEN_AGENTS
+        ],
+        # each Markdown table's CSV twin and each figure's data are compared byte for byte too
+        tables=[p for p in SEQ_REPORTS if p.endswith(".md")]
+        + [p[: -len(".md")] + ".csv" for p in SEQ_REPORTS if p.endswith(".md")]
+        + [p[: -len(".png")] + ".csv" for p in SEQ_REPORTS if p.endswith(".png")],
+        figures=[p for p in SEQ_REPORTS if p.endswith(".png")],
+    ),
+}
 
 
-def seq_download_url(dataset):
-    from selfplay.data.haskell_datasets import HSX_REPO, OPINSTRUCT_REPO, hub_file_url
-
-    src = SEQ["sources"]
-    repo = {"opinstruct": OPINSTRUCT_REPO, "hsx": HSX_REPO}[dataset]
-    default = "data/train-00000-of-00050.parquet" if dataset == "opinstruct" else "data/train-00000-of-00001.parquet"
-    return hub_file_url(repo, src.get(f"{dataset}_file", default), src.get(f"{dataset}_revision", "main"))
-
-
-def seq_translate_input(wildcards=None):
-    """The Python programs to translate: OpenCodeInstruct's at paper scale, else a few of
-    the default's HumanEval programs (to exercise the stage)."""
-    if SEQ_DATASET == "opinstruct":
-        return "resources/data/seq/opinstruct_python.jsonl"
-    return "resources/data/sinq/humaneval_train.jsonl"
-
-
-def seq_multipl_e_url(bench):
-    from selfplay.data.haskell_datasets import hub_file_url
-
-    rev = SEQ.get("codegen", {}).get("multipl_e_revision", "main")
-    return hub_file_url("nuprl/MultiPL-E", f"{bench}-hs/test-00000-of-00001.parquet", rev)
-
-
-def seq_codegen_problems_input(wildcards):
-    return [] if wildcards.bench == "mini" else f"resources/downloads/seq/multipl_e_{wildcards.bench}.parquet"
-
-
-def seq_codegen_adapter_input(wildcards):
-    """base: no adapter; alice: the last round's; bob: his trained adapter."""
-    return {"base": [], "alice": f"{SEQ_EXP}/round{SEQ_ROUNDS}/adapter_alice",
-            "bob": f"{SEQ_EXP}/bob/adapter"}[wildcards.agent]
-
-
-def seq_alice_adapter_input(wildcards):
-    """Round r generates with round r-1's adapter; the evaluation with the last round's."""
-    if wildcards.stage.startswith("round"):
-        r = int(wildcards.stage[len("round"):])
-        return [] if r == 1 else f"{SEQ_EXP}/round{r - 1}/adapter_alice"
-    return f"{SEQ_EXP}/round{SEQ_ROUNDS}/adapter_alice"
-
-
-def seq_bob_adapter_input(wildcards):
-    return f"{SEQ_EXP}/bob/adapter" if wildcards.who == "trained" else []
-
-
-def seq_previous_checks(wildcards):
-    a = int(wildcards.attempt)
-    return [] if a == 1 else f"{SEQ_EXP}/{wildcards.stage}/proof_check{a - 1}/shard{wildcards.shard}.jsonl"
-
-
-def seq_labeled(stage, who):
-    return [f"{SEQ_EXP}/{stage}/labeled_{who}/shard{s}.jsonl" for s in SEQ_SHARDS]
-
-
-def seq_candidates(stage):
-    return [f"{SEQ_EXP}/{stage}/candidates/shard{s}.jsonl" for s in SEQ_SHARDS]
-
-
-def seq_rounds_labeled_upto(wildcards):
-    return [p for r in range(1, int(wildcards.r) + 1) for p in seq_labeled(f"round{r}", "untrained")]
-
-
-def seq_all_rounds_labeled(wildcards=None):
-    return [p for r in range(1, SEQ_ROUNDS + 1) for p in seq_labeled(f"round{r}", "untrained")]
-
-
-def seq_previous_alice_adapter(wildcards):
-    r = int(wildcards.r)
-    return [] if r == 1 else f"{SEQ_EXP}/round{r - 1}/adapter_alice"
-
-
-def seq_stages():
-    return [f"round{r}" for r in range(1, SEQ_ROUNDS + 1)] + ["eval_train", "eval_test"]
-
-
-def seq_report_inputs(wildcards=None):
-    out = {}
-    for stage in seq_stages():
-        out[f"{stage}_candidates"] = seq_candidates(stage)
-        out[f"{stage}_labeled"] = seq_labeled(stage, "untrained")
-    for split in ("train", "test"):
-        out[f"eval_{split}_trained"] = seq_labeled(f"eval_{split}", "trained")
-    return out
-
-
-def seq_report_targets():
-    return [
-        f"{SEQ_TABLES}/table2.md",
-        f"{SEQ_TABLES}/table6.md",
-        f"{SEQ_TABLES}/data_yield.md",
-        f"{SEQ_FIGURES}/figure3.png",
-        f"{SEQ_FIGURES}/figure6.png",
-        f"{SEQ_FIGURES}/figure7.png",
-    ] + ([f"{SEQ_TABLES}/table3.md"] if SEQ.get("codegen") else [])
+# --- sources -----------------------------------------------------------------
 
 
 rule seq_reference_sources:
     output:
         kept="resources/data/seq/reference_{split}.jsonl",
         rejected="resources/data/seq/reference_{split}.rejected.jsonl",
-    threads: 2
     log:
         "logs/seq/sources/reference_{split}.log",
     benchmark:
         "benchmarks/seq/sources/reference_{split}.tsv"
     container:
         image("haskell")
+    threads: 2
+    params:
+        cfg=cfg_of("seed", "seq.verify", "seq.sources.filter_timeout"),
     script:
-        "../workflow_scripts/seq_sources.py"
+        "../workflow_scripts/seq_reference_sources.py"
 
 
 rule seq_download:
     """A file of a dataset repository on the Hugging Face hub (needs network: runs on the
     machine that runs snakemake, never in the default run)."""
     output:
-        "resources/downloads/seq/{dataset}.parquet",
-    params:
-        url=lambda w: seq_download_url(w.dataset),
-        sha256=lambda w: SEQ["sources"].get(f"{w.dataset}_sha256"),
-    wildcard_constraints:
-        dataset="opinstruct|hsx",
+        file="resources/downloads/seq/{dataset}.parquet",
     log:
         "logs/seq/sources/download_{dataset}.log",
+    wildcard_constraints:
+        dataset="opinstruct|hsx",
     localrule: True
+    container:
+        image("python")
+    params:
+        url=lambda w: hub_file_url(
+            {"opinstruct": OPINSTRUCT_REPO, "hsx": HSX_REPO}[w.dataset],
+            SEQ["sources"][f"{w.dataset}_file"],
+            SEQ["sources"][f"{w.dataset}_revision"],
+        ),
+        sha256=lambda w: SEQ["sources"][f"{w.dataset}_sha256"],
+        pin_key=lambda w: f"seq.sources.{w.dataset}_sha256",
     script:
-        "../workflow_scripts/seq_sources.py"
+        "../workflow_scripts/download.py"
 
 
 rule seq_opinstruct_python:
@@ -164,8 +135,12 @@ rule seq_opinstruct_python:
         "resources/data/seq/opinstruct_python.jsonl",
     log:
         "logs/seq/sources/opinstruct_python.log",
+    container:
+        image("python")
+    params:
+        cfg=cfg_of("seq.sources.opinstruct_limit", "seq.sources.opinstruct_max_chars"),
     script:
-        "../workflow_scripts/seq_sources.py"
+        "../workflow_scripts/seq_opinstruct_python.py"
 
 
 rule seq_hsx_sources:
@@ -174,120 +149,161 @@ rule seq_hsx_sources:
     output:
         kept="resources/data/seq/hsx_{split}.jsonl",
         rejected="resources/data/seq/hsx_{split}.rejected.jsonl",
-    threads: 2
     log:
         "logs/seq/sources/hsx_{split}.log",
     container:
         image("haskell")
+    threads: 2
+    params:
+        cfg=cfg_of("seed", "seq.verify", "seq.sources.filter_timeout", "seq.sources.hsx_code_column"),
     script:
-        "../workflow_scripts/seq_sources.py"
+        "../workflow_scripts/seq_hsx_sources.py"
 
 
 rule seq_opinstruct_sources:
     """The translations that passed the filter, split in halves, are the sources."""
     input:
-        f"{SEQ_EXP}/translate/translated.jsonl",
+        f"{SEQ_TRANSLATE}/translated.jsonl",
     output:
         kept="resources/data/seq/opinstruct_{split}.jsonl",
         rejected="resources/data/seq/opinstruct_{split}.rejected.jsonl",
     log:
         "logs/seq/sources/opinstruct_{split}.log",
+    container:
+        image("python")
     script:
-        "../workflow_scripts/seq_sources.py"
+        "../workflow_scripts/seq_opinstruct_sources.py"
 
 
 rule seq_translate_generate:
+    """Python programs translated to Haskell by the translation model (seq.translate.model;
+    the paper: DeepSeek-R1-Distill-Llama-70B), the default's HumanEval programs otherwise."""
     input:
-        python=seq_translate_input,
-        model=generation_model_input,
+        python=(
+            "resources/data/seq/opinstruct_python.jsonl"
+            if SEQ_DATASET == "opinstruct"
+            else "resources/data/sinq/humaneval_train.jsonl"
+        ),
+        model=lambda w: generation_model_input(spec=SEQ_TRANSLATOR),
     output:
-        f"{SEQ_EXP}/translate/generations.jsonl",
-    params:
-        model_dir=generation_model_param,
-    threads: 2
+        f"{SEQ_TRANSLATE}/generations.jsonl",
     log:
-        f"{SEQ_LOG}/translate/generate.log",
+        "logs/seq/translate/generate.log",
     benchmark:
-        f"{SEQ_BENCH}/translate/generate.tsv"
+        "benchmarks/seq/translate/generate.tsv"
     container:
         image("gpu")
+    threads: 2
+    resources:
+        **resources_of("translate"),
+    params:
+        cfg=cfg_of("seed", "backend", "model", "seq.translate"),
+        model_dir=lambda w: generation_model_param(spec=SEQ_TRANSLATOR),
     script:
-        "../workflow_scripts/seq_translate.py"
+        "../workflow_scripts/seq_translate_generate.py"
 
 
 rule seq_translate_filter:
     input:
-        f"{SEQ_EXP}/translate/generations.jsonl",
+        f"{SEQ_TRANSLATE}/generations.jsonl",
     output:
-        kept=f"{SEQ_EXP}/translate/translated.jsonl",
-        rejected=f"{SEQ_EXP}/translate/translated.rejected.jsonl",
-    threads: 2
+        kept=f"{SEQ_TRANSLATE}/translated.jsonl",
+        rejected=f"{SEQ_TRANSLATE}/translated.rejected.jsonl",
     log:
-        f"{SEQ_LOG}/translate/filter.log",
+        "logs/seq/translate/filter.log",
     benchmark:
-        f"{SEQ_BENCH}/translate/filter.tsv"
+        "benchmarks/seq/translate/filter.tsv"
     container:
         image("haskell")
+    threads: 2
+    params:
+        cfg=cfg_of("seed", "seq.verify", "seq.sources.filter_timeout"),
     script:
-        "../workflow_scripts/seq_translate.py"
+        "../workflow_scripts/seq_translate_filter.py"
+
+
+# --- the game ----------------------------------------------------------------
 
 
 rule seq_alice_generate:
     input:
-        sources=seq_sources_input,
+        sources=lambda w: f"resources/data/seq/{SEQ_DATASET}_{stage_split(w.stage)}.jsonl",
         model=generation_model_input,
-        adapter=seq_alice_adapter_input,
+        adapter=alice_adapter_input("seq"),
+        # regimes E2/E3: SEQ share and P from E0's yields, read by the job (seq.regime)
+        regime=SEQ["regime"]["from"] if SEQ["regime"] else [],
     output:
         f"{SEQ_EXP}/{{stage}}/alice/shard{{shard}}.jsonl",
-    params:
-        model_dir=generation_model_param,
-    threads: 2
     log:
         f"{SEQ_LOG}/{{stage}}/alice_shard{{shard}}.log",
     benchmark:
         f"{SEQ_BENCH}/{{stage}}/alice_shard{{shard}}.tsv"
     container:
         image("gpu")
+    threads: 2
+    resources:
+        **resources_of("generate"),
+    params:
+        cfg=lambda w: cfg_of(
+            *GENERATION_KEYS,
+            stage_count_key("seq", w.stage),
+            "seq.shards",
+            "seq.game",
+            "seq.alice",
+            "seq.regime",
+        ),
+        model_dir=generation_model_param,
     script:
-        "../workflow_scripts/seq_game.py"
+        "../workflow_scripts/seq_alice_generate.py"
 
 
 rule seq_check:
     input:
         generations=f"{SEQ_EXP}/{{stage}}/alice/shard{{shard}}.jsonl",
-        sources=seq_sources_input,
+        sources=lambda w: f"resources/data/seq/{SEQ_DATASET}_{stage_split(w.stage)}.jsonl",
     output:
         f"{SEQ_EXP}/{{stage}}/checked/shard{{shard}}.jsonl",
-    threads: 2
     log:
         f"{SEQ_LOG}/{{stage}}/check_shard{{shard}}.log",
     benchmark:
         f"{SEQ_BENCH}/{{stage}}/check_shard{{shard}}.tsv"
     container:
         image("haskell")
+    threads: 2
+    resources:
+        **resources_of("verify"),
+    params:
+        cfg=cfg_of("seed", "seq.verify"),
     script:
-        "../workflow_scripts/seq_game.py"
+        "../workflow_scripts/seq_check.py"
 
 
 rule seq_proof_generate:
     input:
         checked=f"{SEQ_EXP}/{{stage}}/checked/shard{{shard}}.jsonl",
-        previous=seq_previous_checks,
+        previous=lambda w: (
+            []
+            if w.attempt == "1"
+            else f"{SEQ_EXP}/{w.stage}/proof_check{int(w.attempt) - 1}/shard{w.shard}.jsonl"
+        ),
         model=generation_model_input,
-        adapter=seq_alice_adapter_input,
+        adapter=alice_adapter_input("seq"),
     output:
         f"{SEQ_EXP}/{{stage}}/proof_gen{{attempt}}/shard{{shard}}.jsonl",
-    params:
-        model_dir=generation_model_param,
-    threads: 2
     log:
         f"{SEQ_LOG}/{{stage}}/proof_gen{{attempt}}_shard{{shard}}.log",
     benchmark:
         f"{SEQ_BENCH}/{{stage}}/proof_gen{{attempt}}_shard{{shard}}.tsv"
     container:
         image("gpu")
+    threads: 2
+    resources:
+        **resources_of("generate"),
+    params:
+        cfg=cfg_of(*GENERATION_KEYS, "seq.proof.sampling"),
+        model_dir=generation_model_param,
     script:
-        "../workflow_scripts/seq_game.py"
+        "../workflow_scripts/seq_proof_generate.py"
 
 
 rule seq_proof_check:
@@ -302,41 +318,52 @@ rule seq_proof_check:
         f"{SEQ_BENCH}/{{stage}}/proof_check{{attempt}}_shard{{shard}}.tsv"
     container:
         image("haskell")
+    resources:
+        **resources_of("prove"),
+    params:
+        cfg=cfg_of("seq.proof.liquid", "seq.proof.timeout", "seq.proof.memory_mb"),
     script:
-        "../workflow_scripts/seq_game.py"
+        "../workflow_scripts/seq_proof_check.py"
 
 
 rule seq_settle:
     input:
         checked=f"{SEQ_EXP}/{{stage}}/checked/shard{{shard}}.jsonl",
-        checks=expand(f"{SEQ_EXP}/{{{{stage}}}}/proof_check{{a}}/shard{{{{shard}}}}.jsonl",
-                      a=range(1, SEQ_ATTEMPTS + 1)),
+        checks=expand(
+            f"{SEQ_EXP}/{{{{stage}}}}/proof_check{{a}}/shard{{{{shard}}}}.jsonl",
+            a=range(1, SEQ_ATTEMPTS + 1),
+        ),
     output:
         f"{SEQ_EXP}/{{stage}}/candidates/shard{{shard}}.jsonl",
     log:
         f"{SEQ_LOG}/{{stage}}/candidates_shard{{shard}}.log",
+    container:
+        image("python")
     script:
-        "../workflow_scripts/seq_game.py"
+        "../workflow_scripts/seq_settle.py"
 
 
 rule seq_bob_generate:
     input:
         candidates=f"{SEQ_EXP}/{{stage}}/candidates/shard{{shard}}.jsonl",
         model=generation_model_input,
-        adapter=seq_bob_adapter_input,
+        adapter=bob_adapter_input("seq"),
     output:
         f"{SEQ_EXP}/{{stage}}/bob_{{who}}/shard{{shard}}.jsonl",
-    params:
-        model_dir=generation_model_param,
-    threads: 2
     log:
         f"{SEQ_LOG}/{{stage}}/bob_{{who}}_shard{{shard}}.log",
     benchmark:
         f"{SEQ_BENCH}/{{stage}}/bob_{{who}}_shard{{shard}}.tsv"
     container:
         image("gpu")
+    threads: 2
+    resources:
+        **resources_of("generate"),
+    params:
+        cfg=cfg_of(*GENERATION_KEYS, "seq.bob"),
+        model_dir=generation_model_param,
     script:
-        "../workflow_scripts/seq_game.py"
+        "../workflow_scripts/seq_bob_generate.py"
 
 
 rule seq_label:
@@ -347,165 +374,188 @@ rule seq_label:
         f"{SEQ_EXP}/{{stage}}/labeled_{{who}}/shard{{shard}}.jsonl",
     log:
         f"{SEQ_LOG}/{{stage}}/label_{{who}}_shard{{shard}}.log",
+    container:
+        image("python")
     script:
-        "../workflow_scripts/seq_game.py"
+        "../workflow_scripts/seq_label.py"
 
 
 rule seq_alice_trainset:
     input:
-        seq_rounds_labeled_upto,
+        lambda w: rounds_labeled("seq", int(w.r)),
     output:
         f"{SEQ_EXP}/round{{r}}/train_alice.jsonl",
     log:
         f"{SEQ_LOG}/round{{r}}/train_alice_set.log",
-    script:
-        "../workflow_scripts/seq_trainset.py"
-
-
-rule seq_train_alice:
-    input:
-        trainset=f"{SEQ_EXP}/round{{r}}/train_alice.jsonl",
-        model=training_model_input,
-        previous=seq_previous_alice_adapter,
-        restored=training_restore_input(f"{SEQ_EXP}/round{{r}}/adapter_alice"),
-    output:
-        directory(f"{SEQ_EXP}/round{{r}}/adapter_alice"),
-    params:
-        model_dir=training_model_param,
-    threads: 2
-    log:
-        f"{SEQ_LOG}/round{{r}}/train_alice.log",
-    benchmark:
-        f"{SEQ_BENCH}/round{{r}}/train_alice.tsv"
     container:
-        image("gpu")
+        image("python")
+    params:
+        cfg=cfg_of("seed", "seq.curriculum", "seq.game.target_difficulty"),
     script:
-        "../workflow_scripts/train_agent.py"
+        "../workflow_scripts/seq_alice_trainset.py"
 
 
 rule seq_bob_trainset:
     input:
-        seq_all_rounds_labeled,
+        rounds_labeled("seq", n_rounds("seq")),
     output:
         f"{SEQ_EXP}/bob/train_bob.jsonl",
     log:
         f"{SEQ_LOG}/bob/train_bob_set.log",
-    script:
-        "../workflow_scripts/seq_trainset.py"
-
-
-rule seq_train_bob:
-    input:
-        trainset=f"{SEQ_EXP}/bob/train_bob.jsonl",
-        model=training_model_input,
-        restored=training_restore_input(f"{SEQ_EXP}/bob/adapter"),
-    output:
-        directory(f"{SEQ_EXP}/bob/adapter"),
-    params:
-        model_dir=training_model_param,
-    threads: 2
-    log:
-        f"{SEQ_LOG}/bob/train_bob.log",
-    benchmark:
-        f"{SEQ_BENCH}/bob/train_bob.tsv"
     container:
-        image("gpu")
+        image("python")
     script:
-        "../workflow_scripts/train_agent.py"
+        "../workflow_scripts/seq_bob_trainset.py"
 
 
-def seq_rounds_candidates(wildcards=None):
-    return {f"round{r}": seq_candidates(f"round{r}") for r in range(1, SEQ_ROUNDS + 1)}
-
-
-def seq_rounds_labeled(wildcards=None):
-    return {f"round{r}": seq_labeled(f"round{r}", "untrained") for r in range(1, SEQ_ROUNDS + 1)}
+# --- tables and figures --------------------------------------------------------
 
 
 rule seq_table2:
     input:
-        **{f"{split}_{who}": seq_labeled(f"eval_{split}", who) for split in ("train", "test")
-           for who in ("untrained", "trained")},
+        **{
+            f"{split}_{who}": labeled("seq", f"eval_{split}", who)
+            for split in ("train", "test")
+            for who in ("untrained", "trained")
+        },
     output:
-        csv=report(f"{SEQ_TABLES}/table2.csv", category="Haskell", labels={"table": "Table 2 (CSV)"}),
-        md=report(f"{SEQ_TABLES}/table2.md", category="Haskell", labels={"table": "Table 2"}),
-    params:
-        dataset={"reference": "Reference programs", "opinstruct": "OpInstruct-HSx", "hsx": "OpInstruct-HSx"}[
-            SEQ_DATASET],
+        csv=report(
+            f"{SEQ_TABLES}/table2.csv",
+            caption="../report/seq_table2.rst",
+            category="Haskell track (paper 000)",
+            labels={"table": "Table 2 (CSV)"},
+        ),
+        md=report(
+            f"{SEQ_TABLES}/table2.md",
+            caption="../report/seq_table2.rst",
+            category="Haskell track (paper 000)",
+            labels={"table": "Table 2"},
+        ),
     log:
         f"{SEQ_LOG}/report/table2.log",
+    container:
+        image("python")
+    params:
+        dataset={
+            "reference": "Reference programs",
+            "opinstruct": "OpInstruct-HSx",
+            "hsx": "OpInstruct-HSx",
+        }[SEQ_DATASET],
     script:
-        "../workflow_scripts/seq_report.py"
+        "../workflow_scripts/seq_table2.py"
 
 
 rule seq_table6:
     input:
-        **seq_rounds_candidates(),
+        **{f"round{r}": candidates("seq", f"round{r}") for r in range(1, n_rounds("seq") + 1)},
     output:
-        csv=report(f"{SEQ_TABLES}/table6.csv", category="Haskell", labels={"table": "Table 6 (CSV)"}),
-        md=report(f"{SEQ_TABLES}/table6.md", category="Haskell", labels={"table": "Table 6"}),
+        csv=report(
+            f"{SEQ_TABLES}/table6.csv",
+            caption="../report/seq_table6.rst",
+            category="Haskell track (paper 000)",
+            labels={"table": "Table 6 (CSV)"},
+        ),
+        md=report(
+            f"{SEQ_TABLES}/table6.md",
+            caption="../report/seq_table6.rst",
+            category="Haskell track (paper 000)",
+            labels={"table": "Table 6"},
+        ),
     log:
         f"{SEQ_LOG}/report/table6.log",
+    container:
+        image("python")
+    params:
+        cfg=cfg_of("seq.proof.liquid", "seq.proof.timeout"),
     script:
-        "../workflow_scripts/seq_report.py"
+        "../workflow_scripts/seq_table6.py"
 
 
 rule seq_data_yield:
     input:
-        sources_train=f"resources/data/seq/{SEQ_DATASET}_train.jsonl",
-        sources_train_rejected=f"resources/data/seq/{SEQ_DATASET}_train.rejected.jsonl",
-        sources_test=f"resources/data/seq/{SEQ_DATASET}_test.jsonl",
-        sources_test_rejected=f"resources/data/seq/{SEQ_DATASET}_test.rejected.jsonl",
-        translated=f"{SEQ_EXP}/translate/translated.jsonl",
-        translated_rejected=f"{SEQ_EXP}/translate/translated.rejected.jsonl",
+        **{
+            f"sources_{split}{suffix}": f"resources/data/seq/{SEQ_DATASET}_{split}{kind}.jsonl"
+            for split in ("train", "test")
+            for suffix, kind in (("", ""), ("_rejected", ".rejected"))
+        },
+        translated=f"{SEQ_TRANSLATE}/translated.jsonl",
+        translated_rejected=f"{SEQ_TRANSLATE}/translated.rejected.jsonl",
     output:
         csv=f"{SEQ_TABLES}/data_yield.csv",
-        md=report(f"{SEQ_TABLES}/data_yield.md", category="Haskell", labels={"table": "Source pipeline"}),
-    params:
-        dataset=SEQ_DATASET,
+        md=report(
+            f"{SEQ_TABLES}/data_yield.md",
+            caption="../report/seq_data_yield.rst",
+            category="Haskell track (paper 000)",
+            labels={"table": "Source pipeline"},
+        ),
     log:
         f"{SEQ_LOG}/report/data_yield.log",
+    container:
+        image("python")
+    params:
+        dataset=SEQ_DATASET,
     script:
-        "../workflow_scripts/seq_report.py"
+        "../workflow_scripts/seq_data_yield.py"
 
 
 rule seq_figure3:
     input:
-        **seq_rounds_labeled(),
+        **{f"round{r}": labeled("seq", f"round{r}", "untrained") for r in range(1, n_rounds("seq") + 1)},
     output:
-        png=report(f"{SEQ_FIGURES}/figure3.png", category="Haskell", labels={"figure": "Figure 3"}),
+        png=report(
+            f"{SEQ_FIGURES}/figure3.png",
+            caption="../report/seq_figure3.rst",
+            category="Haskell track (paper 000)",
+            labels={"figure": "Figure 3"},
+        ),
         pdf=f"{SEQ_FIGURES}/figure3.pdf",
         csv=f"{SEQ_FIGURES}/figure3.csv",
     log:
         f"{SEQ_LOG}/report/figure3.log",
+    container:
+        image("python")
     script:
-        "../workflow_scripts/seq_report.py"
+        "../workflow_scripts/seq_figure3.py"
 
 
 rule seq_figure6:
     input:
-        **seq_rounds_candidates(),
+        **{f"round{r}": candidates("seq", f"round{r}") for r in range(1, n_rounds("seq") + 1)},
     output:
-        png=report(f"{SEQ_FIGURES}/figure6.png", category="Haskell", labels={"figure": "Figure 6"}),
+        png=report(
+            f"{SEQ_FIGURES}/figure6.png",
+            caption="../report/seq_figure6.rst",
+            category="Haskell track (paper 000)",
+            labels={"figure": "Figure 6"},
+        ),
         pdf=f"{SEQ_FIGURES}/figure6.pdf",
         csv=f"{SEQ_FIGURES}/figure6.csv",
     log:
         f"{SEQ_LOG}/report/figure6.log",
+    container:
+        image("python")
     script:
-        "../workflow_scripts/seq_report.py"
+        "../workflow_scripts/seq_figure6.py"
 
 
 rule seq_figure7:
     input:
-        **seq_rounds_labeled(),
+        **{f"round{r}": labeled("seq", f"round{r}", "untrained") for r in range(1, n_rounds("seq") + 1)},
     output:
-        png=report(f"{SEQ_FIGURES}/figure7.png", category="Haskell", labels={"figure": "Figure 7"}),
+        png=report(
+            f"{SEQ_FIGURES}/figure7.png",
+            caption="../report/seq_figure7.rst",
+            category="Haskell track (paper 000)",
+            labels={"figure": "Figure 7"},
+        ),
         pdf=f"{SEQ_FIGURES}/figure7.pdf",
         csv=f"{SEQ_FIGURES}/figure7.csv",
     log:
         f"{SEQ_LOG}/report/figure7.log",
+    container:
+        image("python")
     script:
-        "../workflow_scripts/seq_report.py"
+        "../workflow_scripts/seq_figure7.py"
 
 
 rule seq_regimes:
@@ -514,54 +564,94 @@ rule seq_regimes:
         f"{SEQ_TABLES}/table6.csv",
     output:
         f"{SEQ_EXP}/regimes.json",
-    params:
-        per_round=SEQ["sources"].get("per_round"),
     log:
         f"{SEQ_LOG}/report/regimes.log",
+    container:
+        image("python")
+    params:
+        per_round=SEQ["sources"]["per_round"],
     script:
-        "../workflow_scripts/seq_report.py"
+        "../workflow_scripts/seq_regimes.py"
+
+
+rule seq_regimes_of_other_run:
+    """E2/E3 take their sizes from E0's regimes file, made by E0's own run: planned here so
+    that an E2/E3 config plans on a fresh clone; run, it says what to do."""
+    output:
+        SEQ["regime"]["from"] if SEQ["regime"] else "results/seq/.no-regime",
+    log:
+        f"{SEQ_LOG}/report/regimes_of_other_run.log",
+    container:
+        image("python")
+    params:
+        hint=(
+            "this regime's SEQ share and P are computed from E0's yields: run E0 first, then "
+            "`snakemake --configfile config/papers/seq.yaml results/seq/e0/regimes.json`"
+        ),
+    script:
+        "../workflow_scripts/seq_regimes_of_other_run.py"
+
+
+ruleorder: seq_regimes > seq_regimes_of_other_run
 
 
 rule seq_table8:
     """Verified generations per regime over all rounds; each regime is its own run
     (config/papers/seq*.yaml), so their Table 6 files must exist already."""
     input:
-        [f"results/tables/seq/{e}/table6.csv" for e in SEQ.get("regimes", {}).get("experiments", [SEQ["experiment"]])],
+        [f"results/tables/seq/{e}/table6.csv" for e in SEQ_REGIME_RUNS],
     output:
-        csv=report("results/tables/seq/table8.csv", category="Haskell", labels={"table": "Table 8 (CSV)"}),
-        md=report("results/tables/seq/table8.md", category="Haskell", labels={"table": "Table 8"}),
-    params:
-        experiments=SEQ.get("regimes", {}).get("experiments", [SEQ["experiment"]]),
+        csv=report(
+            "results/tables/seq/table8.csv",
+            caption="../report/seq_table8.rst",
+            category="Haskell track (paper 000)",
+            labels={"table": "Table 8 (CSV)"},
+        ),
+        md=report(
+            "results/tables/seq/table8.md",
+            caption="../report/seq_table8.rst",
+            category="Haskell track (paper 000)",
+            labels={"table": "Table 8"},
+        ),
     log:
         f"{SEQ_LOG}/report/table8.log",
+    container:
+        image("python")
+    params:
+        experiments=SEQ_REGIME_RUNS,
     script:
-        "../workflow_scripts/seq_report.py"
+        "../workflow_scripts/seq_table8.py"
 
 
-# Table 3: Haskell code generation (HumanEval / MBPP from MultiPL-E; the default's
-# shipped mini set), base model vs the final Alice and the trained Bob.
-SEQ_CODEGEN = SEQ.get("codegen", {"benchmarks": []})
-SEQ_CODEGEN_AGENTS = ("base", "alice", "bob")
+# --- Table 3: Haskell code generation (MultiPL-E's HumanEval / MBPP; the default's
+# shipped mini set), base model vs the final Alice and the trained Bob ---------------
 
 
 rule seq_download_multipl_e:
     output:
-        "resources/downloads/seq/multipl_e_{bench}.parquet",
-    params:
-        url=lambda w: seq_multipl_e_url(w.bench),
-        sha256=None,
-    wildcard_constraints:
-        bench="humaneval|mbpp",
+        file="resources/downloads/seq/multipl_e_{bench}.parquet",
     log:
         "logs/seq/sources/download_multipl_e_{bench}.log",
+    wildcard_constraints:
+        bench="humaneval|mbpp",
     localrule: True
+    container:
+        image("python")
+    params:
+        url=lambda w: hub_file_url(
+            "nuprl/MultiPL-E",
+            f"{w.bench}-hs/test-00000-of-00001.parquet",
+            SEQ["codegen"]["multipl_e_revision"],
+        ),
+        sha256=None,
+        pin_key=None,
     script:
-        "../workflow_scripts/seq_codegen.py"
+        "../workflow_scripts/download.py"
 
 
 rule seq_codegen_problems:
     input:
-        seq_codegen_problems_input,
+        lambda w: [] if w.bench == "mini" else f"resources/downloads/seq/multipl_e_{w.bench}.parquet",
     output:
         problems="resources/data/seq/codegen_{bench}.jsonl",
         skipped="resources/data/seq/codegen_{bench}.skipped.jsonl",
@@ -569,30 +659,39 @@ rule seq_codegen_problems:
         "logs/seq/sources/codegen_{bench}.log",
     container:
         image("haskell")
+    params:
+        cfg=cfg_of("seed", "seq.verify"),
     script:
-        "../workflow_scripts/seq_codegen.py"
+        "../workflow_scripts/seq_codegen_problems.py"
 
 
 rule seq_codegen_generate:
     input:
         problems="resources/data/seq/codegen_{bench}.jsonl",
         model=generation_model_input,
-        adapter=seq_codegen_adapter_input,
+        adapter=lambda w: {
+            "base": [],
+            "alice": alice_adapter("seq", n_rounds("seq")),
+            "bob": bob_adapter("seq"),
+        }[w.agent],
     output:
         f"{SEQ_EXP}/codegen/{{bench}}/{{agent}}.jsonl",
-    params:
-        model_dir=generation_model_param,
-    wildcard_constraints:
-        agent="base|alice|bob",
-    threads: 2
     log:
         f"{SEQ_LOG}/codegen/{{bench}}_{{agent}}.log",
     benchmark:
         f"{SEQ_BENCH}/codegen/{{bench}}_{{agent}}.tsv"
+    wildcard_constraints:
+        agent="base|alice|bob",
     container:
         image("gpu")
+    threads: 2
+    resources:
+        **resources_of("generate"),
+    params:
+        cfg=cfg_of(*GENERATION_KEYS, "seq.codegen"),
+        model_dir=generation_model_param,
     script:
-        "../workflow_scripts/seq_codegen.py"
+        "../workflow_scripts/seq_codegen_generate.py"
 
 
 rule seq_codegen_eval:
@@ -601,27 +700,46 @@ rule seq_codegen_eval:
         generations=f"{SEQ_EXP}/codegen/{{bench}}/{{agent}}.jsonl",
     output:
         f"{SEQ_EXP}/codegen/{{bench}}/{{agent}}.scored.jsonl",
-    wildcard_constraints:
-        agent="base|alice|bob",
-    threads: 2
     log:
         f"{SEQ_LOG}/codegen/{{bench}}_{{agent}}_eval.log",
+    wildcard_constraints:
+        agent="base|alice|bob",
     container:
         image("haskell")
+    threads: 2
+    resources:
+        **resources_of("verify"),
+    params:
+        cfg=cfg_of("seed", "seq.verify"),
     script:
-        "../workflow_scripts/seq_codegen.py"
+        "../workflow_scripts/seq_codegen_eval.py"
 
 
 rule seq_table3:
     input:
-        **{f"{b}_{a}": f"{SEQ_EXP}/codegen/{b}/{a}.scored.jsonl" for b in SEQ_CODEGEN["benchmarks"]
-           for a in SEQ_CODEGEN_AGENTS},
+        **{
+            f"{b}_{a}": f"{SEQ_EXP}/codegen/{b}/{a}.scored.jsonl"
+            for b in SEQ["codegen"]["benchmarks"]
+            for a in SEQ_CODEGEN_AGENTS
+        },
     output:
-        csv=report(f"{SEQ_TABLES}/table3.csv", category="Haskell", labels={"table": "Table 3 (CSV)"}),
-        md=report(f"{SEQ_TABLES}/table3.md", category="Haskell", labels={"table": "Table 3"}),
-    params:
-        benchmarks=SEQ_CODEGEN["benchmarks"],
+        csv=report(
+            f"{SEQ_TABLES}/table3.csv",
+            caption="../report/seq_table3.rst",
+            category="Haskell track (paper 000)",
+            labels={"table": "Table 3 (CSV)"},
+        ),
+        md=report(
+            f"{SEQ_TABLES}/table3.md",
+            caption="../report/seq_table3.rst",
+            category="Haskell track (paper 000)",
+            labels={"table": "Table 3"},
+        ),
     log:
         f"{SEQ_LOG}/report/table3.log",
+    container:
+        image("python")
+    params:
+        benchmarks=SEQ["codegen"]["benchmarks"],
     script:
-        "../workflow_scripts/seq_report.py"
+        "../workflow_scripts/seq_table3.py"

@@ -7,15 +7,7 @@ kind="${1:-default}"
 reqs=requirements.txt
 [ "$kind" = test ] && reqs=requirements-test.txt
 
-PY="${PYTHON:-python3}"
-if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
-  echo "error: Python 3.11 or newer is needed (found: $("$PY" --version 2>&1)); set PYTHON=/path/to/python3.11" >&2
-  exit 1
-fi
-if ! "$PY" -m venv --help >/dev/null 2>&1; then
-  echo "error: the Python venv module is missing: apt-get install python3-venv" >&2
-  exit 1
-fi
+. scripts/check_python.sh
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 
 stamp=".venv/.installed-$kind-$(cat requirements.txt "$reqs" pyproject.toml | sha256sum | cut -c1-16)"

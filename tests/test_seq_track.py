@@ -158,8 +158,9 @@ def test_regime_from_table6_and_applied_to_config(tmp_path):
     regimes.write_text(json.dumps(regime_parameters(34 / 1750, 903 / 1750, 500)))
     c = cfg()
     c["seq"]["regime"] = {"arm": "e3", "from": str(regimes)}
-    apply_regime(c)
-    assert c["seq"]["game"]["seq_probability"] == 0.0 and c["seq"]["sources"]["per_round"] == 38
+    applied = apply_regime(c, str(regimes))  # read by the job, from its input, not while planning
+    assert applied["seq"]["game"]["seq_probability"] == 0.0 and applied["seq"]["sources"]["per_round"] == 38
+    assert c["seq"]["sources"]["per_round"] != 38  # the job's config is a copy
     c["seq"]["regime"] = {"arm": "e2", "from": str(tmp_path / "missing.json")}
     with pytest.raises(UserError, match="run E0 first"):
-        apply_regime(c)
+        apply_regime(c, None)

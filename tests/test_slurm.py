@@ -37,7 +37,14 @@ pytestmark = pytest.mark.slow
 
 TEST_PROFILE = REPO / "tests" / "slurm" / "profile"
 USER_PROFILE = REPO / "profiles" / "slurm"
-GPU_RULES = ("sinq_alice_generate", "sinq_bob_generate", "sinq_train_alice", "sinq_train_bob")
+GPU_RULES = ("sinq_alice_generate", "sinq_bob_generate", "train_alice", "train_bob")
+# What the tests' workflow asks of the cluster (config resources): GPU jobs at the test cluster's size.
+TEST_RESOURCES = {
+    "generate": {"gpu": 1, "cpus_per_task": 0, "cpus_per_gpu": 1, "mem_mb": 1000, "runtime": 10},
+    "train": {"gpu": 1, "cpus_per_task": 0, "cpus_per_gpu": 1, "mem_mb": 4000, "runtime": 15},
+    "verify": {"cpus_per_task": 1, "mem_mb": 1000, "runtime": 10},
+    "prove": {"cpus_per_task": 1, "mem_mb": 1000, "runtime": 10},
+}
 EXP = "results/sinq/replaytest"
 SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+)")
 
@@ -131,6 +138,7 @@ def slurm_run(cluster, tmp_path_factory, tiny_model_dir):
     workdir = tmp_path_factory.mktemp("slurm_workflow")
     cfg = build_scenario(workdir)
     cfg["model"]["path"] = str(tiny_model_dir)
+    cfg["resources"] = TEST_RESOURCES
     write_config(workdir, cfg)
     targets = [f"{EXP}/round1/labeled_untrained/shard0.jsonl", f"{EXP}/round1/labeled_untrained/shard1.jsonl",
                f"{EXP}/round1/adapter_alice"]
@@ -143,21 +151,28 @@ def slurm_run(cluster, tmp_path_factory, tiny_model_dir):
 
 
 # ----------------------------------------------------------------------------- profiles
-def test_profiles_share_gpu_resource_keys():
+def test_profiles_say_only_what_is_site_specific():
+    """What jobs need is declared by the rules (config resources), not per rule in a profile."""
     user = yaml.safe_load((USER_PROFILE / "config.yaml").read_text())
     test = yaml.safe_load((TEST_PROFILE / "config.yaml").read_text())
     for prof in (user, test):
         assert prof["executor"] == "slurm" and prof["rerun-incomplete"] is True
-        assert {"slurm_partition", "mem_mb", "runtime", "cpus_per_task"} <= set(prof["default-resources"])
-    for rule in GPU_RULES:
-        assert set(user["set-resources"][rule]) == set(test["set-resources"][rule]), rule
-        assert user["set-resources"][rule]["gpu"] == 1 and test["set-resources"][rule]["gpu"] == 1
-        assert {"gpu", "cpus_per_gpu", "mem_mb", "runtime", "slurm_partition"} <= set(user["set-resources"][rule])
-    # The user profile: three marked lines to change, containers not forced, --nv ready.
+        assert "set-resources" not in prof
+        partitions = yaml.safe_load((REPO / prof["slurm-partition-config"]).read_text())["partitions"]
+        assert any(limits.get("max_gpu", 0) >= 1 for limits in partitions.values())
+    assert set(user["default-resources"]) == {"slurm_account"}
+    assert set(test["default-resources"]) <= {"mem_mb", "runtime", "cpus_per_task"}
+    # The user profile: marked lines to change, containers not forced, --nv ready.
     text = (USER_PROFILE / "config.yaml").read_text()
-    assert len(re.findall(r"<- change \(\d\)", text)) == 3
+    assert len(re.findall(r"<- change \(\d\)", text)) == 1
+    assert len(re.findall(r"CHANGE_ME", (USER_PROFILE / "partitions.yaml").read_text())) == 2
     assert "software-deployment-method" not in user and "sdm" not in user
     assert user["apptainer-args"] == "--nv"
+    # The paper configs size GPU jobs for a 7B model; the rules read it.
+    for paper in ("sinq", "seq"):
+        res = yaml.safe_load((REPO / f"config/papers/{paper}.yaml").read_text())["resources"]
+        assert res["generate"]["gpu"] == 1 and res["train"]["gpu"] == 1
+        assert "gpu" not in res["verify"]
     # The test profile: squeue (no accounting on the test cluster), fast first check.
     assert test["slurm-status-command"] == "squeue"
     assert 1 <= test["slurm-init-seconds-before-status-checks"] <= 2
@@ -167,7 +182,6 @@ def test_dry_run_paper_config_scales_out(tmp_path):
     """Plan the paper config with the user profile: hundreds of jobs, generation and
     verification sharded by sinq.shards. A dry run submits nothing (no sbatch needed)."""
     paper = yaml.safe_load((REPO / "config/papers/sinq.yaml").read_text())
-    shutil.copy(REPO / "config.yaml", tmp_path / "config.yaml")  # the Snakefile's base config
     # Stand-ins for the SLURM clients, first on PATH: each notes that it was called and fails.
     stubs, calls = tmp_path / "stub-bin", tmp_path / "slurm-calls.txt"
     stubs.mkdir()
@@ -189,7 +203,7 @@ def test_dry_run_paper_config_scales_out(tmp_path):
     assert jobs["sinq_verify"] == shards * stages
     assert jobs["sinq_bob_generate"] == shards * (rounds + 4)  # eval stages: untrained and trained Bob
     assert jobs["sinq_label"] == shards * (rounds + 4)
-    assert jobs["sinq_train_alice"] == rounds and jobs["sinq_train_bob"] == 1
+    assert jobs["train_alice"] == rounds and jobs["train_bob"] == 1
     assert total >= 300
     submitted = calls.read_text().split() if calls.exists() else []
     assert "sbatch" not in submitted and "srun" not in submitted  # nothing was submitted
@@ -225,7 +239,7 @@ def test_workflow_runs_through_slurm(cluster, slurm_run):
     text = output_of(proc)
     jobs = jobs_run(proc)
     assert jobs == {"sinq_alice_generate": 2, "sinq_verify": 2, "sinq_bob_generate": 2, "sinq_label": 2,
-                    "sinq_alice_trainset": 1, "sinq_train_alice": 1}
+                    "sinq_alice_trainset": 1, "train_alice": 1}
     ids = slurm_ids(text)
     assert len(set(ids.values())) == sum(jobs.values())  # every job was its own sbatch job
     ctld_log = cluster.slurmctld_log.read_text(errors="replace")

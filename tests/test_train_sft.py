@@ -11,6 +11,7 @@ import math
 import os
 
 import pytest
+from pathlib import Path
 
 from selfplay.errors import UserError
 from selfplay.train import TrainingSkipped, train_lora_sft
@@ -138,11 +139,11 @@ def test_only_the_final_assistant_message_carries_loss(tiny_model_dir, tmp_path)
     input_ids = batch["input_ids"][0]
     learned = labels[labels != -100].tolist()
 
-    # The template closes the assistant turn with "<|im_end|>\n": those tokens are learned too,
-    # so the model learns to stop. Nothing before the final answer is.
-    expected = tok(FINAL_ANSWER, add_special_tokens=False)["input_ids"] + tok("<|im_end|>\n", add_special_tokens=False)["input_ids"]
+    # The model's raw text and the end-of-sequence token ("<|im_end|>" for this model) are
+    # learned, so the model learns to stop. Nothing before the final answer is.
+    expected = tok(FINAL_ANSWER, add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
     assert learned == expected
-    assert tok.decode(learned) == FINAL_ANSWER + "<|im_end|>\n"
+    assert tok.decode(learned) == FINAL_ANSWER + "<|im_end|>"
     assert len(learned) == label_token_counts(trainer)[0]
     assert sum(1 for t in row["labels"] if t != -100) == len(learned)
 
@@ -159,7 +160,45 @@ def test_only_the_final_assistant_message_carries_loss(tiny_model_dir, tmp_path)
     second = batch["labels"][1]
     n_real_2 = int(batch["attention_mask"][1].sum())
     assert (second[n_real_2:] == -100).all()
-    assert tok.decode(second[second != -100].tolist()) == "Green.<|im_end|>\n"
+    assert tok.decode(second[second != -100].tolist()) == "Green.<|im_end|>"
+
+
+# A chat template in the style of DeepSeek-R1's: an assistant turn keeps only what follows
+# "</think>". Rendering completions through it would lose the reasoning.
+REASONING_STRIPPING_TEMPLATE = (
+    "{% for m in messages %}"
+    "{% set content = m['content'] %}"
+    "{% if m['role'] == 'assistant' and '</think>' in content %}{% set content = content.split('</think>')[-1] %}{% endif %}"
+    "<|im_start|>{{ m['role'] }}\n{{ content }}<|im_end|>\n"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+@pytest.mark.slow
+def test_the_trained_text_is_the_raw_output_even_with_a_reasoning_stripping_template(tiny_model_dir, tmp_path):
+    """Paper 000 trains on the reasoning: a template that drops it must not change what is learned."""
+    import json
+    import shutil
+
+    model = tmp_path / "r1_style_model"
+    shutil.copytree(tiny_model_dir, model, ignore=shutil.ignore_patterns("*.safetensors"))
+    for weights in Path(tiny_model_dir).glob("*.safetensors"):
+        (model / weights.name).symlink_to(weights)
+    tok_cfg = json.loads((model / "tokenizer_config.json").read_text())
+    tok_cfg["chat_template"] = REASONING_STRIPPING_TEMPLATE
+    (model / "tokenizer_config.json").write_text(json.dumps(tok_cfg))
+    (model / "chat_template.jinja").unlink(missing_ok=True)
+
+    raw = "<think>\nP doubles x; Q adds x to itself, so they agree.\n</think>\nEquivalent: Yes"
+    example = {"prompt": [{"role": "user", "content": "Are P and Q equivalent?"}],
+               "completion": [{"role": "assistant", "content": raw}]}
+    trainer, _ = build_sft_trainer(str(model), [example], tmp_path / "scratch", FAST, 0)
+    tok = trainer.processing_class
+    rendered = tok.apply_chat_template(example["prompt"] + example["completion"], tokenize=False)
+    assert "P doubles x" not in rendered  # the template really strips the reasoning
+    labels = trainer.data_collator([trainer.train_dataset[0]])["labels"][0]
+    assert tok.decode(labels[labels != -100].tolist()) == raw + tok.eos_token
 
 
 # --------------------------------------------------------------------------- real training
@@ -262,12 +301,13 @@ def test_retraining_replaces_a_previous_result(tiny_model_dir, tmp_path):
 
 
 def _completion_loss(model, tok, example) -> float:
-    """Mean cross-entropy of the completion tokens given the prompt (independent of TRL)."""
+    """Mean cross-entropy of the completion tokens (the raw text, then end-of-sequence) given
+    the templated prompt, computed independently of TRL and of our trainer."""
     import torch
 
     prompt_ids = tok.apply_chat_template(example["prompt"], tokenize=True, add_generation_prompt=True, return_dict=True)["input_ids"]
-    full_ids = tok.apply_chat_template(example["prompt"] + example["completion"], tokenize=True, return_dict=True)["input_ids"]
-    assert full_ids[: len(prompt_ids)] == prompt_ids
+    completion = example["completion"][0]["content"]
+    full_ids = list(prompt_ids) + tok(completion, add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
     ids = torch.tensor([full_ids])
     labels = ids.clone()
     labels[0, : len(prompt_ids)] = -100

@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from selfplay.data.sources import make_source
 from selfplay.llm.base import recording_key
@@ -134,7 +135,7 @@ def test_every_stage_ran(replay_run):
     workdir, proc = replay_run
     jobs = jobs_run(proc)
     assert jobs["sinq_alice_generate"] == 8 and jobs["sinq_verify"] == 8  # 4 stages x 2 shards
-    assert jobs["sinq_train_alice"] == 2 and jobs["sinq_train_bob"] == 1
+    assert jobs["train_alice"] == 2 + 2 and jobs["train_bob"] == 1 + 1  # SInQ's and the Haskell track's
     assert "prepare_model" not in jobs  # a local model folder is used as it is
     assert "results/tables/sinq/table1.md" in proc.stdout + proc.stderr  # the closing summary
 
@@ -221,6 +222,27 @@ def test_rerun_does_nothing(replay_run):
     workdir, _ = replay_run
     proc = run_snakemake(workdir)
     assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
+def test_a_changed_setting_reruns_exactly_the_jobs_that_use_it(replay_run):
+    """Every job gets the config values it reads as params: Snakemake sees a change."""
+    workdir, _ = replay_run
+    overlay = workdir / "bob_samples.yaml"
+    overlay.write_text(yaml.safe_dump({"sinq": {"bob": {"samples": 5}}}))
+    files = ("--configfile", str(workdir / "config.yaml"), str(overlay))
+    unchanged = run_snakemake(workdir, "--list-changes", "params")
+    assert not [line for line in unchanged.stdout.splitlines() if line.startswith("results/")]
+    changed = run_snakemake(workdir, *files, "--list-changes", "params")
+    listed = {line.strip() for line in changed.stdout.splitlines() if line.startswith("results/")}
+    bob_outputs = {str(p.relative_to(workdir)) for p in (workdir / "results/sinq/replaytest").glob("*/bob_*/shard*.jsonl")}
+    assert len(bob_outputs) == 4 * 2 + 2 * 2  # 4 stages x 2 shards untrained, 2 evaluation stages x 2 shards trained
+    assert listed == bob_outputs
+    # The plan reruns Bob's generations and what depends on them, nothing upstream, no other track.
+    plan = jobs_run(run_snakemake(workdir, *files, "-n"))
+    assert plan["sinq_bob_generate"] == len(bob_outputs)
+    assert {"sinq_label", "sinq_table1", "sinq_yield"} <= set(plan)
+    assert not {"sinq_alice_generate", "sinq_verify"} & set(plan)
+    assert not [rule for rule in plan if rule.startswith("seq_")]
 
 
 def test_one_table_builds_alone(replay_run, tmp_path):

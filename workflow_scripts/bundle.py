@@ -6,7 +6,7 @@ with step("bundle", snakemake.log[0]):
     make_bundle(
         out_path=snakemake.output[0],
         name=snakemake.params.name,
-        config=snakemake.config,
+        config=snakemake.params.config,
         parts=parts,
         adapters=[str(p) for p in snakemake.input.adapters],
         log_dirs=list(snakemake.params.log_dirs),

@@ -33,15 +33,25 @@ def select_hard_and_easy(
     *,
     key: str = "difficulty",
     hard_threshold: float,
-    easy_fraction: float,
+    easy_fraction: float | None = None,
+    easy_share: float | None = None,
     seed: int,
     strictly_above: bool = False,
 ) -> list[dict]:
     """All hard items (in input order) followed by the drawn easy items (in draw order).
 
-    Items are returned as the same objects, unchanged. The result depends only on the
-    items' order and difficulties and on ``seed``.
+    The number of easy items is set by one of ``easy_fraction`` (times the number of
+    hard items: paper 001, 20% for Alice's main examples) or ``easy_share`` (their
+    share of the whole selection: paper 000's difficulty-prediction subset is 50% easy,
+    i.e. as many easy items as hard ones). Items are returned as the same objects,
+    unchanged. The result depends only on the items' order and difficulties and on ``seed``.
     """
+    if (easy_fraction is None) == (easy_share is None):
+        raise ValueError("give exactly one of easy_fraction and easy_share")
+    if easy_share is not None:
+        if not math.isfinite(easy_share) or not 0 <= easy_share < 1:
+            raise ValueError(f"easy_share must be a number in [0, 1), got {easy_share}")
+        easy_fraction = easy_share / (1 - easy_share)
     if not math.isfinite(easy_fraction) or easy_fraction < 0:
         raise ValueError(f"easy_fraction must be a finite number >= 0, got {easy_fraction}")
     hard: list[dict] = []

@@ -158,3 +158,18 @@ def download_checked(url: str, dest: str | Path, sha256: str | None, timeout: fl
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def download_pinned(url: str, dest: str, sha256: str | None, pin_key: str | None, log,
+                    sha256_out: str | None = None) -> str:
+    """A download rule's step: fetch, check the pinned sha256, and say which config key to
+    pin when none is (``pin_key``); ``sha256_out`` also gets ``<sha256>  <file name>``."""
+    from ..records import write_text_atomic
+
+    got = download_checked(url, dest, sha256)
+    if not sha256:
+        log.warning("%s has no pinned sha256%s; observed %s: pin it", url,
+                    f" (config {pin_key})" if pin_key else "", got)
+    if sha256_out:
+        write_text_atomic(sha256_out, f"{got}  {Path(dest).name}\n")
+    return got

@@ -3,11 +3,11 @@
 The program is a module (``module M where ...``) or a bare list of top-level
 definitions. The analysis is syntactic, in these steps:
 
-1. A small lexer splits the text into code, comments (``--`` line comments, nested
-   ``{- -}`` blocks, ``{-# pragmas #-}`` and ``{-@ Liquid Haskell annotations @-}``),
-   string literals and character literals. Only code is looked at, so a signature
-   inside a comment or an annotation does not count. ``-->`` and ``|--`` are operators,
-   not comments, as in Haskell.
+1. The shared lexer (:mod:`selfplay.haskell.lexer`, default reading) splits the text
+   into code, comments (``--`` line comments, nested ``{- -}`` blocks), ``{-# pragmas
+   #-}``, ``{-@ Liquid Haskell annotations @-}``, string literals and character
+   literals. Only code is looked at, so a signature inside a comment or an annotation
+   does not count. ``-->`` and ``|--`` are operators, not comments, as in Haskell.
 2. Top-level declarations are the lines that start at the layout column of the module
    (column 0 in practice: the column of the first token after ``module ... where``, or
    of the first token of a bare program); more deeply indented lines continue the
@@ -29,6 +29,14 @@ import re
 from dataclasses import dataclass, field, replace
 
 from selfplay.errors import UserError
+from selfplay.haskell.lexer import (  # noqa: F401  (SYMBOL_CHARS: kept importable from here)
+    RESERVED_WORDS,
+    SYMBOL_CHARS,
+    Segment,
+    is_identifier,
+    is_operator,
+    lex,
+)
 from selfplay.haskell.types import (
     Constraint,
     EitherType,
@@ -63,141 +71,18 @@ class RenameError(UserError):
     """A top-level function cannot be renamed as asked (bad name, missing function, clash)."""
 
 
-HASKELL_KEYWORDS: frozenset[str] = frozenset(
-    "case class data default deriving do else foreign if import in infix infixl infixr "
-    "instance let module newtype of then type where _".split()
-)
+HASKELL_KEYWORDS: frozenset[str] = RESERVED_WORDS
 """Reserved words that can never name a function."""
 
-SYMBOL_CHARS = frozenset("!#$%&*+./<=>?@\\^|-~:")
-"""Characters that make up Haskell operator symbols."""
-
-_VARID_RE = re.compile(r"[a-z_][\w']*\Z")
-_OPERATOR_RE = re.compile(r"[!#$%&*+./<=>?@\\^|~:-]+\Z")
-
-
-def is_identifier(name: str) -> bool:
-    """Is ``name`` an ordinary Haskell function name (varid), e.g. ``foo`` or ``f'``?"""
-    return bool(_VARID_RE.match(name)) and name not in HASKELL_KEYWORDS
-
-
-def is_operator(name: str) -> bool:
-    """Is ``name`` an operator symbol such as ``<+>`` (without parentheses)?"""
-    return bool(_OPERATOR_RE.match(name)) and name not in ("..", "::", "=", "\\", "|", "<-", "->", "@", "~", "=>")
-
-
 # --------------------------------------------------------------------------- lexer
-
-
-@dataclass(frozen=True)
-class Segment:
-    """A span ``text[start:end]`` of one ``kind``: code, comment, pragma, annotation, string, char."""
-
-    kind: str
-    start: int
-    end: int
-
-
-_CHAR_LITERAL_RE = re.compile(r"'(?:\\(?:'|\\|[^'\s\\][^'\s]*)|[^'\\\n])'")
-
-
-def _is_ident_char(c: str) -> bool:
-    return c.isalnum() or c in "_'"
-
-
-def _block_comment_end(text: str, i: int) -> int:
-    """End offset of the (possibly nested) ``{- -}`` comment starting at ``i``."""
-    depth = 0
-    n = len(text)
-    while i < n:
-        if text.startswith("{-", i):
-            depth += 1
-            i += 2
-        elif text.startswith("-}", i):
-            depth -= 1
-            i += 2
-            if depth == 0:
-                return i
-        else:
-            i += 1
-    return n
-
-
-def _starts_line_comment(text: str, i: int) -> bool:
-    """Does the ``--`` at ``i`` start a comment (rather than being part of an operator)?"""
-    if i > 0 and text[i - 1] in SYMBOL_CHARS:
-        return False
-    j = i
-    while j < len(text) and text[j] == "-":
-        j += 1
-    return j >= len(text) or text[j] not in SYMBOL_CHARS
-
-
-def _string_end(text: str, i: int) -> int:
-    """End offset of the string literal whose opening quote is at ``i``."""
-    n = len(text)
-    j = i + 1
-    while j < n:
-        c = text[j]
-        if c == "\\":
-            if j + 1 < n and text[j + 1].isspace():  # a string gap: \   whitespace   \
-                k = j + 1
-                while k < n and text[k].isspace():
-                    k += 1
-                j = k + 1
-                continue
-            j += 2
-        elif c == '"':
-            return j + 1
-        elif c == "\n":
-            return j  # unterminated: stop at the end of the line
-        else:
-            j += 1
-    return n
+# The lexer itself lives in selfplay.haskell.lexer (shared with the Liquid Haskell
+# check); these two are the entry points callers of this module use.
 
 
 def scan(text: str) -> list[Segment]:
-    """Split ``text`` into consecutive segments covering it completely."""
-    segments: list[Segment] = []
-    n = len(text)
-    code_start = 0
-    i = 0
-
-    def emit(kind: str, start: int, end: int) -> None:
-        nonlocal code_start
-        if code_start < start:
-            segments.append(Segment("code", code_start, start))
-        segments.append(Segment(kind, start, end))
-        code_start = end
-
-    while i < n:
-        c = text[i]
-        if c == "{" and text.startswith("{-", i):
-            kind = "annotation" if text.startswith("{-@", i) else "pragma" if text.startswith("{-#", i) else "comment"
-            end = _block_comment_end(text, i)
-            emit(kind, i, end)
-            i = end
-        elif c == "-" and text.startswith("--", i) and _starts_line_comment(text, i):
-            end = text.find("\n", i)
-            end = n if end < 0 else end
-            emit("comment", i, end)
-            i = end
-        elif c == '"':
-            end = _string_end(text, i)
-            emit("string", i, end)
-            i = end
-        elif c == "'" and (i == 0 or not _is_ident_char(text[i - 1])):
-            m = _CHAR_LITERAL_RE.match(text, i)
-            if m:
-                emit("char", i, m.end())
-                i = m.end()
-            else:
-                i += 1
-        else:
-            i += 1
-    if code_start < n:
-        segments.append(Segment("code", code_start, n))
-    return segments
+    """Split ``text`` into consecutive segments covering it completely (kinds: code,
+    comment, pragma, annotation, string, char)."""
+    return list(lex(text).segments)
 
 
 def mask(text: str, keep: tuple[str, ...] = ("code",)) -> str:
@@ -205,14 +90,7 @@ def mask(text: str, keep: tuple[str, ...] = ("code",)) -> str:
 
     Offsets and columns are preserved, so positions in the result are positions in ``text``.
     """
-    out: list[str] = []
-    for seg in scan(text):
-        part = text[seg.start : seg.end]
-        if seg.kind in keep:
-            out.append(part)
-        else:
-            out.append(re.sub(r"[^\n]", " ", part))
-    return "".join(out)
+    return lex(text).view(keep)
 
 
 # --------------------------------------------------------------------------- declarations

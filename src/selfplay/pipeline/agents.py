@@ -35,9 +35,8 @@ def resolve_adapter(adapter_dir: str | None) -> str | None:
     return str(adapter_dir) if rec.get("trained") else rec.get("use_adapter")
 
 
-def make_generation_backend(cfg: dict, model_dir: str | None):
-    from ..llm.factory import make_backend
-
+def generation_backend_config(cfg: dict, model_dir: str | None) -> dict:
+    """The settings the backend factory gets: config ``backend`` plus the model to load."""
     bcfg = dict(cfg["backend"])
     if bcfg["name"] != "replay":
         if not model_dir:
@@ -45,7 +44,13 @@ def make_generation_backend(cfg: dict, model_dir: str | None):
         bcfg.setdefault("model", str(model_dir))
         if bcfg["name"] == "openai":
             bcfg["model"] = cfg["model"].get("path", cfg["model"]["name"])
-    return make_backend(bcfg)
+    return bcfg
+
+
+def make_generation_backend(cfg: dict, model_dir: str | None):
+    from ..llm.factory import make_backend
+
+    return make_backend(generation_backend_config(cfg, model_dir))
 
 
 def generate_to_file(cfg: dict, model_dir, requests, metas, out: str, what: str) -> None:

@@ -19,6 +19,7 @@ from ..records import content_id, read_jsonl, write_jsonl
 from ..tracks.seq import examples
 from ..tracks.seq.game import alice_request, bob_request, choose_game, proof_request
 from ..tracks.seq.proofs import check_attempts, liquid_settings, needs_attempt, settle
+from ..tracks.seq.regimes import apply_regime
 from ..tracks.seq.sources import filter_programs
 from ..tracks.seq.translate import parse_translation, translate_request
 from ..tracks.seq.verify import candidates_from_generations, score_bob
@@ -37,29 +38,21 @@ def _write_split(kept: list[dict], rejected: list[dict], out: str, out_rejected:
 
 # --- sources -------------------------------------------------------------------
 
-def reference_sources(cfg: dict, split: str, out: str, out_rejected: str) -> None:
+def reference_sources(cfg: dict, split: str, out: str, out_rejected: str, workers: int = 2) -> None:
     """The shipped reference programs of one half, through the compile-and-run filter."""
     from ..data.haskell_sources import load_reference_programs, split_reference_programs
 
     programs = split_reference_programs(load_reference_programs(), split)
     kept, rejected = filter_programs([{k: p[k] for k in ("id", "entry_point", "code", "origin", "reflectable")}
-                                      for p in programs], cfg)
+                                      for p in programs], cfg, workers=workers)
     _write_split(kept, rejected, out, out_rejected, f"reference programs ({split})")
-
-
-def download(url: str, out: str, sha256: str | None, log_: logging.Logger) -> None:
-    from ..data.sources import download_checked
-
-    got = download_checked(url, out, sha256)
-    if not sha256:
-        log_.warning("%s has no pinned sha256 in config; observed %s: pin it (seq.sources.<dataset>_sha256)", url, got)
 
 
 def opinstruct_python(cfg: dict, parquet: str, out: str) -> None:
     from ..data.haskell_datasets import opinstruct_python_sources
 
     src = cfg["seq"]["sources"]
-    rows = opinstruct_python_sources(parquet, src.get("opinstruct_limit"), int(src.get("opinstruct_max_chars", 2000)))
+    rows = opinstruct_python_sources(parquet, src["opinstruct_limit"], int(src["opinstruct_max_chars"]))
     write_jsonl(out, rows)
     log.info("OpenCodeInstruct: %d Python programs after the pre-filter", len(rows))
 
@@ -67,7 +60,7 @@ def opinstruct_python(cfg: dict, parquet: str, out: str) -> None:
 def hsx_sources(cfg: dict, parquet: str, split: str, out: str, out_rejected: str, workers: int = 2) -> None:
     from ..data.haskell_datasets import hsx_programs, split_half
 
-    programs = hsx_programs(parquet, cfg["seq"]["sources"].get("hsx_code_column"))
+    programs = hsx_programs(parquet, cfg["seq"]["sources"]["hsx_code_column"])
     for prog in programs:
         prog["id"] = content_id({"code": prog["code"], "origin": "hsx"})
     kept, rejected = filter_programs(split_half(programs, split), cfg, workers=workers)
@@ -81,16 +74,19 @@ def translated_sources(translated_path: str, split: str, out: str, out_rejected:
 
 
 def translate_generate(cfg: dict, python_sources_path: str, model_dir: str | None, out: str) -> None:
-    """The model translates ``seq.translate.count`` Python programs into Haskell."""
+    """The translation model (``seq.translate.model``, else the game's) translates
+    ``seq.translate.count`` Python programs into Haskell."""
     sources = sorted(read_jsonl(python_sources_path), key=lambda s: s["id"])
-    count = cfg["seq"]["translate"].get("count")
+    count = cfg["seq"]["translate"]["count"]
+    translate = cfg["seq"]["translate"]
+    cfg = {**cfg, "model": translate["model"] or cfg["model"], "backend": {**cfg["backend"], **translate["backend"]}}
     chosen = sources if count is None else sources[:int(count)]
     requests = [translate_request(s, cfg) for s in chosen]
     metas = [{"role": "translator", "python_id": s["id"], "task_id": s.get("task_id")} for s in chosen]
     generate_to_file(cfg, model_dir, requests, metas, out, "seq translate")
 
 
-def translate_filter(cfg: dict, generations_path: str, out: str, out_rejected: str) -> None:
+def translate_filter(cfg: dict, generations_path: str, out: str, out_rejected: str, workers: int = 2) -> None:
     """Translations that compile and run on a generated input become sources."""
     programs, rejected = [], []
     for rec in read_jsonl(generations_path):
@@ -101,15 +97,20 @@ def translate_filter(cfg: dict, generations_path: str, out: str, out_rejected: s
                 rejected.append({**base, "output": text, "reject_reason": f"parse:{reason}"})
             else:
                 programs.append({**base, "code": code})
-    kept, more = filter_programs(programs, cfg)
+    kept, more = filter_programs(programs, cfg, workers=workers)
     _write_split(kept, rejected + more, out, out_rejected, "translations")
 
 
 # --- the game ------------------------------------------------------------------
 
 def alice_generate(cfg: dict, stage: str, shard: int, sources_path: str, model_dir: str | None,
-                   adapter_dir: str | None, out: str) -> None:
-    sources = select_stage_sources(read_jsonl(sources_path), stage, cfg, track="seq")
+                   adapter_dir: str | None, out: str, regime_path: str | None = None) -> None:
+    """Alice's answers for one shard of a stage. With ``seq.regime`` (E2/E3) the SEQ share
+    and P come from ``regime_path``, E0's regimes file, read here rather than at planning."""
+    if cfg["seq"]["regime"]:
+        cfg = apply_regime(cfg, regime_path)
+    # Appendix E.2: one reference set D of P programs serves every round
+    sources = select_stage_sources(read_jsonl(sources_path), stage, cfg, track="seq", same_every_round=True)
     mine = shard_of(sources, shard, int(cfg["seq"]["shards"]))
     adapter = resolve_adapter(adapter_dir)
     games = [choose_game(cfg, stage, s["id"]) for s in mine]
@@ -152,7 +153,7 @@ def proof_check(cfg: dict, attempt: int, generations_path: str, checked_path: st
     by_id = {c["id"]: c for c in read_jsonl(checked_path)}
     settings = liquid_settings(cfg)
     checks = check_attempts(read_jsonl(generations_path), by_id, attempt, settings,
-                            memory_mb=int(cfg["seq"]["proof"].get("memory_mb", 4096)))
+                            memory_mb=int(cfg["seq"]["proof"]["memory_mb"]))
     runtime = runtime_record(("python", "ghc", "z3"))
     for check in checks:
         check["runtime"] = runtime
@@ -162,7 +163,7 @@ def proof_check(cfg: dict, attempt: int, generations_path: str, checked_path: st
              sum(c["verdict"]["accepted"] for c in checks))
 
 
-def settle_candidates(cfg: dict, checked_path: str, check_paths: list[str], out: str) -> None:
+def settle_candidates(checked_path: str, check_paths: list[str], out: str) -> None:
     cands = settle(read_jsonl(checked_path), [read_jsonl(p) for p in check_paths])
     write_jsonl(out, cands)
     log.info("seq candidates: %d verified (%d SEQ, %d SINQ) of %d", sum(c["verified"] for c in cands),
@@ -180,7 +181,7 @@ def bob_generate(cfg: dict, stage: str, who: str, candidates_path: str, model_di
     generate_to_file(cfg, model_dir, requests, metas, out, f"seq bob[{who}] {stage}")
 
 
-def label_instances(cfg: dict, stage: str, who: str, candidates_path: str, bob_path: str, out: str) -> None:
+def label_instances(stage: str, who: str, candidates_path: str, bob_path: str, out: str) -> None:
     instances = {c["id"]: c for c in read_jsonl(candidates_path) if c["verified"]}
     labeled = []
     for rec in read_jsonl(bob_path):
@@ -213,7 +214,8 @@ def alice_trainset(cfg: dict, labeled_paths: list[str], out: str) -> dict:
     items = _accumulated(labeled_paths)
     pick = dict(hard_threshold=cur["hard_threshold"], strictly_above=True)
     main = select_hard_and_easy(items, easy_fraction=cur["easy_fraction"], seed=cfg["seed"], **pick)
-    pred = select_hard_and_easy(items, easy_fraction=cur["difficulty_easy_fraction"], seed=cfg["seed"] + 1, **pick)
+    # Sec. 3.4.1: easy examples make up difficulty_easy_fraction of the difficulty-prediction subset
+    pred = select_hard_and_easy(items, easy_share=cur["difficulty_easy_fraction"], seed=cfg["seed"] + 1, **pick)
     proved = [i for i in items if i["game"] == "seq" and i.get("proof")]
     rows = ([{"kind": "alice_main", "game": i["game"], "instance_id": i["id"], **examples.alice_main_example(i, target)}
              for i in main]
@@ -228,7 +230,7 @@ def alice_trainset(cfg: dict, labeled_paths: list[str], out: str) -> dict:
     return stats
 
 
-def bob_trainset(cfg: dict, labeled_paths: list[str], out: str) -> dict:
+def bob_trainset(labeled_paths: list[str], out: str) -> dict:
     rows = []
     for path in labeled_paths:
         for inst in read_jsonl(path):

@@ -137,7 +137,7 @@ def alice_trainset(cfg: dict, labeled_paths: list[str], out: str) -> dict:
     return stats
 
 
-def bob_trainset(cfg: dict, labeled_paths: list[str], out: str) -> dict:
+def bob_trainset(labeled_paths: list[str], out: str) -> dict:
     """Bob's training set: each of his own answers that found a real diverging input."""
     rows = []
     for p in labeled_paths:

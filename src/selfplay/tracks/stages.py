@@ -33,16 +33,21 @@ def stage_source_split(stage: str) -> str:
     return "train" if kind == "round" else split
 
 
-def select_stage_sources(sources: list[dict], stage: str, cfg: dict, track: str = "sinq") -> list[dict]:
+def select_stage_sources(sources: list[dict], stage: str, cfg: dict, track: str = "sinq",
+                         same_every_round: bool = False) -> list[dict]:
     """The source programs a stage uses (seeded sample, stable across reruns); the
-    counts are config ``<track>.sources.per_round`` / ``eval_train`` / ``eval_test``."""
+    counts are config ``<track>.sources.per_round`` / ``eval_train`` / ``eval_test``.
+
+    With ``same_every_round`` every round draws the same set (paper 000's reference set
+    D of P programs, Appendix E.2); otherwise each round draws its own."""
     kind, r, split = parse_stage(stage)
     src_cfg = cfg[track]["sources"]
-    count = src_cfg.get("per_round") if kind == "round" else src_cfg.get(f"eval_{split}")
+    count = src_cfg["per_round"] if kind == "round" else src_cfg[f"eval_{split}"]
     ordered = sorted(sources, key=lambda s: s["id"])
     if count is None or count >= len(ordered):
         return ordered
-    rng = random.Random(derive_seed(cfg["seed"], f"{track}-sources", stage))
+    draw = "rounds" if kind == "round" and same_every_round else stage
+    rng = random.Random(derive_seed(cfg["seed"], f"{track}-sources", draw))
     return sorted(rng.sample(ordered, count), key=lambda s: s["id"])
 
 

@@ -1,20 +1,22 @@
 """LoRA supervised fine-tuning with TRL's SFTTrainer and a PEFT adapter.
 
-Input examples are TRL "conversational prompt/completion" records::
+Input examples are conversational prompt/completion records::
 
     {"prompt": [{"role": "system", ...}, {"role": "user", ...}, ...],
      "completion": [{"role": "assistant", "content": ...}]}
 
-How the loss is restricted to the completion (TRL 1.x): for a prompt/completion
-dataset SFTTrainer renders the prompt alone with the chat template (with the
-assistant generation header appended) and the prompt followed by the completion,
-and marks as "completion" every token after their common prefix. During dataset
-preparation it turns that mask into a ``labels`` column in which every prompt
-token is -100. The prompt may itself hold earlier assistant turns; they are part
-of the prompt and so carry no loss. Only the final assistant message, plus
-whatever the template appends after it (for ChatML: ``<|im_end|>`` and a newline),
-is learned. ``n_label_tokens`` in the record is counted from that prepared
-dataset, i.e. from exactly the labels the trainer feeds the model.
+What is trained is exactly what the model wrote. The prompt is rendered with the
+base model's chat template and its generation header, as the generation backends
+render it; the completion is the assistant message's text token for token, followed
+by the tokenizer's end-of-sequence token (the model learns to stop). The completion
+is never passed through the chat template: templates of reasoning models
+(DeepSeek-R1 style) cut everything up to ``</think>`` out of assistant turns, and
+paper 000 trains on Alice's and Bob's reasoning (Eq. 3, 5; Appendix E.4). The
+examples reach TRL already tokenized, with a ``completion_mask``; with
+``completion_only_loss`` TRL's collator turns every prompt token's label into -100.
+The prompt may hold earlier assistant turns (rendered by the template, as context);
+they carry no loss. ``n_label_tokens`` in the record is counted from the labels the
+trainer really feeds the model.
 
 The adapter is written to a staging folder next to ``out_dir`` and renamed into
 place only once training and saving have finished, with ``training_record.json``
@@ -193,7 +195,7 @@ def build_sft_trainer(
         dataloader_num_workers=0,
         dataloader_pin_memory=on_gpu,
     )
-    dataset = datasets.Dataset.from_list(clean)
+    dataset = datasets.Dataset.from_list([tokenize_example(tokenizer, ex) for ex in clean])
     with warnings.catch_warnings():
         # PEFT still reads the old `is_gradient_checkpointing` name; the notice is not ours to act on.
         warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
@@ -205,6 +207,22 @@ def build_sft_trainer(
             peft_config=lora,
         )
     return trainer, resolved
+
+
+def tokenize_example(tokenizer, example: dict) -> dict[str, list[int]]:
+    """``input_ids`` and ``completion_mask`` of one example: the templated prompt (with
+    the generation header), then the assistant's raw text and the end-of-sequence token."""
+    try:
+        prompt_text = tokenizer.apply_chat_template(example["prompt"], tokenize=False, add_generation_prompt=True)
+    except ValueError as exc:
+        raise UserError(f"cannot apply the base model's chat template: {exc}") from exc
+    prompt_ids = list(tokenizer(prompt_text, add_special_tokens=False)["input_ids"])
+    completion_ids = list(tokenizer(example["completion"][0]["content"], add_special_tokens=False)["input_ids"])
+    if tokenizer.eos_token_id is None:
+        raise UserError("the base model's tokenizer has no end-of-sequence token to end a completion with")
+    completion_ids.append(tokenizer.eos_token_id)
+    return {"input_ids": prompt_ids + completion_ids,
+            "completion_mask": [0] * len(prompt_ids) + [1] * len(completion_ids)}
 
 
 def _check_inputs(examples: Any, settings: Any, seed: Any) -> tuple[list[dict], dict[str, Any]]:

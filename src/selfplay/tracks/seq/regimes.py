@@ -64,7 +64,9 @@ def regime_parameters(r_seq: float, r_sinq: float, p_e0: int, p_decimals: int = 
     }
 
 
-def write_regimes(table6_csv: str, p_e0: int, out: str) -> dict:
+def write_regimes(table6_csv: str, p_e0: int | None, out: str) -> dict:
+    if p_e0 is None:
+        raise UserError("seq.sources.per_round is null: the regimes need E0's P as a number")
     y = yields_from_table6(table6_csv)
     params = regime_parameters(y["seq"], y["sinq"], p_e0)
     params["from"] = table6_csv
@@ -73,13 +75,14 @@ def write_regimes(table6_csv: str, p_e0: int, out: str) -> dict:
     return params
 
 
-def apply_regime(cfg: dict) -> dict:
-    """The config with ``seq.regime`` (arm e2 or e3, file from E0) turned into the
-    regime's seq_probability and per_round. A missing file is a one-line error."""
-    regime = cfg.get("seq", {}).get("regime")
-    if not regime:
-        return cfg
-    path = Path(regime["from"])
+def apply_regime(cfg: dict, regimes_path: str | None) -> dict:
+    """A copy of ``cfg`` with ``seq.regime`` (arm e2 or e3) turned into the regime's
+    seq_probability and per_round, read from E0's regimes file. A missing file is a
+    one-line error."""
+    import copy
+
+    regime = cfg["seq"]["regime"]
+    path = Path(regimes_path or regime["from"])
     if not path.is_file():
         raise UserError(f"seq.regime {regime['arm']} needs {path}, computed from E0's yields: run E0 first, then "
                         f"`snakemake --configfile config/papers/seq.yaml {path}`")
@@ -87,6 +90,7 @@ def apply_regime(cfg: dict) -> dict:
     arm = params[regime["arm"]]
     if not math.isfinite(arm["seq_probability"]):
         raise UserError(f"{path}: {regime['arm']} has no usable SEQ probability")
+    cfg = copy.deepcopy(cfg)
     cfg["seq"]["game"]["seq_probability"] = float(arm["seq_probability"])
     cfg["seq"]["sources"]["per_round"] = int(arm["P"])
     return cfg

@@ -1,0 +1,6 @@
+from selfplay.pipeline.step import step
+from selfplay.report import seq as report
+
+i, o = snakemake.input, snakemake.output
+with step("seq_figure7", snakemake.log[0]):
+    report.figure7({name: list(i[name]) for name in i.keys()}, o.png, o.pdf, o.csv)
