@@ -172,7 +172,7 @@ def test_both_games_are_played(seq_run):
     jobs = jobs_run(proc)
     assert jobs["seq_alice_generate"] == 6 and jobs["seq_check"] == 6  # 3 stages x 2 shards
     assert jobs["seq_proof_generate"] == 12 and jobs["seq_proof_check"] == 12  # 2 attempts
-    assert jobs["seq_train_alice"] == 1 and jobs["seq_train_bob"] == 1
+    assert jobs["train_alice"] == 1 and jobs["train_bob"] == 1  # the shared training rules
 
 
 def test_sinq_instances_are_verified_by_running_both_with_ghc(seq_run):
@@ -284,7 +284,7 @@ def test_bundle_holds_the_haskell_run(seq_bundle, tmp_path):
     for rel, kind in [(f"{EXP}/round1/alice/shard0.jsonl", "recording"),
                       (f"{EXP}/round1/proof_gen2/shard1.jsonl", "recording"),
                       (f"{EXP}/eval_test/bob_trained/shard0.jsonl", "recording"),
-                      (f"{EXP}/translate/generations.jsonl", "recording"),
+                      ("results/seq/translate/generations.jsonl", "recording"),
                       (f"{EXP}/codegen/mini/alice.jsonl", "recording"),
                       (f"{EXP}/round1/proof_check2/shard0.jsonl", "verdict"),
                       (f"{EXP}/round1/candidates/shard1.jsonl", "verdict"),
