@@ -17,13 +17,15 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from selfplay.tracks.registry import TRACKS
+
 REPO = Path(__file__).resolve().parents[1]
 
 
 def rule_of(path: Path) -> str:
     rel = path.relative_to(REPO / "benchmarks")
     parts = rel.with_suffix("").parts
-    if parts[0] in ("sinq", "seq") and len(parts) >= 4:  # <track>/<exp>/<stage>/<step>_shardN
+    if parts[0] in TRACKS and len(parts) >= 4:  # <track>/<exp>/<stage>/<step>_shardN
         step = parts[-1].split("_shard")[0]
         return f"{parts[0]}/{step}"
     return "/".join(p.split("_shard")[0] for p in parts[:-1]) or parts[0]

@@ -24,7 +24,8 @@ from selfplay.config import schema as load_schema
 from selfplay.config.defaults import NO_DEFAULT, describe_keys, fill_defaults, resolve
 
 REPO = Path(__file__).resolve().parents[1]
-SCHEMA_PATH = REPO / "src" / "selfplay" / "config" / "schema.json"
+SHARED_SCHEMA = REPO / "src" / "selfplay" / "config" / "schema.json"
+TRACK_SCHEMAS = sorted((REPO / "src" / "selfplay" / "tracks").glob("*/schema.json"))
 
 # Keys that are optional but have no fixed default: a track's section (absent: the track
 # is not run), and keys whose fallback the code computes from other keys, so a value
@@ -51,7 +52,11 @@ OVERLAYS = {
 
 @pytest.fixture(scope="module")
 def schema():
-    return json.loads(SCHEMA_PATH.read_text())
+    """The whole schema, composed here from the files: the shared keys plus every track's section."""
+    whole = json.loads(SHARED_SCHEMA.read_text())
+    for path in TRACK_SCHEMAS:
+        whole["properties"][path.parent.name] = json.loads(path.read_text())
+    return whole
 
 
 def validator(schema):
@@ -111,6 +116,16 @@ def all_properties(schema):
 def test_the_schema_is_a_valid_draft7_schema_and_the_package_loads_it(schema):
     jsonschema.Draft7Validator.check_schema(schema)
     assert load_schema() == schema
+
+
+def test_every_registered_track_has_its_own_schema_section_and_no_other_file_does(schema):
+    from selfplay.tracks.registry import TRACKS
+
+    assert [p.parent.name for p in TRACK_SCHEMAS] == sorted(TRACKS)
+    shared = json.loads(SHARED_SCHEMA.read_text())
+    assert not set(TRACKS) & set(shared["properties"])  # a track's keys live in its package only
+    for name in TRACKS:
+        assert schema["properties"][name]["type"] == "object"
 
 
 def test_every_property_everywhere_has_a_description(schema):

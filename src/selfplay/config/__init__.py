@@ -16,7 +16,18 @@ from ..errors import UserError
 
 
 def schema() -> dict:
-    return json.loads(resources.files(__package__).joinpath("schema.json").read_text())
+    """The whole config schema: the shared keys (``config/schema.json``) plus, for every
+    registered track, its section (``tracks/<name>/schema.json``, which may refer to the
+    shared ``#/definitions``)."""
+    from ..tracks.registry import TRACKS
+
+    whole = json.loads(resources.files(__package__).joinpath("schema.json").read_text())
+    tracks = resources.files(__package__.rsplit(".", 1)[0]).joinpath("tracks")
+    for name in TRACKS:
+        if name in whole["properties"]:
+            raise UserError(f"config schema: the shared schema already has a key named after track {name}")
+        whole["properties"][name] = json.loads(tracks.joinpath(name, "schema.json").read_text())
+    return whole
 
 
 def _key_path(error) -> str:

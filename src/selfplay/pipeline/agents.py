@@ -43,7 +43,7 @@ def generation_backend_config(cfg: dict, model_dir: str | None) -> dict:
             raise UserError("generation needs a model folder (model_dir) for backend " + bcfg["name"])
         bcfg.setdefault("model", str(model_dir))
         if bcfg["name"] == "openai":
-            bcfg["model"] = cfg["model"].get("path", cfg["model"]["name"])
+            bcfg["model"] = cfg["model"].get("path") or cfg["model"]["name"]
     return bcfg
 
 

@@ -45,7 +45,7 @@ def _sandbox(cfg: dict):
     from ..sandbox import Sandbox, SandboxLimits
 
     v = cfg["sinq"]["verify"]
-    return Sandbox(workers=int(v.get("workers", 2)), limits=SandboxLimits(memory_mb=int(v.get("memory_mb", 1024))))
+    return Sandbox(workers=int(v["workers"]), limits=SandboxLimits(memory_mb=int(v["memory_mb"])))
 
 
 def verify_candidates(cfg: dict, stage: str, generations_path: str, sources_path: str, out: str) -> None:

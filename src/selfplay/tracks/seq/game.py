@@ -23,7 +23,7 @@ def choose_game(cfg: dict, stage: str, source_id: str) -> str:
 
 def alice_request(source: dict, stage: str, game: str, cfg: dict, adapter: str | None) -> GenerationRequest:
     seq = cfg["seq"]
-    n = int(seq["alice"].get("samples_per_source", 1))
+    n = int(seq["alice"]["samples_per_source"])
     seed = derive_seed(cfg["seed"], "seq-alice", stage, game, source["id"])
     messages = prompts.alice_messages(game, source["code"], source["arg_types"], seq["game"]["target_difficulty"])
     return GenerationRequest(messages=messages, sampling=SamplingParams.from_config(seq["alice"]["sampling"], n, seed),

@@ -6,7 +6,7 @@ is asked only when attempt k was refused with something Alice can fix (the check
 error, or the reasons the proof was refused before checking); the new request carries
 that text (config ``seq.proof.attempts`` bounds the attempts). A candidate becomes an
 instance when one attempt is accepted by Liquid Haskell: the statement must be exactly
-P == Q over all arguments and no escape hatch may appear (haskell/liquid.py). When
+P == Q over all arguments and no escape hatch may appear (haskell/liquid/escape_hatches.py). When
 Liquid Haskell is not installed, nothing is accepted and the verdict says so.
 """
 
@@ -28,7 +28,7 @@ def liquid_settings(cfg: dict) -> LiquidSettings:
     proof = cfg["seq"]["proof"]
     wanted = proof.get("liquid") or os.environ.get("SELFPLAY_LIQUID") or "liquid"
     return LiquidSettings.from_config({"command": resolve_command(wanted),
-                                       "timeout_s": float(proof.get("timeout", 120))})
+                                       "timeout_s": float(proof["timeout"])})
 
 
 def needs_attempt(candidates: list[dict], previous_checks: list[dict] | None) -> list[tuple[dict, str | None]]:
@@ -53,7 +53,7 @@ def check_attempts(generations: list[dict], candidates_by_id: dict[str, dict], a
     """One check record per proof generation: the verdict and the feedback for a retry.
 
     Liquid Haskell compiles the proof with GHC, so it runs in the sandbox like every
-    other run of model-written code (haskell/liquid.py: run_liquid_confined)."""
+    other run of model-written code (haskell/liquid/runner.py: run_liquid_confined)."""
     from contextlib import nullcontext
 
     from ...sandbox import Sandbox, SandboxLimits

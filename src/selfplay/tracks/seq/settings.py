@@ -22,8 +22,8 @@ def check(cfg: dict) -> None:
     check_backend({**cfg, "model": translator or cfg["model"],
                    "backend": {**cfg["backend"], **seq["translate"]["backend"]}},
                   "resources/models/translator", key="seq.translate.backend")
-    check_sandbox("seq.verify.memory_mb", seq["verify"].get("memory_mb", 1024))
-    check_sandbox("seq.proof.memory_mb", seq["proof"].get("memory_mb", 4096))
+    check_sandbox("seq.verify.memory_mb", seq["verify"]["memory_mb"])
+    check_sandbox("seq.proof.memory_mb", seq["proof"]["memory_mb"])
     # the command itself is looked up in the job (the Haskell image provides it)
-    named("seq.proof.timeout", lambda: LiquidSettings(timeout_s=float(seq["proof"].get("timeout", 120))))
+    named("seq.proof.timeout", lambda: LiquidSettings(timeout_s=float(seq["proof"]["timeout"])))
     check_training(cfg, "seq")

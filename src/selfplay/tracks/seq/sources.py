@@ -33,7 +33,7 @@ def describe_program(code: str, name: str | None = None) -> tuple[dict | None, s
 
 def ghc_settings(cfg: dict) -> GhcSettings:
     v = cfg["seq"]["verify"]
-    return GhcSettings(run_timeout=float(v["timeout"]), run_memory_mb=int(v.get("memory_mb", 1024)))
+    return GhcSettings(run_timeout=float(v["timeout"]), run_memory_mb=int(v["memory_mb"]))
 
 
 def filter_programs(programs: list[dict], cfg: dict, timeout: float | None = None,
@@ -57,7 +57,7 @@ def filter_programs(programs: list[dict], cfg: dict, timeout: float | None = Non
             continue
         pending.append((record, args))
     if pending:
-        limit = float(timeout or cfg["seq"]["sources"].get("filter_timeout", 5.0))
+        limit = float(timeout or cfg["seq"]["sources"]["filter_timeout"])
         outcomes = check_haskell([CheckRequest(r["code"], r["entry_point"], tuple(a), limit) for r, a in pending],
                                  ghc_settings(cfg), workers=workers)
         for (record, args), outcome in zip(pending, outcomes):

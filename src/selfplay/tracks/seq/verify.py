@@ -40,7 +40,7 @@ def _base(record: dict, source: dict, stage: str, k: int, text: str) -> dict:
 
 
 def _sanity_inputs(cfg: dict, cand: dict) -> list[list[str]]:
-    count = int(cfg["seq"]["verify"].get("sanity_inputs", 5))
+    count = int(cfg["seq"]["verify"]["sanity_inputs"])
     types = [parse_type(t) for t in cand["arg_types"]]
     return [list(generate_arguments(types, seed=derive_seed(cfg["seed"], "seq-sanity", cand["id"], i)))
             for i in range(count)]

@@ -18,7 +18,7 @@ from . import prompts
 def alice_request(source: dict, stage: str, cfg: dict, adapter: str | None) -> GenerationRequest:
     """Alice sees P with the target difficulty (the paper always asks for 10)."""
     sinq = cfg["sinq"]
-    n = int(sinq["alice"].get("samples_per_source", 1))
+    n = int(sinq["alice"]["samples_per_source"])
     seed = derive_seed(cfg["seed"], "alice", stage, source["id"])
     messages = prompts.alice_messages(source["code"], source["entry_point"], sinq["target_difficulty"])
     sampling = SamplingParams.from_config(sinq["alice"]["sampling"], n, seed)

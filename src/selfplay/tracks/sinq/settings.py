@@ -6,5 +6,5 @@ from ...config.components import check_sandbox, check_training
 
 
 def check(cfg: dict) -> None:
-    check_sandbox("sinq.verify.memory_mb", cfg["sinq"]["verify"].get("memory_mb", 1024))
+    check_sandbox("sinq.verify.memory_mb", cfg["sinq"]["verify"]["memory_mb"])
     check_training(cfg, "sinq")

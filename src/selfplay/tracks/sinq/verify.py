@@ -79,7 +79,7 @@ def check_pair(sandbox, code_p: str, code_q: str, entry: str, input_literal: str
 def candidates_from_generation(record: dict, source: dict, stage: str, cfg: dict, sandbox) -> list[dict]:
     """Parse and verify every Alice output of one generation record."""
     out = []
-    check_det = bool(cfg["sinq"]["verify"].get("check_determinism", True))
+    check_det = bool(cfg["sinq"]["verify"]["check_determinism"])
     for k, text in enumerate(record["outputs"]):
         cand = {
             "stage": stage,
@@ -122,7 +122,7 @@ def score_bob(instance: dict, record: dict, stage: str, who: str, cfg: dict, san
     Bob is right only when his input really diverges (by execution); his Yes/No is
     recorded but not trusted.
     """
-    check_det = bool(cfg["sinq"]["verify"].get("check_determinism", True))
+    check_det = bool(cfg["sinq"]["verify"]["check_determinism"])
     samples = []
     for k, text in enumerate(record["outputs"]):
         parsed = parse_bob(text)
