@@ -100,6 +100,11 @@ def read_jsonl(path: str | os.PathLike) -> list[dict]:
     return list(iter_jsonl(path))
 
 
+def read_jsonl_all(paths) -> list[dict]:
+    """The rows of several JSONL files (e.g. one stage's shards), in order."""
+    return [row for path in paths for row in iter_jsonl(path)]
+
+
 def iter_jsonl(path: str | os.PathLike) -> Iterator[dict]:
     from .errors import UserError
 

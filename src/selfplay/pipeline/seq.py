@@ -25,6 +25,7 @@ from ..tracks.seq.translate import parse_translation, translate_request
 from ..tracks.seq.verify import candidates_from_generations, score_bob
 from ..tracks.stages import select_stage_sources, shard_of
 from .agents import generate_to_file, resolve_adapter
+from .trainsets import accumulated_labeled, write_bob_trainset
 
 log = logging.getLogger("selfplay")
 
@@ -196,22 +197,12 @@ def label_instances(stage: str, who: str, candidates_path: str, bob_path: str, o
 
 # --- training sets ---------------------------------------------------------------
 
-def _accumulated(labeled_paths: list[str]) -> list[dict]:
-    items, seen = [], set()
-    for path in labeled_paths:  # rounds in order; an instance met again later counts once
-        for inst in read_jsonl(path):
-            if inst.get("difficulty") is not None and inst["id"] not in seen:
-                seen.add(inst["id"])
-                items.append(inst)
-    return sorted(items, key=lambda i: i["id"])
-
-
 def alice_trainset(cfg: dict, labeled_paths: list[str], out: str) -> dict:
     """Main examples (hard = difficulty > tau, plus easy_fraction round-robin), difficulty
     prediction (plus difficulty_easy_fraction), and a proof example per proved SEQ pair."""
     seq = cfg["seq"]
     cur, target = seq["curriculum"], int(seq["game"]["target_difficulty"])
-    items = _accumulated(labeled_paths)
+    items = accumulated_labeled(labeled_paths)
     pick = dict(hard_threshold=cur["hard_threshold"], strictly_above=True)
     main = select_hard_and_easy(items, easy_fraction=cur["easy_fraction"], seed=cfg["seed"], **pick)
     # Sec. 3.4.1: easy examples make up difficulty_easy_fraction of the difficulty-prediction subset
@@ -231,17 +222,9 @@ def alice_trainset(cfg: dict, labeled_paths: list[str], out: str) -> dict:
 
 
 def bob_trainset(labeled_paths: list[str], out: str) -> dict:
-    rows = []
-    for path in labeled_paths:
-        for inst in read_jsonl(path):
-            for k, sample in enumerate(inst["bob"]["samples"]):
-                if sample["correct"]:
-                    rows.append({"kind": "bob", "game": inst["game"], "instance_id": inst["id"], "sample": k,
-                                 **examples.bob_example(inst, sample["output"])})
-    rows.sort(key=lambda r: (r["instance_id"], r["sample"]))
-    write_jsonl(out, rows)
-    log.info("seq bob training set: %d correct answers", len(rows))
-    return {"examples": len(rows)}
+    """Bob's training set: each of his own answers whose verdict (and, for SINQ, input) was right."""
+    return write_bob_trainset(labeled_paths, out,
+                              lambda inst, text: {"game": inst["game"], **examples.bob_example(inst, text)}, "seq")
 
 
 # --- Table 3: code generation -------------------------------------------------------

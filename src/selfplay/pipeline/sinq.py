@@ -18,6 +18,7 @@ from ..records import read_jsonl, write_jsonl
 from ..tracks.sinq import examples
 from ..tracks.sinq.game import (alice_request, bob_request, parse_stage, select_stage_sources, shard_of)
 from ..tracks.sinq.verify import candidates_from_generation, score_bob
+from .trainsets import accumulated_labeled, write_bob_trainset
 from .agents import (TRAINING_RECORD, generate_to_file, resolve_adapter, restore_agent_training,  # noqa: F401
                      train_agent)
 
@@ -110,13 +111,7 @@ def alice_trainset(cfg: dict, labeled_paths: list[str], out: str) -> dict:
     answer "Difficulty level: D".
     """
     cur = cfg["sinq"]["curriculum"]
-    items, seen = [], set()
-    for path in labeled_paths:  # rounds in order; an instance met again in a later round counts once
-        for inst in read_jsonl(path):
-            if inst.get("difficulty") is not None and inst["id"] not in seen:
-                seen.add(inst["id"])
-                items.append(inst)
-    items.sort(key=lambda i: i["id"])
+    items = accumulated_labeled(labeled_paths)
     seed = cfg["seed"]
     main = select_hard_and_easy(items, hard_threshold=cur["hard_threshold"], easy_fraction=cur["easy_fraction"],
                                 seed=seed)
@@ -139,16 +134,6 @@ def alice_trainset(cfg: dict, labeled_paths: list[str], out: str) -> dict:
 
 def bob_trainset(labeled_paths: list[str], out: str) -> dict:
     """Bob's training set: each of his own answers that found a real diverging input."""
-    rows = []
-    for p in labeled_paths:
-        for inst in read_jsonl(p):
-            for k, sample in enumerate(inst["bob"]["samples"]):
-                if sample["correct"]:
-                    ex = examples.bob_example(inst["code_p"], inst["code_q"], inst["entry_point"], sample["output"])
-                    rows.append({"kind": "bob", "instance_id": inst["id"], "sample": k, **ex})
-    rows.sort(key=lambda r: (r["instance_id"], r["sample"]))
-    write_jsonl(out, rows)
-    log.info("bob training set: %d correct answers", len(rows))
-    return {"examples": len(rows)}
-
-
+    return write_bob_trainset(
+        labeled_paths, out,
+        lambda inst, text: examples.bob_example(inst["code_p"], inst["code_q"], inst["entry_point"], text), "sinq")

@@ -18,21 +18,14 @@ from collections import Counter
 
 import pandas as pd
 
-from ..records import read_jsonl, write_text_atomic
-from .figures import save_figure
+from ..records import read_jsonl, read_jsonl_all, write_text_atomic
+from .bob import bob_accuracy
+from .figures import finish_figure, pyplot
 from .tables import write_table
 
 GAMES = ("seq", "sinq")
 GAME_LABEL = {"seq": "SEQ", "sinq": "SINQ"}
 
-
-def _load(paths: list[str]) -> list[dict]:
-    return [row for p in paths for row in read_jsonl(p)]
-
-
-def accuracy(labeled: list[dict]) -> tuple[float | None, int]:
-    n = sum(i["bob"]["n"] for i in labeled)
-    return (100.0 * sum(i["bob"]["n_correct"] for i in labeled) / n if n else None), n
 
 
 def _fmt(x: float | None) -> str:
@@ -42,8 +35,8 @@ def _fmt(x: float | None) -> str:
 def table2(labeled: dict[tuple[str, str], list[str]], dataset: str, csv_path: str, md_path: str) -> pd.DataFrame:
     rows = []
     for split in ("train", "test"):
-        base, n_base = accuracy(_load(labeled[(split, "untrained")]))
-        trained, n_trained = accuracy(_load(labeled[(split, "trained")]))
+        base, _, n_base = bob_accuracy(read_jsonl_all(labeled[(split, "untrained")]))
+        trained, _, n_trained = bob_accuracy(read_jsonl_all(labeled[(split, "trained")]))
         delta = None if base is None or trained is None else trained - base
         rows.append({"Benchmark": f"{dataset} ({split.capitalize()})", "Base": _fmt(base), "Trained": _fmt(trained),
                      "Δ": "n/a" if delta is None else f"{delta:+.2f}", "answers (base)": n_base,
@@ -60,7 +53,7 @@ def table6(rounds: dict[str, list[str]], csv_path: str, md_path: str, liquid_mis
     """``rounds[stage]`` = candidate shard paths of each training round."""
     attempts, validated, per_round, reasons = Counter(), Counter(), {}, Counter()
     for stage, paths in rounds.items():
-        cands = _load(paths)
+        cands = read_jsonl_all(paths)
         per_round[stage] = Counter()
         for c in cands:
             attempts[c["game"]] += 1
@@ -157,21 +150,12 @@ def data_yield(parts: dict[str, tuple[str, str]], csv_path: str, md_path: str) -
 
 def difficulty_frame(rounds: dict[str, list[str]]) -> pd.DataFrame:
     rows = [{"round": int(stage[len("round"):]), "game": GAME_LABEL[i["game"]], "difficulty": i["difficulty"]}
-            for stage, paths in rounds.items() for i in _load(paths) if i.get("difficulty") is not None]
+            for stage, paths in rounds.items() for i in read_jsonl_all(paths) if i.get("difficulty") is not None]
     return pd.DataFrame(rows, columns=["round", "game", "difficulty"])
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def figure3(rounds: dict[str, list[str]], png: str, pdf: str, csv: str) -> pd.DataFrame:
-    plt = _plt()
+    plt = pyplot()
     data = difficulty_frame(rounds)
     xs = sorted(int(s[len("round"):]) for s in rounds)
     summary = pd.DataFrame([{"round": x, "instances": int((data["round"] == x).sum()),
@@ -182,20 +166,15 @@ def figure3(rounds: dict[str, list[str]], png: str, pdf: str, csv: str) -> pd.Da
     ax.errorbar(summary["round"], summary["mean"], yerr=summary["std"].fillna(0), marker="o", capsize=3)
     ax.set(xlabel="round", ylabel="difficulty (untrained Bob)", ylim=(-0.5, 10.5), xticks=xs,
            title="Instance difficulty per round (mean ± std)")
-    empty = [int(r["round"]) for _, r in summary.iterrows() if r["instances"] == 0]
-    if empty:
-        fig.text(0.5, 0.01, f"no verified instances in rounds {empty}", ha="center", fontsize=8)
-    fig.tight_layout()
-    save_figure(fig, png, pdf)
-    plt.close(fig)
+    finish_figure(fig, png, pdf, empty=[int(r["round"]) for _, r in summary.iterrows() if r["instances"] == 0])
     return summary
 
 
 def figure6(rounds: dict[str, list[str]], png: str, pdf: str, csv: str) -> pd.DataFrame:
-    plt = _plt()
+    plt = pyplot()
     rows = []
     for stage, paths in rounds.items():
-        cands = _load(paths)
+        cands = read_jsonl_all(paths)
         for game in GAMES:
             n = sum(c["verified"] and c["game"] == game for c in cands)
             rows.append({"round": int(stage[len("round"):]), "game": GAME_LABEL[game], "validated": n})
@@ -219,14 +198,12 @@ def figure6(rounds: dict[str, list[str]], png: str, pdf: str, csv: str) -> pd.Da
     left.set(xlabel="round", ylabel="validated instances", xticks=xs, title="Counts")
     right.set(xlabel="round", ylabel="share of validated", ylim=(0, 1.05), xticks=xs, title="Proportions")
     left.legend()
-    fig.tight_layout()
-    save_figure(fig, png, pdf)
-    plt.close(fig)
+    finish_figure(fig, png, pdf)
     return frame
 
 
 def figure7(rounds: dict[str, list[str]], png: str, pdf: str, csv: str) -> pd.DataFrame:
-    plt = _plt()
+    plt = pyplot()
     data = difficulty_frame(rounds)
     write_text_atomic(csv, data.to_csv(index=False))
     xs = sorted(int(s[len("round"):]) for s in rounds)
@@ -244,7 +221,5 @@ def figure7(rounds: dict[str, list[str]], png: str, pdf: str, csv: str) -> pd.Da
             ax.text(0.5, 0.5, "no verified instances", transform=ax.transAxes, ha="center")
         ax.set(ylabel="difficulty", ylim=(-0.5, 10.5), title=f"{GAME_LABEL[game]} game", xticks=xs)
     axes[-1].set_xlabel("round")
-    fig.tight_layout()
-    save_figure(fig, png, pdf)
-    plt.close(fig)
+    finish_figure(fig, png, pdf)
     return data

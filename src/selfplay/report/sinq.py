@@ -17,19 +17,11 @@ from collections import Counter
 
 import pandas as pd
 
-from ..records import read_jsonl
-from .figures import save_figure
+from ..records import read_jsonl_all
+from .bob import bob_accuracy
+from .figures import finish_figure, pyplot
 from .tables import write_table
 
-
-def _load(paths: list[str]) -> list[dict]:
-    return [row for p in paths for row in read_jsonl(p)]
-
-
-def solve_rate(labeled: list[dict]) -> tuple[float | None, int, int]:
-    n = sum(inst["bob"]["n"] for inst in labeled)
-    correct = sum(inst["bob"]["n_correct"] for inst in labeled)
-    return (100.0 * correct / n if n else None), len(labeled), n
 
 
 def _pct(value: float | None) -> str:
@@ -42,7 +34,7 @@ def table1(labeled: dict[tuple[str, str], list[str]], dataset: str, csv_path: st
     for split in ("train", "test"):
         row = {"Source programs": f"{dataset} {split.capitalize()}"}
         for who in ("untrained", "trained"):
-            rate, n_inst, n_samples = solve_rate(_load(labeled[(split, who)]))
+            rate, n_inst, n_samples = bob_accuracy(read_jsonl_all(labeled[(split, who)]))
             row[who.capitalize()] = _pct(rate)
             row[f"{who} instances"] = n_inst
             row[f"{who} answers"] = n_samples
@@ -60,8 +52,8 @@ def yield_table(stages: dict[str, dict[str, list[str]]], hard_threshold: float, 
     """``stages[stage] = {"candidates": [...], "labeled": [...]}`` (labeled by the untrained Bob)."""
     rows, reasons = [], []
     for stage, paths in stages.items():
-        cands = _load(paths["candidates"])
-        labeled = _load(paths["labeled"])
+        cands = read_jsonl_all(paths["candidates"])
+        labeled = read_jsonl_all(paths["labeled"])
         diffs = [i["difficulty"] for i in labeled if i.get("difficulty") is not None]
         rows.append({
             "stage": stage,
@@ -89,17 +81,14 @@ def figure2_data(per_x: dict[int, list[str]]) -> pd.DataFrame:
     """One row per instance: x = Alice's training rounds before it was generated, its difficulty."""
     rows = []
     for x, paths in sorted(per_x.items()):
-        for inst in _load(paths):
+        for inst in read_jsonl_all(paths):
             if inst.get("difficulty") is not None:
                 rows.append({"alice_training_rounds": x, "difficulty": inst["difficulty"]})
     return pd.DataFrame(rows, columns=["alice_training_rounds", "difficulty"])
 
 
 def figure2(per_x: dict[int, list[str]], png_path: str, pdf_path: str, csv_path: str | None = None) -> pd.DataFrame:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     import seaborn as sns
 
     from ..records import write_text_atomic
@@ -128,10 +117,6 @@ def figure2(per_x: dict[int, list[str]], png_path: str, pdf_path: str, csv_path:
               title="maximum difficulty")
     for ax in (left, right):
         ax.set_xticks(xs)
-    empty = [int(r.alice_training_rounds) for r in summary.itertuples() if r.instances == 0]
-    if empty:
-        fig.text(0.5, 0.01, f"no verified instances at rounds {empty}", ha="center", fontsize=8)
-    fig.tight_layout()
-    save_figure(fig, png_path, pdf_path)
-    plt.close(fig)
+    finish_figure(fig, png_path, pdf_path, empty=[int(r.alice_training_rounds) for r in summary.itertuples()
+                                                  if r.instances == 0], what="training rounds")
     return summary
