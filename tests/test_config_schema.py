@@ -202,9 +202,39 @@ def test_training_defaults_are_the_trainers(schema):
     from selfplay.train.settings import DEFAULTS
 
     lora = schema["definitions"]["lora"]["properties"]
-    assert set(lora) <= set(DEFAULTS), "the schema lets through a setting the trainer refuses"
+    assert set(lora) == set(DEFAULTS), "the schema and the trainer know different settings"
     for key, prop in lora.items():
         assert prop["default"] == DEFAULTS[key], key
+
+
+# Values on both sides of every limit the trainer checks.
+EDGES = {
+    "lora_r": [0, 1, 2.5, True], "lora_alpha": [0, 1, 16, 0.5], "epochs": [0, 1, 3, 1.5],
+    "lora_dropout": [-0.1, 0, 0.9, 0.95], "learning_rate": [0, 1e-9, 1, 1.5],
+    "warmup_ratio": [-0.01, 0, 0.99, 1], "weight_decay": [-1, 0, 0.1], "max_grad_norm": [-1, 0, 1.0],
+    "batch_size": [0, 1], "grad_accum": [0, 8], "max_length": [7, 8, 2048], "logging_steps": [0, 1],
+    "max_steps": [-2, -1, 0, 1, 100, 2.0], "target_modules": [[], ["q_proj"], "all-linear", "q_proj", [""]],
+    "lr_scheduler": ["cosine", "warmup_stable_decay", "nope"], "dtype": ["bfloat16", "int8"],
+    "gradient_checkpointing": [True, "auto", "yes"], "bf16": [False, "auto", 1],
+}
+
+
+@pytest.mark.parametrize("key", sorted(EDGES))
+def test_the_schema_and_the_trainer_agree_on_every_limit(schema, key):
+    """A value the schema lets through must not be refused by the trainer when the job
+    starts, and the other way round (the workflow checks both when it starts)."""
+    from selfplay.errors import UserError
+    from selfplay.train.settings import validate_settings
+
+    prop = schema["definitions"]["lora"]["properties"][key]
+    for value in EDGES[key]:
+        by_schema = jsonschema.Draft7Validator({**prop, "definitions": schema["definitions"]}).is_valid(value)
+        try:
+            validate_settings({key: value})
+            by_trainer = True
+        except UserError:
+            by_trainer = False
+        assert by_schema == by_trainer, f"{key}={value!r}: schema {by_schema}, trainer {by_trainer}"
 
 
 def test_container_names_are_the_registrys(schema):

@@ -60,6 +60,9 @@ def _fail(key: str, value: Any, expected: str) -> None:
 
 
 def _is_int(value: Any) -> bool:
+    """An integer, also written as 2.0 (YAML and JSON schema count that as one)."""
+    if isinstance(value, float):
+        return value.is_integer()
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -70,7 +73,7 @@ def _is_number(value: Any) -> bool:
 def _check_positive_int(key: str, value: Any) -> int:
     if not _is_int(value) or value < 1:
         _fail(key, value, "an integer >= 1")
-    return value
+    return int(value)
 
 
 def _check_float_range(key: str, value: Any, low: float, high: float | None, *, low_open: bool = False) -> float:
@@ -121,6 +124,7 @@ def validate_settings(settings: dict | None) -> dict[str, Any]:
     steps = merged["max_steps"]
     if not _is_int(steps) or steps == 0 or steps < -1:
         _fail("max_steps", steps, "-1 (train for `epochs`) or an integer >= 1")
+    merged["max_steps"] = int(steps)
 
     modules = merged["target_modules"]
     if modules == "all-linear":
