@@ -247,7 +247,8 @@ def test_vllm_request_translation_with_test_double(monkeypatch):
     b = make_backend({"name": "vllm", "model": "org/model", "max_lora_rank": 16,
                       "gpu_memory_utilization": 0.5, "max_model_len": 4096})
     assert calls["init"] == {"model": "org/model", "dtype": "auto", "seed": 0, "gpu_memory_utilization": 0.5,
-                             "max_model_len": 4096, "enable_lora": True, "max_lora_rank": 16, "max_loras": 1}
+                             "max_model_len": 4096, "enable_lora": True, "max_lora_rank": 16, "max_loras": 1,
+                             "structured_outputs_config": {"backend": "guidance"}}
     sp = SamplingParams(temperature=0.8, top_p=0.9, max_new_tokens=32, n=2, seed=4)
     sp2 = SamplingParams(temperature=0, top_k=5, presence_penalty=0.3, max_new_tokens=7, n=1, seed=4)
     reqs = [GenerationRequest(chat("a"), sp, adapter="/ad/r1"), GenerationRequest(chat("b"), sp2),

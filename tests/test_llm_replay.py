@@ -51,10 +51,10 @@ def test_generate_and_record_then_replay_round_trip(tmp_path, adapter):
     assert read_jsonl(out) == records
     assert [r["key"] for r in records] == [recording_key(r.messages, r.sampling) for r in reqs]
     first = records[0]
-    assert set(first) == {"key", "messages", "sampling", "adapter", "adapter_sha256", "backend", "outputs",
+    assert set(first) == {"key", "messages", "sampling", "adapter", "adapter_sha256", "answer_format", "backend", "outputs",
                           "meta", "seconds"}
     assert first["sampling"] == reqs[0].sampling.to_dict() and first["meta"] == {"stage": "propose"}
-    assert first["adapter"] is None and first["adapter_sha256"] is None
+    assert first["adapter"] is None and first["adapter_sha256"] is None and first["answer_format"] is None
     assert records[2]["adapter"] == str(adapter) and records[2]["adapter_sha256"] == sha256_tree(adapter)
     assert first["backend"] == {"name": "echo", "model": "none"} and first["seconds"] >= 0
 

@@ -71,7 +71,31 @@ def vllm_python() -> Path:
 
 
 def as_dicts(requests: list[GenerationRequest]) -> list[dict]:
-    return [{"messages": r.messages, "sampling": r.sampling.to_dict(), "adapter": r.adapter} for r in requests]
+    return [{"messages": r.messages, "sampling": r.sampling.to_dict(), "adapter": r.adapter,
+             "answer_format": r.answer_format.key_part() if r.answer_format else None} for r in requests]
+
+
+def constrained_requests() -> list[GenerationRequest]:
+    """SInQ answers with their skeleton enforced (format-constrained decoding): two of
+    Alice's, greedy, and one of Bob's, sampled twice."""
+    from selfplay.tracks.sinq.formats import alice_format, bob_format
+    from selfplay.tracks.sinq.prompts import alice_messages, bob_messages
+
+    settings = {"constrained": True, "reasoning_chars": 120, "code_chars": 400}
+    greedy = SamplingParams(temperature=0.0, max_new_tokens=300, n=1, seed=0)
+    out = []
+    for name, code in CONSTRAINED_SOURCES.items():
+        src = {"code": code, "entry_point": name}
+        out.append(GenerationRequest(alice_messages(code, name, 10), greedy, answer_format=alice_format(src, settings)))
+    code_p = CONSTRAINED_SOURCES["clip"]
+    out.append(GenerationRequest(bob_messages(code_p, code_p.replace("hi))", "hi + 1))"), "clip"),
+                                 SamplingParams(temperature=1.0, top_p=0.7, max_new_tokens=200, n=2, seed=4),
+                                 answer_format=bob_format({"code_p": code_p, "entry_point": "clip"}, settings)))
+    return out
+
+
+CONSTRAINED_SOURCES = {"add": "def add(a, b):\n    return a + b\n",
+                       "clip": "def clip(x, lo, hi):\n    return max(lo, min(x, hi))\n"}
 
 
 class EngineRun:
@@ -125,7 +149,8 @@ def runs(tiny_model_dir, tmp_path_factory):
     sampled = [GenerationRequest(p, SAMPLED) for p in PROMPTS[:4]]
     started = []
     try:
-        run_a = EngineRun(tmp / "run_a", vllm_config(tiny_model_dir), [base, sampled])
+        constrained = constrained_requests()
+        run_a = EngineRun(tmp / "run_a", vllm_config(tiny_model_dir), [base, sampled, constrained])
         started.append(run_a)
         hf = make_backend({"name": "transformers", "model": str(tiny_model_dir), "dtype": "float32",
                            "batch_size": 4, "threads": 1, "progress": False})
@@ -136,9 +161,10 @@ def runs(tiny_model_dir, tmp_path_factory):
         started.append(run_b)
         hf_base = hf.generate(base)
         hf_adapter = hf.generate(with_adapter)
+        hf_constrained = hf.generate(constrained[:2])
         hf.close()
         yield {"a": run_a.result(), "b": run_b.result(), "hf_base": hf_base, "hf_adapter": hf_adapter,
-               "record": record, "adapter": adapter}
+               "hf_constrained": hf_constrained, "record": record, "adapter": adapter}
     finally:
         for run in started:
             run.stop()
@@ -180,3 +206,15 @@ def test_seeded_sampling_repeats_across_engine_processes(runs):
     greedy = texts(runs["a"]["outputs"][0])
     assert any(x[0] != g for x, g in zip(first, greedy))
     assert runs["a"]["outputs"][0] == runs["b"]["outputs"][0]  # greedy repeats across processes too
+
+
+def test_answer_formats_are_enforced_by_vllms_structured_outputs(runs):
+    """The same llguidance grammar, enforced inside the engine: every answer follows the
+    skeleton and parses, and greedy answers equal the transformers backend's."""
+    from selfplay.tracks.sinq.parse import parse_alice, parse_bob
+
+    alice, bob = runs["a"]["outputs"][2][:2], runs["a"]["outputs"][2][2]
+    for name, texts_ in zip(CONSTRAINED_SOURCES, alice):
+        assert parse_alice(texts_[0], name).ok, texts_[0]
+    assert len(bob) == 2 and all(parse_bob(t).ok for t in bob), bob
+    assert alice == runs["hf_constrained"]

@@ -7,7 +7,8 @@ file and starts this script with ``.venv-vllm/bin/python``:
 
 REQUEST.json: ``{"backend": <config for selfplay.llm.factory.make_backend>,
 "calls": [[<request>, ...], ...]}`` where a request is ``{"messages": [...],
-"sampling": {<SamplingParams fields>}, "adapter": <dir or null>}``. Every inner list
+"sampling": {<SamplingParams fields>}, "adapter": <dir or null>, "answer_format": <{name,
+grammar} or absent>}``. Every inner list
 is one ``generate()`` call on the same backend, in order.
 
 RESULT.json: ``{"outputs": [<generate() result per call>], "describe": ...,
@@ -40,7 +41,7 @@ def main(request_path: str, result_path: str) -> None:
 
     with open(request_path, encoding="utf-8") as fh:
         request = json.load(fh)
-    calls = [[GenerationRequest(r["messages"], r["sampling"], r.get("adapter")) for r in call]
+    calls = [[GenerationRequest(r["messages"], r["sampling"], r.get("adapter"), r.get("answer_format")) for r in call]
              for call in request["calls"]]
     started = time.perf_counter()
     backend = make_backend(request["backend"])

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..records import canonical_json, derive_seed
+from .answer_format import AnswerFormat
 
 ROLES = ("system", "user", "assistant")
 
@@ -120,8 +121,10 @@ def normalize_messages(messages: Any) -> list[dict[str, str]]:
     return out
 
 
-def recording_key(messages: Any, sampling: SamplingParams) -> str:
-    """sha256 hex of the canonical JSON of ``{"messages": ..., "sampling": ...}``.
+def recording_key(messages: Any, sampling: SamplingParams, answer_format: "AnswerFormat | None" = None) -> str:
+    """sha256 hex of the canonical JSON of ``{"messages": ..., "sampling": ...}``, plus
+    ``"answer_format"`` (its name and whole grammar) when the request is format-constrained,
+    so an unconstrained request's key is what it always was.
 
     Only ``role`` and ``content`` of each message count. The adapter is deliberately
     not part of the key, so a recording made with an adapter at one path can be
@@ -130,21 +133,25 @@ def recording_key(messages: Any, sampling: SamplingParams) -> str:
     adapters on the same prompt apart.
     """
     payload = {"messages": normalize_messages(messages), "sampling": sampling.to_dict()}
+    if answer_format is not None:
+        payload["answer_format"] = answer_format.key_part()
     return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
 
 
-def request_seed(messages: Any, sampling: SamplingParams) -> int:
+def request_seed(messages: Any, sampling: SamplingParams, answer_format: "AnswerFormat | None" = None) -> int:
     """The 31-bit seed a backend gives the sampler for one request (see module doc)."""
-    return derive_seed(sampling.seed, recording_key(messages, sampling))
+    return derive_seed(sampling.seed, recording_key(messages, sampling, answer_format))
 
 
 @dataclass
 class GenerationRequest:
-    """One chat to continue ``sampling.n`` times, optionally with a LoRA adapter on top."""
+    """One chat to continue ``sampling.n`` times, optionally with a LoRA adapter on top
+    and an answer format the backend enforces (``answer_format``)."""
 
     messages: list[dict[str, str]]
     sampling: SamplingParams = field(default_factory=SamplingParams)
     adapter: str | None = None
+    answer_format: AnswerFormat | None = None
 
     def __post_init__(self) -> None:
         self.messages = normalize_messages(self.messages)
@@ -154,14 +161,15 @@ class GenerationRequest:
             raise UserError(f"sampling must be SamplingParams or a dict, got {type(self.sampling).__name__}")
         if self.adapter is not None:
             self.adapter = str(self.adapter)
+        self.answer_format = AnswerFormat.from_dict(self.answer_format)
 
     @property
     def key(self) -> str:
-        return recording_key(self.messages, self.sampling)
+        return recording_key(self.messages, self.sampling, self.answer_format)
 
     @property
     def seed(self) -> int:
-        return request_seed(self.messages, self.sampling)
+        return request_seed(self.messages, self.sampling, self.answer_format)
 
     def last_user_text(self, limit: int = 80) -> str:
         for msg in reversed(self.messages):

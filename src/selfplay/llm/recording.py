@@ -2,11 +2,13 @@
 
 Each record (one JSONL line per request, written atomically) holds::
 
-    key             recording_key(messages, sampling)
+    key             recording_key(messages, sampling, answer_format)
     messages        the chat as sent
     sampling        sampling.to_dict()
     adapter         the adapter path as given, or None
     adapter_sha256  sha256_tree of the adapter directory, or None
+    answer_format   {name, grammar_sha256} of the enforced answer format, or None
+                    (unconstrained decoding, as in every paper)
     backend         backend.describe()
     outputs         the sampling.n texts
     meta            the caller's meta: one dict shared by all records, or a list
@@ -75,6 +77,7 @@ def build_records(
             "sampling": req.sampling.to_dict(),
             "adapter": req.adapter,
             "adapter_sha256": adapter_fingerprint(req.adapter, hashes),
+            "answer_format": req.answer_format.record() if req.answer_format else None,
             "backend": described,
             "outputs": list(texts),
             "meta": item_meta,

@@ -52,6 +52,7 @@ class _Row:
     sampling: SamplingParams
     seed: int
     max_new_tokens: int
+    answer_format: Any = None  # AnswerFormat the row's text must follow, or None
 
 
 def _build_sampler_class():
@@ -68,8 +69,14 @@ def _build_sampler_class():
         the row's own generator (one draw per row per step).
         """
 
-        def __init__(self, rows: list[_Row], prompt_len: int):
+        def __init__(self, rows: list[_Row], prompt_len: int, matchers: list | None = None,
+                     stop_ids: list[int] | None = None):
             self.prompt_len = prompt_len
+            # One FormatMatcher per row whose answer has a format (None elsewhere).
+            self.matchers = matchers or [None] * len(rows)
+            self.constrained = [k for k, m in enumerate(self.matchers) if m is not None]
+            self.stop_ids = torch.tensor(sorted(stop_ids or []), dtype=torch.long)
+            self.bitmask = None
             sps = [r.sampling for r in rows]
             self.generators = [torch.Generator().manual_seed(r.seed) for r in rows]
             self.sampled = torch.tensor([not sp.greedy for sp in sps])
@@ -86,14 +93,40 @@ def _build_sampler_class():
                 present = torch.zeros(logits.shape, dtype=torch.bool, device=logits.device)
                 present.scatter_(1, generated, True)
                 logits = logits - self.presence.to(logits.device)[:, None] * present
+            if self.constrained:
+                logits = self._mask(logits, generated)
             choice = torch.argmax(logits, dim=-1)
             if len(self.sampled_rows):
                 rows = self.sampled_rows
                 picked = self._sample(logits[rows.to(logits.device)], rows)
                 choice[rows.to(choice.device)] = picked.to(choice.device)
+            for k in self.constrained:
+                self.matchers[k].consume(int(choice[k]))
             out = torch.full_like(scores, float("-inf"))
             out.scatter_(1, choice[:, None], 0.0)
             return out
+
+        def _mask(self, logits, generated):
+            """Keep only the tokens each constrained row's format allows next. A row whose
+            answer is complete (or whose matcher failed) may only end."""
+            vocab = logits.shape[1]
+            words = (vocab + 31) // 32
+            if self.bitmask is None or self.bitmask.shape[1] < words:
+                self.bitmask = torch.zeros((len(self.matchers), words), dtype=torch.int32)
+            bits = torch.arange(32, dtype=torch.int32)
+            logits = logits.clone()
+            for k in self.constrained:
+                matcher = self.matchers[k]
+                if generated.shape[1] and int(generated[k, -1]) in self.stop_ids.tolist():
+                    continue  # the row has ended; generate only pads it from here
+                self.bitmask[k].fill_(0)
+                matcher.fill_mask(self.bitmask, k)
+                allowed = ((self.bitmask[k, :, None] >> bits) & 1).flatten()[:vocab].bool()
+                if matcher.error or not bool(allowed.any()):
+                    allowed = torch.zeros(vocab, dtype=torch.bool)
+                    allowed[self.stop_ids[self.stop_ids < vocab]] = True
+                logits[k] = logits[k].masked_fill(~allowed.to(logits.device), float("-inf"))
+            return logits
 
         def _sample(self, logits, rows):
             vocab = logits.shape[1]
@@ -203,6 +236,7 @@ class TransformersBackend(Backend):
         limit = getattr(self._base.config, "max_position_embeddings", None)
         self.max_model_len = int(max_model_len or limit or 1 << 30)
 
+        self._ll_tokenizer = None  # llguidance's tokenizer view, built when a request has an answer format
         self._peft = None  # the PeftModel wrapping _base once an adapter is loaded
         self._adapters: OrderedDict[str, str] = OrderedDict()  # peft adapter name -> path, LRU order
         self.stats = {"calls": 0, "requests": 0, "rows": 0, "batches": 0, "prompt_tokens": 0,
@@ -277,8 +311,18 @@ class TransformersBackend(Backend):
             base_seed = req.seed
             copies = 1 if req.sampling.greedy else req.sampling.n
             for j in range(copies):
-                rows.append(_Row(i, j, ids, req.sampling, derive_seed(base_seed, j), budget))
+                rows.append(_Row(i, j, ids, req.sampling, derive_seed(base_seed, j), budget, req.answer_format))
         return rows
+
+    def _matchers(self, rows: list[_Row]) -> list | None:
+        """A fresh FormatMatcher for each row with an answer format (None if no row has one)."""
+        if not any(r.answer_format for r in rows):
+            return None
+        from .answer_format import FormatMatcher, ll_tokenizer_for
+
+        if self._ll_tokenizer is None:
+            self._ll_tokenizer = ll_tokenizer_for(self.tokenizer, sorted(self.stop_ids))
+        return [FormatMatcher(r.answer_format, self._ll_tokenizer) if r.answer_format else None for r in rows]
 
     def _run_batch(self, model, rows: list[_Row]) -> list[tuple[str, int]]:
         import torch
@@ -301,7 +345,8 @@ class TransformersBackend(Backend):
                 input_ids=input_ids.to(self.device),
                 attention_mask=attention.to(self.device),
                 generation_config=config,
-                logits_processor=LogitsProcessorList([self._RowSampler(rows, width)]),
+                logits_processor=LogitsProcessorList([self._RowSampler(rows, width, self._matchers(rows),
+                                                                      sorted(self.stop_ids))]),
                 stopping_criteria=StoppingCriteriaList([self._RowBudget([r.max_new_tokens for r in rows], width)]),
             )
         results = []

@@ -72,8 +72,15 @@ def vllm_platform_is_cpu() -> bool | None:
         return None
 
 
-def to_vllm_sampling(vllm: Any, sampling: SamplingParams, seed: int):
-    """Our SamplingParams -> ``vllm.SamplingParams`` (seed: the per-request seed to use)."""
+def to_vllm_sampling(vllm: Any, sampling: SamplingParams, seed: int, answer_format: Any = None):
+    """Our SamplingParams -> ``vllm.SamplingParams`` (seed: the per-request seed to use). An
+    answer format becomes vLLM's structured outputs with the same Lark grammar, enforced by
+    llguidance (the engine is built with the ``guidance`` structured-outputs backend)."""
+    extra = {}
+    if answer_format is not None:
+        from vllm.sampling_params import StructuredOutputsParams
+
+        extra["structured_outputs"] = StructuredOutputsParams(grammar=answer_format.grammar)
     return vllm.SamplingParams(
         n=sampling.n,
         temperature=sampling.temperature,
@@ -82,6 +89,7 @@ def to_vllm_sampling(vllm: Any, sampling: SamplingParams, seed: int):
         presence_penalty=0.0 if sampling.presence_penalty is None else sampling.presence_penalty,
         max_tokens=sampling.max_new_tokens,
         seed=seed,
+        **extra,
     )
 
 
@@ -149,6 +157,8 @@ class VLLMBackend(Backend):
             dtype=dtype,
             seed=int(seed),
             gpu_memory_utilization=float(gpu_memory_utilization),
+            # answer formats are llguidance Lark grammars (llm/answer_format.py)
+            structured_outputs_config={"backend": "guidance"},
         )
         if max_model_len:
             kwargs["max_model_len"] = int(max_model_len)
@@ -177,7 +187,8 @@ class VLLMBackend(Backend):
         results: list[list[str] | None] = [None] * len(requests)
         for adapter, indices in group_by_adapter(requests):
             conversations = [requests[i].messages for i in indices]
-            params = [to_vllm_sampling(self._vllm, requests[i].sampling, requests[i].seed) for i in indices]
+            params = [to_vllm_sampling(self._vllm, requests[i].sampling, requests[i].seed, requests[i].answer_format)
+                      for i in indices]
             outputs = self.llm.chat(
                 conversations,
                 sampling_params=params,

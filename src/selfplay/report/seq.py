@@ -20,6 +20,7 @@ import pandas as pd
 
 from ..records import read_jsonl, read_jsonl_all, write_text_atomic
 from .bob import bob_accuracy
+from .decoding import decoding_of
 from .figures import finish_figure, pyplot
 from .tables import write_table
 
@@ -35,12 +36,14 @@ def _fmt(x: float | None) -> str:
 def table2(labeled: dict[tuple[str, str], list[str]], dataset: str, csv_path: str, md_path: str) -> pd.DataFrame:
     rows = []
     for split in ("train", "test"):
-        base, _, n_base = bob_accuracy(read_jsonl_all(labeled[(split, "untrained")]))
-        trained, _, n_trained = bob_accuracy(read_jsonl_all(labeled[(split, "trained")]))
+        untrained, trained_rows = read_jsonl_all(labeled[(split, "untrained")]), read_jsonl_all(labeled[(split, "trained")])
+        base, _, n_base = bob_accuracy(untrained)
+        trained, _, n_trained = bob_accuracy(trained_rows)
         delta = None if base is None or trained is None else trained - base
         rows.append({"Benchmark": f"{dataset} ({split.capitalize()})", "Base": _fmt(base), "Trained": _fmt(trained),
                      "Δ": "n/a" if delta is None else f"{delta:+.2f}", "answers (base)": n_base,
-                     "answers (trained)": n_trained})
+                     "answers (trained)": n_trained,
+                     "Bob's decoding": decoding_of(i["bob"].get("answer_format") for i in untrained + trained_rows)})
     frame = pd.DataFrame(rows)
     write_table(frame, csv_path, md_path, "Haskell track Table 2: Bob's accuracy (%), base vs trained",
                 ["Accuracy: Bob's correct Yes/No verdicts over all his sampled answers on the instances the final "
@@ -52,11 +55,13 @@ def table2(labeled: dict[tuple[str, str], list[str]], dataset: str, csv_path: st
 def table6(rounds: dict[str, list[str]], csv_path: str, md_path: str, liquid_missing: bool) -> pd.DataFrame:
     """``rounds[stage]`` = candidate shard paths of each training round."""
     attempts, validated, per_round, reasons = Counter(), Counter(), {}, Counter()
+    formats: dict[str, list] = {game: [] for game in GAMES}
     for stage, paths in rounds.items():
         cands = read_jsonl_all(paths)
         per_round[stage] = Counter()
         for c in cands:
             attempts[c["game"]] += 1
+            formats[c["game"]].append(c.get("answer_format"))
             if c["verified"]:
                 validated[c["game"]] += 1
                 per_round[stage][c["game"]] += 1
@@ -67,10 +72,12 @@ def table6(rounds: dict[str, list[str]], csv_path: str, md_path: str, liquid_mis
         counts = ", ".join(str(per_round[s][game]) for s in rounds)
         rows.append({"Game": GAME_LABEL[game], "Total Validated": validated[game], "Attempts": attempts[game],
                      "Yield": "n/a" if not attempts[game] else f"{100.0 * validated[game] / attempts[game]:.2f}%",
-                     "Validated by round": counts})
+                     "Validated by round": counts, "Alice's decoding": decoding_of(formats[game])})
     frame = pd.DataFrame(rows)
     notes = ["An attempt is one Alice output in a training round; validated: a Liquid Haskell proof accepted (SEQ) "
-             "or a divergence confirmed by running both programs with GHC (SINQ)."]
+             "or a divergence confirmed by running both programs with GHC (SINQ).",
+             "Alice's decoding: free (as in the paper) or constrained (the answer skeleton was enforced while "
+             "decoding; the content stayed the model's)."]
     if liquid_missing:
         notes.append("Liquid Haskell was not available to this run: SEQ proofs were not checked, so no SEQ attempt "
                      "could be validated (reason recorded: 'not checked: Liquid Haskell missing').")

@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..records import read_jsonl_all
 from .bob import bob_accuracy
+from .decoding import decoding_of
 from .figures import finish_figure, pyplot
 from .tables import write_table
 
@@ -33,11 +34,15 @@ def table1(labeled: dict[tuple[str, str], list[str]], dataset: str, csv_path: st
     rows = []
     for split in ("train", "test"):
         row = {"Source programs": f"{dataset} {split.capitalize()}"}
+        formats = []
         for who in ("untrained", "trained"):
-            rate, n_inst, n_samples = bob_accuracy(read_jsonl_all(labeled[(split, who)]))
+            items = read_jsonl_all(labeled[(split, who)])
+            rate, n_inst, n_samples = bob_accuracy(items)
             row[who.capitalize()] = _pct(rate)
             row[f"{who} instances"] = n_inst
             row[f"{who} answers"] = n_samples
+            formats += [i["bob"].get("answer_format") for i in items]
+        row["Bob's decoding"] = decoding_of(formats)
         rows.append(row)
     frame = pd.DataFrame(rows)
     notes = ["A cell is the share of Bob's sampled answers whose input really makes P and Q diverge "
@@ -63,12 +68,16 @@ def yield_table(stages: dict[str, dict[str, list[str]]], hard_threshold: float, 
             "hard": sum(d >= hard_threshold for d in diffs),
             "easy": sum(d < hard_threshold for d in diffs),
             "mean difficulty": round(sum(diffs) / len(diffs), 2) if diffs else None,
+            "Alice's decoding": decoding_of(c.get("answer_format") for c in cands),
+            "Bob's decoding": decoding_of(i["bob"].get("answer_format") for i in labeled),
         })
         for reason, count in sorted(Counter(c["reject_reason"] for c in cands if not c["verified"]).items()):
             reasons.append({"stage": stage, "reason": reason, "count": count})
     frame = pd.DataFrame(rows)
     write_table(frame, csv_path, md_path, "SInQ yield per stage",
                 [f"hard: difficulty >= {hard_threshold} for the untrained Bob; easy: below it.",
+                 "decoding: free (as in the paper) or constrained (the answer skeleton was enforced while "
+                 "decoding; the content stayed the model's); '-': no answers.",
                  "Rejection reasons per stage: see the reasons CSV beside this table."])
     if reasons_csv:
         from ..records import write_text_atomic

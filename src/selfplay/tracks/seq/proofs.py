@@ -75,7 +75,7 @@ def check_attempts(generations: list[dict], candidates_by_id: dict[str, dict], a
             if verdict.get("status") == "missing":
                 verdict["reason"] = MISSING
             out.append({"candidate_id": cand["id"], "attempt": attempt, "gen_key": record["key"],
-                        "proof_output": text, "verdict": verdict, "feedback": retry_feedback(verdict) or None})
+                        "answer_format": record.get("answer_format"), "proof_output": text, "verdict": verdict, "feedback": retry_feedback(verdict) or None})
     return out
 
 

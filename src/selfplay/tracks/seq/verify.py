@@ -35,7 +35,7 @@ def _base(record: dict, source: dict, stage: str, k: int, text: str) -> dict:
         "stage": stage, "game": record["meta"]["game"], "source_id": source["id"],
         "entry_point": source["entry_point"], "arg_types": source["arg_types"],
         "result_type": source["result_type"], "code_p": source["code"], "gen_key": record["key"],
-        "sample": k, "alice_output": text, "verified": False, "status": "rejected",
+        "answer_format": record.get("answer_format"), "sample": k, "alice_output": text, "verified": False, "status": "rejected",
     }
 
 
@@ -113,7 +113,8 @@ def score_bob(instance: dict, record: dict, who: str) -> dict:
         samples.append({"output": text, "verdict": verdict, "parse_reason": reason, "correct": verdict == truth})
     n_correct = sum(s["correct"] for s in samples)
     labeled = dict(instance)
-    labeled["bob"] = {"who": who, "gen_key": record["key"], "n": len(samples), "n_correct": n_correct,
+    labeled["bob"] = {"who": who, "gen_key": record["key"], "answer_format": record.get("answer_format"),
+                      "n": len(samples), "n_correct": n_correct,
                       "truth": truth, "samples": samples}
     d = difficulty(n_correct, len(samples))
     labeled["difficulty"] = d

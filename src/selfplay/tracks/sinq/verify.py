@@ -88,6 +88,7 @@ def candidates_from_generation(record: dict, source: dict, stage: str, cfg: dict
             "entry_point": source["entry_point"],
             "code_p": source["code"],
             "gen_key": record["key"],
+            "answer_format": record.get("answer_format"),
             "sample": k,
             "alice_output": text,
             "verified": False,
@@ -139,7 +140,8 @@ def score_bob(instance: dict, record: dict, stage: str, who: str, cfg: dict, san
     n_correct = sum(s["correct"] for s in samples)
     labeled = dict(instance)
     labeled.update({
-        "bob": {"who": who, "gen_key": record["key"], "samples": samples, "n": n, "n_correct": n_correct},
+        "bob": {"who": who, "gen_key": record["key"], "answer_format": record.get("answer_format"), "samples": samples,
+                "n": n, "n_correct": n_correct},
         "difficulty": difficulty(n_correct, n) if n else None,
     })
     labeled["difficulty_rounded"] = round_difficulty(labeled["difficulty"]) if n else None
