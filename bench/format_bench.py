@@ -8,9 +8,9 @@ and the pipeline's own steps parse and verify the answers:
 - SInQ Alice: generated / parsed / verified divergent (sandboxed execution);
 - SInQ Bob: on the instances Alice's constrained answers made verifiable (the same
   instances for both ways), answers parsed / with a diverging input / correct;
-- Haskell track Alice (SEQ and SINQ games) and Bob: generated / parsed / verified
-  (GHC; SEQ pairs need Liquid Haskell, which this machine lacks, so they stop at the
-  sanity check), when the track's formats exist;
+- Haskell track Alice, both games on the same programs: generated / parsed / verified
+  (SINQ: divergence confirmed with GHC; SEQ: past the sanity check, since Liquid
+  Haskell is missing here); Bob on her constrained instances: parsed / correct;
 
 plus the tokens generated per second of each run. Results go to
 bench/results/format.json and format.md.
@@ -98,15 +98,47 @@ def sinq(backend: TransformersBackend, cfg: dict, sources: list[dict]) -> dict:
     return result
 
 
-def seq(backend: TransformersBackend, cfg: dict, n_sources: int) -> dict | None:
-    """The Haskell track's Alice (both games) and Bob, when its formats exist."""
-    try:
-        from selfplay.tracks.seq import formats  # noqa: F401
-    except ImportError:
-        return None
-    from bench_format_seq import seq_yields  # the Haskell part lives beside this file
+def seq(backend: TransformersBackend, cfg: dict, n_sources: int) -> dict:
+    """The Haskell track: Alice in both games on the same reference programs, then Bob on
+    the instances her constrained answers made (SINQ verified by GHC, SEQ past the sanity
+    check; no Liquid Haskell here, so no SEQ proof is ever accepted)."""
+    import tempfile
 
-    return seq_yields(backend, cfg, n_sources, with_format, run, records_of)
+    from selfplay.pipeline.seq import reference_sources
+    from selfplay.records import read_jsonl
+    from selfplay.tracks.seq.game import GAMES, alice_request, bob_request
+    from selfplay.tracks.seq.verify import candidates_from_generations, score_bob
+
+    with tempfile.TemporaryDirectory() as tmp:
+        reference_sources(cfg, "train", f"{tmp}/ref.jsonl", f"{tmp}/rejected.jsonl")
+        sources = read_jsonl(f"{tmp}/ref.jsonl")[:n_sources]
+    by_id = {s["id"]: s for s in sources}
+    result: dict = {}
+    instances: list[dict] = []
+    for game in GAMES:
+        for mode in ("free", "constrained"):
+            c = with_format(cfg, "seq", ("alice",), mode == "constrained")
+            requests = [alice_request(s, "round1", game, c, None) for s in sources]
+            outputs, speed = run(backend, requests)
+            records = [{**rec, "meta": {"source_id": s["id"], "game": game}}
+                       for rec, s in zip(records_of(requests, outputs), sources)]
+            cands = candidates_from_generations(records, by_id, "round1", c)
+            passed = [x for x in cands if x["verified"] or x["status"] == "awaiting_proof"]
+            result[f"alice.{game}_{mode}"] = {"generated": len(cands), "parsed": sum(x["parse"]["ok"] for x in cands),
+                                              "verified": len(passed), **speed}
+            if mode == "constrained":
+                instances += passed
+    for mode in ("free", "constrained"):
+        c = with_format(cfg, "seq", ("bob",), mode == "constrained")
+        requests = [bob_request(i, "round1", "untrained", c, None) for i in instances]
+        outputs, speed = run(backend, requests) if requests else ([], {"seconds": 0.0, "generated_tokens": 0,
+                                                                      "tokens_per_second": None})
+        labeled = [score_bob(i, rec, "untrained") for i, rec in zip(instances, records_of(requests, outputs))]
+        samples = [x for lab in labeled for x in lab["bob"]["samples"]]
+        result[f"bob_{mode}"] = {"instances": len(labeled), "answers": len(samples),
+                                 "parsed": sum(x["verdict"] is not None for x in samples),
+                                 "correct": sum(x["correct"] for x in samples), **speed}
+    return result
 
 
 def markdown(result: dict) -> str:
@@ -134,10 +166,8 @@ def main() -> None:
     model = ensure_default_model(args.model)
     cfg = validate_config(yaml.safe_load((ROOT / "config.yaml").read_text()))
     backend = TransformersBackend(str(model), batch_size=8, threads=args.threads, progress=False)
-    tracks = {"sinq": sinq(backend, cfg, humaneval_sources("train")[: args.sources])}
-    seq_result = seq(backend, cfg, args.sources)
-    if seq_result:
-        tracks["seq"] = seq_result
+    tracks = {"sinq": sinq(backend, cfg, humaneval_sources("train")[: args.sources]),
+              "seq": seq(backend, cfg, args.sources)}
     result = {"date": dt.date.today().isoformat(), "model": Path(model).name, "sources": args.sources,
               "machine": {"nproc": os.cpu_count(), "python": platform.python_version()}, "tracks": tracks}
     out = ROOT / "bench" / "results"

@@ -90,6 +90,13 @@ PY_STRING: /'([^'\\\n]|\\[^\n]){0,400}'/ | /"([^"\\\n]|\\[^\n]){0,400}"/
 """
 
 
+def fenced_body(max_chars: int) -> str:
+    """Regex (no slashes) for a code block's body and its closing fence on a line of its
+    own: at most ``max_chars`` units of text that never has three backticks in a row,
+    then a newline and the fence. Markdown and the parsers only close a block there."""
+    return f"([^`]|`[^`]|``[^`]){{0,{int(max_chars)}}}`{{0,2}}\\n```"
+
+
 def check_grammar(answer_format: AnswerFormat) -> None:
     """Raise UserError when llguidance cannot compile the grammar (tokenizer-independent check)."""
     try:

@@ -54,7 +54,7 @@ from ...haskell.types import (
     parse_type,
     render_type,
 )
-from ...llm.answer_format import AnswerFormat, lark_string
+from ...llm.answer_format import AnswerFormat, fenced_body, lark_string
 
 PROGRAM_HEAD = "Generated Program `Q`:\n```haskell\n"
 INPUT_HEAD = "Diverging Input `x`:\n"
@@ -107,15 +107,16 @@ def _think(settings: dict) -> str:
     n = int(settings["reasoning_chars"])
     partial = r"(\/(t(h(i(n(k)?)?)?)?)?)?"
     astray = r"([^\/<]|\/[^t<]|\/t[^h<]|\/th[^i<]|\/thi[^n<]|\/thin[^k<]|\/think[^><])"
-    piece = f"([^<]|(<{partial})*<{astray})"
-    return f"THINK: /{piece}{{0,{n}}}(<{partial})*<\\/think>/\n"
+    # A run of false starts counts as one piece only up to 4 of them, so that the region
+    # stays bounded (the tiny model can repeat `<` for ever).
+    piece = f"([^<]|(<{partial}){{0,3}}<{astray})"
+    return f"THINK: /{piece}{{0,{n}}}(<{partial}){{0,3}}<\\/think>/\n"
 
 
 def _code(name: str, settings: dict, *excluded: str) -> str:
     """A code block's body and its closing fence on a line of its own; the body holds no
     three backticks in a row, ends with a newline and contains none of ``excluded``."""
-    n = int(settings["code_chars"])
-    rule = f"{name}: /{_CODE_UNIT}{{0,{n}}}`{{0,2}}\\n```/"
+    rule = f"{name}: /{fenced_body(settings['code_chars'])}/"
     return rule + (" & " + _excluding(*excluded) if excluded else "") + "\n"
 
 

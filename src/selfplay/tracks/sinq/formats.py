@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 
 from ...errors import UserError
-from ...llm.answer_format import PYTHON_LITERAL_RULES, AnswerFormat, lark_string
+from ...llm.answer_format import PYTHON_LITERAL_RULES, AnswerFormat, fenced_body, lark_string
 
 
 # Parse failures an answer that follows the format cannot have (its skeleton is right);
@@ -49,8 +49,8 @@ def _analysis(settings: dict) -> str:
 
 
 def _program(settings: dict) -> str:
-    """A program block's body, ending with its own closing fence."""
-    return f"PROGRAM: /([^`]|`[^`]|``[^`]){{1,{int(settings['code_chars'])}}}```/\n"
+    """A program block's body, ending with its own closing fence at a line start."""
+    return f"PROGRAM: /{fenced_body(settings['code_chars'])}/\n"
 
 
 def _input_dict(params: list[str]) -> str:
