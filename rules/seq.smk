@@ -300,7 +300,7 @@ rule seq_proof_generate:
     resources:
         **resources_of("generate"),
     params:
-        cfg=cfg_of(*GENERATION_KEYS, "seq.proof.sampling"),
+        cfg=cfg_of(*GENERATION_KEYS, "seq.proof.sampling", "seq.proof.answer_format"),
         model_dir=generation_model_param,
     script:
         "../workflow_scripts/seq_proof_generate.py"

@@ -3,8 +3,9 @@
 Reads JSONL recordings in the format :func:`selfplay.llm.recording.generate_and_record`
 writes. Only ``"key"`` (a :func:`recording_key`) and ``"outputs"`` (a list of texts)
 are required on each line, so tests and fixtures can write recordings by hand.
-``generate`` looks every request up by ``recording_key(messages, sampling)``; the
-adapter is not part of the key (see recording.py).
+``generate`` looks every request up by its key, ``recording_key(messages, sampling,
+answer_format)`` (the format only when decoding was constrained, so a constrained
+request never replays a free answer); the adapter is not part of the key (see recording.py).
 
 When a key appears more than once the first occurrence wins (files in the order
 given, lines in file order); later ones with different outputs are counted as
