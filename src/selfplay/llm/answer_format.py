@@ -77,15 +77,17 @@ def lark_string(text: str) -> str:
 
 # Python literals as the diverging inputs are written: numbers, strings, None/True/False,
 # and lists, tuples, dicts and sets of them, with ", " and ": " between items. Only the
-# syntax is fixed; which values to write is the model's choice.
+# syntax is fixed; which values to write is the model's choice. A collection holds at most
+# 16 items and a string 400 characters, so an input cannot run on until the token budget
+# is spent (the tiny model, left alone, counts up in a list for ever).
 PYTHON_LITERAL_RULES = r"""
 py_value: py_atom | "-" PY_NUMBER | py_list | py_tuple | py_dict | py_set
 py_atom: PY_NUMBER | PY_STRING | "None" | "True" | "False"
-py_list: "[" (py_value (", " py_value)*)? "]"
-py_tuple: "(" (py_value "," | py_value (", " py_value)+)? ")"
-py_dict: "{" (py_value ": " py_value (", " py_value ": " py_value)*)? "}"
-py_set: "{" py_value (", " py_value)* "}"
-PY_NUMBER: /[0-9]{1,30}(\.[0-9]{1,30})?([eE][-+]?[0-9]{1,3})?/
+py_list: "[" (py_value (", " py_value){0,15})? "]"
+py_tuple: "(" (py_value "," | py_value (", " py_value){1,15})? ")"
+py_dict: "{" (py_value ": " py_value (", " py_value ": " py_value){0,15})? "}"
+py_set: "{" py_value (", " py_value){0,15} "}"
+PY_NUMBER: /(0|[1-9][0-9]{0,29})(\.[0-9]{1,30})?([eE][-+]?[0-9]{1,3})?/
 PY_STRING: /'([^'\\\n]|\\[^\n]){0,400}'/ | /"([^"\\\n]|\\[^\n]){0,400}"/
 """
 

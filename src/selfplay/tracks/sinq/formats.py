@@ -59,7 +59,8 @@ def _input_dict(params: list[str]) -> str:
     if not params:
         return '"{}"'
     keys = " | ".join(f"{lark_string(q + p + q)}" for p in params for q in ('"', "'"))
-    return ('"{" (param_key ": " py_value (", " param_key ": " py_value)*)? "}"\n'
+    more = f' (", " param_key ": " py_value){{0,{len(params) - 1}}}' if len(params) > 1 else ""
+    return (f'"{{" (param_key ": " py_value{more})? "}}"\n'
             f"param_key: {keys}")
 
 
