@@ -324,3 +324,12 @@ def test_random_literals_of_the_argument_types_are_accepted_and_parsed(tok):
         assert a.reason not in STRUCTURAL or not ok, (a.reason, a.detail, text)
         if ok:
             assert a.ok and a.input_args == args, (a.reason, a.detail, text)
+
+
+def test_an_input_list_is_bounded(tok):
+    """At most MAX_ITEMS items in a list: the tiny model otherwise counts up until its budget is spent."""
+    fmt = sinq(["Int", "[Int]"])
+    items = lambda n: "[" + ", ".join(map(str, range(n))) + "]"  # noqa: E731
+    q = q_for(["Int", "[Int]"])
+    assert matches(fmt, alice_text(program=q, inp=f"3 {items(formats.MAX_ITEMS)}"), tok)
+    assert not matches(fmt, alice_text(program=q, inp=f"3 {items(formats.MAX_ITEMS + 1)}"), tok)

@@ -161,6 +161,11 @@ _LITERAL_TERMINALS = (
 )
 
 
+# A list in the input holds at most this many items, so that it cannot run on until the
+# token budget is spent (the tiny model, left alone, counts up in a list for ever).
+MAX_ITEMS = 16
+
+
 class _LiteralRules:
     """Lark rules for literals of the argument types: ``atom`` where an argument or a
     constructor's field stands, ``expr`` inside brackets (negation and ``Just x`` bare)."""
@@ -180,7 +185,7 @@ class _LiteralRules:
     def _body(self, kind: str, t: HsType) -> str:
         atom = kind == "atom"
         if is_string_type(t):
-            return '''HS_STRING | "[" (HS_CHAR (HS_SEP HS_CHAR)*)? "]"'''
+            return f'''HS_STRING | "[" (HS_CHAR (HS_SEP HS_CHAR){{0,{MAX_ITEMS - 1}}})? "]"'''
         if isinstance(t, Prim):
             if t.name in INTEGRAL_NAMES or t.name in FRACTIONAL_NAMES:
                 num = "HS_INTEGRAL" if t.name in INTEGRAL_NAMES else "HS_FRACTIONAL"
@@ -193,7 +198,7 @@ class _LiteralRules:
                 return '"()"'
         if isinstance(t, ListType):
             e = self.rule("expr", t.elem)
-            return f'"[" ({e} (HS_SEP {e})*)? "]"'
+            return f'"[" ({e} (HS_SEP {e}){{0,{MAX_ITEMS - 1}}})? "]"'
         if isinstance(t, TupleType):
             return '"(" ' + " HS_SEP ".join(self.rule("expr", i) for i in t.items) + ' ")"'
         if isinstance(t, MaybeType):
