@@ -17,7 +17,6 @@ import pytest
 import yaml
 
 from selfplay.data.sources import make_source
-from selfplay.llm.base import recording_key
 from selfplay.records import read_json, read_jsonl, write_jsonl
 from selfplay.tracks.sinq.game import alice_request, bob_request, select_stage_sources
 from selfplay.tracks.sinq.verify import instance_id
@@ -98,7 +97,7 @@ def build_scenario(workdir: Path) -> dict:
 
     def record(req, outputs):
         assert len(outputs) == req.sampling.n
-        recs.append({"key": recording_key(req.messages, req.sampling), "outputs": outputs})
+        recs.append({"key": req.key, "outputs": outputs})  # the key covers the answer format too
 
     def instance_for(src, text):
         p = parse_alice(text, src["entry_point"])
@@ -209,7 +208,7 @@ def test_tables_and_figure(replay_run):
     md = (workdir / "results/tables/sinq/table1.md").read_text()
     assert re.search(r"\| HumanEval Train\s+\| n/a", md)  # no eval_train answers recorded: said, not hidden
     yields = (workdir / "results/tables/sinq/yield.csv").read_text().splitlines()
-    assert yields[1] == "round1,5,4,3,2,1,5.56"
+    assert yields[1] == "round1,5,4,3,2,1,5.56,constrained,constrained"  # the default constrains decoding
     reasons = (workdir / "results/tables/sinq/yield_reasons.csv").read_text()
     assert "round1,parse:syntax_error,1" in reasons
     for fig in ("figure2.png", "figure2.pdf"):

@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 
 from selfplay.haskell.liquid import LiquidSettings, check_proof, retry_feedback
-from selfplay.llm.base import recording_key
 from selfplay.records import content_id, read_json, read_jsonl, write_jsonl
 from selfplay.tracks.seq.game import alice_request, bob_request, choose_game, proof_request
 from selfplay.tracks.seq.parse import parse_alice
@@ -108,7 +107,7 @@ def build_scenario(workdir: Path, liquid: str | None) -> tuple[dict, dict]:
     recs, games = [], {}
 
     def record(req, outputs):
-        recs.append({"key": recording_key(req.messages, req.sampling), "outputs": outputs})
+        recs.append({"key": req.key, "outputs": outputs})  # the key covers the answer format too
 
     settings = LiquidSettings.from_config({"command": str(FAKE_LIQUID)})
     for stage, sources in (("round1", train), ("eval_test", test)):
