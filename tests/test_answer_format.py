@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -17,8 +15,7 @@ from selfplay.records import canonical_json
 from selfplay.tracks.sinq.formats import alice_format, bob_format, parameter_names
 from selfplay.tracks.sinq.parse import parse_alice, parse_bob
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_workflow_replay import ALICE_EVAL_TEST, ALICE_ROUND1, BOB_EVAL_TEST, BOB_ROUND1, TEST, TRAIN  # noqa: E402
+from test_workflow_replay import ALICE_EVAL_TEST, ALICE_ROUND1, BOB_EVAL_TEST, BOB_ROUND1, TEST, TRAIN
 
 SETTINGS = {"constrained": True, "reasoning_chars": 400, "code_chars": 2000}
 SOURCES = {**TRAIN, **TEST}
