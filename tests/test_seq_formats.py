@@ -20,8 +20,9 @@ from selfplay.tracks.seq.parse import parse_alice, parse_bob
 
 SETTINGS = {"constrained": True, "reasoning_chars": 400, "code_chars": 1000}
 SOURCE = {"id": "s1", "code": "f :: Int -> [Int] -> Int\nf n xs = n + sum xs\n", "entry_point": "f",
-          "arg_types": ["Int", "[Int]"]}
-Q = "f_alt :: Int -> [Int] -> Int\nf_alt n xs = n + sum xs\n"
+          "arg_types": ["Int", "[Int]"], "result_type": "Int"}
+# Q opens with P's signature and name (the format fixes them; parse.py renames Q to f_alt)
+Q = "f :: Int -> [Int] -> Int\nf n xs = n + sum xs + 1\n"
 # what parse.py and answer.py reject for the answer's structure (the rest concerns the content)
 STRUCTURAL = {"too_long", "no_program_section", "no_code_block", "several_code_blocks", "no_diverging_input",
               "bad_input", "no_lemma", "ambiguous", "empty_output", "output_too_large"}
@@ -79,11 +80,23 @@ def bob_text(verdict="Yes", remarks="\nBoth sum the list.\n", think="Compare the
 
 def q_for(arg_types) -> str:
     """A Q whose signature takes ``arg_types`` (what it computes is not the point here)."""
-    return "f_alt :: " + " -> ".join(f"({t})" for t in arg_types) + " -> Int\nf_alt" + " _" * len(arg_types) + " = 0\n"
+    return formats.signature_line({**SOURCE, "arg_types": arg_types}) + "f" + " _" * len(arg_types) + " = 0\n"
 
 
 def sinq(arg_types):
     return alice_format("sinq", {**SOURCE, "arg_types": arg_types}, SETTINGS)
+
+
+# A Haskell string literal, and what of it the format allows (formats.MAX_STRING_CHARS
+# characters or simple escapes, no "--", no "</").
+STRING_LITERAL = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def string_allowed(literal: str) -> bool:
+    body = literal[1:-1]
+    pieces = re.findall(r"\\.|[^\\]", body)
+    simple = all(p[1] in "abfnrtv\\\"'&" for p in pieces if p.startswith("\\"))
+    return simple and len(pieces) <= formats.MAX_STRING_CHARS and "--" not in body and "</" not in body
 
 
 # --------------------------------------------------------------------------- compile
@@ -108,7 +121,7 @@ def test_every_format_compiles_and_is_named():
     ("seq", alice_text(), None),
     ("seq", alice_text(think="<think>\nGenerated Program `Q`: maybe later. x < y, a </b> tag, ```code```\n",
                        nl="\n\n"), None),
-    ("seq", alice_text(think="", program="module Q where\n" + Q), None),
+    ("seq", alice_text(think="", program="import Data.Char (ord, chr)\nimport qualified Data.Map as M\n" + Q), None),
     ("sinq", alice_text(inp="3 [1, -2]"), ["3", "[1, -2]"]),
     ("sinq", alice_text(inp="(-1) []"), ["(-1)", "[]"]),
     ("sinq", alice_text(inp="0x1F [(-3),4,-5]"), ["0x1F", "[(-3),4,-5]"]),
@@ -122,7 +135,7 @@ def test_well_formed_alice_answers_are_accepted_and_parse(tok, game, text, args)
 
 
 @pytest.mark.parametrize("types, inp", [
-    (["String", "Char"], '"a \\"q\\" \\1234\\&5 \\SOH-" \'\\\'\''),
+    (["String", "Char"], '"a \\"q\\" \\t\\&5 -" \'\\\'\''),
     (["Maybe Int", "Either String Bool"], "(Just (-3)) (Left ['h', 'i'])"),
     (["[Maybe (Int, Bool)]", "()"], "[Just (1, True), Nothing, (Just (-2, False))] ()"),
     (["Double", "[[Char]]"], '(-1.5e-3) ["", "x"]'),
@@ -173,6 +186,11 @@ def test_well_formed_bob_answers_are_accepted_and_parse(tok, text, verdict):
     ("sinq", alice_text(inp="(length [1]) [2]"), "not a literal"),
     ("sinq", alice_text(inp="3 [1]") + "because\n", "text after the input"),
     ("sinq", alice_text(inp="3  [1]"), "two spaces between the arguments"),
+    ("seq", alice_text(program=Q.replace("f ::", "g ::")), "Q's signature names another function"),
+    ("seq", alice_text(program=Q.replace("-> Int\n", "-> Integer\n")), "Q's signature has another type"),
+    ("seq", alice_text(program="-- Q\n" + Q), "text before the signature"),
+    ("seq", alice_text(program="import P\n" + Q), "an import of a module that does not exist"),
+    ("seq", alice_text(program="import Data.Char\n" * (formats.MAX_IMPORTS + 1) + Q), "too many imports"),
 ])
 def test_malformed_alice_answers_are_refused(tok, game, text, why):
     assert not matches(alice_format(game, SOURCE, SETTINGS), text, tok), why
@@ -227,7 +245,7 @@ def test_masks_along_well_formed_answers_allow_every_token(tok):
 
     hf, ll = tok
     types = ["String", "[Maybe (Int, Char)]", "Either Double Bool"]
-    inp = r'''"x \"y\" \12\&3-" [Just (-1, '\n'), Nothing] (Right True)'''
+    inp = r'''"x \"y\" \t\&3-" [Just (-1, '\n'), Nothing] (Right True)'''
     cases = [(alice_format("seq", SOURCE, SETTINGS), alice_text("<think>Maybe `foldr`?\n# Plan\n")),
              (sinq(types), alice_text(program=q_for(types), inp=inp)),
              (proof_format({"entry_point": "len"}, SETTINGS), proof_text(PROOF_HELPER_FIRST)),
@@ -311,14 +329,15 @@ TYPES = ["Int", "Integer", "Double", "Bool", "Char", "String", "()", "[Int]", "[
 
 def test_random_literals_of_the_argument_types_are_accepted_and_parsed(tok):
     """Literals as haskell/literals.py renders them, random values of random argument
-    types: accepted and read back argument by argument (a string holding '--' is refused:
-    the parser would cut it as a comment)."""
+    types: accepted and read back argument by argument, except strings the format leaves
+    out (a '--' the parser would cut as a comment, a '</', numeric escapes, over
+    MAX_STRING_CHARS characters)."""
     rng = random.Random(3)
     for _ in range(30):
         types = rng.sample(TYPES, rng.randint(1, 3))
         args = [render_literal(random_value(parse_type(t), rng), parse_type(t)) for t in types]
         text = alice_text(program=q_for(types), inp=" ".join(args))
-        ok = not any("--" in a for a in args)
+        ok = all(string_allowed(lit) for a in args for lit in STRING_LITERAL.findall(a))
         assert matches(sinq(types), text, tok) == ok, text
         a = parse_alice(text, "sinq", "f", types)
         assert a.reason not in STRUCTURAL or not ok, (a.reason, a.detail, text)
@@ -333,3 +352,16 @@ def test_an_input_list_is_bounded(tok):
     q = q_for(["Int", "[Int]"])
     assert matches(fmt, alice_text(program=q, inp=f"3 {items(formats.MAX_ITEMS)}"), tok)
     assert not matches(fmt, alice_text(program=q, inp=f"3 {items(formats.MAX_ITEMS + 1)}"), tok)
+
+
+def test_a_string_argument_is_bounded_and_keeps_out_what_the_parser_misreads(tok):
+    fmt = sinq(["String"])
+    q = q_for(["String"])
+    ok = ['"' + "x" * formats.MAX_STRING_CHARS + '"', '"a-b <c> -"', '"\\n\\t\\"\\\\"', '""', '"é中"']
+    bad = ['"' + "x" * (formats.MAX_STRING_CHARS + 1) + '"', '"a--b"', '"x</y"', '"\\1234"', '"\\SOH"']
+    for lit in ok + bad:
+        assert string_allowed(lit) == (lit in ok), lit
+        assert matches(fmt, alice_text(program=q, inp=lit), tok) == (lit in ok), lit
+        if lit in ok:
+            a = parse_alice(alice_text(program=q, inp=lit), "sinq", "f", ["String"])
+            assert a.ok and a.input_args == [lit], (a.reason, a.detail)

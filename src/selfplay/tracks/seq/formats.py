@@ -7,7 +7,7 @@ free text of any kind (markdown headings, code, fences) and only has to stop at 
 first ``</think>``. After it, what prompts.py asks for:
 
 * Alice (``seq.alice.seq`` / ``seq.alice.sinq``): ``Generated Program `Q`:`` and one
-  ``haskell`` block; in SINQ also ``Diverging Input `x`:`` and, on the next line, the
+  ``haskell`` block that opens with Q's signature (P's, which the game requires); in SINQ also ``Diverging Input `x`:`` and, on the next line, the
   arguments as they follow the function name in a call (``3 [1, 2]``);
 * the proof (``seq.proof``): one ``haskell`` block holding the lemma;
 * Bob (``seq.bob``): optional closing remarks, then ``# Equivalent?`` and Yes or No.
@@ -44,6 +44,7 @@ from ...haskell.types import (
     INTEGRAL_NAMES,
     UNIT,
     EitherType,
+    FunctionType,
     HsType,
     ListType,
     MaybeType,
@@ -141,21 +142,23 @@ _PLAIN = r"\x00-\x1F\x7F-\x9F\x{2028}\x{2029}"  # never raw in a literal: contro
 _ESCAPE = (r"\\[abfnrtv\\\x22']|\\\^[@A-Z\[\]\^_]|\\(NUL|SOH|STX|ETX|EOT|ENQ|ACK|BEL|BS|HT|LF|VT|FF|CR|SO|SI|"
            r"DLE|DC1|DC2|DC3|DC4|NAK|SYN|ETB|CAN|EM|SUB|ESC|FS|GS|RS|US|SP|DEL)")
 _NUMERIC = r"(\\[0-9]{1,6}|\\x[0-9a-fA-F]{1,5}|\\o[0-7]{1,6})"  # codes stay below 0x110000
-# A numeric escape followed by a character that cannot continue it (the parser reads
-# digits greedily, Unicode ones included).
-_NUMERIC_CLOSED = (rf"(\\[0-9]{{1,6}}[^\x22\\{_PLAIN}\p{{Nd}}]|\\x[0-9a-fA-F]{{1,5}}[^\x22\\{_PLAIN}0-9a-fA-F]"
-                   rf"|\\o[0-7]{{1,6}}[^\x22\\{_PLAIN}0-7]|\\&)")
-# Unbounded: a length bound on top of the exclusions below overflows llguidance's lexer.
-_STRING_BODY = (rf"([^\x22\\{_PLAIN}]|{_ESCAPE}|{_NUMERIC_CLOSED}|{_NUMERIC}+({_ESCAPE}|{_NUMERIC_CLOSED}))*"
-                rf"{_NUMERIC}*")
+# A string argument: at most MAX_STRING_CHARS pieces. Written so that "--" (parse.py cuts
+# comments out of the input line, inside strings too) and "</" (the start of a
+# "</think>") cannot occur without an intersection, which would overflow llguidance's
+# lexer on top of a length bound: a "-" or "<" is always followed by a character that is
+# neither (nor "/" after "<"), except right before the closing quote. Escapes are the
+# simple ones (\n, \t, \", ...); numeric and named escapes are left out.
+MAX_STRING_CHARS = 40
+_STRING_CHAR = rf"[^\x22\\{_PLAIN}<\-]"
+_STRING_BODY = (rf"({_STRING_CHAR}|-[^\x22\\{_PLAIN}<\-]|<[^\x22\\{_PLAIN}<\-\/]|\\[abfnrtv\\\x22'&])"
+                rf"{{0,{MAX_STRING_CHARS}}}[\-<]?")
 
-_STRING_EXCLUDED = _excluding("--", r"<\/think>", _PROGRAM_MARKER)
+_STRING_EXCLUDED = _excluding(_PROGRAM_MARKER)
 
 _LITERAL_TERMINALS = (
     r"HS_INTEGRAL: /[0-9]{1,40}|0[xX][0-9a-fA-F]{1,32}|0[oO][0-7]{1,40}/" "\n"
     r"HS_FRACTIONAL: /[0-9]{1,40}(\.[0-9]{1,40})?([eE][-+]?[0-9]{1,4})?/" "\n"
     rf"HS_CHAR: /'([^'\\{_PLAIN}]|{_ESCAPE}|{_NUMERIC})'/" "\n"
-    # parse.py strips "--" comments before reading the input, even inside a string
     rf"HS_STRING: /\x22{_STRING_BODY}\x22/ & {_STRING_EXCLUDED}" "\n"
     r"HS_SEP: /, ?/" "\n"
 )
@@ -226,6 +229,28 @@ def _arguments_rules(arg_types: list[str]) -> str:
 
 
 # --------------------------------------------------------------------------- the formats
+# Import lines the model may put before Q's signature (Q may need Data.Char & co.): a
+# module of the packages the GHC checker exposes (haskell/ghc_check.py), imported whole,
+# with a list of names, or qualified with an alias. The list only keeps out modules that
+# do not exist (the tiny model imports `P`); which of them to import is the model's choice.
+IMPORT_MODULES = ("Data.Char", "Data.List", "Data.Maybe", "Data.Either", "Data.Ord", "Data.Function",
+                  "Data.Bits", "Data.Tuple", "Data.Foldable", "Control.Monad", "Numeric", "Data.Map",
+                  "Data.Map.Strict", "Data.Set", "Data.IntMap", "Data.Array")
+MAX_IMPORTS = 3
+_IDENT = r"[a-z_][A-Za-z0-9_']{0,30}"
+IMPORT_RULE = ("IMPORT: /import (qualified )?(" + "|".join(m.replace(".", r"\.") for m in IMPORT_MODULES)
+               + rf")( \(({_IDENT}(, ?{_IDENT}){{0,7}})?\)| as [A-Z][A-Za-z0-9]{{0,15}})?\n/" "\n")
+
+
+def signature_line(source: dict) -> str:
+    """P's signature as Q must carry it: ``name :: T1 -> ... -> R`` (P's own name, which
+    parse.py renames to ``<name>_alt``; P's argument and result types, instantiated)."""
+    t = parse_type(source["result_type"])
+    for arg in reversed(source["arg_types"]):
+        t = FunctionType(parse_type(arg), t)
+    return f"{source['entry_point']} :: {render_type(t)}\n"
+
+
 def alice_format(game: str, source: dict, settings: dict) -> AnswerFormat:
     """Alice's answer for P = ``source`` in game ``game`` ("seq" or "sinq").
 
@@ -234,21 +259,31 @@ def alice_format(game: str, source: dict, settings: dict) -> AnswerFormat:
     its own; in SINQ also ``Diverging Input `x`:`` after one or two newlines, then one
     line holding one literal per argument of P (P's ``arg_types``), separated by single
     spaces, negative numbers and constructor applications parenthesised. Nothing may
-    follow but a newline. The model's own: the whole reasoning, every line of Q (its name,
-    signature and code), and every value of the input (any literal of the argument's type:
-    numbers, strings, characters, lists, tuples, Maybe, Either). Q's code may not contain
-    ``</think>``, "Generated Program" or "Diverging Input" (the parser would take them
-    for markers), and a string argument may not contain "--" (the parser cuts comments
-    out of the input line, inside strings too) or those phrases.
+    follow but a newline. Q opens with P's signature (:func:`signature_line`) and P's
+    name: the game requires Q to take P's arguments and return P's result, so the types
+    are not the model's to choose, and the name is P's because parse.py renames Q
+    anyway (to ``<P>_alt``, recursive calls included); without them the tiny model
+    rarely wrote a signature at all (``parse:no_signature``). Up to MAX_IMPORTS import
+    lines of modules that exist (IMPORT_MODULES) may come before the signature.
+
+    The model's own: the whole reasoning, which modules to import, Q's arguments and body
+    and any helper definitions after it, and every value of the input (any literal of the
+    argument's type: numbers, strings, characters, lists, tuples, Maybe, Either). Q's
+    code may not contain ``</think>``, "Generated Program" or "Diverging Input" (the
+    parser would take them for markers), and a string argument holds at most
+    MAX_STRING_CHARS characters, simple escapes only, no "--" (the parser cuts comments
+    out of the input line, inside strings too), no "</" and no marker.
     """
     if game not in ("seq", "sinq"):
         raise UserError(f"unknown game {game!r} (seq or sinq)")
-    head = f"start: THINK NL {lark_string(PROGRAM_HEAD)} PROGRAM "
+    name = str(source["entry_point"])
+    head = (f"start: THINK NL {lark_string(PROGRAM_HEAD)} IMPORT{{0,{MAX_IMPORTS}}} {lark_string(signature_line(source))} "
+            f"{lark_string(name)} PROGRAM ")
     if game == "seq":
         grammar = head + '"\\n"?\n'
     else:
         grammar = head + f'NL {lark_string(INPUT_HEAD)} args "\\n"?\n' + _arguments_rules(list(source["arg_types"]))
-    grammar += ("NL: /\\n\\n?/\n" + _think(settings)
+    grammar += ("NL: /\\n\\n?/\n" + IMPORT_RULE + _think(settings)
                 + _code("PROGRAM", settings, "<\\/think>", _PROGRAM_MARKER, _INPUT_MARKER))
     return AnswerFormat(f"seq.alice.{game}", grammar)
 
