@@ -169,6 +169,10 @@ def generation_model_param(wildcards=None, spec=None):
 
 
 GENERATION_KEYS = ("seed", "backend", "model")  # what every generation job reads besides its track's keys
+# Cores a generation job holds: the backend's `threads` (what torch is told to use), or 2
+# when the backend leaves that to the library. With `threads: 1` two generation jobs run
+# side by side on a 2-core machine (config.yaml says why).
+GENERATION_THREADS = int(config["backend"].get("threads") or 2)
 
 
 def training_restore_root():

@@ -193,7 +193,7 @@ rule seq_translate_generate:
         "benchmarks/seq/translate/generate.tsv"
     container:
         image("gpu")
-    threads: 2
+    threads: GENERATION_THREADS
     resources:
         **resources_of("translate"),
     params:
@@ -240,7 +240,7 @@ rule seq_alice_generate:
         f"{SEQ_BENCH}/{{stage}}/alice_shard{{shard}}.tsv"
     container:
         image("gpu")
-    threads: 2
+    threads: GENERATION_THREADS
     resources:
         **resources_of("generate"),
     params:
@@ -296,7 +296,7 @@ rule seq_proof_generate:
         f"{SEQ_BENCH}/{{stage}}/proof_gen{{attempt}}_shard{{shard}}.tsv"
     container:
         image("gpu")
-    threads: 2
+    threads: GENERATION_THREADS
     resources:
         **resources_of("generate"),
     params:
@@ -356,7 +356,7 @@ rule seq_bob_generate:
         f"{SEQ_BENCH}/{{stage}}/bob_{{who}}_shard{{shard}}.tsv"
     container:
         image("gpu")
-    threads: 2
+    threads: GENERATION_THREADS
     resources:
         **resources_of("generate"),
     params:
@@ -684,7 +684,7 @@ rule seq_codegen_generate:
         agent="base|alice|bob",
     container:
         image("gpu")
-    threads: 2
+    threads: GENERATION_THREADS
     resources:
         **resources_of("generate"),
     params:

@@ -92,7 +92,7 @@ rule sinq_alice_generate:
         f"{SINQ_BENCH}/{{stage}}/alice_shard{{shard}}.tsv"
     container:
         image("gpu")
-    threads: 2
+    threads: GENERATION_THREADS
     resources:
         **resources_of("generate"),
     params:
@@ -142,7 +142,7 @@ rule sinq_bob_generate:
         f"{SINQ_BENCH}/{{stage}}/bob_{{who}}_shard{{shard}}.tsv"
     container:
         image("gpu")
-    threads: 2
+    threads: GENERATION_THREADS
     resources:
         **resources_of("generate"),
     params:

@@ -104,9 +104,20 @@ def alice_answer(analysis="I alter a branch.\n", program="def add(a, b):\n    re
     (alice_answer(analysis="x" * 401 + "\n"), "an analysis over reasoning_chars"),
     (alice_answer(analysis="# my own heading\n"), "a level-1 heading inside the analysis"),
     ("def add(a, b):\n    return a\n", "no sections at all"),
+    (alice_answer(program="def plus(a, b):\n    return a - b\n"), "Q named otherwise than P's entry point"),
+    (alice_answer(program="# Q\ndef add(a, b):\n    return a - b\n"), "text before the entry point"),
+    (alice_answer(program="import os\n" * 4 + "def add(a, b):\n    return a - b\n"), "more import lines than allowed"),
 ])
 def test_malformed_alice_answers_are_refused(tok, broken, why):
     assert not matches(alice_format(src("add"), SETTINGS), broken, tok), why
+
+
+def test_imports_may_come_before_the_entry_point_and_helpers_after_it(tok):
+    program = ("import math\nfrom typing import List\ndef add(a, b):\n    return helper(a) + b\n\n"
+               "def helper(x):\n    return math.floor(x)\n")
+    text = alice_answer(program=program)
+    assert matches(alice_format(src("add"), SETTINGS), text, tok)
+    assert parse_alice(text, "add").ok
 
 
 def test_what_the_format_leaves_free_parses(tok):

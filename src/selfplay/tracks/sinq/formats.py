@@ -5,11 +5,14 @@ program`` (one Python block) and ``# Diverging input example`` (one Python block
 holding a dict of the entry point's arguments) for Alice; ``# Analysis``,
 ``# Equivalent?`` (Yes or No) and, after No, ``# Diverging input example`` for Bob.
 
-What a grammar here fixes: those headings, the code fences, and the input dict's
-braces and separators, with keys drawn from P's parameter names (either quote style,
-any order, as the parser reads them). What stays the model's: the analysis text, the
-whole program, which arguments to give and every value (any Python literal), and
-Bob's Yes or No. Free regions are bounded in
+What a grammar here fixes: those headings, the code fences, the opening
+``def <entry point>(`` of Alice's program (after up to MAX_IMPORTS import lines: the
+game calls Q by P's name, and without it the tiny model often named its function
+otherwise, ``parse:missing_entry_point``), and the input dict's braces and
+separators, with keys drawn from P's parameter names (either quote style, any order,
+as the parser reads them). What stays the model's: the analysis text, the rest of the
+program (its parameters, body, helpers after it, which modules to import), which
+arguments to give and every value (any Python literal), and Bob's Yes or No. Free regions are bounded in
 characters (``reasoning_chars``, ``code_chars``) so that the skeleton completes within
 the token budget.
 """
@@ -48,6 +51,11 @@ def _analysis(settings: dict) -> str:
     return f"ANALYSIS: /[^#`]{{0,{int(settings['reasoning_chars'])}}}\\n/\n"
 
 
+# Import lines Alice may put before the entry point (``import m``, ``from m import x``).
+MAX_IMPORTS = 3
+IMPORT_RULE = r"IMPORT: /(import|from) [A-Za-z_][^`\n]{0,100}\n/" "\n"
+
+
 def _program(settings: dict) -> str:
     """A program block's body, ending with its own closing fence at a line start."""
     return f"PROGRAM: /{fenced_body(settings['code_chars'])}/\n"
@@ -67,10 +75,11 @@ def _input_dict(params: list[str]) -> str:
 def alice_format(source: dict, settings: dict) -> AnswerFormat:
     params = parameter_names(source["code"], source["entry_point"])
     grammar = (
-        'start: "# Analysis\\n" ANALYSIS "# Generated program\\n```python\\n" PROGRAM '
+        'start: "# Analysis\\n" ANALYSIS "# Generated program\\n```python\\n" '
+        f'IMPORT{{0,{MAX_IMPORTS}}} {lark_string("def " + source["entry_point"] + "(")} PROGRAM '
         '"\\n\\n# Diverging input example\\n```python\\n" py_input "\\n```" "\\n"?\n'
         f"py_input: {_input_dict(params)}\n"
-        + _analysis(settings) + _program(settings) + PYTHON_LITERAL_RULES)
+        + _analysis(settings) + _program(settings) + IMPORT_RULE + PYTHON_LITERAL_RULES)
     return AnswerFormat("sinq.alice", grammar)
 
 
