@@ -9,7 +9,7 @@ export TOKENIZERS_PARALLELISM := false
 
 install:
 	scripts/install.sh default
-	scripts/install_apt.sh "the Haskell track (GHC)" ghc:ghc,runghc
+	scripts/install_apt.sh "the Haskell track (GHC) and the PSV track (Dafny)" ghc:ghc,runghc dafny:dafny
 
 install-test:
 	scripts/install.sh test

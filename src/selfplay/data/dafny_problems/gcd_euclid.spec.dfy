@@ -1,0 +1,8 @@
+function Gcd(a: nat, b: nat): nat
+  decreases b
+{
+  if b == 0 then a else Gcd(b, a % b)
+}
+
+method ComputeGcd(a: nat, b: nat) returns (g: nat)
+  ensures g == Gcd(a, b)

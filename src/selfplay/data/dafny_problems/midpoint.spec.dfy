@@ -1,0 +1,4 @@
+method Midpoint(lo: int, hi: int) returns (m: int)
+  requires lo <= hi
+  ensures lo <= m <= hi
+  ensures hi - m == m - lo || hi - m == m - lo + 1

@@ -1,0 +1,4 @@
+method Reverse(a: array<int>) returns (b: array<int>)
+  ensures fresh(b)
+  ensures b.Length == a.Length
+  ensures forall k :: 0 <= k < a.Length ==> b[k] == a[a.Length - 1 - k]

@@ -1,0 +1,4 @@
+method Sign(x: int) returns (s: int)
+  ensures x > 0 ==> s == 1
+  ensures x == 0 ==> s == 0
+  ensures x < 0 ==> s == -1

@@ -1,0 +1,11 @@
+// The absolute value of an integer.
+function Abs(x: int): int
+{
+  if x < 0 then -x else x
+}
+
+method AbsMethod(x: int) returns (r: int)
+  ensures r >= 0
+{
+  r := 0;
+}

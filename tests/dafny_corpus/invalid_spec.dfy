@@ -1,0 +1,2 @@
+method First(a: array<int>) returns (r: int)
+  ensures r == a[0]

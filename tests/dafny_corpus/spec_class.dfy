@@ -1,0 +1,6 @@
+class Cell {
+  var v: int
+}
+
+method Get(c: Cell) returns (r: int)
+  ensures r == c.v

@@ -1,0 +1,3 @@
+method Loop(x: int) returns (r: int)
+  decreases *
+  ensures r == x + 1

@@ -1,0 +1,3 @@
+method Fill(a: array<int>, v: int)
+  modifies a
+  ensures forall i :: 0 <= i < a.Length ==> a[i] == v

@@ -1,0 +1,2 @@
+lemma Fact(x: int)
+  ensures x * x >= 0

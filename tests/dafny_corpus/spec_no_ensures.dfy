@@ -1,0 +1,2 @@
+method Free(x: int) returns (r: int)
+  requires x > 0

@@ -1,0 +1,4 @@
+function Double(x: int): int
+{
+  2 * x
+}

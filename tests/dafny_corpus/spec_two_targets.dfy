@@ -1,0 +1,5 @@
+method A(x: int) returns (r: int)
+  ensures r == x
+
+method B(x: int) returns (r: int)
+  ensures r == x

@@ -1,0 +1,2 @@
+method Broken(x: int) returns (r: int)
+  ensures (r == x

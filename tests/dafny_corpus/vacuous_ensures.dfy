@@ -1,0 +1,2 @@
+method Anything(x: int) returns (r: int)
+  ensures r >= x || r < x

@@ -1,0 +1,3 @@
+method Echo(x: int) returns (r: int)
+  requires x > 0
+  ensures x >= 0

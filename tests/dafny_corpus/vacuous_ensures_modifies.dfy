@@ -1,0 +1,3 @@
+method Touch(a: array<int>)
+  modifies a
+  ensures a.Length == old(a.Length)
