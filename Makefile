@@ -31,6 +31,7 @@ bench: install-test
 	$(VENV)/python bench/dtype_bench.py
 	$(VENV)/python bench/ghc_bench.py
 	$(VENV)/python bench/format_bench.py
+	$(VENV)/python bench/dafny_bench.py
 	$(VENV)/python bench/default_run.py
 
 clean-results:

@@ -109,6 +109,7 @@ from importlib import metadata
 from typing import Any, Iterable, Sequence
 
 from ..errors import MissingToolError
+from .source import lex
 
 INSTALL_HINT = "install the Debian package `dafny` (apt-get install dafny)"
 Z3_HINT = "pip install z3-solver==4.8.5.0"
@@ -360,80 +361,19 @@ class DafnyVerdict:
 
 # ---------------------------------------------------------------- wrapping jobs in modules
 
-_IDENT_CHARS = frozenset(string.ascii_letters + string.digits + "_?'")
-_CHAR_LITERAL_RE = re.compile(r"'(?:\\u[0-9a-fA-F]{4}|\\[\\'\"0nrt]|[^'\\\n\r])'")
 _WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_?']*")
 _ALONE_WORDS = frozenset({"module", "import", "include", "refines", "export", "opened"})
 _ODD_CHAR_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u2028\u2029\ufeff]")
-
-
-def _blank(part: str) -> str:
-    return re.sub(r"[^\n]", " ", part)
-
-
-def code_view(text: str) -> str:
-    """``text`` with comments and string/char literals blanked (newlines kept).
-
-    Raises ValueError naming the problem when a comment or literal is not closed
-    or a quote cannot be read as Dafny would.
-    """
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        if text.startswith("//", i):
-            end = text.find("\n", i)
-            end = n if end < 0 else end
-        elif text.startswith("/*", i):  # Dafny's block comments nest
-            depth, end = 1, i + 2
-            while end < n and depth:
-                if text.startswith("/*", end):
-                    depth, end = depth + 1, end + 2
-                elif text.startswith("*/", end):
-                    depth, end = depth - 1, end + 2
-                else:
-                    end += 1
-            if depth:
-                raise ValueError("a block comment is not closed")
-        elif text.startswith('@"', i):  # verbatim string: "" is a quote, newlines allowed
-            end = i + 2
-            while True:
-                end = text.find('"', end)
-                if end < 0:
-                    raise ValueError("a verbatim string is not closed")
-                if text.startswith('""', end):
-                    end += 2
-                    continue
-                end += 1
-                break
-        elif text[i] == '"':
-            end = i + 1
-            while end < n and text[end] not in '"\n':
-                end += 2 if text[end] == "\\" else 1
-            if end >= n or text[end] != '"':
-                raise ValueError("a string literal is not closed on its line")
-            end += 1
-        elif text[i] == "'" and not (i > 0 and text[i - 1] in _IDENT_CHARS):
-            m = _CHAR_LITERAL_RE.match(text, i)
-            if not m:
-                raise ValueError("a quote that is neither part of a name nor a character literal")
-            end = m.end()
-        else:
-            out.append(text[i])
-            i += 1
-            continue
-        out.append(_blank(text[i:end]))
-        i = end
-    return "".join(out)
 
 
 def batch_problem(text: str) -> str | None:
     """Why ``text`` must be verified in a process of its own; None when it can be wrapped."""
     if _ODD_CHAR_RE.search(text):
         return "contains control or invisible characters"
-    try:
-        code = code_view(text)
-    except ValueError as exc:
-        return str(exc)
+    lexed = lex(text)  # the screen's lexer: comments and literals read as Dafny reads them
+    if lexed.unterminated:
+        return f"leaves a {lexed.unterminated.replace('_', ' ')} open"
+    code = lexed.masked()
     depth = 0
     for ch in code:
         if ch == "{":
