@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -38,6 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from machine import machine_facts  # noqa: E402  (bench/machine.py)
 from selfplay.dafny.runner import (DafnyJob, DafnySettings, check_dafny, dafny_flags,  # noqa: E402
                                    verify, z3_version)
 from selfplay.sandbox import Sandbox, SandboxLimits  # noqa: E402
@@ -232,30 +232,12 @@ def run_mode(jobs: list[DafnyJob], settings: DafnySettings, sandbox: Sandbox, ba
     return time.monotonic() - started, verdicts, stats
 
 
-def machine_facts(z3: str) -> dict:
-    model = None
+def dafny_package_version() -> str | None:
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:
-        dafny = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "dafny"], capture_output=True,
-                               text=True, timeout=30).stdout.strip() or None
+        return subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "dafny"], capture_output=True,
+                              text=True, timeout=30).stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
-        dafny = None
-    return {
-        "nproc": os.cpu_count(),
-        "affinity_cpus": len(os.sched_getaffinity(0)),
-        "cpu_model": model,
-        "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
-        "dafny_debian_package": dafny,
-        "z3": z3_version(z3),
-        "python": platform.python_version(),
-        "kernel": platform.release(),
-    }
+        return None
 
 
 def write_markdown(report: dict, path: Path) -> None:
@@ -349,7 +331,7 @@ def main() -> int:
     report = {
         "benchmark": "dafny verification: one Dafny process per candidate vs batched (modules per candidate)",
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": machine_facts(z3),
+        "machine": machine_facts(dafny_debian_package=dafny_package_version(), z3=z3_version(z3)),
         "loadavg_before": [round(x, 2) for x in load_before],
         "loadavg_after": [round(x, 2) for x in load_after],
         "settings": {

@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -46,6 +45,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from machine import machine_facts  # noqa: E402  (bench/machine.py)
 from selfplay.haskell import ghc_check as gc  # noqa: E402
 from selfplay.haskell.ghc_check import CheckRequest, GhcChecker, GhcSettings  # noqa: E402
 
@@ -231,26 +231,6 @@ def run_per_program(checks, fn, checker: GhcChecker) -> tuple[float, list]:
 # ------------------------------------------------------------------ main
 
 
-def machine_facts(ghc_version: str) -> dict:
-    model = None
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "nproc": os.cpu_count(),
-        "affinity_cpus": len(os.sched_getaffinity(0)),
-        "cpu_model": model,
-        "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
-        "ghc": ghc_version,
-        "python": platform.python_version(),
-        "kernel": platform.release(),
-    }
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=40, help="number of checks (default 40)")
@@ -343,7 +323,7 @@ def main() -> int:
     report = {
         "benchmark": "haskell checks: batched GhcChecker vs one ghc compile per program vs runghc",
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": machine_facts(version),
+        "machine": machine_facts(ghc=version),
         "loadavg_before": [round(x, 2) for x in load_before],
         "loadavg_after": [round(x, 2) for x in load_after],
         "settings": {
