@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from machine import machine_facts  # noqa: E402  (bench/machine.py)
+from selfplay.dafny.runner import tool_dirs  # noqa: E402
 from selfplay.dafny.runner import (DafnyJob, DafnySettings, check_dafny, dafny_flags,  # noqa: E402
                                    verify, z3_version)
 from selfplay.sandbox import Sandbox, SandboxLimits  # noqa: E402
@@ -294,7 +295,7 @@ def main() -> int:
                            tmpfs_mb=128)
     walls: dict[str, list[float]] = {label: [] for label in modes}
     stats: dict[str, dict[str, int]] = {}
-    with Sandbox(workers=WORKERS, limits=limits) as sandbox:
+    with Sandbox(workers=WORKERS, limits=limits, tool_dirs=tool_dirs(settings)) as sandbox:
         # Modes take turns within each repetition, so a change in the machine's load
         # affects all of them alike.
         for rep in range(args.repeat):

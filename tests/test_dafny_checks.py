@@ -25,7 +25,9 @@ pytestmark = pytest.mark.skipif(not dafny_available(), reason="Dafny 2.3 and z3 
 def sandbox():
     from selfplay.sandbox import Sandbox, SandboxLimits
 
-    with Sandbox(workers=2, limits=SandboxLimits(memory_mb=2048)) as box:
+    from selfplay.dafny.runner import tool_dirs
+
+    with Sandbox(workers=2, limits=SandboxLimits(memory_mb=2048), tool_dirs=tool_dirs()) as box:
         yield box
 
 

@@ -360,7 +360,8 @@ def sandbox():
     from selfplay.sandbox import Sandbox, SandboxLimits
 
     with Sandbox(workers=2, limits=SandboxLimits(memory_mb=2048, max_processes=128, max_open_files=256,
-                                                  max_file_mb=16, tmpfs_mb=128)) as sb:
+                                                  max_file_mb=16, tmpfs_mb=128),
+                 tool_dirs=R.tool_dirs()) as sb:
         yield sb
 
 

@@ -37,6 +37,7 @@ def real_run(tmp_path_factory):
     seq["sources"].update(per_round=2, eval_train=1, eval_test=1)
     seq["translate"]["count"] = 1
     seq["proof"]["attempts"] = 1
+    seq["alice"]["samples_per_source"] = 1
     for part in ("alice", "proof", "bob", "translate"):
         seq[part]["sampling"]["max_new_tokens"] = 48
     seq["bob"].update(samples=2)

@@ -93,6 +93,8 @@ def build_scenario(workdir: Path, liquid: str | None) -> tuple[dict, dict]:
     seq.update(experiment="hstest", rounds=1, shards=2)
     seq["sources"].update(per_round=None, eval_train=None, eval_test=None)
     seq["proof"].update(attempts=2, liquid=liquid)
+    seq["alice"]["samples_per_source"] = 1  # the recordings below hold one answer per program
+    seq["game"]["seq_probability"] = 0.5  # the scenario's games were drawn at the paper's 50/50
     seq["translate"]["count"] = 1
     seq["codegen"]["samples"] = 2  # Table 3's recordings below hold two samples per problem
     small = {"lora_r": 4, "lora_alpha": 8, "max_steps": 1, "batch_size": 1, "grad_accum": 1, "max_length": 1024}

@@ -272,6 +272,13 @@ def check_dafny(settings: DafnySettings | None = None) -> tuple[str, str]:
     return find_dafny(settings.dafny), resolve_z3(settings)
 
 
+def tool_dirs(settings: DafnySettings | None = None) -> list[str]:
+    """The folders of Dafny and z3 (as named and as resolved), for a Sandbox's ``tool_dirs``:
+    the sandbox hides /tmp, where a checkout's virtualenv (and its z3) may live."""
+    dafny, z3 = check_dafny(settings)
+    return sorted({os.path.dirname(os.path.realpath(p)) for p in (dafny, z3)} | {os.path.dirname(p) for p in (dafny, z3)})
+
+
 def dafny_available(settings: DafnySettings | None = None) -> bool:
     try:
         check_dafny(settings)
@@ -849,9 +856,7 @@ def verify(jobs: Sequence[DafnyJob | Sequence[Any]], settings: DafnySettings | N
         if own:
             from ..sandbox import Sandbox, SandboxLimits
 
-            tool_dirs = sorted({os.path.dirname(os.path.realpath(p)) for p in (dafny, z3)} |
-                               {os.path.dirname(p) for p in (dafny, z3)})
-            sandbox = Sandbox(workers=settings.workers, tool_dirs=tool_dirs,
+            sandbox = Sandbox(workers=settings.workers, tool_dirs=tool_dirs(settings),
                               limits=SandboxLimits(memory_mb=settings.memory_mb, max_processes=128,
                                                    max_open_files=256, max_file_mb=16, tmpfs_mb=128))
         try:
