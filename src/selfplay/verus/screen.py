@@ -1,0 +1,141 @@
+"""Screening a solver's answer before Verus sees it.
+
+A *solution* is a whole file: the spec's declarations, the target with a body, and
+any helpers of the solver's own (spec, proof and exec functions with bodies, structs,
+enums, consts, type aliases, broadcast groups), all inside ``verus! { .. }``. The
+released PSV code handed answers to Verus unread, so an answer could replace the
+spec, or leave its proof unchecked, and still count as verified. :func:`screen_solution`
+refuses, before verification, any solution that
+
+* has no ``verus!`` block (``no_verus_block``), or items outside it other than ``use``,
+  ``fn main`` and file-level ``#![allow(..)]`` (``outside_verus_block``: Verus would not
+  verify them);
+* does not contain every helper of the spec byte for byte, inside the block
+  (``spec_decl_missing``, ``spec_decl_changed``; a second item of a spec name:
+  ``redefines_spec_decl``);
+* does not contain the target's header byte for byte: from its first attribute (or
+  qualifier, or ``fn``) to the end of its last clause, so a changed signature, an
+  added, removed or altered ``requires``/``ensures``/``decreases`` clause, a changed
+  mode, or an added attribute all count (``target_missing``,
+  ``target_header_changed``); only blanks and comments between the header and the
+  body's ``{`` may differ;
+* uses any escape hatch of :mod:`.hatches` (``assume``, ``admit``, ``external_body`` ...),
+  leaves a function without a body (the target included), or has code that cannot be
+  read (``syntax``, ``odd_character``, ``too_large``, ``empty``).
+
+Words inside comments, strings and character literals are never code: a solution
+that *mentions* ``assume(false)`` in a comment or a string passes. Every reason found
+is reported (each code once per line); a text that cannot be parsed still gets the
+word and attribute checks.
+
+What the screen cannot see: it reads tokens and items, not Verus's typed program. It
+cannot tell whether a library function called from the answer has a trusted
+contract in vstd (vstd's own axioms are part of Verus's trusted base, as for every
+Verus user), and it does not check that the answer compiles: Verus does.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .declarations import Declaration, Program
+from .lexer import lex
+from .problems import Problems, ScreenResult
+from .spec import Spec, outside_items, parse_spec, read
+
+
+def screen_solution(spec: Spec | str, solution_text: str) -> ScreenResult:
+    """Screen a solution of ``spec`` (a Spec, or spec text, which must be a valid spec);
+    see the module docstring for what is refused."""
+    if isinstance(spec, str):
+        spec = parse_spec(spec)
+    problems = Problems()
+    if not isinstance(solution_text, str):
+        problems.add("syntax", f"a solution must be text, not {type(solution_text).__name__}")
+        return ScreenResult(False, problems.codes(), problems.sorted())
+    program = read(solution_text, problems, open_end=False)
+    if program is not None:
+        if not program.blocks:
+            problems.add("no_verus_block", "no verus! { ... } block")
+        outside_items(program, problems)
+        spec_part(spec, program, problems)
+    return ScreenResult(not problems.items, problems.codes(), problems.sorted())
+
+
+def extract_spec_part(spec: Spec | str, solution_text: str) -> dict[str, str] | None:
+    """The solution's copy of the spec: helper name -> its text in the solution, and the
+    target's name -> the solution's target header (names the solution lacks are absent);
+    None when the solution cannot be read as items."""
+    if isinstance(spec, str):
+        spec = parse_spec(spec)
+    program = read(solution_text, Problems(), open_end=False)
+    return None if program is None else spec_part(spec, program, Problems())
+
+
+def spec_part(spec: Spec, program: Program, problems: Problems) -> dict[str, str]:
+    """Compare the solution's copy of the spec with the spec; record every difference
+    and return what was found: declaration name -> its text in the solution (for the
+    target, its header)."""
+    found: dict[str, str] = {}
+    for helper in spec.helpers:
+        assert helper.name is not None
+        same = program.named(helper.name, "verus")
+        verbatim = [d for d in same if d.kind == helper.kind and d.text == helper.text]
+        if not same:
+            problems.add("spec_decl_missing", f"{helper.kind} {helper.name} is missing")
+        elif not verbatim:
+            problems.add("spec_decl_changed", f"{helper.kind} {helper.name} differs from the spec's", same[0].line)
+        elif len(same) > 1:
+            extra = next(d for d in same if d is not verbatim[0])
+            problems.add("redefines_spec_decl", f"'{helper.name}' is declared again", extra.line)
+        if same:
+            found[helper.name] = (verbatim or same)[0].text
+    target = spec.target
+    same = program.named(spec.target_name, "verus")
+    if not same:
+        problems.add("target_missing", f"no fn named {spec.target_name} inside verus! {{ }}")
+        return found
+    exact = [d for d in same if d.kind == "fn" and d.header == target.header]
+    if not exact:
+        problems.add("target_header_changed", header_difference(target, same[0]), same[0].line)
+    elif len(same) > 1:
+        extra = next(d for d in same if d is not exact[0])
+        problems.add("redefines_spec_decl", f"'{spec.target_name}' is declared again", extra.line)
+    found[spec.target_name] = (exact or same)[0].header
+    return found
+
+
+def _normal(text: str) -> str:
+    """Code with comments and literals blanked and runs of blanks collapsed."""
+    return re.sub(r"\s+", " ", lex(text).masked()).strip()
+
+
+def header_difference(spec_decl: Declaration, decl: Declaration) -> str:
+    """One line saying how a solution's target header differs from the spec's."""
+    if decl.kind != "fn":
+        return f"'{decl.name}' is a {decl.kind}, the spec's is a fn"
+    if decl.mode != spec_decl.mode or decl.qualifiers != spec_decl.qualifiers:
+        got = " ".join((*decl.qualifiers, "fn"))
+        want = " ".join((*spec_decl.qualifiers, "fn"))
+        return f"declared as '{got}', the spec says '{want}'"
+
+    def signature(d: Declaration) -> str:
+        cut = d.clauses[0].start - d.start if d.clauses else len(d.header)
+        return _normal(d.header[:cut])
+
+    if signature(decl) != signature(spec_decl):
+        return f"signature changed: '{signature(decl)[:80]}' instead of '{signature(spec_decl)[:80]}'"
+    want = [(c.keyword, _normal(c.expression)) for c in spec_decl.clauses]
+    got = [(c.keyword, _normal(c.expression)) for c in decl.clauses]
+    added = [c for c in got if c not in want]
+    removed = [c for c in want if c not in got]
+    if added or removed:
+        parts = []
+        if removed:
+            parts.append("removed " + ", ".join(f"{k} {e[:60]}" for k, e in removed))
+        if added:
+            parts.append("added " + ", ".join(f"{k} {e[:60]}" for k, e in added))
+        return "clauses changed: " + "; ".join(parts)
+    if got != want:
+        return "clauses reordered"
+    return "blanks or comments inside the header differ (it must be copied byte for byte)"

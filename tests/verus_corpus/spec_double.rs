@@ -1,0 +1,8 @@
+use vstd::prelude::*;
+
+verus! {
+
+fn double(x: u32) -> (r: u64)
+    ensures
+        r == 2 * x,
+{

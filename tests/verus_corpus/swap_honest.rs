@@ -1,0 +1,17 @@
+use vstd::prelude::*;
+
+verus! {
+
+fn swap_values(a: &mut i32, b: &mut i32)
+    ensures
+        *a == *old(b),
+        *b == *old(a),
+{
+    let t = *a;
+    *a = *b;
+    *b = t;
+}
+
+fn main() {}
+
+} // verus!
