@@ -1,0 +1,2 @@
+// an unverified draft that the loader must not read
+fn main() {}

@@ -1,0 +1,2 @@
+// a file without the section markers
+fn main() {}
