@@ -216,17 +216,22 @@ def whos_of(stage):
     return ("untrained",) if stage.startswith("round") else ("untrained", "trained")
 
 
-def track_bundle_parts(track, data, recordings, verdicts, tables, figures):
+def track_bundle_parts(track, data, recordings, verdicts, tables, figures, trainsets=None, adapters=None):
     """A track's files for the bundle, by part (selfplay.bundle.pack): what the track
-    lists, plus what every track has (training sets, adapters, logs and benchmarks)."""
-    rounds = range(1, n_rounds(track) + 1)
+    lists, plus what every track has (training sets, adapters, logs and benchmarks).
+    Training sets and adapters default to the Alice-rounds-then-Bob layout of rules/agents.smk."""
+    if trainsets is None or adapters is None:
+        rounds = range(1, n_rounds(track) + 1)
+        trainsets = [f"{exp_dir(track)}/round{r}/train_alice.jsonl" for r in rounds] + [
+            f"{exp_dir(track)}/bob/train_bob.jsonl"
+        ]
+        adapters = [alice_adapter(track, r) for r in rounds] + [bob_adapter(track)]
     return {
         "data": data,
         "recordings": recordings,
         "verdicts": verdicts,
-        "trainsets": [f"{exp_dir(track)}/round{r}/train_alice.jsonl" for r in rounds]
-        + [f"{exp_dir(track)}/bob/train_bob.jsonl"],
-        "adapters": [alice_adapter(track, r) for r in rounds] + [bob_adapter(track)],
+        "trainsets": trainsets,
+        "adapters": adapters,
         "tables": tables,
         "figures": figures,
         "log_dirs": [

@@ -33,7 +33,7 @@ from ..records import content_id
 PROBLEMS_DIR = Path(__file__).resolve().parent / "dafny_problems"
 MANIFEST_NAME = "manifest.json"
 SPLITS = ("seed", "eval")
-DIFFICULTIES = ("easy", "medium", "hard")
+DIFFICULTIES = ("trivial", "easy", "medium", "hard")
 PROBLEM_KEYS = ("name", "target", "description", "split", "difficulty")
 
 _PROBLEM_NAME = re.compile(r"[a-z][a-z0-9_]*")

@@ -1,0 +1,446 @@
+# PSV: propose, solve, verify (paper 003, Algorithm 1), with Dafny here and Verus on
+# clusters. Per setting S (seed set, evaluation sets), method M and run seed R: solve the
+# pool X_t (k samples each, verified), train theta_{t+1} from the base model on one verified
+# solution per solved problem (RFT), propose B new specs from pool problems labelled by
+# pass rate, spec-check them, grow the pool; evaluate every theta_t with pass@k.
+# Iteration 0 (the base model solving the seed set) is method `base`, shared by all
+# methods of S. Paths: selfplay.tracks.psv.layout; steps: selfplay.pipeline.psv.
+from selfplay.tracks.psv import layout as psv_layout
+from selfplay.tracks.psv.methods import BUILT_IN as PSV_BASELINES
+
+PSV_ROOT = psv_layout.root(config)
+PSV_LOG = log_dir("psv")
+PSV_BENCH = bench_dir("psv")
+PSV_CFG = config["psv"]
+PSV_RUN = f"{PSV_ROOT}/{{setting}}/{{method}}/seed{{rseed}}"
+PSV_TABLE1 = PSV_CFG["tables"]["table1"]
+PSV_LOOPS = [m for m in PSV_TABLE1 if m not in PSV_BASELINES]
+# Every PSV table and figure (`snakemake psv_all`); `all` builds PSV_REPORT, the ones
+# that need no extra self-play runs beyond Table 1's methods.
+PSV_EVERYTHING = [f"results/tables/psv/table{i}.{ext}" for i in (1, 2, 3) for ext in ("csv", "md")] + [
+    f"results/figures/psv/figure{i}.{ext}" for i in (1, 4, 5, 6) for ext in ("png", "pdf")
+]
+PSV_REPORT = [
+    "results/tables/psv/table1.csv",
+    "results/tables/psv/table1.md",
+    "results/tables/psv/yield.csv",
+    "results/tables/psv/yield.md",
+    "results/figures/psv/figure1.png",
+    "results/figures/psv/figure1.pdf",
+    "results/figures/psv/figure4.png",
+    "results/figures/psv/figure4.pdf",
+]
+
+
+wildcard_constraints:
+    setting=r"[a-z][a-z0-9_]*",
+    method=r"[a-z][a-z0-9_]*",
+    rseed=r"[0-9]+",
+    t=r"[0-9]+",
+    pset=r"[A-Za-z0-9_]+",
+
+
+TRACK_OUTPUTS["psv"] = {
+    "report": lambda: PSV_REPORT,
+    "bundle": lambda: track_bundle_parts(
+        "psv",
+        # a downloaded set goes into a bundle only when its config says it may be redistributed
+        data=[
+            psv_layout.problem_set(config, n)
+            for n, v in PSV_CFG["problem_sets"].items()
+            if v["source"] == "embedded" or v.get("redistribute")
+        ],
+        recordings=[
+            p.replace("solutions.jsonl", "solve.jsonl")
+            for runs in psv_layout.yield_files(config, PSV_TABLE1).values()
+            for it in runs.values()
+            for p in [it["solutions"]]
+        ]
+        + [
+            it["proposals"].replace("proposals.jsonl", "propose.jsonl")
+            for runs in psv_layout.yield_files(config, PSV_TABLE1).values()
+            for it in runs.values()
+            if it["proposals"]
+        ]
+        + [
+            p.replace("scores.jsonl", "generations.jsonl")
+            for p in psv_layout.score_files(config, PSV_TABLE1).values()
+        ],
+        verdicts=[
+            it[k]
+            for runs in psv_layout.yield_files(config, PSV_TABLE1).values()
+            for it in runs.values()
+            for k in ("solutions", "proposals")
+            if it[k]
+        ]
+        + list(psv_layout.score_files(config, PSV_TABLE1).values()),
+        tables=[
+            "results/tables/psv/table1.csv",
+            "results/tables/psv/table1.md",
+            "results/tables/psv/yield.csv",
+            "results/tables/psv/yield.md",
+            "results/tables/psv/yield_reasons.csv",
+            "results/figures/psv/figure1.csv",
+            "results/figures/psv/figure4.csv",
+        ],
+        figures=[p for p in PSV_REPORT if p.startswith("results/figures/")],
+        trainsets=sorted(
+            {
+                psv_layout.trainset(config, s, m, r, t)
+                for s in PSV_CFG["settings"]
+                for m in PSV_LOOPS
+                for r in PSV_CFG["seeds"]
+                for t in range(1, psv_layout.iterations(config, m) + 1)
+            }
+        ),
+        adapters=sorted(
+            {
+                psv_layout.adapter(config, s, m, r, t)
+                for s in PSV_CFG["settings"]
+                for m in PSV_LOOPS
+                for r in PSV_CFG["seeds"]
+                for t in range(1, psv_layout.iterations(config, m) + 1)
+            }
+        ),
+    ),
+}
+
+
+rule psv_all:
+    input:
+        PSV_EVERYTHING + ["results/tables/psv/yield.md"],
+    localrule: True
+
+
+rule psv_download_set:
+    output:
+        directory("resources/downloads/psv/{pset}"),
+    log:
+        "logs/psv/sources/download_{pset}.log",
+    localrule: True
+    container:
+        image("python")
+    params:
+        cfg=lambda w: cfg_of(f"psv.problem_sets.{w.pset}"),
+    script:
+        "../workflow_scripts/psv_download.py"
+
+
+rule psv_problem_set:
+    input:
+        downloaded=lambda w: (
+            f"resources/downloads/psv/{w.pset}"
+            if PSV_CFG["problem_sets"][w.pset]["source"] == "download"
+            else []
+        ),
+    output:
+        f"{PSV_ROOT}/problems/{{pset}}.jsonl",
+    log:
+        f"{PSV_LOG}/problems/{{pset}}.log",
+    benchmark:
+        f"{PSV_BENCH}/problems/{{pset}}.tsv"
+    container:
+        image("verus") if PSV_CFG["language"] == "verus" else image("sandbox")
+    threads: 2
+    resources:
+        **resources_of("verify"),
+    params:
+        cfg=lambda w: cfg_of("seed", "psv.language", f"psv.problem_sets.{w.pset}", "psv.verify"),
+    script:
+        "../workflow_scripts/psv_problem_set.py"
+
+
+rule psv_solve:
+    input:
+        pool=lambda w: psv_layout.pool(config, w.setting, w.method, w.rseed, int(w.t)),
+        model=generation_model_input,
+        adapter=lambda w: psv_layout.adapter(config, w.setting, w.method, w.rseed, int(w.t)) or [],
+    output:
+        f"{PSV_RUN}/iter{{t}}/solve.jsonl",
+    log:
+        f"{PSV_LOG}/{{setting}}/{{method}}/seed{{rseed}}/iter{{t}}/solve.log",
+    benchmark:
+        f"{PSV_BENCH}/{{setting}}/{{method}}/seed{{rseed}}/iter{{t}}/solve.tsv"
+    container:
+        image("gpu")
+    threads: GENERATION_THREADS
+    resources:
+        **resources_of("generate"),
+    params:
+        cfg=cfg_of(*GENERATION_KEYS, "psv.language", "psv.solve"),
+        model_dir=generation_model_param,
+    script:
+        "../workflow_scripts/psv_solve.py"
+
+
+rule psv_score_solutions:
+    input:
+        generations=f"{PSV_RUN}/iter{{t}}/solve.jsonl",
+        problems=lambda w: psv_layout.pool(config, w.setting, w.method, w.rseed, int(w.t)),
+    output:
+        f"{PSV_RUN}/iter{{t}}/solutions.jsonl",
+    log:
+        f"{PSV_LOG}/{{setting}}/{{method}}/seed{{rseed}}/iter{{t}}/solutions.log",
+    benchmark:
+        f"{PSV_BENCH}/{{setting}}/{{method}}/seed{{rseed}}/iter{{t}}/solutions.tsv"
+    container:
+        image("verus") if PSV_CFG["language"] == "verus" else image("sandbox")
+    threads: 2
+    resources:
+        **resources_of("verify"),
+    params:
+        cfg=cfg_of("psv.language", "psv.verify", "psv.difficulty"),
+    script:
+        "../workflow_scripts/psv_score.py"
+
+
+rule psv_trainset:
+    input:
+        lambda w: psv_layout.solutions(config, w.setting, w.method, w.rseed, int(w.t) - 1),
+    output:
+        f"{PSV_RUN}/model{{t}}/train_solver.jsonl",
+    log:
+        f"{PSV_LOG}/{{setting}}/{{method}}/seed{{rseed}}/model{{t}}/trainset.log",
+    container:
+        image("verus") if PSV_CFG["language"] == "verus" else image("sandbox")
+    threads: 2
+    params:
+        cfg=lambda w: cfg_of(
+            "psv.language",
+            "psv.verify",
+            "psv.rft",
+            "psv.iterations",
+            "psv.propose",
+            *([f"psv.methods.{w.method}"] if w.method in PSV_CFG["methods"] else []),
+        ),
+    script:
+        "../workflow_scripts/psv_trainset.py"
+
+
+rule psv_train_solver:
+    input:
+        trainset=f"{PSV_RUN}/model{{t}}/train_solver.jsonl",
+        model=training_model_input,
+        restored=training_restore_input(f"{PSV_RUN}/model{{t}}/adapter"),
+    output:
+        directory(f"{PSV_RUN}/model{{t}}/adapter"),
+    log:
+        f"{PSV_LOG}/{{setting}}/{{method}}/seed{{rseed}}/model{{t}}/train.log",
+    benchmark:
+        f"{PSV_BENCH}/{{setting}}/{{method}}/seed{{rseed}}/model{{t}}/train.tsv"
+    container:
+        image("gpu")
+    threads: 2
+    resources:
+        **resources_of("train"),
+    params:
+        cfg=cfg_of("seed", "psv.training", "backend.name"),
+        model_dir=training_model_param,
+    script:
+        "../workflow_scripts/psv_train_solver.py"
+
+
+rule psv_propose:
+    input:
+        labelled=lambda w: psv_layout.solutions(config, w.setting, w.method, w.rseed, int(w.t)),
+        fixed=lambda w: psv_layout.solutions(config, w.setting, w.method, w.rseed, 0),
+        model=generation_model_input,
+    output:
+        f"{PSV_RUN}/iter{{t}}/propose.jsonl",
+    log:
+        f"{PSV_LOG}/{{setting}}/{{method}}/seed{{rseed}}/iter{{t}}/propose.log",
+    benchmark:
+        f"{PSV_BENCH}/{{setting}}/{{method}}/seed{{rseed}}/iter{{t}}/propose.tsv"
+    container:
+        image("gpu")
+    threads: GENERATION_THREADS
+    resources:
+        **resources_of("generate"),
+    params:
+        cfg=lambda w: cfg_of(
+            *GENERATION_KEYS,
+            "psv.language",
+            "psv.propose",
+            "psv.rft",
+            "psv.iterations",
+            f"psv.methods.{w.method}",
+        ),
+        model_dir=generation_model_param,
+    script:
+        "../workflow_scripts/psv_propose.py"
+
+
+rule psv_check_proposals:
+    input:
+        generations=f"{PSV_RUN}/iter{{t}}/propose.jsonl",
+        pool=lambda w: psv_layout.pool(config, w.setting, w.method, w.rseed, int(w.t)),
+    output:
+        f"{PSV_RUN}/iter{{t}}/proposals.jsonl",
+    log:
+        f"{PSV_LOG}/{{setting}}/{{method}}/seed{{rseed}}/iter{{t}}/proposals.log",
+    container:
+        image("verus") if PSV_CFG["language"] == "verus" else image("sandbox")
+    threads: 2
+    resources:
+        **resources_of("verify"),
+    params:
+        cfg=lambda w: cfg_of(
+            "psv.language",
+            "psv.verify",
+            "psv.propose",
+            "psv.rft",
+            "psv.iterations",
+            f"psv.methods.{w.method}",
+        ),
+    script:
+        "../workflow_scripts/psv_check_proposals.py"
+
+
+rule psv_grow_pool:
+    input:
+        pool=lambda w: psv_layout.pool(config, w.setting, w.method, w.rseed, int(w.t) - 1),
+        proposals=lambda w: psv_layout.proposals(config, w.setting, w.method, w.rseed, int(w.t) - 1),
+    output:
+        f"{PSV_RUN}/iter{{t}}/pool.jsonl",
+    log:
+        f"{PSV_LOG}/{{setting}}/{{method}}/seed{{rseed}}/iter{{t}}/pool.log",
+    container:
+        image("python")
+    script:
+        "../workflow_scripts/psv_grow_pool.py"
+
+
+rule psv_eval_generate:
+    input:
+        problems=f"{PSV_ROOT}/problems/{{pset}}.jsonl",
+        model=generation_model_input,
+        adapter=lambda w: psv_layout.adapter(config, w.setting, w.method, w.rseed, int(w.t)) or [],
+        exemplars=lambda w: (
+            psv_layout.solutions(config, w.setting, w.method, w.rseed, 0) if w.method == "fewshot" else []
+        ),
+    output:
+        f"{PSV_RUN}/model{{t}}/eval_{{pset}}/generations.jsonl",
+    log:
+        f"{PSV_LOG}/{{setting}}/{{method}}/seed{{rseed}}/model{{t}}/eval_{{pset}}.log",
+    benchmark:
+        f"{PSV_BENCH}/{{setting}}/{{method}}/seed{{rseed}}/model{{t}}/eval_{{pset}}.tsv"
+    container:
+        image("gpu")
+    threads: GENERATION_THREADS
+    resources:
+        **resources_of("generate"),
+    params:
+        cfg=cfg_of(
+            *GENERATION_KEYS, "psv.language", "psv.evaluation", "psv.solve.answer_format", "psv.fewshot"
+        ),
+        model_dir=generation_model_param,
+    script:
+        "../workflow_scripts/psv_eval_generate.py"
+
+
+rule psv_eval_score:
+    input:
+        generations=f"{PSV_RUN}/model{{t}}/eval_{{pset}}/generations.jsonl",
+        problems=f"{PSV_ROOT}/problems/{{pset}}.jsonl",
+    output:
+        f"{PSV_RUN}/model{{t}}/eval_{{pset}}/scores.jsonl",
+    log:
+        f"{PSV_LOG}/{{setting}}/{{method}}/seed{{rseed}}/model{{t}}/eval_{{pset}}_scores.log",
+    container:
+        image("verus") if PSV_CFG["language"] == "verus" else image("sandbox")
+    threads: 2
+    resources:
+        **resources_of("verify"),
+    params:
+        cfg=cfg_of("psv.language", "psv.verify", "psv.difficulty"),
+    script:
+        "../workflow_scripts/psv_score.py"
+
+
+rule psv_method_table:
+    input:
+        lambda w: list(psv_layout.score_files(config, PSV_CFG["tables"][w.table]).values()),
+    output:
+        csv=report(
+            "results/tables/psv/{table}.csv",
+            caption="../report/psv_tables.rst",
+            category="PSV (paper 003)",
+            labels={"table": "{table} (CSV)"},
+        ),
+        md=report(
+            "results/tables/psv/{table}.md",
+            caption="../report/psv_tables.rst",
+            category="PSV (paper 003)",
+            labels={"table": "{table}"},
+        ),
+    log:
+        f"{PSV_LOG}/report/{{table}}.log",
+    wildcard_constraints:
+        table="table[123]",
+    container:
+        image("python")
+    params:
+        cfg=cfg_of("psv"),
+    script:
+        "../workflow_scripts/psv_method_table.py"
+
+
+rule psv_yield:
+    input:
+        lambda w: [
+            p
+            for runs in psv_layout.yield_files(config, PSV_TABLE1).values()
+            for it in runs.values()
+            for p in it.values()
+            if p
+        ],
+    output:
+        csv=report(
+            "results/tables/psv/yield.csv",
+            caption="../report/psv_yield.rst",
+            category="PSV (paper 003)",
+            labels={"table": "Yield (CSV)"},
+        ),
+        md=report(
+            "results/tables/psv/yield.md",
+            caption="../report/psv_yield.rst",
+            category="PSV (paper 003)",
+            labels={"table": "Yield per iteration"},
+        ),
+        reasons="results/tables/psv/yield_reasons.csv",
+    log:
+        f"{PSV_LOG}/report/yield.log",
+    container:
+        image("python")
+    params:
+        cfg=cfg_of("psv"),
+    script:
+        "../workflow_scripts/psv_yield.py"
+
+
+rule psv_figures:
+    input:
+        lambda w: list(
+            psv_layout.score_files(
+                config, PSV_CFG["figures"][w.figure] if w.figure in ("figure5", "figure6") else PSV_TABLE1
+            ).values()
+        ),
+    output:
+        png=report(
+            "results/figures/psv/{figure}.png",
+            caption="../report/psv_figures.rst",
+            category="PSV (paper 003)",
+            labels={"figure": "{figure}"},
+        ),
+        pdf="results/figures/psv/{figure}.pdf",
+        csv="results/figures/psv/{figure}.csv",
+    log:
+        f"{PSV_LOG}/report/{{figure}}.log",
+    wildcard_constraints:
+        figure="figure[1456]",
+    container:
+        image("python")
+    params:
+        cfg=cfg_of("psv"),
+    script:
+        "../workflow_scripts/psv_figure.py"

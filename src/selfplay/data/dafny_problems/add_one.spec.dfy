@@ -1,0 +1,2 @@
+method AddOne(x: int) returns (y: int)
+  ensures y == x + 1

@@ -1,0 +1,2 @@
+method DoubleValue(x: int) returns (y: int)
+  ensures y == 2 * x

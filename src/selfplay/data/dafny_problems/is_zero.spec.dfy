@@ -1,0 +1,2 @@
+method IsZero(x: int) returns (b: bool)
+  ensures b <==> x == 0

@@ -1,0 +1,2 @@
+method Negate(x: int) returns (y: int)
+  ensures y == -x

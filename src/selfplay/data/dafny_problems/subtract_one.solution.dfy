@@ -1,0 +1,5 @@
+method SubtractOne(x: int) returns (y: int)
+  ensures y == x - 1
+{
+  y := x - 1;
+}

@@ -1,0 +1,2 @@
+method SubtractOne(x: int) returns (y: int)
+  ensures y == x - 1

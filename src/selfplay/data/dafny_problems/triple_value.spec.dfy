@@ -1,0 +1,2 @@
+method TripleValue(x: int) returns (y: int)
+  ensures y == 3 * x

@@ -1,0 +1,113 @@
+"""Where the PSV track's files live (pipeline/psv.py describes them); the rules' input
+functions and the reports ask here, so the layout is written once.
+
+Run = (setting S, method M, run seed R). The base model solving the seed set at
+iteration 0 is method ``base``'s ``iter0`` and is shared by every loop method of S; so
+is theta_1 (``base/seedR/model1``), trained on it, for every method whose training set
+is built the shared way (psv.rft): RFT and PSV differ only from the first proposals on.
+"""
+
+from __future__ import annotations
+
+from .methods import BUILT_IN, method_settings, train_settings
+
+
+def root(cfg: dict) -> str:
+    return f"results/psv/{cfg['psv']['experiment']}"
+
+
+def problem_set(cfg: dict, name: str) -> str:
+    return f"{root(cfg)}/problems/{name}.jsonl"
+
+
+def run_dir(cfg: dict, setting: str, method: str, seed) -> str:
+    return f"{root(cfg)}/{setting}/{method}/seed{seed}"
+
+
+def iteration_dir(cfg: dict, setting: str, method: str, seed, t: int) -> str:
+    """Where iteration t's solving happens: the shared base run for t = 0."""
+    return f"{run_dir(cfg, setting, 'base' if t == 0 else method, seed)}/iter{t}"
+
+
+def solutions(cfg: dict, setting: str, method: str, seed, t: int) -> str:
+    return f"{iteration_dir(cfg, setting, method, seed, t)}/solutions.jsonl"
+
+
+def pool(cfg: dict, setting: str, method: str, seed, t: int) -> str:
+    """X_t: the seed set at t = 0 and for methods that do not propose."""
+    if t == 0 or method in BUILT_IN or not method_settings(cfg, method)["propose"]:
+        return problem_set(cfg, cfg["psv"]["settings"][setting]["seed_set"])
+    return f"{run_dir(cfg, setting, method, seed)}/iter{t}/pool.jsonl"
+
+
+def proposals(cfg: dict, setting: str, method: str, seed, t: int) -> str:
+    return f"{run_dir(cfg, setting, method, seed)}/iter{t}/proposals.jsonl"
+
+
+def owner(cfg: dict, method: str, t: int) -> str:
+    """The method whose files hold ``method``'s theta_t: ``base`` for theta_0, and for
+    theta_1 when the method builds its first training set the shared way."""
+    if method in BUILT_IN:
+        return "base" if method == "base" or t > 0 else method
+    if t == 0 or (t == 1 and train_settings(cfg, method) == train_settings(cfg, "base")):
+        return "base"
+    return method
+
+
+def adapter(cfg: dict, setting: str, method: str, seed, t: int) -> str | None:
+    """theta_t's adapter folder (None: the base model)."""
+    return None if t == 0 else f"{run_dir(cfg, setting, owner(cfg, method, t), seed)}/model{t}/adapter"
+
+
+def trainset(cfg: dict, setting: str, method: str, seed, t: int) -> str:
+    return f"{run_dir(cfg, setting, owner(cfg, method, t), seed)}/model{t}/train_solver.jsonl"
+
+
+def scores(cfg: dict, setting: str, method: str, seed, t: int, eval_set: str) -> str:
+    """Evaluation of theta_t (the prompting baseline is its own, though it is theta_0)."""
+    who = "fewshot" if method == "fewshot" else owner(cfg, method, t)
+    return f"{run_dir(cfg, setting, who, seed)}/model{t}/eval_{eval_set}/scores.jsonl"
+
+
+def iterations(cfg: dict, method: str) -> int:
+    return 0 if method in BUILT_IN else int(method_settings(cfg, method)["iterations"])
+
+
+def evaluated_models(cfg: dict, method: str) -> list[int]:
+    """The t of every theta_t evaluated for a method (0 for the baselines)."""
+    last = iterations(cfg, method)
+    if last == 0:
+        return [0]
+    return list(range(1, last + 1)) if cfg["psv"]["evaluation"]["every_iteration"] else [last]
+
+
+def score_files(cfg: dict, methods: list[str]) -> dict[tuple, str]:
+    """(setting, method, seed, t, eval set) -> scores file, for every evaluated model."""
+    out = {}
+    psv = cfg["psv"]
+    for setting, s in psv["settings"].items():
+        for method in methods:
+            for seed in psv["seeds"]:
+                for t in evaluated_models(cfg, method):
+                    for e in s["eval_sets"]:
+                        out[(setting, method, seed, t, e)] = scores(cfg, setting, method, seed, t, e)
+    return out
+
+
+def yield_files(cfg: dict, methods: list[str]) -> dict[tuple, dict[int, dict]]:
+    """(setting, method, seed) -> {t: {"solutions", "proposals"}} for every loop method."""
+    out = {}
+    psv = cfg["psv"]
+    for setting in psv["settings"]:
+        for method in methods:
+            if method in BUILT_IN:
+                continue
+            ms = method_settings(cfg, method)
+            for seed in psv["seeds"]:
+                iters = {}
+                for t in range(int(ms["iterations"])):
+                    proposes = ms["propose"] and t < int(ms["iterations"]) - 1
+                    iters[t] = {"solutions": solutions(cfg, setting, method, seed, t),
+                                "proposals": proposals(cfg, setting, method, seed, t) if proposes else None}
+                out[(setting, method, seed)] = iters
+    return out

@@ -1,0 +1,138 @@
+"""The PSV track's steps on real Dafny 2.3: preparing shipped problems, scoring solver
+samples (screen + verifier), the RFT training set, checking proposals and growing the
+pool. Generation files are written by hand here; the workflow tests generate for real."""
+
+from __future__ import annotations
+
+import pytest
+
+from selfplay.dafny.runner import dafny_available
+from selfplay.errors import UserError
+from selfplay.pipeline import psv
+from selfplay.records import read_jsonl, write_jsonl
+from selfplay.tracks.psv import prompts
+
+pytestmark = pytest.mark.skipif(not dafny_available(), reason="Dafny 2.3 and z3 4.8.5 are not installed "
+                                "(scripts/install_system_test.sh installs them)")
+
+ABS = "method Abs(x: int) returns (y: int)\n  ensures y >= 0\n  ensures y == x || y == -x\n"
+BODY = "{\n  if x < 0 {\n    y := -x;\n  } else {\n    y := x;\n  }\n}\n"
+
+
+def answer(program: str) -> str:
+    return f"```dafny\n{program}```"
+
+
+def cfg(tmp_path=None, **methods):
+    return {"seed": 7, "psv": {
+        "language": "dafny", "experiment": "t",
+        "problem_sets": {"seed": {"source": "embedded", "split": "seed", "difficulties": ["easy"], "count": 3}},
+        "verify": {"dafny": {"time_limit": 10, "run_timeout": 60, "per_job_timeout": 20, "memory_mb": 2048,
+                             "batch_size": 24, "workers": 2}},
+        "difficulty": {"tau_easy": 0.8, "tau_medium": 0.2},
+        "rft": {"train_on": "verified", "max_per_problem": 1},
+        "iterations": 2,
+        "propose": {"budget": 4, "examples_per_class": 3, "input_classes": list(prompts.CLASSES),
+                    "target_classes": list(prompts.CLASSES), "difficulty_labels": True,
+                    "refresh_examples": True, "dedup_scope": "run"},
+        "methods": methods or {"psv": {}, "no_verification": {"train_on": "all"}},
+    }}
+
+
+def test_shipped_problems_are_checked_and_written_without_solutions(tmp_path):
+    out = tmp_path / "seed.jsonl"
+    psv.prepare_problem_set(cfg(), "seed", str(out))
+    rows = read_jsonl(out)
+    assert len(rows) == 3
+    assert all("solution" not in r and r["spec"].lstrip().startswith(("method", "function", "predicate"))
+               for r in rows)
+
+
+def test_a_shipped_problem_whose_reference_fails_stops_the_run_with_its_name(tmp_path, monkeypatch):
+    bad = {"id": "x1", "name": "broken_abs", "target": "Abs", "spec": ABS, "difficulty": "easy",
+           "solution": ABS + "{\n  y := x;\n}\n"}
+    monkeypatch.setattr(psv, "_embedded_problems", lambda c, split: [bad])
+    with pytest.raises(UserError, match="broken_abs.*reference solution does not verify"):
+        psv.prepare_problem_set(cfg(), "seed", str(tmp_path / "s.jsonl"))
+
+
+def test_the_solvers_worked_example_verifies():
+    from selfplay.dafny.checks import verify_solutions
+
+    rec = verify_solutions([(prompts.EXAMPLE_SPEC["dafny"] + "\n", prompts.EXAMPLE_SOLUTION["dafny"] + "\n")])[0]
+    assert rec["verified"], rec["reason"]
+
+
+@pytest.fixture
+def scored(tmp_path):
+    problems = tmp_path / "pool.jsonl"
+    write_jsonl(problems, [{"id": "abs", "name": "abs_value", "target": "Abs", "spec": ABS}])
+    outputs = [
+        answer(ABS + BODY),                                                      # verified
+        answer(ABS + "{\n  assume false;\n}\n"),                                 # escape hatch
+        answer(ABS.replace("y >= 0", "y >= -5") + "{\n  y := x;\n}\n"),          # weakened spec
+        "I would write it like this, but no code block.",                        # malformed
+        answer(ABS + "{\n  // no need to assume anything here\n" + BODY[2:]),    # mentions assume: fine
+    ]
+    gens = tmp_path / "solve.jsonl"
+    write_jsonl(gens, [{"messages": prompts.solver_messages("dafny", ABS), "outputs": outputs,
+                        "meta": {"problem_id": "abs"}, "answer_format": None}])
+    out = tmp_path / "solutions.jsonl"
+    psv.score_generations(cfg(), str(gens), str(problems), str(out))
+    return read_jsonl(out)[0]
+
+
+def test_samples_are_screened_and_verified_with_a_reason_each(scored):
+    flags = [s["verified"] for s in scored["samples"]]
+    assert flags == [True, False, False, False, True]
+    reasons = [s["reason"] for s in scored["samples"]]
+    assert "assume" in reasons[1] and reasons[1].startswith("screen:")
+    assert reasons[2].startswith("screen:") and reasons[3] == "parse:no_code_block"
+    assert (scored["n"], scored["c"], scored["pass_rate"], scored["difficulty"]) == (5, 2, 0.4, "MEDIUM")
+
+
+def test_rft_keeps_one_verified_solution_per_problem_as_generated(scored, tmp_path):
+    sols = tmp_path / "solutions.jsonl"
+    write_jsonl(sols, [scored])
+    out = tmp_path / "train.jsonl"
+    stats = psv.solver_trainset(cfg(), "psv", str(sols), str(out))
+    rows = read_jsonl(out)
+    assert stats["examples"] == 1 and rows[0]["verified"]
+    assert rows[0]["completion"][0]["content"] == scored["outputs"][0]
+    assert rows[0]["prompt"][-1]["content"].endswith(prompts.block("dafny", ABS))
+    # -verification: the first parsed sample, verified or not
+    psv.solver_trainset(cfg(), "no_verification", str(sols), str(out))
+    assert read_jsonl(out)[0]["completion"][0]["content"] == scored["outputs"][0]
+    scored["samples"][0]["verified"] = False  # a solution that no longer verifies is never trained on
+    write_jsonl(sols, [scored])
+    assert psv.solver_trainset(cfg(), "psv", str(sols), str(out))["examples"] == 1  # the 5th sample
+    assert read_jsonl(out)[0]["completion"][0]["content"] == scored["outputs"][4]
+
+
+def test_proposals_are_parsed_deduplicated_spec_checked_and_join_the_pool(tmp_path):
+    pool = tmp_path / "pool.jsonl"
+    write_jsonl(pool, [{"id": "abs", "name": "abs_value", "target": "Abs", "spec": ABS}])
+    new = "method Twice(x: int) returns (y: int)\n  ensures y == 2 * x\n"
+    outputs = [
+        f"# Reasoning\neasy.\n```dafny\n{new}{{\n```",                                     # valid, new
+        f"# Reasoning\nsame.\n```dafny\n{ABS}{{\n```",                                     # duplicate text
+        "# Reasoning\nname.\n```dafny\nmethod Abs(x: int) returns (y: int)\n  ensures y > x\n{\n```",  # same name
+        "# Reasoning\nvacuous.\n```dafny\nmethod V(x: int) returns (y: int)\n  requires x > 0 && x < 0\n"
+        "  ensures y == 1\n{\n```",                                                          # unsatisfiable
+        "# Reasoning\nno block",                                                             # unparsed
+        f"# Reasoning\nagain.\n```dafny\n{new}{{\n```",                                    # repeat of the 1st
+    ]
+    gens = tmp_path / "propose.jsonl"
+    write_jsonl(gens, [{"messages": [{"role": "user", "content": "x"}], "outputs": [o],
+                        "meta": {"index": i, "target": "EASY"}} for i, o in enumerate(outputs)])
+    out = tmp_path / "proposals.jsonl"
+    stats = psv.check_proposals(cfg(), "psv", str(gens), str(pool), str(out))
+    rows = read_jsonl(out)
+    assert stats == {"proposed": 6, "parsed": 5, "unique": 2, "valid": 1}
+    assert [r["reason"] for r in rows][1:3] == ["duplicate:text", "duplicate:name"]
+    assert rows[3]["reason"] and not rows[3]["valid"] and rows[4]["reason"] == "parse:no_code_block"
+    assert rows[5]["reason"] == "duplicate:text"
+    grown = tmp_path / "pool1.jsonl"
+    assert psv.grow_pool(str(pool), str(out), 0, str(grown)) == 2
+    added = read_jsonl(grown)[1]
+    assert added["spec"] == new and added["origin"] == "iter0" and added["id"] == rows[0]["id"]

@@ -1,0 +1,5 @@
+from selfplay.report import psv as psv_tables
+from selfplay.pipeline.step import step
+
+with step("psv yield", snakemake.log[0]):
+    psv_tables.yield_of(snakemake.params.cfg, snakemake.output.csv, snakemake.output.md, snakemake.output.reasons)
