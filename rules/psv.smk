@@ -17,7 +17,7 @@ PSV_TABLE1 = PSV_CFG["tables"]["table1"]
 PSV_LOOPS = [m for m in PSV_TABLE1 if m not in PSV_BASELINES]
 # Every PSV table and figure (`snakemake psv_all`); `all` builds PSV_REPORT, the ones
 # that need no extra self-play runs beyond Table 1's methods.
-PSV_EVERYTHING = [f"results/tables/psv/table{i}.{ext}" for i in (1, 2, 3) for ext in ("csv", "md")] + [
+PSV_EVERYTHING = [f"results/tables/psv/table{i}.{ext}" for i in (1, 2, 3, 6) for ext in ("csv", "md")] + [
     f"results/figures/psv/figure{i}.{ext}" for i in (1, 4, 5, 6) for ext in ("png", "pdf")
 ]
 PSV_REPORT = [
@@ -32,12 +32,21 @@ PSV_REPORT = [
 ]
 
 
+PSV_T6 = PSV_CFG["table6"]
+PSV_T6_DIR = psv_layout.table6_dir(config)
+PSV_T6_MODELS = {m["name"]: m for m in PSV_T6["models"]}
+for _t6_model in PSV_T6["models"]:
+    MODELS[_t6_model["name"]] = _t6_model
+
+
 wildcard_constraints:
     setting=r"[a-z][a-z0-9_]*",
     method=r"[a-z][a-z0-9_]*",
     rseed=r"[0-9]+",
     t=r"[0-9]+",
     pset=r"[A-Za-z0-9_]+",
+    condition=r"[A-Za-z0-9_.-]+",
+    t6model=r"[A-Za-z0-9._-]+",
 
 
 TRACK_OUTPUTS["psv"] = {
@@ -236,6 +245,7 @@ rule psv_train_solver:
     params:
         cfg=cfg_of("seed", "psv.training", "backend.name"),
         model_dir=training_model_param,
+        tag=lambda w: f"{w.setting}/{w.method}/seed{w.rseed}/model{w.t}",
     script:
         "../workflow_scripts/psv_train_solver.py"
 
@@ -331,9 +341,15 @@ rule psv_eval_generate:
         **resources_of("generate"),
     params:
         cfg=cfg_of(
-            *GENERATION_KEYS, "psv.language", "psv.evaluation", "psv.solve.answer_format", "psv.fewshot"
+            *GENERATION_KEYS,
+            "psv.language",
+            "psv.evaluation.samples",
+            "psv.evaluation.sampling",
+            "psv.solve.answer_format",
+            "psv.fewshot",
         ),
         model_dir=generation_model_param,
+        tag=lambda w: f"{w.setting}/{w.method}/seed{w.rseed}/model{w.t}",
     script:
         "../workflow_scripts/psv_eval_generate.py"
 
@@ -413,7 +429,16 @@ rule psv_yield:
     container:
         image("python")
     params:
-        cfg=cfg_of("psv"),
+        cfg=cfg_of(
+            "psv.experiment",
+            "psv.settings",
+            "psv.seeds",
+            "psv.iterations",
+            "psv.methods",
+            "psv.propose",
+            "psv.rft",
+            "psv.tables",
+        ),
     script:
         "../workflow_scripts/psv_yield.py"
 
@@ -444,3 +469,116 @@ rule psv_figures:
         cfg=cfg_of("psv"),
     script:
         "../workflow_scripts/psv_figure.py"
+
+
+rule psv_t6_trainset:
+    input:
+        lambda w: psv_layout.table6_sources(config, w.condition),
+    output:
+        f"{PSV_T6_DIR}/{{condition}}/train_solver.jsonl",
+    log:
+        f"{PSV_LOG}/table6/{{condition}}/trainset.log",
+    container:
+        image("verus") if PSV_CFG["language"] == "verus" else image("sandbox")
+    threads: 2
+    params:
+        cfg=cfg_of("psv.language", "psv.verify"),
+    script:
+        "../workflow_scripts/psv_t6_trainset.py"
+
+
+rule psv_t6_train:
+    input:
+        trainset=f"{PSV_T6_DIR}/{{condition}}/train_solver.jsonl",
+        model=lambda w: model_input(spec=PSV_T6_MODELS[w.t6model]),
+    output:
+        directory(f"{PSV_T6_DIR}/{{t6model}}/{{condition}}/adapter"),
+    log:
+        f"{PSV_LOG}/table6/{{t6model}}/{{condition}}/train.log",
+    container:
+        image("gpu")
+    threads: 2
+    resources:
+        **resources_of("train"),
+    params:
+        cfg=cfg_of("seed", "psv.training", "backend.name"),
+        model_dir=lambda w: model_dir(PSV_T6_MODELS[w.t6model]),
+        tag=lambda w: f"table6/{w.t6model}/{w.condition}",
+    script:
+        "../workflow_scripts/psv_train_solver.py"
+
+
+rule psv_t6_eval_generate:
+    input:
+        problems=f"{PSV_ROOT}/problems/{{pset}}.jsonl",
+        model=lambda w: generation_model_input(spec=PSV_T6_MODELS[w.t6model]),
+        adapter=lambda w: (
+            [] if w.condition == "Baseline" else f"{PSV_T6_DIR}/{w.t6model}/{w.condition}/adapter"
+        ),
+    output:
+        f"{PSV_T6_DIR}/{{t6model}}/{{condition}}/eval_{{pset}}/generations.jsonl",
+    log:
+        f"{PSV_LOG}/table6/{{t6model}}/{{condition}}/eval_{{pset}}.log",
+    container:
+        image("gpu")
+    threads: GENERATION_THREADS
+    resources:
+        **resources_of("generate"),
+    params:
+        cfg=cfg_of(
+            *GENERATION_KEYS,
+            "psv.language",
+            "psv.evaluation.samples",
+            "psv.evaluation.sampling",
+            "psv.solve.answer_format",
+            "psv.fewshot",
+        ),
+        model_dir=lambda w: generation_model_param(spec=PSV_T6_MODELS[w.t6model]),
+        tag=lambda w: f"table6/{w.t6model}/{w.condition}",
+    script:
+        "../workflow_scripts/psv_eval_generate.py"
+
+
+rule psv_t6_eval_score:
+    input:
+        generations=f"{PSV_T6_DIR}/{{t6model}}/{{condition}}/eval_{{pset}}/generations.jsonl",
+        problems=f"{PSV_ROOT}/problems/{{pset}}.jsonl",
+    output:
+        f"{PSV_T6_DIR}/{{t6model}}/{{condition}}/eval_{{pset}}/scores.jsonl",
+    log:
+        f"{PSV_LOG}/table6/{{t6model}}/{{condition}}/eval_{{pset}}_scores.log",
+    container:
+        image("verus") if PSV_CFG["language"] == "verus" else image("sandbox")
+    threads: 2
+    resources:
+        **resources_of("verify"),
+    params:
+        cfg=cfg_of("psv.language", "psv.verify", "psv.difficulty"),
+    script:
+        "../workflow_scripts/psv_score.py"
+
+
+rule psv_table6:
+    input:
+        lambda w: list(psv_layout.table6_scores(config).values()),
+    output:
+        csv=report(
+            "results/tables/psv/table6.csv",
+            caption="../report/psv_table6.rst",
+            category="PSV (paper 003)",
+            labels={"table": "table6 (CSV)"},
+        ),
+        md=report(
+            "results/tables/psv/table6.md",
+            caption="../report/psv_table6.rst",
+            category="PSV (paper 003)",
+            labels={"table": "table6"},
+        ),
+    log:
+        f"{PSV_LOG}/report/table6.log",
+    container:
+        image("python")
+    params:
+        cfg=cfg_of("psv"),
+    script:
+        "../workflow_scripts/psv_table6.py"

@@ -35,6 +35,7 @@ SHIPPED = [
     ("config/papers/seq.yaml", "config/papers/seq_e1.yaml"),
     ("config/papers/seq.yaml", "config/papers/seq_e2.yaml"),
     ("config/papers/seq.yaml", "config/papers/seq_e3.yaml"),
+    ("config/papers/psv.yaml",),
 ]
 
 
@@ -59,7 +60,7 @@ def test_each_shipped_config_builds_every_component(files):
         paper = yaml.safe_load((REPO / files[0]).read_text())
         assert set(cfg["backend"]) == set(paper["backend"])
         assert cfg["model"] == paper["model"]
-        assert "sinq" in cfg or "seq" in cfg
+        assert "sinq" in cfg or "seq" in cfg or "psv" in cfg
 
 
 def test_the_old_merge_onto_the_default_is_refused_at_the_start():
@@ -140,3 +141,21 @@ def test_the_regime_configs_read_e0s_yields_in_the_job_not_while_planning(tmp_pa
                    str(REPO / "config/papers/seq_e2.yaml"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "seq_regimes_of_other_run" in proc.stdout
+
+
+def test_the_psv_paper_config_plans_every_table_and_figure(tmp_path):
+    """`psv_all` at paper scale: one solve per iteration of every method the tables and
+    figures name, per setting and seed (iteration 0 shared by the methods of a setting)."""
+    from selfplay.tracks.psv import layout
+    from selfplay.tracks.psv.methods import BUILT_IN
+
+    proc = dry_run(tmp_path, "psv_all", "--configfile", str(REPO / "config/papers/psv.yaml"))
+    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
+    psv = yaml.safe_load((REPO / "config/papers/psv.yaml").read_text())["psv"]
+    cfg = prepare_config(load_as_snakemake(("config/papers/psv.yaml",)), "unused")
+    loops = {m for names in [*psv["tables"].values(), *psv["figures"].values()] for m in names} - set(BUILT_IN)
+    solves = len(psv["settings"]) * len(psv["seeds"]) * (1 + sum(layout.iterations(cfg, m) - 1 for m in loops))
+    jobs = {line.split()[0]: int(line.split()[1]) for line in proc.stdout.splitlines()
+            if len(line.split()) == 2 and line.split()[1].isdigit()}
+    assert jobs["psv_solve"] == solves
+    assert jobs["psv_download_set"] == 3 and jobs["psv_t6_train"] == 3 * 2 and jobs["psv_table6"] == 1

@@ -33,6 +33,7 @@ TRACK_SCHEMAS = sorted((REPO / "src" / "selfplay" / "tracks").glob("*/schema.jso
 COMPUTED_DEFAULT = {
     "sinq": "absent: no SInQ track",
     "seq": "absent: no Haskell track",
+    "psv": "absent: no PSV track",
     "tracks": "every track the config has a section for (validate_config)",
     "model.path": "the openai backend sends model.name when it is absent",
     "seq.translate.model.path": "as model.path",

@@ -136,3 +136,16 @@ def test_proposals_are_parsed_deduplicated_spec_checked_and_join_the_pool(tmp_pa
     assert psv.grow_pool(str(pool), str(out), 0, str(grown)) == 2
     added = read_jsonl(grown)[1]
     assert added["spec"] == new and added["origin"] == "iter0" and added["id"] == rows[0]["id"]
+
+
+def test_table6_takes_the_earliest_verified_solution_of_each_problem(scored, tmp_path):
+    later = dict(scored, outputs=list(scored["outputs"]))
+    later["outputs"][0] = later["outputs"][0].replace("y := -x;", "y := 0 - x;")
+    later["samples"] = [dict(s) for s in scored["samples"]]
+    later["samples"][0]["solution"] = later["samples"][0]["solution"].replace("y := -x;", "y := 0 - x;")
+    first, second = tmp_path / "iter0.jsonl", tmp_path / "iter1.jsonl"
+    write_jsonl(first, [scored])
+    write_jsonl(second, [later])
+    out = tmp_path / "t6.jsonl"
+    assert psv.table6_trainset(cfg(), [str(first), str(second)], str(out))["examples"] == 1
+    assert read_jsonl(out)[0]["completion"][0]["content"] == scored["outputs"][0]

@@ -79,6 +79,7 @@ def sources(names: dict, split: str) -> list[dict]:
 
 def build_scenario(workdir: Path) -> dict:
     cfg = default_config()
+    cfg["tracks"] = ["sinq", "seq"]  # the PSV track's workflow is tested in test_workflow_psv.py
     cfg["model"] = {"name": "tiny", "source": "local", "path": "MODEL"}  # filled by the test
     rec_file = workdir / "recordings.jsonl"
     cfg["backend"] = {"name": "replay", "files": [str(rec_file)], "on_missing": "empty"}

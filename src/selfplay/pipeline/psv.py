@@ -309,3 +309,25 @@ def eval_generate(cfg: dict, tag: str, problems_path: str, model_dir: str | None
               "exemplars": len(exemplars or [])} for p in problems]
     generate_to_file(cfg, model_dir, requests, metas, out,
                      f"evaluate {tag}")
+
+
+# --- Table 6 ----------------------------------------------------------------------
+
+def table6_trainset(cfg: dict, solutions_paths: list[str], out: str) -> dict:
+    """One verified solution per problem over a run's iterations (the earliest), as RFT
+    examples for another model; verified again before training."""
+    language = cfg["psv"]["language"]
+    chosen: dict[str, tuple[dict, dict]] = {}
+    for path in solutions_paths:
+        for row in read_jsonl(path):
+            good = [s for s in row["samples"] if s["verified"]]
+            if good and row["problem_id"] not in chosen:
+                chosen[row["problem_id"]] = (row, good[0])
+    items = [chosen[k] for k in sorted(chosen)]
+    again = verify_solutions(cfg, [(row["spec"], s["solution"]) for row, s in items]) if items else []
+    rows = [{"kind": "solver", "problem_id": row["problem_id"], "verified": True,
+             **solver_example(language, row["spec"], row["outputs"][s["index"]])}
+            for (row, s), v in zip(items, again) if v["verified"]]
+    write_jsonl(out, rows)
+    log.info("table 6 training set: %d solutions from %d files", len(rows), len(solutions_paths))
+    return {"examples": len(rows), "dropped_on_reverification": len(items) - len(rows)}

@@ -300,3 +300,33 @@ def figure_of(cfg: dict, figure: str, png: str, pdf: str, csv: str) -> pd.DataFr
         return figure1(frame, settings, [m for m in methods if m not in BUILT_IN], png, pdf, csv)
     full = "psv" if "psv" in methods else [m for m in methods if m not in BUILT_IN][0]
     return figure4(frame, settings, full, list(psv["evaluation"]["ks"]), png, pdf, csv)
+
+
+def table6_of(cfg: dict, csv_path: str, md_path: str) -> pd.DataFrame:
+    """Table 6: each listed model untrained (Baseline) and LoRA-trained on one condition's
+    verified solutions, pass@k on the evaluation sets (one run: no seeds to average)."""
+    from ..tracks.psv import layout
+
+    t6 = cfg["psv"]["table6"]
+    ks = list(t6["ks"])
+    rows = []
+    for (model, condition, eval_set), path in layout.table6_scores(cfg).items():
+        s = scores_of(path, ks)
+        row = next((r for r in rows if r["Model"] == model and r["Condition"] == condition), None)
+        if row is None:
+            row = {"Model": model, "Condition": condition if condition == layout.BASELINE else f"+{condition}"}
+            rows.append(row)
+        for k in ks:
+            value = s["passk"][k]
+            row[f"{eval_set} pass@{k}"] = "n/a" if value is None else f"{value:.2f}"
+    columns = ["Model", "Condition"] + [f"{e} pass@{k}" for e in t6["eval_sets"] for k in ks]
+    frame = pd.DataFrame(rows, columns=columns)
+    notes = [f"Each model is LoRA-trained from its own base on one verified solution per problem from the "
+             f"{t6['method']} run (first seed) of the condition's setting; Baseline is the model untrained.",
+             "pass@k in percent from n = {} samples per problem.".format(cfg["psv"]["evaluation"]["samples"])]
+    if not t6["models"]:
+        notes.insert(0, "Paper scale only: config psv.table6.models lists no model here (the paper trains "
+                        "Qwen3.5-9B, Qwen3.5-27B and Qwen2.5-32B-Instruct: config/papers/psv.yaml).")
+    write_table(frame, csv_path, md_path, "PSV Table 6: larger models trained on PSV's verified solutions", notes,
+                md_frame=frame)
+    return frame

@@ -111,3 +111,26 @@ def yield_files(cfg: dict, methods: list[str]) -> dict[tuple, dict[int, dict]]:
                                 "proposals": proposals(cfg, setting, method, seed, t) if proposes else None}
                 out[(setting, method, seed)] = iters
     return out
+
+
+# --- Table 6: other models trained on one run's verified solutions ----------------
+
+BASELINE = "Baseline"
+
+
+def table6_dir(cfg: dict) -> str:
+    return f"{root(cfg)}/table6"
+
+
+def table6_sources(cfg: dict, condition: str) -> list[str]:
+    """The solutions files of every iteration of the first seed's run of the condition's setting."""
+    t6 = cfg["psv"]["table6"]
+    setting, method, seed = t6["conditions"][condition], t6["method"], cfg["psv"]["seeds"][0]
+    return [solutions(cfg, setting, method, seed, t) for t in range(iterations(cfg, method))]
+
+
+def table6_scores(cfg: dict) -> dict[tuple, str]:
+    """(model name, condition, eval set) -> scores file."""
+    t6 = cfg["psv"]["table6"]
+    return {(m["name"], c, e): f"{table6_dir(cfg)}/{m['name']}/{c}/eval_{e}/scores.jsonl"
+            for m in t6["models"] for c in [BASELINE, *t6["conditions"]] for e in t6["eval_sets"]}

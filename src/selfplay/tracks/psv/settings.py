@@ -16,6 +16,15 @@ def check(cfg: dict) -> None:
     if psv["language"] == "verus":
         named("psv.verify.verus", lambda: verus_settings(cfg))
     named("psv.difficulty", lambda: _thresholds(psv["difficulty"]))
+    t6 = psv["table6"]
+    for label, setting in t6["conditions"].items():
+        if setting not in psv["settings"]:
+            named(f"psv.table6.conditions.{label}", lambda s=setting: _missing_setting(s))
+    for set_name in t6["eval_sets"]:
+        if set_name not in psv["problem_sets"]:
+            named("psv.table6.eval_sets", lambda s=set_name: _missing(s))
+    if t6["models"] and t6["method"] not in psv["methods"]:
+        named("psv.table6.method", lambda: _missing_method(t6["method"]))
     for name, setting in psv["settings"].items():
         for set_name in [setting["seed_set"], *setting["eval_sets"]]:
             if set_name not in psv["problem_sets"]:
@@ -32,3 +41,15 @@ def _missing(set_name: str) -> None:
     from ...errors import UserError
 
     raise UserError(f"names problem set {set_name!r}, which is not in psv.problem_sets")
+
+
+def _missing_setting(name: str) -> None:
+    from ...errors import UserError
+
+    raise UserError(f"names setting {name!r}, which is not in psv.settings")
+
+
+def _missing_method(name: str) -> None:
+    from ...errors import UserError
+
+    raise UserError(f"names method {name!r}, which is not in psv.methods")
