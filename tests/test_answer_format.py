@@ -199,6 +199,7 @@ def test_no_paper_config_constrains_decoding_and_the_default_does():
             assert not any(f["constrained"] for f in found.values()), files
         else:
             assert set(found) == {f"{t}.{role}.answer_format" for t, roles in (("sinq", ("alice", "bob")),
-                                                                                ("seq", ("alice", "proof", "bob")))
+                                                                                ("seq", ("alice", "proof", "bob")),
+                                                                                ("psv", ("solve", "propose")))
                                   for role in roles}
             assert all(f["constrained"] for f in found.values())

@@ -10,7 +10,17 @@ from selfplay.pipeline import psv
 from selfplay.records import read_jsonl, write_jsonl
 from selfplay.tracks.psv import prompts
 
-from test_verus_checks import FAKE
+from test_verus_checks import FAKE, RECORDED
+
+
+@pytest.fixture(autouse=True)
+def recordings_reachable(monkeypatch):
+    """The test double reads its recordings from tests/verus_recorded; a checkout under
+    /tmp (CI's clone) is hidden inside the sandbox, so that folder is made reachable too."""
+    from selfplay.verus import runner
+
+    real = runner.tool_dirs
+    monkeypatch.setattr(runner, "tool_dirs", lambda settings=None: real(settings) + [str(RECORDED)])
 
 SPEC = ("use vstd::prelude::*;\n\nverus! {\n\nfn double(x: u32) -> (r: u64)\n    ensures\n"
         "        r == 2 * x,\n")
