@@ -53,15 +53,8 @@ from dataclasses import dataclass
 
 from .screen import Spec
 
-VALIDITY = "validity"
-PRECONDITIONS = "preconditions"
-POSTCONDITIONS = "postconditions"
-CHECKS = (VALIDITY, PRECONDITIONS, POSTCONDITIONS)
-
-VERIFIED = "verified"
-REFUTED = "refuted"
-INCONCLUSIVE = "inconclusive"
-OUTCOMES = (VERIFIED, REFUTED, INCONCLUSIVE)
+from ..spec_verdict import (CHECKS, INCONCLUSIVE, OUTCOMES, POSTCONDITIONS, PRECONDITIONS, REFUTED,  # noqa: F401
+                            VALIDITY, VERIFIED, SpecVerdict, combine)
 
 SPEC_VERDICT_REASONS = {
     "spec_ok": "the spec is well-formed and neither its requires nor its ensures are vacuous",
@@ -84,16 +77,6 @@ class SpecCheckFile:
     check: str
     text: str
     no_cheating: bool
-
-
-@dataclass(frozen=True)
-class SpecVerdict:
-    """The outcome of a spec's checks: ``ok``, a ``code`` (a key of
-    :data:`SPEC_VERDICT_REASONS`) and one human line."""
-
-    ok: bool
-    code: str
-    detail: str
 
 
 def _with_body(spec: Spec, statements: list[str]) -> str:
@@ -143,30 +126,8 @@ def spec_check_files(spec: Spec) -> list[SpecCheckFile]:
 
 
 def spec_verdict(validity: str, preconditions: str | None, postconditions: str | None) -> SpecVerdict:
-    """Combine the outcomes (each one of :data:`OUTCOMES`; ``preconditions`` is None when
-    the spec has no preconditions file, and both are ignored unless validity verified;
-    ``postconditions`` None means it was not run) into the spec's verdict."""
-    for name, value in (("validity", validity), ("preconditions", preconditions),
-                        ("postconditions", postconditions)):
-        if value is not None and value not in OUTCOMES:
-            raise ValueError(f"{name} outcome must be one of {OUTCOMES}, not {value!r}")
-
-    def verdict(code: str, detail: str = "") -> SpecVerdict:
-        return SpecVerdict(code == "spec_ok", code, detail or SPEC_VERDICT_REASONS[code])
-
-    if validity == REFUTED:
-        return verdict("spec_invalid")
-    if validity != VERIFIED:
-        return verdict("spec_check_inconclusive", "the validity check gave no clear answer")
-    if preconditions == VERIFIED:
-        return verdict("vacuous_requires")
-    if postconditions == VERIFIED:
-        return verdict("vacuous_ensures")
-    if preconditions == INCONCLUSIVE:
-        return verdict("spec_check_inconclusive", "the preconditions check gave no clear answer")
-    if postconditions != REFUTED:
-        return verdict("spec_check_inconclusive", "the postconditions check gave no clear answer")
-    return verdict("spec_ok")
+    """The spec's verdict from its checks' outcomes (selfplay.spec_verdict.combine)."""
+    return combine(validity, preconditions, postconditions, SPEC_VERDICT_REASONS)
 
 
 def solution_file(spec: Spec, solution_text: str) -> str:

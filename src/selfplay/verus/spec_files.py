@@ -50,15 +50,8 @@ from dataclasses import dataclass
 from .declarations import VerusSyntaxError, parse
 from .spec import Spec
 
-VALIDITY = "validity"
-PRECONDITIONS = "preconditions"
-POSTCONDITIONS = "postconditions"
-CHECKS = (VALIDITY, PRECONDITIONS, POSTCONDITIONS)
-
-VERIFIED = "verified"
-REFUTED = "refuted"
-INCONCLUSIVE = "inconclusive"
-OUTCOMES = (VERIFIED, REFUTED, INCONCLUSIVE)
+from ..spec_verdict import (CHECKS, INCONCLUSIVE, OUTCOMES, POSTCONDITIONS, PRECONDITIONS, REFUTED,  # noqa: F401
+                            VALIDITY, VERIFIED, SpecVerdict, combine)
 
 ARBITRARY_HELPER = "selfplay_arbitrary_value"
 MAIN = "fn main() {}"
@@ -78,16 +71,6 @@ class SpecCheckFile:
 
     check: str
     text: str
-
-
-@dataclass(frozen=True)
-class SpecVerdict:
-    """The outcome of a spec's checks: ``ok``, a ``code`` (a key of
-    :data:`SPEC_VERDICT_REASONS`) and one human line."""
-
-    ok: bool
-    code: str
-    detail: str
 
 
 def _indent_of(text: str, offset: int) -> str:
@@ -163,30 +146,8 @@ def spec_check_files(spec: Spec) -> list[SpecCheckFile]:
 
 
 def spec_verdict(validity: str, preconditions: str | None, postconditions: str | None) -> SpecVerdict:
-    """Combine the outcomes (each one of :data:`OUTCOMES`; ``preconditions`` None when
-    there is no preconditions file; both ignored unless validity verified) into the
-    spec's verdict."""
-    for name, value in (("validity", validity), ("preconditions", preconditions),
-                        ("postconditions", postconditions)):
-        if value is not None and value not in OUTCOMES:
-            raise ValueError(f"{name} outcome must be one of {OUTCOMES}, not {value!r}")
-
-    def verdict(code: str, detail: str = "") -> SpecVerdict:
-        return SpecVerdict(code == "spec_ok", code, detail or SPEC_VERDICT_REASONS[code])
-
-    if validity == REFUTED:
-        return verdict("spec_invalid")
-    if validity != VERIFIED:
-        return verdict("spec_check_inconclusive", "the validity check gave no clear answer")
-    if preconditions == VERIFIED:
-        return verdict("vacuous_requires")
-    if postconditions == VERIFIED:
-        return verdict("vacuous_ensures")
-    if preconditions == INCONCLUSIVE:
-        return verdict("spec_check_inconclusive", "the preconditions check gave no clear answer")
-    if postconditions != REFUTED:
-        return verdict("spec_check_inconclusive", "the postconditions check gave no clear answer")
-    return verdict("spec_ok")
+    """The spec's verdict from its checks' outcomes (selfplay.spec_verdict.combine)."""
+    return combine(validity, preconditions, postconditions, SPEC_VERDICT_REASONS)
 
 
 def solution_file(spec: Spec, solution_text: str) -> str:
