@@ -23,6 +23,7 @@ report: "report/workflow.rst"
 include: "rules/common.smk"
 include: "rules/agents.smk"
 include: "rules/data.smk"
+include: "rules/evaluate.smk"
 
 
 # One rules file per registered track with a config section (selfplay.tracks.registry).

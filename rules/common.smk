@@ -8,6 +8,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
 from selfplay.config import configured_tracks, prepare_config
 from selfplay.config.slices import config_slice
+from selfplay.evaluate.registry import ADAPTERS, downloads_of
 from selfplay.containers.registry import load_images
 from selfplay.errors import UserError
 from selfplay.tracks.registry import TRACKS as REGISTRY
@@ -241,6 +242,128 @@ def track_bundle_parts(track, data, recordings, verdicts, tables, figures, train
             f"benchmarks/{track}/sources",
         ],
     }
+
+
+# --- the benchmark layer (rules/evaluate.smk) ----------------------------------------
+
+EVAL = config["evaluation"]
+EVAL_NAME = r"[a-z][a-z0-9_]*"  # a mode or model tag in the layer's file names
+# Benchmarks scored with GHC run in the haskell image; the rest run Python in the
+# sandbox, in the python image: one rule for each, told apart by the benchmark's name.
+HASKELL_BENCHES = [b for b in ADAPTERS if b in ("humaneval_hs", "mbpp_hs", "haskell_mini")]
+EVAL_IMAGES = {
+    "python": "|".join(b for b in ADAPTERS if b not in HASKELL_BENCHES),
+    "haskell": "|".join(HASKELL_BENCHES) or "^$",
+}
+
+
+def eval_dir(track):
+    return f"{exp_dir(track)}/eval"
+
+
+def eval_runs(track):
+    """(benchmark, mode, model) of every evaluation the track's config asks for."""
+    ev = config[track]["benchmarks"]
+    return [(b, m, tag) for b, modes in ev["runs"].items() for m in modes for tag in eval_models(track)]
+
+
+def eval_models(track):
+    """The model tags a track evaluates; alice_rounds stands for alice_r1..alice_rR."""
+    tags = []
+    for tag in config[track]["benchmarks"]["models"]:
+        if tag == "alice_rounds":
+            tags += [f"alice_r{r}" for r in range(1, n_rounds(track) + 1)]
+        else:
+            tags.append(tag)
+    return tags
+
+
+def eval_file(track, bench, mode, model, kind):
+    """kind: "" (generations), ".scored" (one row per sample) or ".json" (metrics)."""
+    base = f"{eval_dir(track)}/{bench}/{model}/{mode}"
+    return base + (".json" if kind == ".json" else f"{kind}.jsonl")
+
+
+def eval_files(track, kind, benches=None):
+    return [
+        eval_file(track, b, m, t, kind) for b, m, t in eval_runs(track) if benches is None or b in benches
+    ]
+
+
+def eval_items_files(track):
+    """The prepared items of every benchmark a track runs (bundle data)."""
+    return [f"resources/data/eval/{b}.jsonl" for b in config[track]["benchmarks"]["runs"]]
+
+
+def eval_summary(track, bench, mode, model):
+    return eval_file(track, bench, mode, model, ".json")
+
+
+def eval_adapter_input(track):
+    """The adapter a model tag names: base = none, bob = the trained Bob, alice = the last
+    round's Alice, alice_r<k> = round k's Alice."""
+
+    def _adapter(wildcards):
+        tag = wildcards.model
+        if tag == "base":
+            return []
+        if tag == "bob":
+            return bob_adapter(track)
+        if tag == "alice":
+            return alice_adapter(track, n_rounds(track))
+        if tag.startswith("alice_r") and tag[len("alice_r") :].isdigit():
+            return alice_adapter(track, int(tag[len("alice_r") :]))
+        raise ValueError(f"{track}.benchmarks.models: unknown model tag {tag!r}")
+
+    return _adapter
+
+
+def eval_source_input(wildcards):
+    """What a benchmark's items are prepared from: its downloaded files, the file the user
+    supplied (source: path), or nothing (shipped smoke items or pip-package data)."""
+    settings = EVAL["benchmarks"][wildcards.bench]
+    if settings["source"] == "download":
+        return [
+            f"resources/downloads/eval/{wildcards.bench}/{d['file']}" for d in downloads_of(wildcards.bench)
+        ]
+    if settings["source"] == "path":
+        return settings["path"]
+    return []
+
+
+def eval_download_param(key):
+    def _param(wildcards):
+        spec = next(d for d in downloads_of(wildcards.bench) if d["file"] == wildcards.file)
+        if key == "sha256":
+            return EVAL["benchmarks"][wildcards.bench]["sha256"] or spec.get("sha256")
+        return spec[key]
+
+    return _param
+
+
+def eval_bench_cfg(wildcards):
+    return cfg_of("seed", "evaluation.workers", f"evaluation.benchmarks.{wildcards.bench}")
+
+
+def eval_generate_cfg(wildcards):
+    return cfg_of(
+        *GENERATION_KEYS,
+        f"evaluation.modes.{wildcards.mode}",
+        f"evaluation.benchmarks.{wildcards.bench}",
+    )
+
+
+def eval_score_cfg(wildcards):
+    return cfg_of(
+        "seed",
+        "evaluation.workers",
+        f"evaluation.modes.{wildcards.mode}",
+        f"evaluation.benchmarks.{wildcards.bench}",
+    )
+
+
+def _eval_generate_rule(track):
+    return f"results/{track}/{config[track]['experiment']}/eval/{{bench}}/{{model}}/{{mode}}.jsonl"
 
 
 # --- what the run builds -------------------------------------------------------

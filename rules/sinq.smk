@@ -6,11 +6,23 @@
 # N answers -> labels. Training: rules/agents.smk. Each job gets the config values it
 # reads as params (cfg_of), so a changed setting reruns exactly what depends on it.
 from selfplay.data.sources import mbpp_url
+from selfplay.evaluate.layout import column_label, table_layout
+from selfplay.tracks.sinq.evaluation import FIGURE3, TABLES as SINQ_EVAL_TABLES
 
 SINQ_EXP = exp_dir("sinq")
 SINQ_LOG = log_dir("sinq")
 SINQ_BENCH = bench_dir("sinq")
 SINQ_DATASET = config["sinq"]["sources"]["dataset"]
+# Paper 001's benchmark tables (Section 3.4): each one whose benchmarks the config runs.
+SINQ_EVAL = config["sinq"]["benchmarks"]
+SINQ_EVAL_LAYOUT = {
+    name: table_layout(SINQ_EVAL["runs"], eval_models("sinq"), spec["benchmarks"])
+    for name, spec in SINQ_EVAL_TABLES.items()
+}
+SINQ_EVAL_LAYOUT = {name: layout for name, layout in SINQ_EVAL_LAYOUT.items() if layout[0]}
+SINQ_EVAL_REPORTS = [f"results/tables/sinq/{n}.{ext}" for n in SINQ_EVAL_LAYOUT for ext in ("csv", "md")]
+if FIGURE3["benchmark"] in SINQ_EVAL["runs"]:
+    SINQ_EVAL_REPORTS += [f"results/figures/sinq/figure3.{ext}" for ext in ("png", "pdf")]
 
 TRACK_OUTPUTS["sinq"] = {
     "report": lambda: [
@@ -20,21 +32,26 @@ TRACK_OUTPUTS["sinq"] = {
         "results/tables/sinq/yield.md",
         "results/figures/sinq/figure2.png",
         "results/figures/sinq/figure2.pdf",
-    ],
+    ]
+    + SINQ_EVAL_REPORTS,
     "bundle": lambda: track_bundle_parts(
         "sinq",
-        data=sorted({f"resources/data/sinq/{SINQ_DATASET}_{stage_split(s)}.jsonl" for s in stages("sinq")}),
+        data=sorted({f"resources/data/sinq/{SINQ_DATASET}_{stage_split(s)}.jsonl" for s in stages("sinq")})
+        + eval_items_files("sinq"),
         recordings=[
             p
             for s in stages("sinq")
             for folder in ["alice"] + [f"bob_{who}" for who in whos_of(s)]
             for p in shard_files("sinq", s, folder)
-        ],
+        ]
+        + eval_files("sinq", ""),
         verdicts=[
             p
             for s in stages("sinq")
             for p in candidates("sinq", s) + [q for who in whos_of(s) for q in labeled("sinq", s, who)]
-        ],
+        ]
+        + eval_files("sinq", ".scored")
+        + eval_files("sinq", ".json"),
         # compared byte for byte by `selfplay bundle replay`; figures are kept as they are
         tables=[
             "results/tables/sinq/table1.csv",
@@ -43,8 +60,11 @@ TRACK_OUTPUTS["sinq"] = {
             "results/tables/sinq/yield.md",
             "results/tables/sinq/yield_reasons.csv",
             "results/figures/sinq/figure2.csv",
-        ],
-        figures=["results/figures/sinq/figure2.png", "results/figures/sinq/figure2.pdf"],
+        ]
+        + [p for p in SINQ_EVAL_REPORTS if not p.endswith((".png", ".pdf"))]
+        + ([f"results/figures/sinq/figure3.csv"] if FIGURE3["benchmark"] in SINQ_EVAL["runs"] else []),
+        figures=["results/figures/sinq/figure2.png", "results/figures/sinq/figure2.pdf"]
+        + [p for p in SINQ_EVAL_REPORTS if p.endswith((".png", ".pdf"))],
     ),
 }
 
@@ -294,3 +314,77 @@ rule sinq_figure2:
         image("python")
     script:
         "../workflow_scripts/sinq_figure2.py"
+
+
+# --- paper 001's benchmark tables (Section 3.4) and Figure 3 ----------------------
+
+
+for _name, (_rows, _columns, _cells) in SINQ_EVAL_LAYOUT.items():
+
+    rule:
+        name:
+            f"sinq_{_name}"
+        input:
+            **{f"{b}|{m}|{t}": eval_summary("sinq", b, m, t) for b, m, t in _cells},
+        output:
+            csv=report(
+                f"results/tables/sinq/{_name}.csv",
+                caption="../report/sinq_benchmarks.rst",
+                category="SInQ (paper 001)",
+                labels={"table": f"{SINQ_EVAL_TABLES[_name]['title']} (CSV)"},
+            ),
+            md=report(
+                f"results/tables/sinq/{_name}.md",
+                caption="../report/sinq_benchmarks.rst",
+                category="SInQ (paper 001)",
+                labels={"table": SINQ_EVAL_TABLES[_name]["title"]},
+            ),
+        log:
+            f"{SINQ_LOG}/report/{_name}.log",
+        container:
+            image("python")
+        params:
+            rows=_rows,
+            columns=_columns,
+            metric=SINQ_EVAL_TABLES[_name]["metric"],
+            title=SINQ_EVAL_TABLES[_name]["title"],
+            notes=[
+                "Models: Base = the untrained model (paper: gpt-4o-mini); Trained Bob = the SInQ-trained "
+                "evaluator (paper: sinq-gpt-4o-mini). Maj = majority of 9 samples at T = 1.0; CoT = "
+                "reasoning first, T = 0.6; otherwise greedy."
+            ],
+        script:
+            "../workflow_scripts/eval_table.py"
+
+
+rule sinq_figure3:
+    input:
+        **{
+            f"{t}|{m}": eval_summary("sinq", FIGURE3["benchmark"], m, t)
+            for m in SINQ_EVAL["runs"].get(FIGURE3["benchmark"], [])
+            for t in eval_models("sinq")
+        },
+    output:
+        png=report(
+            "results/figures/sinq/figure3.png",
+            caption="../report/sinq_benchmarks.rst",
+            category="SInQ (paper 001)",
+            labels={"figure": FIGURE3["title"]},
+        ),
+        pdf="results/figures/sinq/figure3.pdf",
+        csv="results/figures/sinq/figure3.csv",
+    log:
+        f"{SINQ_LOG}/report/figure3.log",
+    container:
+        image("python")
+    params:
+        labels={
+            f"{t}|{m}": column_label(m, t)
+            for m in SINQ_EVAL["runs"].get(FIGURE3["benchmark"], [])
+            for t in eval_models("sinq")
+        },
+        metric=FIGURE3["metric"],
+        title=FIGURE3["title"],
+        groups=None,
+    script:
+        "../workflow_scripts/eval_bars.py"

@@ -1,0 +1,113 @@
+# The shared benchmark layer (src/selfplay/evaluate, docs/evaluation.md): every track's
+# extrinsic evaluation goes through these rules. Per benchmark: its data (shipped, from
+# a pip package, downloaded by a pinned rule, or a path the user supplies for gated
+# data) -> prepared items; per track, model and mode: samples (recorded) -> scored
+# samples -> metrics. A track lists what it runs in <track>.benchmarks and builds its
+# tables from the metrics files (eval_summary).
+
+
+rule eval_download:
+    """One pinned file of a benchmark's release (needs network: runs on the machine that
+    runs snakemake, never in the default run)."""
+    output:
+        file="resources/downloads/eval/{bench}/{file}",
+    log:
+        "logs/eval/download_{bench}_{file}.log",
+    wildcard_constraints:
+        bench="|".join(ADAPTERS),
+    localrule: True
+    container:
+        image("python")
+    params:
+        url=eval_download_param("url"),
+        sha256=eval_download_param("sha256"),
+        pin_key=lambda w: f"evaluation.benchmarks.{w.bench}.sha256",
+    script:
+        "../workflow_scripts/download.py"
+
+
+for _image, _benches in EVAL_IMAGES.items():
+
+    rule:
+        name:
+            f"eval_items_{_image}"
+        input:
+            eval_source_input,
+        output:
+            prepared="resources/data/eval/{bench}.jsonl",
+            skipped="resources/data/eval/{bench}.skipped.jsonl",
+        log:
+            "logs/eval/items_{bench}.log",
+        benchmark:
+            "benchmarks/eval/items_{bench}.tsv"
+        wildcard_constraints:
+            bench=_benches,
+        container:
+            image(_image)
+        threads: 2
+        params:
+            cfg=eval_bench_cfg,
+        script:
+            "../workflow_scripts/eval_items.py"
+
+
+for _track in LOADED_TRACKS:
+    if "benchmarks" not in config[_track]:
+        continue
+
+    rule:
+        name:
+            f"{_track}_eval_generate"
+        input:
+            prepared="resources/data/eval/{bench}.jsonl",
+            model=generation_model_input,
+            adapter=eval_adapter_input(_track),
+        output:
+            _eval_generate_rule(_track),
+        log:
+            f"{log_dir(_track)}/eval/{{bench}}_{{model}}_{{mode}}.log",
+        benchmark:
+            f"{bench_dir(_track)}/eval/{{bench}}_{{model}}_{{mode}}.tsv"
+        wildcard_constraints:
+            bench="|".join(ADAPTERS),
+            mode=EVAL_NAME,
+            model=EVAL_NAME,
+        container:
+            image("gpu")
+        threads: GENERATION_THREADS
+        resources:
+            **resources_of("generate"),
+        params:
+            cfg=eval_generate_cfg,
+            model_dir=generation_model_param,
+        script:
+            "../workflow_scripts/eval_generate.py"
+
+    for _image, _benches in EVAL_IMAGES.items():
+
+        rule:
+            name:
+                f"{_track}_eval_score_{_image}"
+            input:
+                prepared="resources/data/eval/{bench}.jsonl",
+                generations=_eval_generate_rule(_track),
+            output:
+                scored=_eval_generate_rule(_track)[: -len(".jsonl")] + ".scored.jsonl",
+                summary=_eval_generate_rule(_track)[: -len(".jsonl")] + ".json",
+            log:
+                f"{log_dir(_track)}/eval/{{bench}}_{{model}}_{{mode}}_score.log",
+            benchmark:
+                f"{bench_dir(_track)}/eval/{{bench}}_{{model}}_{{mode}}_score.tsv"
+            wildcard_constraints:
+                bench=_benches,
+                mode=EVAL_NAME,
+                model=EVAL_NAME,
+            container:
+                image(_image)
+            threads: 2
+            resources:
+                **resources_of("verify"),
+            params:
+                cfg=eval_score_cfg,
+            script:
+                "../workflow_scripts/eval_score.py"

@@ -1,0 +1,1 @@
+"""One module per benchmark family; ``selfplay.evaluate.registry`` names them."""

@@ -1,0 +1,62 @@
+"""Checking a config's evaluation settings when the workflow starts: every benchmark a
+track runs exists and can get its data, every mode it names is defined and fits the
+benchmark, and every model tag names a model the track has."""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import UserError
+from .modes import EvalMode
+from .registry import ADAPTERS, benchmark
+
+FIXED_TAGS = ("base", "bob", "alice", "alice_rounds")
+
+
+def check_model_tag(tag: str, rounds: int) -> None:
+    m = re.fullmatch(r"alice_r(\d+)", tag)
+    if tag in FIXED_TAGS or (m and 1 <= int(m.group(1)) <= rounds):
+        return
+    raise UserError(f"unknown model {tag!r}: use base, bob, alice, alice_rounds or alice_r<k> with "
+                    f"1 <= k <= {rounds} (the track's rounds)")
+
+
+def check_evaluation(cfg: dict, track: str) -> None:
+    """Raise UserError naming the key of the first problem in ``<track>.benchmarks``."""
+    ev = cfg[track].get("benchmarks")
+    if not ev:
+        return
+    modes = {name: EvalMode.from_config(name, section) for name, section in cfg["evaluation"]["modes"].items()}
+    for tag in ev["models"]:
+        try:
+            check_model_tag(tag, int(cfg[track].get("rounds", 0)))
+        except UserError as exc:
+            raise UserError(f"config key {track}.benchmarks.models: {exc}") from None
+    for name, mode_names in ev["runs"].items():
+        key = f"{track}.benchmarks.runs.{name}"
+        if name not in ADAPTERS:
+            raise UserError(f"config key {key}: unknown benchmark; known: {', '.join(sorted(ADAPTERS))}")
+        bench = benchmark(name)
+        for m in mode_names:
+            if m not in modes:
+                raise UserError(f"config key {key}: mode {m!r} is not defined in evaluation.modes")
+            if modes[m].aggregate == "majority" and bench.task != "classify":
+                raise UserError(f"config key {key}: mode {m!r} takes a majority vote, which only "
+                                f"classification benchmarks have ({name} is {bench.task})")
+        check_source(cfg, name)
+
+
+def check_source(cfg: dict, name: str) -> None:
+    settings = cfg["evaluation"]["benchmarks"][name]
+    key = f"evaluation.benchmarks.{name}"
+    bench = benchmark(name)
+    source = settings["source"]
+    if source == "path" and not settings.get("path"):
+        raise UserError(f"config key {key}.path: source is 'path', so name the file ({bench.source_note})")
+    if source == "download" and not bench.downloads:
+        raise UserError(f"config key {key}.source: {name} has no download (its data: {bench.source_note}); "
+                        "use source: path")
+    if source == "smoke" and not bench.smoke:
+        raise UserError(f"config key {key}.source: {name} ships no smoke items; use package, download or path")
+    if source == "package" and not bench.package:
+        raise UserError(f"config key {key}.source: no pip package ships {name}'s data")

@@ -1,0 +1,113 @@
+"""The benchmark layer's workflow steps, file to file: prepare a benchmark's items,
+sample a model on them in one mode (recorded like every generation), score the
+samples, and summarise the scores.
+
+Files (see rules/evaluate.smk):
+  resources/data/eval/<bench>.jsonl (+ .skipped.jsonl)             prepared items
+  results/<track>/<exp>/eval/<bench>/<model>/<mode>.jsonl           generations
+  results/<track>/<exp>/eval/<bench>/<model>/<mode>.scored.jsonl    one row per sample
+  results/<track>/<exp>/eval/<bench>/<model>/<mode>.json            the metrics
+"""
+
+from __future__ import annotations
+
+import logging
+
+from ..errors import UserError
+from ..llm.base import GenerationRequest
+from ..records import derive_seed, read_jsonl, write_json, write_jsonl
+from ..evaluate.benchmark import Sample
+from ..evaluate.modes import mode_of
+from ..evaluate.registry import benchmark
+from ..report.decoding import decoding_of
+from .agents import generate_to_file, resolve_adapter
+
+log = logging.getLogger("selfplay")
+
+
+def bench_settings(cfg: dict, name: str) -> dict:
+    return cfg["evaluation"]["benchmarks"][name]
+
+
+def source_of(paths: list[str]) -> str | None:
+    """What an adapter's ``prepare`` reads: nothing (shipped data), the one file, or the
+    folder holding a release's several downloaded files."""
+    import os
+
+    paths = [str(p) for p in paths]
+    if not paths:
+        return None
+    if len(paths) == 1:
+        return paths[0]
+    folders = {os.path.dirname(p) for p in paths}
+    if len(folders) != 1:
+        raise UserError(f"a benchmark's files must lie in one folder, got {sorted(folders)}")
+    return folders.pop()
+
+
+def prepare(cfg: dict, name: str, source_path: str | None, out: str, skipped_out: str) -> dict:
+    """The benchmark's items from a downloaded/supplied file (or its shipped data)."""
+    settings = bench_settings(cfg, name)
+    adapter = benchmark(name)
+    items, skipped = adapter.prepare(source_path, settings, cfg)
+    if not items:
+        raise UserError(f"benchmark {name}: no usable items ({len(skipped)} skipped; see {skipped_out})"
+                        if skipped else f"benchmark {name}: the source holds no items")
+    ids = [i["id"] for i in items]
+    if len(set(ids)) != len(ids):
+        raise UserError(f"benchmark {name}: item ids are not unique")
+    write_jsonl(out, items)
+    write_jsonl(skipped_out, skipped)
+    log.info("benchmark %s: %d items, %d skipped (source: %s)", name, len(items), len(skipped),
+             source_path or settings["source"])
+    return {"items": len(items), "skipped": len(skipped)}
+
+
+def eval_request(cfg: dict, name: str, mode_name: str, item: dict, adapter: str | None) -> GenerationRequest:
+    """One item's samples in one mode. The seed depends on the benchmark, mode and item,
+    not on the model, so every model answers the same draws (paired comparisons)."""
+    bench, mode = benchmark(name), mode_of(cfg, mode_name)
+    settings = bench_settings(cfg, name)
+    seed = derive_seed(cfg["seed"], "eval", name, mode_name, item["id"])
+    return GenerationRequest(
+        messages=bench.messages(item, mode.cot),
+        sampling=mode.sampling_params(seed, settings.get("max_new_tokens")),
+        adapter=adapter,
+        answer_format=bench.answer_format(item, mode.cot) if settings["constrained"] else None,
+    )
+
+
+def generate(cfg: dict, name: str, mode_name: str, model_tag: str, items_path: str, model_dir: str | None,
+             adapter_dir: str | None, out: str) -> None:
+    items = read_jsonl(items_path)
+    adapter = resolve_adapter(adapter_dir)
+    requests = [eval_request(cfg, name, mode_name, item, adapter) for item in items]
+    metas = [{"role": "evaluation", "benchmark": name, "mode": mode_name, "model": model_tag,
+              "item": item["id"], "adapter_dir": adapter} for item in items]
+    generate_to_file(cfg, model_dir, requests, metas, out, f"{name} / {mode_name} / {model_tag}")
+
+
+def samples_of(records: list[dict]) -> list[Sample]:
+    return [Sample(rec["meta"]["item"], k, text) for rec in records for k, text in enumerate(rec["outputs"])]
+
+
+def score(cfg: dict, name: str, mode_name: str, items_path: str, generations_path: str, scored_out: str,
+          summary_out: str, ks: tuple[int, ...] = (1,)) -> dict:
+    bench, mode = benchmark(name), mode_of(cfg, mode_name)
+    items = {i["id"]: i for i in read_jsonl(items_path)}
+    records = read_jsonl(generations_path)
+    unknown = {r["meta"]["item"] for r in records} - set(items)
+    if unknown:
+        raise UserError(f"{generations_path}: answers to items the benchmark does not have "
+                        f"(e.g. {sorted(unknown)[0]}); regenerate them")
+    rows = bench.score(items, samples_of(records), mode, cfg, workers=int(cfg["evaluation"]["workers"]))
+    write_jsonl(scored_out, rows)
+    summary = (bench.summarise(items, rows, mode, ks=ks) if bench.task == "codegen"
+               else bench.summarise(items, rows, mode))
+    summary = {"benchmark": name, "title": bench.title, "task": bench.task,
+               "model": (records[0]["meta"].get("model") if records else None),
+               "decoding": decoding_of(r.get("answer_format") for r in records), **summary}
+    write_json(summary_out, summary)
+    log.info("%s / %s: %s", name, mode_name,
+             {k: summary.get(k) for k in ("accuracy", "f1", "pass@1") if k in summary})
+    return summary

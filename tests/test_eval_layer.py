@@ -1,0 +1,245 @@
+"""The shared benchmark layer: modes, classification metrics, host-side judging of
+model-written code, the EvalPlus adapters (with HumanEval's ground truth through our
+sandbox), config checks and table layouts."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from selfplay.errors import UserError
+from selfplay.evaluate.benchmark import Sample
+from selfplay.evaluate.benchmarks.evalplus import (DATA, HumanEval, HumanEvalPlus, Mbpp, MbppPlus, assemble,
+                                                   check_with_oracle, extract_code, human_eval_rows)
+from selfplay.evaluate.layout import table_layout
+from selfplay.evaluate.modes import EvalMode
+from selfplay.evaluate.python_calls import args_source, judge, parse_args, run_calls, same_value
+from selfplay.evaluate.settings import check_evaluation
+from selfplay.metrics.classification import binary_scores, majority_vote
+from selfplay.sandbox import Sandbox
+
+GREEDY = EvalMode("greedy", 1, False, "single", {"temperature": 0.0, "top_p": 1.0, "max_new_tokens": 8})
+
+
+def cfg_for(name, **extra):
+    return {"evaluation": {"benchmarks": {name: {"timeout": 3.0, "max_seconds": 30.0, **extra}}}}
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    with Sandbox(workers=2) as sb:
+        yield sb
+
+
+# --- metrics and modes -------------------------------------------------------------
+
+def test_binary_scores_count_unreadable_answers_as_wrong_but_not_positive():
+    gold = ["yes", "yes", "no", "no", "yes"]
+    pred = ["yes", None, "yes", None, "no"]
+    s = binary_scores(gold, pred, "yes")
+    assert (s["tp"], s["fp"], s["fn"], s["tn"], s["unparsed"]) == (1, 1, 2, 0, 2)
+    assert s["accuracy"] == pytest.approx(1 / 5)
+    assert s["precision"] == pytest.approx(1 / 2)
+    assert s["recall"] == pytest.approx(1 / 3)
+    assert s["f1"] == pytest.approx(2 * 0.5 * (1 / 3) / (0.5 + 1 / 3))
+
+
+def test_binary_scores_undefined_precision_is_none_and_f1_zero_when_recall_is_zero():
+    s = binary_scores(["yes", "no"], ["no", "no"], "yes")
+    assert s["precision"] is None and s["recall"] == 0.0 and s["f1"] == 0.0
+    assert binary_scores([], [], "yes")["accuracy"] is None
+    with pytest.raises(UserError):
+        binary_scores(["yes"], [], "yes")
+
+
+def test_majority_vote_ignores_unreadable_and_breaks_ties_by_first_seen():
+    assert majority_vote(["B", None, "A", "B", "A", None]) == "B"
+    assert majority_vote(["A", "B", "B"]) == "B"
+    assert majority_vote([None, None]) is None
+
+
+def test_modes_refuse_inconsistent_settings():
+    good = {"samples": 9, "cot": False, "aggregate": "majority", "sampling": {"temperature": 1.0, "top_p": 1.0,
+                                                                             "max_new_tokens": 4}}
+    assert EvalMode.from_config("majority", good).samples == 9
+    with pytest.raises(UserError, match="exactly one sample"):
+        EvalMode.from_config("x", {**good, "aggregate": "single"})
+    with pytest.raises(UserError, match="aggregate"):
+        EvalMode.from_config("x", {**good, "aggregate": "vote"})
+    params = EvalMode.from_config("majority", good).sampling_params(7, max_new_tokens=32)
+    assert (params.n, params.seed, params.max_new_tokens, params.temperature) == (9, 7, 32, 1.0)
+
+
+# --- judging code in the host -------------------------------------------------------
+
+def test_arguments_round_trip_with_dict_order_special_floats_and_sets():
+    args = ({"b": 1, "a": 2}, [float("inf"), -0.5], {3, 1}, frozenset({2}), (1,), b"x", None, True)
+    back = parse_args(args_source(args))
+    assert back == args and list(back[0]) == ["b", "a"]
+    with pytest.raises(ValueError):
+        parse_args("(__import__('os'),)")
+
+
+def test_values_compare_like_python_equality_with_float_tolerance():
+    enc = lambda v: ["float", repr(v)] if isinstance(v, float) else ["int", v]  # noqa: E731
+    assert same_value(["int", 2], ["float", "2.0"])
+    assert same_value(enc(0.1 + 0.2), enc(0.3))
+    assert not same_value(enc(0.31), enc(0.3))
+    assert not same_value(["object", "Fake", "Fake()"], ["int", 1])
+    assert same_value(["list", [enc(1.0000000001)]], ["list", [enc(1.0)]])
+
+
+def test_calls_are_judged_outside_the_program(sandbox):
+    tests = [{"args": args_source([2, 3]), "expected": ["int", 5]},
+             {"args": args_source([-1, 1]), "expected": ["int", 0]}]
+    calls = [t["args"] for t in tests]
+
+    def verdict(code):
+        return judge(run_calls(sandbox, code, "add", calls, 2.0, 10.0), tests)[:2]
+
+    assert verdict("def add(a, b):\n    return a + b\n") == (True, None)
+    assert verdict("def add(a, b):\n    return a - b\n") == (False, "wrong_output")
+    # a program cannot report its own pass: exiting, printing, forging equality all fail
+    assert verdict("import os\nos._exit(0)\n")[0] is False
+    assert verdict("import sys\nprint('all tests passed')\nsys.exit(0)\n")[0] is False
+    assert verdict("class Eq:\n    def __eq__(self, o):\n        return True\n"
+                   "def add(a, b):\n    return Eq()\n") == (False, "wrong_output")
+    assert verdict("def add(a, b):\n    raise ValueError('no')\n") == (False, "exception:ValueError")
+    assert verdict("def plus(a, b):\n    return a + b\n") == (False, "missing_entry_point")
+    assert verdict("def add(a, b):\n    while True:\n        pass\n")[1].startswith("timeout")
+    assert verdict("def add(a, b)\n    return a + b\n")[1] == "exception:SyntaxError"
+
+
+# --- EvalPlus ------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def humaneval_items():
+    items, skipped = HumanEval().prepare(None, {"timeout": 3.0, "limit": None}, {})
+    return items, skipped
+
+
+def test_humaneval_canonical_solutions_all_pass_through_our_sandbox_and_scorer(humaneval_items):
+    items, skipped = humaneval_items
+    assert skipped == [] and len(items) == 164
+    assert all(item["tests"] for item in items)
+    rows = {r["task_id"]: r for r in human_eval_rows()}
+    samples = [Sample(i["id"], 0, f"Solution:\n```python\n{rows[i['id']]['prompt']}"
+                                  f"{rows[i['id']]['canonical_solution']}\n```\n") for i in items]
+    scored = HumanEval().score({i["id"]: i for i in items}, samples, GREEDY, cfg_for("humaneval"))
+    assert [r["id"] for r in scored if not r["passed"]] == []
+    summary = HumanEval().summarise({i["id"]: i for i in items}, scored, GREEDY)
+    assert summary["pass@1"] == 1.0 and summary["n"] == 164
+
+
+def test_humaneval_wrong_solutions_fail(humaneval_items):
+    items = {i["id"]: i for i in humaneval_items[0][:20]}
+    rows = {r["task_id"]: r for r in human_eval_rows()}
+    # each problem answered with the next problem's solution: none may pass
+    ids = sorted(items, key=lambda t: int(t.split("/")[1]))
+    samples = [Sample(a, 0, "```python\n" + rows[b]["prompt"] + rows[b]["canonical_solution"] + "\n```")
+               for a, b in zip(ids, ids[1:] + ids[:1])]
+    scored = HumanEval().score(items, samples, GREEDY, cfg_for("humaneval"))
+    assert not any(r["passed"] for r in scored)
+
+
+def test_humaneval_32_takes_any_root():
+    items, _ = HumanEval().prepare(None, {"timeout": 3.0, "limit": 33}, {})
+    item = next(i for i in items if i["id"] == "HumanEval/32")
+    assert item["oracle"] == "poly_root"
+    for test in item["tests"]:
+        xs = parse_args(test["args"])[0]
+        assert any(xs)
+        # the reference's root passes; a value off the root fails even if "close" in x
+        assert check_with_oracle("poly_root", test, test["expected"], 0.0)
+        assert not check_with_oracle("poly_root", test, ["float", repr(1e6)], 0.0)
+    # the oracle reads the polynomial, not the reference's value: x = 1 is a root of 1 - x
+    fake = {"args": args_source([[1, -1]]), "expected": ["float", "123.0"]}
+    assert check_with_oracle("poly_root", fake, ["float", "1.0"], 0.0)
+
+
+@pytest.mark.parametrize("cls", [HumanEvalPlus, Mbpp, MbppPlus])
+def test_evalplus_smoke_references_pass_and_plus_adds_tests(cls):
+    bench = cls()
+    items, skipped = bench.prepare(None, {"timeout": 3.0}, {})
+    assert skipped == [] and items
+    raw = {json.loads(line)["task_id"]: json.loads(line) for line in (DATA / bench.smoke).read_text().splitlines()}
+    for item in items:
+        row = raw[item["id"]]
+        expected = len(row["base_input"]) + (len(row["plus_input"]) if bench.plus else 0)
+        assert len(item["tests"]) == expected
+    samples = []
+    for item in items:
+        row = raw[item["id"]]
+        code = row["prompt"] + row["canonical_solution"] if bench.family == "humaneval" else row["canonical_solution"]
+        samples.append(Sample(item["id"], 0, f"```python\n{code}\n```"))
+        samples.append(Sample(item["id"], 1, "I am not sure."))
+    mode = EvalMode("two", 2, False, "mean", {})
+    scored = bench.score({i["id"]: i for i in items}, samples, mode, cfg_for(bench.name))
+    assert all(r["passed"] for r in scored if r["sample"] == 0)
+    assert all(r["reason"] == "parse:no_code" for r in scored if r["sample"] == 1)
+    assert bench.summarise({i["id"]: i for i in items}, scored, mode, ks=(1, 2))["pass@2"] == 1.0
+
+
+def test_mbpp_plus_catches_a_solution_that_only_passes_the_base_tests():
+    items, _ = MbppPlus().prepare(None, {"timeout": 3.0}, {})
+    base_items, _ = Mbpp().prepare(None, {"timeout": 3.0}, {})
+    item = next(i for i in items if i["entry_point"] == "max_of_list")
+    # right on the base inputs (which have no repeated maximum and are never all-zero), wrong on [0, 0, 0]
+    code = "```python\ndef max_of_list(nums):\n    return max(nums) or None\n```"
+    plus = MbppPlus().score({item["id"]: item}, [Sample(item["id"], 0, code)], GREEDY, cfg_for("mbpp_plus"))
+    base_item = next(i for i in base_items if i["id"] == item["id"])
+    base = Mbpp().score({item["id"]: base_item}, [Sample(item["id"], 0, code)], GREEDY, cfg_for("mbpp"))
+    assert base[0]["passed"] and not plus[0]["passed"]
+
+
+def test_extracting_and_assembling_programs():
+    item = {"prompt": "from typing import List\n\ndef helper(x):\n    return x\n\n\ndef f(xs: List[int]) -> int:\n"
+                      '    """doc"""\n', "entry_point": "f"}
+    code = extract_code("text\n```python\ndef g(): pass\n```\nthen\n```python\ndef f(xs):\n    return helper(1)\n```",
+                        "f")
+    assert code.startswith("def f(xs)")
+    program = assemble(item, code)
+    namespace: dict = {}
+    exec(compile(program, "p", "exec"), namespace)  # trusted text written above, not model output
+    assert namespace["f"]([1]) == 1
+    assert extract_code("no code here", "f") is None
+    body = assemble(item, "    return len(xs)\n")
+    assert body.endswith("    return len(xs)\n") and body.startswith("from typing")
+
+
+# --- config checks and layouts ---------------------------------------------------------
+
+def test_config_check_refuses_unknown_benchmarks_modes_and_majority_on_code():
+    from selfplay.config import validate_config
+    import yaml
+
+    cfg = yaml.safe_load(open("config.yaml"))
+    validate_config(cfg)
+    base = copy.deepcopy(cfg)
+    base["sinq"]["benchmarks"]["runs"] = {"humaneval": ["greedy"]}
+    check_evaluation(base, "sinq")
+    for runs, message in [({"nosuch": ["greedy"]}, "unknown benchmark"),
+                          ({"humaneval": ["nosuch"]}, "not defined"),
+                          ({"humaneval": ["majority"]}, "majority vote")]:
+        bad = copy.deepcopy(base)
+        bad["sinq"]["benchmarks"]["runs"] = runs
+        with pytest.raises(UserError, match=message):
+            check_evaluation(bad, "sinq")
+    bad = copy.deepcopy(base)
+    bad["sinq"]["benchmarks"]["models"] = ["alice_r9"]
+    with pytest.raises(UserError, match="alice_r"):
+        check_evaluation(bad, "sinq")
+    bad = copy.deepcopy(base)
+    bad["evaluation"]["benchmarks"]["humaneval"]["source"] = "path"
+    with pytest.raises(UserError, match="path"):
+        check_evaluation(bad, "sinq")
+
+
+def test_table_layout_columns_follow_modes_then_models():
+    rows, columns, cells = table_layout({"mbpp": ["greedy"], "humaneval": ["greedy", "cot"]}, ["base", "bob"],
+                                        ["mbpp", "mbpp_plus", "humaneval"])
+    assert [r[1] for r in rows] == ["mbpp", "humaneval"]
+    assert [c[0] for c in columns] == ["Base", "Trained Bob", "Base CoT", "Trained Bob CoT"]
+    assert ("humaneval", "cot", "bob") in cells and ("mbpp", "cot", "bob") not in cells
