@@ -9,6 +9,8 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from selfplay.config import configured_tracks, prepare_config
 from selfplay.config.slices import config_slice
 from selfplay.evaluate.registry import ADAPTERS, downloads_of
+from selfplay.evaluate.registry import benchmark as benchmark_adapter
+from selfplay.evaluate.settings import track_runs
 from selfplay.containers.registry import load_images
 from selfplay.errors import UserError
 from selfplay.tracks.registry import TRACKS as REGISTRY
@@ -263,19 +265,7 @@ def eval_dir(track):
 
 def eval_runs(track):
     """(benchmark, mode, model) of every evaluation the track's config asks for."""
-    ev = config[track]["benchmarks"]
-    return [(b, m, tag) for b, modes in ev["runs"].items() for m in modes for tag in eval_models(track)]
-
-
-def eval_models(track):
-    """The model tags a track evaluates; alice_rounds stands for alice_r1..alice_rR."""
-    tags = []
-    for tag in config[track]["benchmarks"]["models"]:
-        if tag == "alice_rounds":
-            tags += [f"alice_r{r}" for r in range(1, n_rounds(track) + 1)]
-        else:
-            tags.append(tag)
-    return tags
+    return track_runs(config[track])
 
 
 def eval_file(track, bench, mode, model, kind):
@@ -334,11 +324,17 @@ def eval_source_input(wildcards):
 def eval_download_param(key):
     def _param(wildcards):
         spec = next(d for d in downloads_of(wildcards.bench) if d["file"] == wildcards.file)
+        settings = EVAL["benchmarks"][wildcards.bench]
         if key == "sha256":
-            return EVAL["benchmarks"][wildcards.bench]["sha256"] or spec.get("sha256")
-        return spec[key]
+            return settings["sha256"].get(wildcards.file) or spec.get("sha256")
+        # a release pinned by a revision setting (e.g. a dataset commit on the hub)
+        return spec[key].format(revision=settings.get("revision", ""))
 
     return _param
+
+
+def eval_source_note(wildcards):
+    return benchmark_adapter(wildcards.bench).source_note
 
 
 def eval_bench_cfg(wildcards):

@@ -21,9 +21,25 @@ rule eval_download:
     params:
         url=eval_download_param("url"),
         sha256=eval_download_param("sha256"),
-        pin_key=lambda w: f"evaluation.benchmarks.{w.bench}.sha256",
+        pin_key=lambda w: f"evaluation.benchmarks.{w.bench}.sha256.{w.file}",
     script:
         "../workflow_scripts/download.py"
+
+
+rule eval_supplied:
+    """A benchmark file only the user can supply (gated data such as PySecDB): when it is
+    missing, this fails and says how to obtain it and where to put it."""
+    output:
+        file="resources/supplied/eval/{bench}/{file}",
+    log:
+        "logs/eval/supplied_{bench}_{file}.log",
+    wildcard_constraints:
+        bench="|".join(ADAPTERS),
+    localrule: True
+    params:
+        note=eval_source_note,
+    script:
+        "../workflow_scripts/eval_supplied.py"
 
 
 for _image, _benches in EVAL_IMAGES.items():

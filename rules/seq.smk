@@ -19,7 +19,17 @@ SEQ_TABLES = f"results/tables/seq/{SEQ['experiment']}"
 SEQ_FIGURES = f"results/figures/seq/{SEQ['experiment']}"
 # The translation to Haskell does not depend on the regime: E1-E3 reuse E0's.
 SEQ_TRANSLATE = "results/seq/translate"
-SEQ_CODEGEN_AGENTS = ("base", "alice", "bob")
+# Table 3's models: the base model, the final Alice (alice_r<R>), the trained Bob
+SEQ_FINAL_ALICE = f"alice_r{n_rounds('seq')}"
+SEQ_CODEGEN_AGENTS = {"base": "base", "alice": SEQ_FINAL_ALICE, "bob": "bob"}
+# Table 3's benchmarks: the Haskell code generation ones the config runs
+SEQ_CODEGEN = [b for b in ("haskell_mini", "humaneval_hs", "mbpp_hs") if b in SEQ["benchmarks"]["runs"]]
+# Table 3's cells: each benchmark in its first mode
+SEQ_CODEGEN_FILES = {
+    f"{b}_{a}": eval_summary("seq", b, next(m for r, m, _ in eval_runs("seq") if r == b), tag)
+    for b in SEQ_CODEGEN
+    for a, tag in SEQ_CODEGEN_AGENTS.items()
+}
 # Table 8's columns: the regimes' experiments (null: this run alone)
 SEQ_REGIME_RUNS = SEQ["regimes"]["experiments"] or [SEQ["experiment"]]
 # The translation model is a setting of its own (the paper: DeepSeek-R1-Distill-Llama-70B).
@@ -28,7 +38,7 @@ MODELS[SEQ_TRANSLATOR["name"]] = SEQ_TRANSLATOR
 SEQ_REPORTS = [f"{SEQ_TABLES}/{t}.md" for t in ("table2", "table6", "data_yield")] + [
     f"{SEQ_FIGURES}/figure{n}.png" for n in (3, 6, 7)
 ]
-if SEQ["codegen"]["benchmarks"]:
+if SEQ_CODEGEN:
     SEQ_REPORTS.append(f"{SEQ_TABLES}/table3.md")
 
 
@@ -44,7 +54,8 @@ TRACK_OUTPUTS["seq"] = {
             f"resources/data/seq/{SEQ_DATASET}_{split}{kind}.jsonl"
             for split in ("train", "test")
             for kind in ("", ".rejected")
-        ],
+        ]
+        + eval_items_files("seq"),
         recordings=[f"{SEQ_TRANSLATE}/generations.jsonl"]
         + [
             p
@@ -54,11 +65,7 @@ TRACK_OUTPUTS["seq"] = {
             + [f"bob_{who}" for who in whos_of(s)]
             for p in shard_files("seq", s, folder)
         ]
-        + [
-            f"{SEQ_EXP}/codegen/{b}/{a}.jsonl"
-            for b in SEQ["codegen"]["benchmarks"]
-            for a in SEQ_CODEGEN_AGENTS
-        ],
+        + eval_files("seq", ""),
         verdicts=[f"{SEQ_TRANSLATE}/translated.jsonl"]
         + [
             p
@@ -69,11 +76,8 @@ TRACK_OUTPUTS["seq"] = {
             + [f"labeled_{who}" for who in whos_of(s)]
             for p in shard_files("seq", s, folder)
         ]
-        + [
-            f"{SEQ_EXP}/codegen/{b}/{a}.scored.jsonl"
-            for b in SEQ["codegen"]["benchmarks"]
-            for a in SEQ_CODEGEN_AGENTS
-        ],
+        + eval_files("seq", ".scored")
+        + eval_files("seq", ".json"),
         # each Markdown table's CSV twin and each figure's data are compared byte for byte too
         tables=[p for p in SEQ_REPORTS if p.endswith(".md")]
         + [p[: -len(".md")] + ".csv" for p in SEQ_REPORTS if p.endswith(".md")]
@@ -623,105 +627,14 @@ rule seq_table8:
         "../workflow_scripts/seq_table8.py"
 
 
-# --- Table 3: Haskell code generation (MultiPL-E's HumanEval / MBPP; the default's
-# shipped mini set), base model vs the final Alice and the trained Bob ---------------
-
-
-rule seq_download_multipl_e:
-    output:
-        file="resources/downloads/seq/multipl_e_{bench}.parquet",
-    log:
-        "logs/seq/sources/download_multipl_e_{bench}.log",
-    wildcard_constraints:
-        bench="humaneval|mbpp",
-    localrule: True
-    container:
-        image("python")
-    params:
-        url=lambda w: hub_file_url(
-            "nuprl/MultiPL-E",
-            f"{w.bench}-hs/test-00000-of-00001.parquet",
-            SEQ["codegen"]["multipl_e_revision"],
-        ),
-        sha256=None,
-        pin_key=None,
-    script:
-        "../workflow_scripts/download.py"
-
-
-rule seq_codegen_problems:
-    input:
-        lambda w: [] if w.bench == "mini" else f"resources/downloads/seq/multipl_e_{w.bench}.parquet",
-    output:
-        problems="resources/data/seq/codegen_{bench}.jsonl",
-        skipped="resources/data/seq/codegen_{bench}.skipped.jsonl",
-    log:
-        "logs/seq/sources/codegen_{bench}.log",
-    container:
-        image("haskell")
-    params:
-        cfg=cfg_of("seed", "seq.verify"),
-    script:
-        "../workflow_scripts/seq_codegen_problems.py"
-
-
-rule seq_codegen_generate:
-    input:
-        problems="resources/data/seq/codegen_{bench}.jsonl",
-        model=generation_model_input,
-        adapter=lambda w: {
-            "base": [],
-            "alice": alice_adapter("seq", n_rounds("seq")),
-            "bob": bob_adapter("seq"),
-        }[w.agent],
-    output:
-        f"{SEQ_EXP}/codegen/{{bench}}/{{agent}}.jsonl",
-    log:
-        f"{SEQ_LOG}/codegen/{{bench}}_{{agent}}.log",
-    benchmark:
-        f"{SEQ_BENCH}/codegen/{{bench}}_{{agent}}.tsv"
-    wildcard_constraints:
-        agent="base|alice|bob",
-    container:
-        image("gpu")
-    threads: GENERATION_THREADS
-    resources:
-        **resources_of("generate"),
-    params:
-        cfg=cfg_of(*GENERATION_KEYS, "seq.codegen"),
-        model_dir=generation_model_param,
-    script:
-        "../workflow_scripts/seq_codegen_generate.py"
-
-
-rule seq_codegen_eval:
-    input:
-        problems="resources/data/seq/codegen_{bench}.jsonl",
-        generations=f"{SEQ_EXP}/codegen/{{bench}}/{{agent}}.jsonl",
-    output:
-        f"{SEQ_EXP}/codegen/{{bench}}/{{agent}}.scored.jsonl",
-    log:
-        f"{SEQ_LOG}/codegen/{{bench}}_{{agent}}_eval.log",
-    wildcard_constraints:
-        agent="base|alice|bob",
-    container:
-        image("haskell")
-    threads: 2
-    resources:
-        **resources_of("verify"),
-    params:
-        cfg=cfg_of("seed", "seq.verify"),
-    script:
-        "../workflow_scripts/seq_codegen_eval.py"
+# --- Table 3: Haskell code generation on the benchmark layer (rules/evaluate.smk) -----
+# (MultiPL-E's HumanEval / MBPP in Haskell; the default's ten shipped problems), the base
+# model vs the final Alice and the trained Bob.
 
 
 rule seq_table3:
     input:
-        **{
-            f"{b}_{a}": f"{SEQ_EXP}/codegen/{b}/{a}.scored.jsonl"
-            for b in SEQ["codegen"]["benchmarks"]
-            for a in SEQ_CODEGEN_AGENTS
-        },
+        **SEQ_CODEGEN_FILES,
     output:
         csv=report(
             f"{SEQ_TABLES}/table3.csv",
@@ -740,6 +653,6 @@ rule seq_table3:
     container:
         image("python")
     params:
-        benchmarks=SEQ["codegen"]["benchmarks"],
+        benchmarks=SEQ_CODEGEN,
     script:
         "../workflow_scripts/seq_table3.py"

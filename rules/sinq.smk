@@ -16,8 +16,7 @@ SINQ_DATASET = config["sinq"]["sources"]["dataset"]
 # Paper 001's benchmark tables (Section 3.4): each one whose benchmarks the config runs.
 SINQ_EVAL = config["sinq"]["benchmarks"]
 SINQ_EVAL_LAYOUT = {
-    name: table_layout(SINQ_EVAL["runs"], eval_models("sinq"), spec["benchmarks"])
-    for name, spec in SINQ_EVAL_TABLES.items()
+    name: table_layout(eval_runs("sinq"), spec["benchmarks"]) for name, spec in SINQ_EVAL_TABLES.items()
 }
 SINQ_EVAL_LAYOUT = {name: layout for name, layout in SINQ_EVAL_LAYOUT.items() if layout[0]}
 SINQ_EVAL_REPORTS = [f"results/tables/sinq/{n}.{ext}" for n in SINQ_EVAL_LAYOUT for ext in ("csv", "md")]
@@ -360,9 +359,9 @@ for _name, (_rows, _columns, _cells) in SINQ_EVAL_LAYOUT.items():
 rule sinq_figure3:
     input:
         **{
-            f"{t}|{m}": eval_summary("sinq", FIGURE3["benchmark"], m, t)
-            for m in SINQ_EVAL["runs"].get(FIGURE3["benchmark"], [])
-            for t in eval_models("sinq")
+            f"{t}|{m}": eval_summary("sinq", b, m, t)
+            for b, m, t in eval_runs("sinq")
+            if b == FIGURE3["benchmark"]
         },
     output:
         png=report(
@@ -378,11 +377,7 @@ rule sinq_figure3:
     container:
         image("python")
     params:
-        labels={
-            f"{t}|{m}": column_label(m, t)
-            for m in SINQ_EVAL["runs"].get(FIGURE3["benchmark"], [])
-            for t in eval_models("sinq")
-        },
+        labels={f"{t}|{m}": column_label(m, t) for b, m, t in eval_runs("sinq") if b == FIGURE3["benchmark"]},
         metric=FIGURE3["metric"],
         title=FIGURE3["title"],
         groups=None,

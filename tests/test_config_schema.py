@@ -329,18 +329,18 @@ def test_fill_defaults_keeps_a_null_and_does_not_descend_into_it(schema):
     filled = fill_defaults(cfg, schema)
     assert filled["seq"]["regime"] is None and filled["bundle"]["name"] is None
     assert filled["seq"]["translate"]["model"] is None and filled["seq"]["translate"]["backend"] == {}
-    assert filled["seq"]["codegen"]["multipl_e_revision"] == "main"
+    assert filled["evaluation"]["benchmarks"]["humaneval_hs"]["revision"] == "main"
 
 
-def test_an_absent_codegen_section_means_no_table3(schema):
+def test_an_absent_benchmarks_section_means_no_benchmark_tables(schema):
     cfg = load("config.yaml")
-    del cfg["seq"]["codegen"]
+    del cfg["seq"]["benchmarks"]
     assert not errors_of(schema, cfg)
     filled = fill_defaults(cfg, schema)
-    assert filled["seq"]["codegen"] == {"benchmarks": [], "multipl_e_revision": "main"}
+    assert filled["seq"]["benchmarks"] == {"models": ["base", "bob"], "runs": {}}
     assert not errors_of(schema, filled)
-    cfg["seq"]["codegen"] = {"benchmarks": ["mini"]}  # a benchmark needs samples and sampling
-    assert any("seq.codegen" in e and "samples" in e for e in errors_of(schema, cfg))
+    cfg["seq"]["benchmarks"] = {"runs": {"haskell_mini": {"models": ["base"]}}}  # a run needs its modes
+    assert any("seq.benchmarks.runs.haskell_mini" in e for e in errors_of(schema, cfg))
 
 
 def test_fill_defaults_on_a_small_schema():

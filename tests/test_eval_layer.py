@@ -16,7 +16,7 @@ from selfplay.evaluate.benchmarks.evalplus import (DATA, HumanEval, HumanEvalPlu
 from selfplay.evaluate.layout import table_layout
 from selfplay.evaluate.modes import EvalMode
 from selfplay.evaluate.python_calls import args_source, judge, parse_args, run_calls, same_value
-from selfplay.evaluate.settings import check_evaluation
+from selfplay.evaluate.settings import check_evaluation, expand_models, track_runs
 from selfplay.metrics.classification import binary_scores, majority_vote
 from selfplay.sandbox import Sandbox
 
@@ -238,8 +238,18 @@ def test_config_check_refuses_unknown_benchmarks_modes_and_majority_on_code():
 
 
 def test_table_layout_columns_follow_modes_then_models():
-    rows, columns, cells = table_layout({"mbpp": ["greedy"], "humaneval": ["greedy", "cot"]}, ["base", "bob"],
-                                        ["mbpp", "mbpp_plus", "humaneval"])
+    runs = track_runs({"rounds": 2, "benchmarks": {"models": ["base", "bob"], "runs": {
+        "mbpp": ["greedy"], "humaneval": ["greedy", "cot"], "identifier_swap": ["greedy"]}}})
+    rows, columns, cells = table_layout(runs, ["mbpp", "mbpp_plus", "humaneval"])
     assert [r[1] for r in rows] == ["mbpp", "humaneval"]
     assert [c[0] for c in columns] == ["Base", "Trained Bob", "Base CoT", "Trained Bob CoT"]
     assert ("humaneval", "cot", "bob") in cells and ("mbpp", "cot", "bob") not in cells
+
+
+def test_runs_expand_alice_rounds_and_take_per_benchmark_models():
+    assert expand_models(["base", "alice", "alice_rounds"], 3) == ["base", "alice_r3", "alice_r1", "alice_r2"]
+    runs = track_runs({"rounds": 2, "benchmarks": {"models": ["base", "bob"], "runs": {
+        "haskell_mini": {"modes": ["sampled"], "models": ["base", "alice_rounds"]}, "pysecdb": ["greedy"]}}})
+    assert runs == [("haskell_mini", "sampled", "base"), ("haskell_mini", "sampled", "alice_r1"),
+                    ("haskell_mini", "sampled", "alice_r2"), ("pysecdb", "greedy", "base"),
+                    ("pysecdb", "greedy", "bob")]

@@ -11,7 +11,7 @@ import pytest
 
 from selfplay.data.haskell_datasets import hsx_programs, opinstruct_python_sources, single_function, split_half
 from selfplay.errors import UserError
-from selfplay.tracks.seq.codegen import multipl_e_problems, resolve_expected
+from selfplay.evaluate.benchmarks.multipl_e import multipl_e_problems, resolve_expected
 from selfplay.tracks.seq.sources import describe_program, filter_programs
 
 needs_ghc = pytest.mark.skipif(shutil.which("ghc") is None, reason="GHC is missing: apt-get install ghc")
@@ -91,6 +91,6 @@ def test_multipl_e_rows_become_checks(tmp_path):
     assert [p["entry_point"] for p in problems] == ["add", "odds"]
     assert skipped == [{"name": "HumanEval_3_weird", "reason": "no `candidate ... == ...` test lines"}]
     assert problems[0]["tests"][1]["args"] == ["(-1)", "1"]
-    ok, bad = resolve_expected(problems, CFG)
+    ok, bad = resolve_expected(problems, {"timeout": 5.0, "memory_mb": 1024})
     assert not bad
     assert [t["expected"] for t in ok[0]["tests"]] == ["5", "0"] and ok[1]["tests"][0]["expected"] == "[1,3]"

@@ -42,6 +42,12 @@ def real_run(tmp_path_factory):
         seq[part]["sampling"]["max_new_tokens"] = 48
     seq["bob"].update(samples=2)
     seq["training"] = {"alice": small, "bob": small}
+    # The benchmark layer on the real model: one item of a code and a classification
+    # benchmark for SInQ, two Haskell problems for Table 3 (the rest: test_workflow_eval.py)
+    sinq["benchmarks"]["runs"] = {"identifier_swap": ["greedy"], "humaneval": ["greedy"]}
+    seq["benchmarks"]["runs"] = {"haskell_mini": {"modes": ["greedy"], "models": ["base", "bob", "alice"]}}
+    for name in ("identifier_swap", "humaneval", "haskell_mini"):
+        cfg["evaluation"]["benchmarks"][name].update(limit=1, max_new_tokens=48)
     # PSV's real run, bundle and replay are in test_workflow_psv.py
     cfg["tracks"] = ["sinq", "seq"] if shutil.which("ghc") else ["sinq"]  # GHC missing: its test below skips
     write_config(workdir, cfg)
@@ -92,12 +98,13 @@ def test_real_model_plays_the_haskell_track(real_run):
 
 
 def _is_recording(path) -> bool:
-    """Files written by generation rules: Alice, Bob, proofs, translations and Table 3's code generation."""
+    """Files written by generation rules: Alice, Bob, proofs, translations and the benchmark samples."""
     if path.parent.name in ("alice", "bob_untrained", "bob_trained") or path.parent.name.startswith("proof_gen"):
         return True
     if path.name == "generations.jsonl":  # the translations
         return True
-    return path.parent.parent.name == "codegen" and not path.name.endswith(".scored.jsonl")
+    # the benchmark layer's samples: .../eval/<benchmark>/<model>/<mode>.jsonl
+    return path.parent.parent.parent.name == "eval" and not path.name.endswith(".scored.jsonl")
 
 
 def test_replaying_the_recordings_reproduces_the_tables(real_run, tmp_path):

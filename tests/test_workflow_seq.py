@@ -96,7 +96,10 @@ def build_scenario(workdir: Path, liquid: str | None) -> tuple[dict, dict]:
     seq["alice"]["samples_per_source"] = 1  # the recordings below hold one answer per program
     seq["game"]["seq_probability"] = 0.5  # the scenario's games were drawn at the paper's 50/50
     seq["translate"]["count"] = 1
-    seq["codegen"]["samples"] = 2  # Table 3's recordings below hold two samples per problem
+    # Table 3 on the benchmark layer: two samples per problem (the recordings below)
+    cfg["evaluation"]["modes"]["sampled"]["samples"] = 2
+    seq["benchmarks"] = {"models": ["base", "bob"],
+                         "runs": {"haskell_mini": {"modes": ["sampled"], "models": ["base", "bob", "alice"]}}}
     small = {"lora_r": 4, "lora_alpha": 8, "max_steps": 1, "batch_size": 1, "grad_accum": 1, "max_length": 1024}
     seq["training"] = {"alice": small, "bob": small}
     train, test = [source(n) for n in TRAIN], [source(n) for n in TEST]
@@ -140,12 +143,17 @@ def build_scenario(workdir: Path, liquid: str | None) -> tuple[dict, dict]:
                 record(bob_request(cand, stage, who, cfg, None), [bob_text(truth), bob_text(other), "no verdict"])
     # Table 3: the base model gets countVowels right once and writes one sample that does
     # not compile; the final Alice gets it right twice; Bob's answers are not recorded.
-    from selfplay.tracks.seq.codegen import codegen_request, load_mini
+    from selfplay.config import validate_config
+    from selfplay.evaluate.benchmarks.multipl_e import load_mini
+    from selfplay.pipeline.evaluate import eval_request
 
+    filled = validate_config(json.loads(json.dumps(cfg)))
     vowels = next(p for p in load_mini() if p["name"] == "countVowels")
+    item = {"id": vowels["name"], "group": None, **vowels}
     right = "```haskell\ncountVowels :: String -> Int\ncountVowels s = length (filter (`elem` \"aeiouAEIOU\") s)\n```"
-    record(codegen_request(vowels, "base", cfg), [right, "```haskell\ncountVowels s = length +\n```"])
-    record(codegen_request(vowels, "alice", cfg), [right, right])
+    record(eval_request(filled, "haskell_mini", "sampled", "base", item, None),
+           [right, "```haskell\ncountVowels s = length +\n```"])
+    record(eval_request(filled, "haskell_mini", "sampled", "alice_r1", item, None), [right, right])
     write_jsonl(rec_file, recs)
     return cfg, games
 
@@ -286,10 +294,11 @@ def test_bundle_holds_the_haskell_run(seq_bundle, tmp_path):
                       (f"{EXP}/round1/proof_gen2/shard1.jsonl", "recording"),
                       (f"{EXP}/eval_test/bob_trained/shard0.jsonl", "recording"),
                       ("results/seq/translate/generations.jsonl", "recording"),
-                      (f"{EXP}/codegen/mini/alice.jsonl", "recording"),
+                      (f"{EXP}/eval/haskell_mini/alice_r1/sampled.jsonl", "recording"),
                       (f"{EXP}/round1/proof_check2/shard0.jsonl", "verdict"),
                       (f"{EXP}/round1/candidates/shard1.jsonl", "verdict"),
-                      (f"{EXP}/codegen/mini/base.scored.jsonl", "verdict"),
+                      (f"{EXP}/eval/haskell_mini/base/sampled.scored.jsonl", "verdict"),
+                      ("resources/data/eval/haskell_mini.jsonl", "input-data"),
                       (f"{EXP}/round1/train_alice.jsonl", "trainset"),
                       (f"{EXP}/bob/adapter/training_record.json", "training-record"),
                       ("resources/data/seq/reference_train.jsonl", "input-data"),
@@ -311,4 +320,4 @@ def test_bundle_replay_reproduces_the_haskell_tables_without_a_model(seq_bundle)
     comparison = json.loads((out / "comparison.json").read_text())
     assert comparison["ok"] and comparison["verdicts"] and all(d is None for _, d in comparison["verdicts"])
     log = (out / "snakemake.log").read_text()
-    assert "prepare_model" not in log and "seq_proof_check" in log and "seq_codegen_eval" in log
+    assert "prepare_model" not in log and "seq_proof_check" in log and "seq_eval_score_haskell" in log

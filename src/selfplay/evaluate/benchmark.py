@@ -49,6 +49,8 @@ class Benchmark:
     # The file of this project's own smoke items (under selfplay/data/eval), in the
     # benchmark's exact format; None when a pip package ships the real data instead.
     smoke: ClassVar[str | None] = None
+    # The tools whose versions the metrics file records (scoring runs them).
+    tools: ClassVar[tuple[str, ...]] = ("python",)
     # Whether an installed pip package ships the real data (source: package).
     package: ClassVar[bool] = False
     # What the paper-scale data is and where it comes from (docs and error messages).
@@ -92,6 +94,9 @@ class ClassificationBenchmark(Benchmark):
     task = "classify"
     labels: ClassVar[tuple[str, ...]]
     positive: ClassVar[str]
+    # Under format-constrained decoding, the most characters of reasoning before the
+    # answer marker, so a chain-of-thought answer ends within its token budget.
+    reasoning_chars: ClassVar[int] = 200
 
     def gold(self, item: dict) -> str:
         return item["label"]
@@ -106,10 +111,13 @@ class ClassificationBenchmark(Benchmark):
     def answer_format(self, item: dict, cot: bool) -> AnswerFormat | None:
         choice = " | ".join(lark_string(label) for label in self.labels)
         if cot:
-            # free reasoning that cannot contain the answer marker, then the marker and a label
-            grammar = (f"start: REASONING {lark_string('Answer: ')} label\n"
+            # Free reasoning up to and including the first answer marker, as ONE terminal:
+            # llguidance lexes greedily and gives no characters back, so a reasoning
+            # terminal of its own would read on into the marker and fail at its colon.
+            grammar = ("start: REASONED label\n"
                        f"label: {choice}\n"
-                       "REASONING: /([^A]|A[^n]|An[^s]|Ans[^w]|Answ[^e]|Answe[^r]|Answer[^:])*/\n")
+                       "REASONED: /([^A]|A[^n]|An[^s]|Ans[^w]|Answ[^e]|Answe[^r]|Answer[^:])"
+                       f"{{0,{self.reasoning_chars}}}Answer: /\n")
         else:
             grammar = f"start: label\nlabel: {choice}\n"
         return AnswerFormat(f"{self.name}:{'cot' if cot else 'plain'}", grammar)

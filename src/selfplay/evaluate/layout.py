@@ -20,14 +20,18 @@ def column_label(mode: str, model: str) -> str:
     return model_label(model) + MODE_SUFFIX.get(mode, f" ({mode})")
 
 
-def table_layout(runs: dict[str, list[str]], models: list[str], benches: list[str]):
-    """(rows, columns, cells) of a table over ``benches`` (those the track runs):
-    rows [(title, bench)], columns [(label, (mode, model))], cells [(bench, mode, model)]."""
-    present = [b for b in benches if b in runs]
-    modes: list[str] = []
-    for b in present:
-        modes += [m for m in runs[b] if m not in modes]
+def table_layout(runs: list[tuple[str, str, str]], benches: list[str]):
+    """(rows, columns, cells) of a table over ``benches`` (those among the track's runs,
+    (benchmark, mode, model) triples): rows [(title, bench)], columns [(label, (mode,
+    model))] in run order, cells [(bench, mode, model)]."""
+    cells = [r for r in runs if r[0] in benches]
+    present = [b for b in benches if any(c[0] == b for c in cells)]
+    pairs: list[tuple[str, str]] = []
+    for _, mode, model in cells:
+        if (mode, model) not in pairs:
+            pairs.append((mode, model))
+    order = {m: i for i, m in enumerate(dict.fromkeys(mode for mode, _ in pairs))}
+    pairs.sort(key=lambda p: order[p[0]])  # all models of a mode side by side
     rows = [(benchmark(b).title, b) for b in present]
-    columns = [(column_label(m, t), (m, t)) for m in modes for t in models]
-    cells = [(b, m, t) for b in present for m in runs[b] for t in models]
+    columns = [(column_label(m, t), (m, t)) for m, t in pairs]
     return rows, columns, cells

@@ -18,6 +18,16 @@ ADAPTERS: dict[str, str] = {
     "humaneval_plus": "evalplus:HumanEvalPlus",
     "mbpp": "evalplus:Mbpp",
     "mbpp_plus": "evalplus:MbppPlus",
+    "identifier_swap": "identifier_swap:IdentifierSwap",
+    "pysecdb": "pysecdb:PySecDB",
+    "codexglue": "codexglue:CodeXGlueDefect",
+    "equibench": "equibench:EquiBench",
+    "haskell_mini": "multipl_e:HaskellMini",
+    "humaneval_hs": "multipl_e:HumanEvalHs",
+    "mbpp_hs": "multipl_e:MbppHs",
+    "livecodebench": "livecodebench:LiveCodeBench",
+    "bigcodebench_full": "bigcodebench:BigCodeBenchFull",
+    "bigcodebench_hard": "bigcodebench:BigCodeBenchHard",
 }
 
 _cache: dict[str, Benchmark] = {}

@@ -13,6 +13,38 @@ from .registry import ADAPTERS, benchmark
 FIXED_TAGS = ("base", "bob", "alice", "alice_rounds")
 
 
+def run_spec(spec) -> tuple[list[str], list[str] | None]:
+    """(modes, models or None = the track's) of one ``<track>.benchmarks.runs`` entry."""
+    if isinstance(spec, dict):
+        return list(spec["modes"]), (list(spec["models"]) if spec.get("models") else None)
+    return list(spec), None
+
+
+def expand_models(tags: list[str], rounds: int) -> list[str]:
+    """Model tags as files name them: ``alice_rounds`` written out as alice_r1..alice_r<R>,
+    and ``alice`` (the final Alice) as alice_r<R>, so it is sampled once."""
+    out: list[str] = []
+    for tag in tags:
+        for t in ([f"alice_r{r}" for r in range(1, rounds + 1)] if tag == "alice_rounds"
+                  else [f"alice_r{rounds}" if tag == "alice" else tag]):
+            if t not in out:
+                out.append(t)
+    return out
+
+
+def track_runs(track_cfg: dict) -> list[tuple[str, str, str]]:
+    """(benchmark, mode, model) of every evaluation a track's ``benchmarks`` section asks for."""
+    section = track_cfg["benchmarks"]
+    rounds = int(track_cfg.get("rounds", 0))
+    runs = []
+    for bench, spec in section["runs"].items():
+        modes, models = run_spec(spec)
+        for mode in modes:
+            for tag in expand_models(models or section["models"], rounds):
+                runs.append((bench, mode, tag))
+    return runs
+
+
 def check_model_tag(tag: str, rounds: int) -> None:
     m = re.fullmatch(r"alice_r(\d+)", tag)
     if tag in FIXED_TAGS or (m and 1 <= int(m.group(1)) <= rounds):
@@ -32,8 +64,14 @@ def check_evaluation(cfg: dict, track: str) -> None:
             check_model_tag(tag, int(cfg[track].get("rounds", 0)))
         except UserError as exc:
             raise UserError(f"config key {track}.benchmarks.models: {exc}") from None
-    for name, mode_names in ev["runs"].items():
+    for name, spec in ev["runs"].items():
         key = f"{track}.benchmarks.runs.{name}"
+        mode_names, models = run_spec(spec)
+        for tag in models or []:
+            try:
+                check_model_tag(tag, int(cfg[track].get("rounds", 0)))
+            except UserError as exc:
+                raise UserError(f"config key {key}.models: {exc}") from None
         if name not in ADAPTERS:
             raise UserError(f"config key {key}: unknown benchmark; known: {', '.join(sorted(ADAPTERS))}")
         bench = benchmark(name)

@@ -20,6 +20,7 @@ from ..evaluate.benchmark import Sample
 from ..evaluate.modes import mode_of
 from ..evaluate.registry import benchmark
 from ..report.decoding import decoding_of
+from ..containers.runtime import runtime_record
 from .agents import generate_to_file, resolve_adapter
 
 log = logging.getLogger("selfplay")
@@ -63,12 +64,14 @@ def prepare(cfg: dict, name: str, source_path: str | None, out: str, skipped_out
     return {"items": len(items), "skipped": len(skipped)}
 
 
-def eval_request(cfg: dict, name: str, mode_name: str, item: dict, adapter: str | None) -> GenerationRequest:
-    """One item's samples in one mode. The seed depends on the benchmark, mode and item,
-    not on the model, so every model answers the same draws (paired comparisons)."""
+def eval_request(cfg: dict, name: str, mode_name: str, model_tag: str, item: dict,
+                 adapter: str | None) -> GenerationRequest:
+    """One item's samples in one mode by one model. The model's tag is part of the seed:
+    recordings are keyed by prompt and sampling, not by adapter (llm/base.py), so each
+    model's answers must differ in their key to be replayed as that model's."""
     bench, mode = benchmark(name), mode_of(cfg, mode_name)
     settings = bench_settings(cfg, name)
-    seed = derive_seed(cfg["seed"], "eval", name, mode_name, item["id"])
+    seed = derive_seed(cfg["seed"], "eval", name, mode_name, model_tag, item["id"])
     return GenerationRequest(
         messages=bench.messages(item, mode.cot),
         sampling=mode.sampling_params(seed, settings.get("max_new_tokens")),
@@ -81,7 +84,7 @@ def generate(cfg: dict, name: str, mode_name: str, model_tag: str, items_path: s
              adapter_dir: str | None, out: str) -> None:
     items = read_jsonl(items_path)
     adapter = resolve_adapter(adapter_dir)
-    requests = [eval_request(cfg, name, mode_name, item, adapter) for item in items]
+    requests = [eval_request(cfg, name, mode_name, model_tag, item, adapter) for item in items]
     metas = [{"role": "evaluation", "benchmark": name, "mode": mode_name, "model": model_tag,
               "item": item["id"], "adapter_dir": adapter} for item in items]
     generate_to_file(cfg, model_dir, requests, metas, out, f"{name} / {mode_name} / {model_tag}")
@@ -106,7 +109,9 @@ def score(cfg: dict, name: str, mode_name: str, items_path: str, generations_pat
                else bench.summarise(items, rows, mode))
     summary = {"benchmark": name, "title": bench.title, "task": bench.task,
                "model": (records[0]["meta"].get("model") if records else None),
-               "decoding": decoding_of(r.get("answer_format") for r in records), **summary}
+               "adapter": (records[0]["meta"].get("adapter_dir") if records else None),
+               "decoding": decoding_of(r.get("answer_format") for r in records),
+               "samples": mode.samples, "runtime": runtime_record(bench.tools), **summary}
     write_json(summary_out, summary)
     log.info("%s / %s: %s", name, mode_name,
              {k: summary.get(k) for k in ("accuracy", "f1", "pass@1") if k in summary})

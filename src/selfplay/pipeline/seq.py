@@ -227,42 +227,4 @@ def bob_trainset(labeled_paths: list[str], out: str) -> dict:
                               lambda inst, text: {"game": inst["game"], **examples.bob_example(inst, text)}, "seq")
 
 
-# --- Table 3: code generation -------------------------------------------------------
-
-def codegen_problems(cfg: dict, bench: str, parquet: str | None, out: str, out_skipped: str) -> None:
-    from ..tracks.seq import codegen
-
-    if bench == "mini":
-        problems, skipped = codegen.load_mini(), []
-    else:
-        problems, skipped = codegen.multipl_e_problems(parquet)
-        problems, bad = codegen.resolve_expected(problems, cfg)
-        skipped += bad
-    write_jsonl(out, problems)
-    write_jsonl(out_skipped, skipped)
-    log.info("codegen %s: %d problems (%d skipped)", bench, len(problems), len(skipped))
-
-
-def codegen_generate(cfg: dict, bench: str, agent: str, problems_path: str, model_dir: str | None,
-                     adapter_dir: str | None, out: str) -> None:
-    from ..tracks.seq.codegen import codegen_request
-
-    problems = read_jsonl(problems_path)
-    adapter = resolve_adapter(adapter_dir)
-    requests = [codegen_request(p, agent, cfg, adapter) for p in problems]
-    metas = [{"role": "codegen", "bench": bench, "agent": agent, "problem": p["name"], "adapter_dir": adapter}
-             for p in problems]
-    generate_to_file(cfg, model_dir, requests, metas, out, f"seq codegen {bench} {agent}")
-
-
-def codegen_eval(cfg: dict, problems_path: str, generations_path: str, out: str, workers: int = 2) -> None:
-    from ..tracks.seq.codegen import evaluate, summary
-
-    problems = {p["name"]: p for p in read_jsonl(problems_path)}
-    rows = evaluate(problems, read_jsonl(generations_path), cfg, workers=workers)
-    runtime = runtime_record(("python", "ghc"))
-    for row in rows:
-        row["runtime"] = runtime
-    write_jsonl(out, rows)
-    log.info("codegen %s: %s", generations_path, summary(rows))
 

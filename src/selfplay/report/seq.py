@@ -18,7 +18,7 @@ from collections import Counter
 
 import pandas as pd
 
-from ..records import read_jsonl, read_jsonl_all, write_text_atomic
+from ..records import read_json, read_jsonl, read_jsonl_all, write_text_atomic
 from .bob import bob_accuracy
 from .decoding import decoding_of
 from .figures import finish_figure, pyplot
@@ -88,27 +88,29 @@ def table6(rounds: dict[str, list[str]], csv_path: str, md_path: str, liquid_mis
     return frame
 
 
-def table3(scored: dict[tuple[str, str], str], benchmarks: list[str], csv_path: str, md_path: str) -> pd.DataFrame:
-    """``scored[(bench, agent)]`` for agent in base/alice/bob: Table 3's rows."""
-    from ..tracks.seq.codegen import summary
+def table3(summaries: dict[tuple[str, str], str], benchmarks: list[str], csv_path: str, md_path: str) -> pd.DataFrame:
+    """``summaries[(bench, agent)]`` (the benchmark layer's metrics files) for agent in
+    base/alice/bob: Table 3's rows, Bob's then Alice's per benchmark."""
+    from ..evaluate.registry import benchmark
 
-    names = {"mini": "Mini (shipped)", "humaneval": "HumanEval", "mbpp": "MBPP"}
     rows, untrained = [], set()
     for bench in benchmarks:
-        base = summary(read_jsonl(scored[(bench, "base")]))
+        base = read_json(summaries[(bench, "base")])
         for agent in ("bob", "alice"):
-            samples = read_jsonl(scored[(bench, agent)])
-            if samples and not any(s.get("adapter") for s in samples):
+            trained = read_json(summaries[(bench, agent)])
+            if not trained.get("adapter"):
                 untrained.add(agent.capitalize())
-            trained = summary(samples)
-            row = {"Benchmark": names.get(bench, bench), "Agent": agent.capitalize()}
-            for key, label, fmt in (("pass_at_1", "Pass@1 (%)", "{:.1f}"), ("compile_errors", "Compilation Errors",
-                                                                             "{:.1f}")):
-                b, t = base[key], trained[key]
-                row[f"{label} Base"] = "n/a" if b is None else fmt.format(b)
-                row[f"{label} Trained"] = "n/a" if t is None else fmt.format(t)
+            row = {"Benchmark": benchmark(bench).title, "Agent": agent.capitalize()}
+            for key, label, scale in (("pass@1", "Pass@1 (%)", 100.0), ("compile_errors", "Compilation Errors", 1.0)):
+                b, t = base.get(key), trained.get(key)
+                b = None if b is None else scale * b
+                t = None if t is None else scale * t
+                row[f"{label} Base"] = "n/a" if b is None else f"{b:.1f}"
+                row[f"{label} Trained"] = "n/a" if t is None else f"{t:.1f}"
                 row[f"{label} Δ"] = "n/a" if b is None or t is None else f"{t - b:+.1f}"
-            row["samples"] = trained["samples"]
+            row["problems"] = trained.get("n")
+            row["samples"] = trained.get("samples")
+            row["decoding"] = trained.get("decoding")
             rows.append(row)
     frame = pd.DataFrame(rows)
     notes = ["Pass@1: mean over problems of the share of samples passing every test (GHC, sandboxed); "

@@ -1,14 +1,16 @@
-"""Haskell code generation benchmark for Table 3 of paper 000: HumanEval and MBPP in
-Haskell (MultiPL-E), pass@1 and compilation errors, base model vs trained adapters,
-averaged over samples.
+"""Haskell code generation (paper 000's Table 3 and its per-round figures): HumanEval and
+MBPP in Haskell from MultiPL-E, and this project's ten shipped problems for the default;
+pass@1 and compilation errors, averaged over samples.
 
 A problem is ``{name, entry_point, description, signature, tests: [{args, expected}]}``:
 the model writes the whole function, and each test is one GHC check of
-``entry_point args`` (haskell/ghc_check.py) whose ``show`` must equal ``expected``.
-A sample passes when every test does; it is a compilation error when GHC refused the
-code. The default ships ten problems written for this project
-(``data/haskell_bench/mini.jsonl``); paper-scale runs read MultiPL-E's Haskell
-translations, downloaded by a rule, whose assertions are turned into such tests.
+``entry_point args`` (haskell/ghc_check.py, confined by the sandbox) whose ``show``
+must equal ``expected``; the comparison happens here, in the host. A sample passes
+when every test does; it is a compilation error when GHC refused the code. The shipped
+problems (``data/haskell_bench/mini.jsonl``) are written for this project in that
+format; MultiPL-E's Haskell translations (downloaded by a rule, pinned revision) are
+turned into it: each ``candidate ARGS == EXPECTED`` test line becomes a check, and
+``EXPECTED`` is evaluated once with GHC.
 """
 
 from __future__ import annotations
@@ -16,15 +18,16 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import ClassVar
 
 from ...errors import UserError
-from ...haskell.ghc_check import CheckRequest, GhcChecker
+from ...haskell.ghc_check import CheckRequest, GhcChecker, GhcSettings
 from ...haskell.literals import split_arguments
-from ...llm.base import GenerationRequest, SamplingParams
-from ...records import derive_seed
-from .parse import MODULE_HEADER
-from .sources import ghc_settings
-from .translate import parse_translation
+from ...llm.answer_format import AnswerFormat, fenced_body, lark_string
+from ...tracks.seq.parse import MODULE_HEADER
+from ...tracks.seq.translate import parse_translation
+from ..benchmark import CodegenBenchmark, Sample
+from ..modes import EvalMode
 
 MINI = Path(__file__).resolve().parents[2] / "data" / "haskell_bench" / "mini.jsonl"
 
@@ -39,18 +42,12 @@ def load_mini() -> list[dict]:
     return [json.loads(line) for line in MINI.read_text().splitlines() if line.strip()]
 
 
-def codegen_messages(problem: dict) -> list[dict]:
+def codegen_messages(problem: dict, cot: bool = False) -> list[dict]:
     doc = "\n".join(f"-- {line}" for line in problem["description"].splitlines())
     user = f"Write this Haskell function:\n```haskell\n{doc}\n{problem['signature']}\n```\n"
+    if cot:
+        user += "Explain your approach briefly first, then give the code.\n"
     return [{"role": "system", "content": CODEGEN_SYSTEM}, {"role": "user", "content": user}]
-
-
-def codegen_request(problem: dict, agent: str, cfg: dict, adapter: str | None = None) -> GenerationRequest:
-    c = cfg["seq"]["codegen"]
-    seed = derive_seed(cfg["seed"], "seq-codegen", agent, problem["name"])
-    return GenerationRequest(messages=codegen_messages(problem),
-                             sampling=SamplingParams.from_config(c["sampling"], int(c["samples"]), seed),
-                             adapter=adapter)
 
 
 def completion_program(problem: dict, text: str) -> tuple[str | None, str | None]:
@@ -64,30 +61,32 @@ def completion_program(problem: dict, text: str) -> tuple[str | None, str | None
     return code, None
 
 
-def evaluate(problems: dict[str, dict], records: list[dict], cfg: dict, workers: int = 2) -> list[dict]:
+def ghc_settings(settings: dict) -> GhcSettings:
+    """The GHC checker a benchmark's settings ask for (per-test seconds and memory)."""
+    return GhcSettings(run_timeout=float(settings["timeout"]), run_memory_mb=int(settings["memory_mb"]))
+
+
+def evaluate(problems: dict[str, dict], samples: list[Sample], settings: dict, workers: int = 2) -> list[dict]:
     """One scored row per sample: passed, compile_error, per-test outcomes."""
     rows, requests, spans = [], [], []
-    timeout = float(cfg["seq"]["verify"]["timeout"])
-    for rec in records:
-        problem = problems[rec["meta"]["problem"]]
-        for k, text in enumerate(rec["outputs"]):
-            row = {"problem": problem["name"], "sample": k, "gen_key": rec["key"], "output": text,
-                   "adapter": (rec.get("meta") or {}).get("adapter_dir")}  # None: the base model
-            code, reason = completion_program(problem, text)
-            if code is None:
-                row.update(passed=False, compile_error=False, reason=f"parse:{reason}")
-            else:
-                row["program"] = code
-                start = len(requests)
-                requests += [CheckRequest(code, problem["entry_point"], tuple(t["args"]), timeout)
-                             for t in problem["tests"]]
-                spans.append((row, start, len(requests)))
-            rows.append(row)
+    timeout = float(settings["timeout"])
+    for s in samples:
+        problem = problems[s.item_id]
+        row = {"id": s.item_id, "sample": s.index}
+        code, reason = completion_program(problem, s.text)
+        if code is None:
+            row.update(passed=False, compile_error=False, reason=f"parse:{reason}")
+        else:
+            start = len(requests)
+            requests += [CheckRequest(code, problem["entry_point"], tuple(t["args"]), timeout)
+                         for t in problem["tests"]]
+            spans.append((row, start, len(requests)))
+        rows.append(row)
     if requests:
-        with GhcChecker(ghc_settings(cfg), workers=workers) as checker:
+        with GhcChecker(ghc_settings(settings), workers=workers) as checker:
             outcomes = checker.check(requests)
         for row, start, end in spans:
-            tests = problems[row["problem"]]["tests"]
+            tests = problems[row["id"]]["tests"]
             results = outcomes[start:end]
             row["tests"] = [{"status": o.status, "value": o.value, "expected": t["expected"]}
                             for o, t in zip(results, tests)]
@@ -95,20 +94,6 @@ def evaluate(problems: dict[str, dict], records: list[dict], cfg: dict, workers:
             row["passed"] = all(o.status == "value" and o.value == t["expected"] for o, t in zip(results, tests))
             row["reason"] = None if row["passed"] else ("compile_error" if row["compile_error"] else "wrong_or_failed")
     return rows
-
-
-def summary(scored: list[dict]) -> dict:
-    """pass@1 (%) = mean over problems of the share of passing samples; compilation
-    errors = failed compiles per sampling trial (total / samples per problem)."""
-    by_problem: dict[str, list[dict]] = {}
-    for row in scored:
-        by_problem.setdefault(row["problem"], []).append(row)
-    if not by_problem:
-        return {"pass_at_1": None, "compile_errors": None, "problems": 0, "samples": 0}
-    n = max(len(v) for v in by_problem.values())
-    pass1 = 100.0 * sum(sum(r["passed"] for r in v) / len(v) for v in by_problem.values()) / len(by_problem)
-    errors = sum(r["compile_error"] for r in scored) / n
-    return {"pass_at_1": pass1, "compile_errors": errors, "problems": len(by_problem), "samples": n}
 
 
 def _balanced_prefix(text: str) -> str:
@@ -189,7 +174,7 @@ def multipl_e_problems(parquet_path: str) -> tuple[list[dict], list[dict]]:
     return problems, skipped
 
 
-def resolve_expected(problems: list[dict], cfg: dict, workers: int = 2) -> tuple[list[dict], list[dict]]:
+def resolve_expected(problems: list[dict], settings: dict, workers: int = 2) -> tuple[list[dict], list[dict]]:
     """Turn each test's ``expected_expr`` (a Haskell expression from MultiPL-E) into the
     ``show`` text it evaluates to at the function's result type, by running it with GHC.
     Problems with an expression GHC cannot evaluate are returned with a reason."""
@@ -204,7 +189,7 @@ def resolve_expected(problems: list[dict], cfg: dict, workers: int = 2) -> tuple
                 src = f"selfplayExpected :: {result}\nselfplayExpected = {t['expected_expr']}\n"
                 pending.append((p, t, CheckRequest(src, "selfplayExpected", (), 10.0)))
     if pending:
-        with GhcChecker(ghc_settings(cfg), workers=workers) as checker:
+        with GhcChecker(ghc_settings(settings), workers=workers) as checker:
             outcomes = checker.check([req for _, _, req in pending])
         for (_, t, _), o in zip(pending, outcomes):
             t["expected"] = o.value if o.status == "value" else None
@@ -216,3 +201,75 @@ def resolve_expected(problems: list[dict], cfg: dict, workers: int = 2) -> tuple
         else:
             ok.append(p)
     return ok, bad
+
+
+class _HaskellCodegen(CodegenBenchmark):
+    """The adapters' shared part: problems are items (``id`` = the problem's name)."""
+
+    tools = ("python", "ghc")
+
+    def messages(self, item: dict, cot: bool) -> list[dict]:
+        return codegen_messages(item, cot)
+
+    def answer_format(self, item: dict, cot: bool) -> AnswerFormat | None:
+        lead = "/([^`]|`[^`]|``[^`]){0,1500}/ " if cot else ""
+        grammar = (f"start: {lead}{lark_string('```haskell' + chr(10))} BODY\n"
+                   f"BODY: /{fenced_body(2000)}/\n")
+        return AnswerFormat(f"{self.name}:{'cot' if cot else 'plain'}", grammar)
+
+    def score(self, items: dict[str, dict], samples: list[Sample], mode: EvalMode, cfg: dict,
+              workers: int = 2) -> list[dict]:
+        return evaluate(items, samples, cfg["evaluation"]["benchmarks"][self.name], workers)
+
+    @staticmethod
+    def _as_items(problems: list[dict]) -> list[dict]:
+        return [{"id": p["name"], "group": None, **p} for p in problems]
+
+
+class HaskellMini(_HaskellCodegen):
+    name = "haskell_mini"
+    title = "Haskell mini (shipped)"
+    smoke = "../haskell_bench/mini.jsonl"
+    source_note = "ten problems written for this project (data/haskell_bench/mini.jsonl), in MultiPL-E's spirit"
+
+    def prepare(self, source: str | None, settings: dict, cfg: dict) -> tuple[list[dict], list[dict]]:
+        problems = load_mini()
+        if settings.get("limit"):
+            problems = problems[: int(settings["limit"])]
+        return self._as_items(problems), []
+
+
+class _MultiplE(_HaskellCodegen):
+    split: ClassVar[str]
+
+    def prepare(self, source: str | None, settings: dict, cfg: dict) -> tuple[list[dict], list[dict]]:
+        if source is None:
+            raise UserError(f"{self.name}: MultiPL-E's Haskell problems are downloaded by a rule "
+                            "(evaluation.benchmarks.{self.name}.source: download)")
+        problems, skipped = multipl_e_problems(source)
+        if settings.get("limit"):
+            problems = problems[: int(settings["limit"])]
+        problems, bad = resolve_expected(problems, settings, workers=int(cfg["evaluation"]["workers"]))
+        return self._as_items(problems), [{"id": s.get("name"), "reason": s["reason"]} for s in skipped + bad]
+
+
+def _multipl_e_download(split: str) -> dict:
+    return {"url": "https://huggingface.co/datasets/nuprl/MultiPL-E/resolve/{revision}/"
+                   f"{split}-hs/test-00000-of-00001.parquet",
+            "file": f"{split}-hs.parquet", "sha256": None, "revision_key": "revision"}
+
+
+class HumanEvalHs(_MultiplE):
+    name = "humaneval_hs"
+    title = "HumanEval (Haskell)"
+    split = "humaneval"
+    downloads = (_multipl_e_download("humaneval"),)
+    source_note = "MultiPL-E's humaneval-hs split (Hugging Face nuprl/MultiPL-E, pinned revision)"
+
+
+class MbppHs(_MultiplE):
+    name = "mbpp_hs"
+    title = "MBPP (Haskell)"
+    split = "mbpp"
+    downloads = (_multipl_e_download("mbpp"),)
+    source_note = "MultiPL-E's mbpp-hs split (Hugging Face nuprl/MultiPL-E, pinned revision)"
