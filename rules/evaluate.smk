@@ -36,6 +36,8 @@ rule eval_supplied:
     wildcard_constraints:
         bench="|".join(ADAPTERS),
     localrule: True
+    container:
+        image("python")
     params:
         note=eval_source_note,
     script:

@@ -7,6 +7,16 @@
 # Training: rules/agents.smk. Rules that run GHC or Liquid Haskell name the haskell
 # image; generation and training the gpu image (used only with --sdm apptainer).
 from selfplay.data.haskell_datasets import HSX_REPO, OPINSTRUCT_REPO, hub_file_url
+from selfplay.evaluate.benchmarks.equibench import CATEGORIES as EQUIBENCH_CATEGORIES
+from selfplay.evaluate.layout import model_label
+from selfplay.tracks.seq.evaluation import (
+    BASE_VS_TRAINED,
+    CLASSIFICATION_METRICS,
+    CODEGEN,
+    EQUIBENCH_FIGURES,
+    ROUND_FIGURES,
+    table7_rows,
+)
 
 SEQ = config["seq"]
 SEQ_EXP = exp_dir("seq")
@@ -23,13 +33,41 @@ SEQ_TRANSLATE = "results/seq/translate"
 SEQ_FINAL_ALICE = f"alice_r{n_rounds('seq')}"
 SEQ_CODEGEN_AGENTS = {"base": "base", "alice": SEQ_FINAL_ALICE, "bob": "bob"}
 # Table 3's benchmarks: the Haskell code generation ones the config runs
-SEQ_CODEGEN = [b for b in ("haskell_mini", "humaneval_hs", "mbpp_hs") if b in SEQ["benchmarks"]["runs"]]
+SEQ_RUNS = eval_runs("seq")
+SEQ_CODEGEN = [b for b in CODEGEN if b in SEQ["benchmarks"]["runs"]]
+SEQ_FIRST_MODE = {}
+for _b, _m, _t in SEQ_RUNS:
+    SEQ_FIRST_MODE.setdefault(_b, _m)
+SEQ_HAS = {(b, t) for b, _, t in SEQ_RUNS}
+# Tables 4-5 and Figures 4-5: base vs trained Bob, where the run evaluates both
+SEQ_BVT = {
+    n: spec
+    for n, spec in BASE_VS_TRAINED.items()
+    if {(spec["benchmark"], "base"), (spec["benchmark"], "bob")} <= SEQ_HAS
+}
+SEQ_EQUIBENCH = {("equibench", "base"), ("equibench", "bob")} <= SEQ_HAS
+# The per-round figures of Alice: code benchmarks evaluated with every round's adapter
+SEQ_ROUND_BENCHES = [
+    b for b in SEQ_CODEGEN if all((b, f"alice_r{r}") in SEQ_HAS for r in range(1, n_rounds("seq") + 1))
+]
+SEQ_ROUND_FIGURE = {
+    b: (
+        f"figure{ROUND_FIGURES[SEQ['experiment']][b]}"
+        if b in ROUND_FIGURES.get(SEQ["experiment"], {})
+        else f"alice_rounds_{b}"
+    )
+    for b in SEQ_ROUND_BENCHES
+}
 # Table 3's cells: each benchmark in its first mode
 SEQ_CODEGEN_FILES = {
     f"{b}_{a}": eval_summary("seq", b, next(m for r, m, _ in eval_runs("seq") if r == b), tag)
     for b in SEQ_CODEGEN
     for a, tag in SEQ_CODEGEN_AGENTS.items()
 }
+SEQ_EVAL_TABLES = [f"{SEQ_TABLES}/{n}.md" for n in SEQ_BVT]
+SEQ_EVAL_FIGURES = [f"{SEQ_FIGURES}/{n}.png" for n in (EQUIBENCH_FIGURES if SEQ_EQUIBENCH else {})] + [
+    f"{SEQ_FIGURES}/{n}.png" for n in SEQ_ROUND_FIGURE.values()
+]
 # Table 8's columns: the regimes' experiments (null: this run alone)
 SEQ_REGIME_RUNS = SEQ["regimes"]["experiments"] or [SEQ["experiment"]]
 # The translation model is a setting of its own (the paper: DeepSeek-R1-Distill-Llama-70B).
@@ -40,6 +78,7 @@ SEQ_REPORTS = [f"{SEQ_TABLES}/{t}.md" for t in ("table2", "table6", "data_yield"
 ]
 if SEQ_CODEGEN:
     SEQ_REPORTS.append(f"{SEQ_TABLES}/table3.md")
+SEQ_REPORTS += SEQ_EVAL_TABLES + SEQ_EVAL_FIGURES
 
 
 wildcard_constraints:
@@ -656,3 +695,156 @@ rule seq_table3:
         benchmarks=SEQ_CODEGEN,
     script:
         "../workflow_scripts/seq_table3.py"
+
+
+# --- Tables 4-5, Figures 4-5: base vs trained Bob; the per-round figures of Alice -------
+
+
+for _name, _spec in SEQ_BVT.items():
+
+    rule:
+        name:
+            f"seq_{_name}"
+        input:
+            base=eval_summary("seq", _spec["benchmark"], SEQ_FIRST_MODE[_spec["benchmark"]], "base"),
+            trained=eval_summary("seq", _spec["benchmark"], SEQ_FIRST_MODE[_spec["benchmark"]], "bob"),
+        output:
+            csv=report(
+                f"{SEQ_TABLES}/{_name}.csv",
+                caption="../report/seq_benchmarks.rst",
+                category="Haskell track (paper 000)",
+                labels={"table": f"{_spec['title']} (CSV)"},
+            ),
+            md=report(
+                f"{SEQ_TABLES}/{_name}.md",
+                caption="../report/seq_benchmarks.rst",
+                category="Haskell track (paper 000)",
+                labels={"table": _spec["title"]},
+            ),
+        log:
+            f"{SEQ_LOG}/report/{_name}.log",
+        container:
+            image("python")
+        params:
+            metrics=CLASSIFICATION_METRICS,
+            title=_spec["title"],
+            notes=["Trained: the trained Bob adapter (paper 000 Sec. 5.3)."],
+        script:
+            "../workflow_scripts/eval_base_vs_trained.py"
+
+
+for _name, _spec in EQUIBENCH_FIGURES.items() if SEQ_EQUIBENCH else []:
+
+    rule:
+        name:
+            f"seq_{_name}"
+        input:
+            **{t: eval_summary("seq", "equibench", SEQ_FIRST_MODE["equibench"], t) for t in ("base", "bob")},
+        output:
+            png=report(
+                f"{SEQ_FIGURES}/{_name}.png",
+                caption="../report/seq_benchmarks.rst",
+                category="Haskell track (paper 000)",
+                labels={"figure": _spec["title"]},
+            ),
+            pdf=f"{SEQ_FIGURES}/{_name}.pdf",
+            csv=f"{SEQ_FIGURES}/{_name}.csv",
+        log:
+            f"{SEQ_LOG}/report/{_name}.log",
+        container:
+            image("python")
+        params:
+            labels={t: model_label(t) for t in ("base", "bob")},
+            metric=_spec["metric"],
+            title=_spec["title"],
+            groups=list(EQUIBENCH_CATEGORIES),
+        script:
+            "../workflow_scripts/eval_bars.py"
+
+
+for _bench, _name in SEQ_ROUND_FIGURE.items():
+
+    rule:
+        name:
+            f"seq_{_name}"
+        input:
+            **{
+                f"round{r}": eval_summary("seq", _bench, SEQ_FIRST_MODE[_bench], f"alice_r{r}")
+                for r in range(1, n_rounds("seq") + 1)
+            },
+        output:
+            png=report(
+                f"{SEQ_FIGURES}/{_name}.png",
+                caption="../report/seq_benchmarks.rst",
+                category="Haskell track (paper 000)",
+                labels={"figure": f"Alice per round: {_bench}"},
+            ),
+            pdf=f"{SEQ_FIGURES}/{_name}.pdf",
+            csv=f"{SEQ_FIGURES}/{_name}.csv",
+        log:
+            f"{SEQ_LOG}/report/{_name}.log",
+        container:
+            image("python")
+        params:
+            title=f"Alice's {_bench} results per round ({SEQ['experiment']}): pass@1 and compilation errors",
+        script:
+            "../workflow_scripts/eval_rounds_figure.py"
+
+
+# --- Table 7 and Figure 19: across the regimes' runs (asked for by name, after every
+# regime of seq.regimes.experiments has run: their files must exist) -------------------
+
+SEQ_TABLE7_ROWS = table7_rows(SEQ_RUNS, SEQ_FINAL_ALICE, list(EQUIBENCH_CATEGORIES))
+
+
+rule seq_table7:
+    input:
+        **{
+            f"{e}|{r['benchmark']}|{r['mode']}|{r['model']}": f"results/seq/{e}/eval/{r['benchmark']}/{r['model']}/{r['mode']}.json"
+            for e in SEQ_REGIME_RUNS
+            for r in SEQ_TABLE7_ROWS
+        },
+    output:
+        csv=report(
+            "results/tables/seq/table7.csv",
+            caption="../report/seq_benchmarks.rst",
+            category="Haskell track (paper 000)",
+            labels={"table": "Table 7 (CSV)"},
+        ),
+        md=report(
+            "results/tables/seq/table7.md",
+            caption="../report/seq_benchmarks.rst",
+            category="Haskell track (paper 000)",
+            labels={"table": "Table 7"},
+        ),
+    log:
+        f"{SEQ_LOG}/report/table7.log",
+    container:
+        image("python")
+    params:
+        rows=SEQ_TABLE7_ROWS,
+        experiments=SEQ_REGIME_RUNS,
+    script:
+        "../workflow_scripts/seq_table7.py"
+
+
+rule seq_figure19:
+    input:
+        [f"results/tables/seq/{e}/table6.csv" for e in SEQ_REGIME_RUNS],
+    output:
+        png=report(
+            "results/figures/seq/figure19.png",
+            caption="../report/seq_benchmarks.rst",
+            category="Haskell track (paper 000)",
+            labels={"figure": "Figure 19"},
+        ),
+        pdf="results/figures/seq/figure19.pdf",
+        csv="results/figures/seq/figure19.csv",
+    log:
+        f"{SEQ_LOG}/report/figure19.log",
+    container:
+        image("python")
+    params:
+        experiments=SEQ_REGIME_RUNS,
+    script:
+        "../workflow_scripts/seq_figure19.py"

@@ -232,3 +232,55 @@ def figure7(rounds: dict[str, list[str]], png: str, pdf: str, csv: str) -> pd.Da
     axes[-1].set_xlabel("round")
     finish_figure(fig, png, pdf)
     return data
+
+
+def table7(files: dict[tuple[str, str, str, str], str], rows: list[dict], experiments: list[str],
+           csv_path: str, md_path: str) -> pd.DataFrame:
+    """Every regime x every benchmark (paper 000 Table 7): ``files[(experiment, benchmark,
+    mode, model)]`` are the benchmark layer's metrics files of each regime's run."""
+    from .evaluation import cell, metric_of
+
+    plain, shown = [], []
+    for row in rows:
+        p = {"Benchmark": row["label"], "Metric": row["metric"]}
+        s = dict(p)
+        for e in experiments:
+            summary = read_json(files[(e, row["benchmark"], row["mode"], row["model"])])
+            value = metric_of(summary, row["metric"], row["group"])
+            p[e] = None if value is None else round(value, 4)
+            s[e] = cell(value)
+        plain.append(p)
+        shown.append(s)
+    notes = ["Scores in %: pass@1 for code generation (Bob = the trained Bob, Alice = the final round's Alice), "
+             "accuracy and F1 with the trained Bob elsewhere; each the mean over the run's samples per item.",
+             "Columns: the regimes' runs (seq.regimes.experiments); n/a: undefined (e.g. F1 with no positive "
+             "prediction) or no items."]
+    write_table(pd.DataFrame(plain), csv_path, md_path, "Haskell track Table 7: benchmarks across regimes", notes,
+                md_frame=pd.DataFrame(shown))
+    return pd.DataFrame(plain)
+
+
+def figure19(table6_by_experiment: dict[str, str], png: str, pdf: str, csv_path: str) -> pd.DataFrame:
+    """Validated generations per round of each regime's run (paper 000 Figure 19: E2 vs E3)."""
+    rows = []
+    for name, path in table6_by_experiment.items():
+        frame = pd.read_csv(path, dtype={"Validated by round": str})
+        per_game = [[int(x) for x in str(v).split(",") if x.strip()] if isinstance(v, str) else []
+                    for v in frame["Validated by round"]]
+        n = max((len(c) for c in per_game), default=0)
+        for r in range(n):
+            rows.append({"experiment": name, "round": r + 1,
+                         "validated": sum(c[r] for c in per_game if r < len(c))})
+    data = pd.DataFrame(rows, columns=["experiment", "round", "validated"])
+    data.to_csv(csv_path, index=False)
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(5, 3))
+    for name in table6_by_experiment:
+        part = data[data["experiment"] == name]
+        ax.plot(part["round"], part["validated"], marker="o", label=name)
+    ax.set_xlabel("round")
+    ax.set_ylabel("validated generations (SEQ + SINQ)")
+    ax.legend(fontsize=7)
+    ax.set_title("Haskell track Figure 19: validated generations per round", fontsize=9)
+    finish_figure(fig, png, pdf)
+    return data
