@@ -10,7 +10,7 @@ from selfplay.config import configured_tracks, prepare_config
 from selfplay.config.slices import config_slice
 from selfplay.evaluate.registry import ADAPTERS, downloads_of
 from selfplay.evaluate.registry import benchmark as benchmark_adapter
-from selfplay.evaluate.settings import track_runs
+from selfplay.evaluate.settings import other_model, track_runs
 from selfplay.containers.registry import load_images
 from selfplay.errors import UserError
 from selfplay.tracks.registry import TRACKS as REGISTRY
@@ -295,7 +295,7 @@ def eval_adapter_input(track):
 
     def _adapter(wildcards):
         tag = wildcards.model
-        if tag == "base":
+        if tag == "base" or other_model(config[track], tag):
             return []
         if tag == "bob":
             return bob_adapter(track)
@@ -306,6 +306,20 @@ def eval_adapter_input(track):
         raise ValueError(f"{track}.benchmarks.models: unknown model tag {tag!r}")
 
     return _adapter
+
+
+def eval_model_input(track):
+    """The local model a generation job loads: none for a model served elsewhere."""
+    return lambda w: [] if other_model(config[track], w.model) else generation_model_input(w)
+
+
+def eval_model_param(track):
+    return lambda w: None if other_model(config[track], w.model) else generation_model_param(w)
+
+
+def eval_other_param(track):
+    """The other_models entry of a model served elsewhere (None for the track's own)."""
+    return lambda w: other_model(config[track], w.model)
 
 
 def eval_source_input(wildcards):

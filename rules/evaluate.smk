@@ -78,7 +78,7 @@ for _track in LOADED_TRACKS:
             f"{_track}_eval_generate"
         input:
             prepared="resources/data/eval/{bench}.jsonl",
-            model=generation_model_input,
+            model=eval_model_input(_track),
             adapter=eval_adapter_input(_track),
         output:
             _eval_generate_rule(_track),
@@ -97,7 +97,8 @@ for _track in LOADED_TRACKS:
             **resources_of("generate"),
         params:
             cfg=eval_generate_cfg,
-            model_dir=generation_model_param,
+            model_dir=eval_model_param(_track),
+            other=eval_other_param(_track),
         script:
             "../workflow_scripts/eval_generate.py"
 

@@ -7,7 +7,7 @@
 # reads as params (cfg_of), so a changed setting reruns exactly what depends on it.
 from selfplay.data.sources import mbpp_url
 from selfplay.evaluate.layout import column_label, table_layout
-from selfplay.tracks.sinq.evaluation import FIGURE3, TABLES as SINQ_EVAL_TABLES
+from selfplay.tracks.sinq.evaluation import FIGURE3, FIGURE4, TABLES as SINQ_EVAL_TABLES
 
 SINQ_EXP = exp_dir("sinq")
 SINQ_LOG = log_dir("sinq")
@@ -22,6 +22,13 @@ SINQ_EVAL_LAYOUT = {name: layout for name, layout in SINQ_EVAL_LAYOUT.items() if
 SINQ_EVAL_REPORTS = [f"results/tables/sinq/{n}.{ext}" for n in SINQ_EVAL_LAYOUT for ext in ("csv", "md")]
 if FIGURE3["benchmark"] in SINQ_EVAL["runs"]:
     SINQ_EVAL_REPORTS += [f"results/figures/sinq/figure3.{ext}" for ext in ("png", "pdf")]
+# Figure 4: the identifier swap runs that include models served elsewhere
+SINQ_OTHER = {m["tag"]: m for m in SINQ_EVAL["other_models"]}
+SINQ_FIGURE4_RUNS = [(b, m, t) for b, m, t in eval_runs("sinq") if b == FIGURE4["benchmark"]]
+if not any(t in SINQ_OTHER for _, _, t in SINQ_FIGURE4_RUNS):
+    SINQ_FIGURE4_RUNS = []
+if SINQ_FIGURE4_RUNS:
+    SINQ_EVAL_REPORTS += [f"results/figures/sinq/figure4.{ext}" for ext in ("png", "pdf")]
 
 TRACK_OUTPUTS["sinq"] = {
     "report": lambda: [
@@ -61,7 +68,8 @@ TRACK_OUTPUTS["sinq"] = {
             "results/figures/sinq/figure2.csv",
         ]
         + [p for p in SINQ_EVAL_REPORTS if not p.endswith((".png", ".pdf"))]
-        + ([f"results/figures/sinq/figure3.csv"] if FIGURE3["benchmark"] in SINQ_EVAL["runs"] else []),
+        + ([f"results/figures/sinq/figure3.csv"] if FIGURE3["benchmark"] in SINQ_EVAL["runs"] else [])
+        + (["results/figures/sinq/figure4.csv"] if SINQ_FIGURE4_RUNS else []),
         figures=["results/figures/sinq/figure2.png", "results/figures/sinq/figure2.pdf"]
         + [p for p in SINQ_EVAL_REPORTS if p.endswith((".png", ".pdf"))],
     ),
@@ -380,6 +388,38 @@ rule sinq_figure3:
         labels={f"{t}|{m}": column_label(m, t) for b, m, t in eval_runs("sinq") if b == FIGURE3["benchmark"]},
         metric=FIGURE3["metric"],
         title=FIGURE3["title"],
+        groups=None,
+    script:
+        "../workflow_scripts/eval_bars.py"
+
+
+rule sinq_figure4:
+    input:
+        **{f"{t}|{m}": eval_summary("sinq", b, m, t) for b, m, t in SINQ_FIGURE4_RUNS},
+    output:
+        png=report(
+            "results/figures/sinq/figure4.png",
+            caption="../report/sinq_benchmarks.rst",
+            category="SInQ (paper 001)",
+            labels={"figure": FIGURE4["title"]},
+        ),
+        pdf="results/figures/sinq/figure4.pdf",
+        csv="results/figures/sinq/figure4.csv",
+    log:
+        f"{SINQ_LOG}/report/figure4.log",
+    container:
+        image("python")
+    params:
+        labels={
+            f"{t}|{m}": (
+                SINQ_OTHER[t]["model"] + (" CoT" if m == "cot" else "")
+                if t in SINQ_OTHER
+                else column_label(m, t)
+            )
+            for b, m, t in SINQ_FIGURE4_RUNS
+        },
+        metric=FIGURE4["metric"],
+        title=FIGURE4["title"],
         groups=None,
     script:
         "../workflow_scripts/eval_bars.py"

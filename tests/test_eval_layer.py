@@ -253,3 +253,54 @@ def test_runs_expand_alice_rounds_and_take_per_benchmark_models():
     assert runs == [("haskell_mini", "sampled", "base"), ("haskell_mini", "sampled", "alice_r1"),
                     ("haskell_mini", "sampled", "alice_r2"), ("pysecdb", "greedy", "base"),
                     ("pysecdb", "greedy", "bob")]
+
+
+def test_a_model_served_elsewhere_answers_its_share_through_the_openai_backend(tmp_path, monkeypatch):
+    """Paper 001's Figure 4 models: generation goes to an OpenAI-compatible server (here
+    the test double of tests/test_llm_backends.py), on a seeded share of the items."""
+    import yaml
+
+    from selfplay.config import validate_config
+    from selfplay.pipeline import evaluate as steps
+    from selfplay.records import read_jsonl, write_jsonl
+    from test_llm_backends import FakeChatServer
+
+    cfg = validate_config(yaml.safe_load(open("config.yaml")))
+    items, _ = steps.benchmark("identifier_swap").prepare(None, cfg["evaluation"]["benchmarks"]["identifier_swap"]
+                                                          | {"limit": None}, cfg)
+    write_jsonl(tmp_path / "items.jsonl", items)
+    server = FakeChatServer()
+    monkeypatch.setenv("SELFPLAY_TEST_KEY", "k")
+    other = {"tag": "remote", "model": "remote-model", "base_url": server.url, "api_key_env": "SELFPLAY_TEST_KEY",
+             "fraction": 0.5}
+    try:
+        steps.generate(cfg, "identifier_swap", "greedy", "remote", str(tmp_path / "items.jsonl"), None, None,
+                       str(tmp_path / "gen.jsonl"), other=other)
+    finally:
+        server.close()
+    records = read_jsonl(tmp_path / "gen.jsonl")
+    assert len(records) == (len(items) + 1) // 2 and len(items) >= 4
+    assert all(r["outputs"][0].startswith("remote-model|") for r in records)
+    assert {r["meta"]["model"] for r in records} == {"remote"}
+    assert all(body["model"] == "remote-model" for body in server.bodies)
+    # the same share for every mode; another model tag draws another share
+    again = steps.items_for(cfg, "remote", items, other)
+    assert [i["id"] for i in again] == [r["meta"]["item"] for r in records]
+    assert steps.items_for(cfg, "remote", items, None) == items
+
+
+def test_other_model_tags_must_not_clash():
+    from selfplay.config import validate_config
+    import yaml
+
+    cfg = validate_config(yaml.safe_load(open("config.yaml")))
+    cfg["sinq"]["benchmarks"]["other_models"] = [{"tag": "bob", "model": "m", "base_url": "http://x/v1",
+                                                  "api_key_env": "K", "fraction": 1.0}]
+    with pytest.raises(UserError, match="other_models"):
+        check_evaluation(cfg, "sinq")
+    cfg["sinq"]["benchmarks"]["other_models"][0]["tag"] = "remote"
+    cfg["sinq"]["benchmarks"]["runs"] = {"identifier_swap": {"modes": ["greedy"], "models": ["remote", "nobody"]}}
+    with pytest.raises(UserError, match="nobody"):
+        check_evaluation(cfg, "sinq")
+    cfg["sinq"]["benchmarks"]["runs"] = {"identifier_swap": {"modes": ["greedy"], "models": ["remote", "base"]}}
+    check_evaluation(cfg, "sinq")

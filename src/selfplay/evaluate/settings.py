@@ -45,12 +45,17 @@ def track_runs(track_cfg: dict) -> list[tuple[str, str, str]]:
     return runs
 
 
-def check_model_tag(tag: str, rounds: int) -> None:
+def other_model(track_cfg: dict, tag: str) -> dict | None:
+    """The ``other_models`` entry (a model behind an OpenAI-compatible server) named ``tag``."""
+    return next((m for m in track_cfg.get("benchmarks", {}).get("other_models", []) if m["tag"] == tag), None)
+
+
+def check_model_tag(tag: str, rounds: int, others: tuple[str, ...] = ()) -> None:
     m = re.fullmatch(r"alice_r(\d+)", tag)
-    if tag in FIXED_TAGS or (m and 1 <= int(m.group(1)) <= rounds):
+    if tag in FIXED_TAGS or tag in others or (m and 1 <= int(m.group(1)) <= rounds):
         return
-    raise UserError(f"unknown model {tag!r}: use base, bob, alice, alice_rounds or alice_r<k> with "
-                    f"1 <= k <= {rounds} (the track's rounds)")
+    raise UserError(f"unknown model {tag!r}: use base, bob, alice, alice_rounds, alice_r<k> with "
+                    f"1 <= k <= {rounds} (the track's rounds), or a tag of other_models")
 
 
 def check_evaluation(cfg: dict, track: str) -> None:
@@ -59,9 +64,14 @@ def check_evaluation(cfg: dict, track: str) -> None:
     if not ev:
         return
     modes = {name: EvalMode.from_config(name, section) for name, section in cfg["evaluation"]["modes"].items()}
+    others = tuple(m["tag"] for m in ev.get("other_models", []))
+    clash = [t for t in others if t in FIXED_TAGS or re.fullmatch(r"alice_r\d+", t)]
+    if clash or len(set(others)) != len(others):
+        raise UserError(f"config key {track}.benchmarks.other_models: tags must be unique and differ from "
+                        f"base, bob, alice, alice_rounds and alice_r<k> (got {list(others)})")
     for tag in ev["models"]:
         try:
-            check_model_tag(tag, int(cfg[track].get("rounds", 0)))
+            check_model_tag(tag, int(cfg[track].get("rounds", 0)), others)
         except UserError as exc:
             raise UserError(f"config key {track}.benchmarks.models: {exc}") from None
     for name, spec in ev["runs"].items():
@@ -69,7 +79,7 @@ def check_evaluation(cfg: dict, track: str) -> None:
         mode_names, models = run_spec(spec)
         for tag in models or []:
             try:
-                check_model_tag(tag, int(cfg[track].get("rounds", 0)))
+                check_model_tag(tag, int(cfg[track].get("rounds", 0)), others)
             except UserError as exc:
                 raise UserError(f"config key {key}.models: {exc}") from None
         if name not in ADAPTERS:

@@ -80,10 +80,38 @@ def eval_request(cfg: dict, name: str, mode_name: str, model_tag: str, item: dic
     )
 
 
+def items_for(cfg: dict, model_tag: str, items: list[dict], other: dict | None) -> list[dict]:
+    """The items a model answers: all of them, or for a model behind a server with a
+    ``fraction`` below 1, that share drawn with the run's seed (the same draw for every
+    mode, so its modes stay comparable)."""
+    if not other or float(other["fraction"]) >= 1.0:
+        return items
+    import math
+    import random
+
+    keep = max(1, math.ceil(float(other["fraction"]) * len(items)))
+    chosen = set(random.Random(derive_seed(cfg["seed"], "eval-fraction", model_tag)).sample(
+        [i["id"] for i in items], keep))
+    return [i for i in items if i["id"] in chosen]
+
+
+def other_backend_config(cfg: dict, other: dict) -> dict:
+    """``cfg`` with the generation backend pointed at a model behind an OpenAI-compatible
+    server (``<track>.benchmarks.other_models``)."""
+    out = dict(cfg)
+    out["backend"] = {"name": "openai", "base_url": other["base_url"], "api_key_env": other["api_key_env"]}
+    out["model"] = {"name": other["model"], "source": "hf", "path": other["model"]}
+    return out
+
+
 def generate(cfg: dict, name: str, mode_name: str, model_tag: str, items_path: str, model_dir: str | None,
-             adapter_dir: str | None, out: str) -> None:
-    items = read_jsonl(items_path)
+             adapter_dir: str | None, out: str, other: dict | None = None) -> None:
+    """``other``: the model is served elsewhere (generation goes through the openai
+    backend, unless the run replays recordings)."""
+    items = items_for(cfg, model_tag, read_jsonl(items_path), other)
     adapter = resolve_adapter(adapter_dir)
+    if other and cfg["backend"]["name"] != "replay":
+        cfg, model_dir = other_backend_config(cfg, other), other["model"]
     requests = [eval_request(cfg, name, mode_name, model_tag, item, adapter) for item in items]
     metas = [{"role": "evaluation", "benchmark": name, "mode": mode_name, "model": model_tag,
               "item": item["id"], "adapter_dir": adapter} for item in items]

@@ -15,3 +15,7 @@ TABLES = {
 # Figure 3 is Table 2 as bars.
 FIGURE3 = {"title": "SInQ Figure 3: Python builtin identifier swap", "benchmark": "identifier_swap",
            "metric": "accuracy"}
+# Figure 4 (App. D): the identifier swap with models served elsewhere
+# (sinq.benchmarks.other_models), next to the base model and the trained Bob.
+FIGURE4 = {"title": "SInQ Figure 4: identifier swap, other models", "benchmark": "identifier_swap",
+           "metric": "accuracy"}
