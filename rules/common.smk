@@ -250,6 +250,13 @@ def track_bundle_parts(track, data, recordings, verdicts, tables, figures, train
 
 EVAL = config["evaluation"]
 EVAL_NAME = r"[a-z][a-z0-9_]*"  # a mode or model tag in the layer's file names
+EVAL_CHECK = "results/eval/check"  # the layer's own base-model runs
+# the layer's check table, built by `all` when the config asks for a check
+EVAL_REPORTS = (
+    ["results/tables/eval/benchmarks.md"]
+    if EVAL["check"]["benchmarks"] or EVAL["check"]["base_model"]
+    else []
+)
 # Benchmarks scored with GHC run in the haskell image; the rest run Python in the
 # sandbox, in the python image: one rule for each, told apart by the benchmark's name.
 HASKELL_BENCHES = [b for b in ADAPTERS if b in ("humaneval_hs", "mbpp_hs", "haskell_mini")]
@@ -355,6 +362,15 @@ def eval_bench_cfg(wildcards):
     return cfg_of("seed", "evaluation.workers", f"evaluation.benchmarks.{wildcards.bench}")
 
 
+def eval_check_cfg(wildcards):
+    return cfg_of(
+        *GENERATION_KEYS,
+        "evaluation.workers",
+        "evaluation.modes.greedy",
+        f"evaluation.benchmarks.{wildcards.bench}",
+    )
+
+
 def eval_generate_cfg(wildcards):
     return cfg_of(
         *GENERATION_KEYS,
@@ -380,7 +396,7 @@ def _eval_generate_rule(track):
 
 
 def all_targets():
-    return [p for track in TRACKS for p in TRACK_OUTPUTS[track]["report"]()]
+    return [p for track in TRACKS for p in TRACK_OUTPUTS[track]["report"]()] + EVAL_REPORTS
 
 
 def print_outputs_summary():

@@ -130,3 +130,113 @@ for _track in LOADED_TRACKS:
                 cfg=eval_score_cfg,
             script:
                 "../workflow_scripts/eval_score.py"
+
+
+# --- the layer's own check: right answers through each adapter, and the base model on
+# benchmarks no track runs (results/tables/eval/benchmarks.md) ------------------------
+
+
+for _image, _benches in EVAL_IMAGES.items():
+
+    rule:
+        name:
+            f"eval_ground_truth_{_image}"
+        input:
+            prepared="resources/data/eval/{bench}.jsonl",
+        output:
+            scored="results/eval/ground_truth/{bench}.scored.jsonl",
+            summary="results/eval/ground_truth/{bench}.json",
+        log:
+            "logs/eval/ground_truth_{bench}.log",
+        wildcard_constraints:
+            bench=_benches,
+        container:
+            image(_image)
+        threads: 2
+        resources:
+            **resources_of("verify"),
+        params:
+            cfg=eval_bench_cfg,
+        script:
+            "../workflow_scripts/eval_ground_truth.py"
+
+
+rule eval_check_generate:
+    input:
+        prepared="resources/data/eval/{bench}.jsonl",
+        model=generation_model_input,
+    output:
+        f"{EVAL_CHECK}/{{bench}}/base/greedy.jsonl",
+    log:
+        "logs/eval/check_{bench}.log",
+    benchmark:
+        "benchmarks/eval/check_{bench}.tsv"
+    wildcard_constraints:
+        bench="|".join(ADAPTERS),
+    container:
+        image("gpu")
+    threads: GENERATION_THREADS
+    resources:
+        **resources_of("generate"),
+    params:
+        cfg=eval_check_cfg,
+        model_dir=generation_model_param,
+    script:
+        "../workflow_scripts/eval_check_generate.py"
+
+
+for _image, _benches in EVAL_IMAGES.items():
+
+    rule:
+        name:
+            f"eval_check_score_{_image}"
+        input:
+            prepared="resources/data/eval/{bench}.jsonl",
+            generations=f"{EVAL_CHECK}/{{bench}}/base/greedy.jsonl",
+        output:
+            scored=f"{EVAL_CHECK}/{{bench}}/base/greedy.scored.jsonl",
+            summary=f"{EVAL_CHECK}/{{bench}}/base/greedy.json",
+        log:
+            "logs/eval/check_{bench}_score.log",
+        wildcard_constraints:
+            bench=_benches,
+        container:
+            image(_image)
+        threads: 2
+        resources:
+            **resources_of("verify"),
+        params:
+            cfg=eval_check_cfg,
+        script:
+            "../workflow_scripts/eval_check_score.py"
+
+
+rule eval_benchmarks_table:
+    input:
+        **{f"gt_{b}": f"results/eval/ground_truth/{b}.json" for b in EVAL["check"]["benchmarks"]},
+        **{f"skipped_{b}": f"resources/data/eval/{b}.skipped.jsonl" for b in EVAL["check"]["benchmarks"]},
+        **{f"base_{b}": f"{EVAL_CHECK}/{b}/base/greedy.json" for b in EVAL["check"]["base_model"]},
+    output:
+        csv=report(
+            "results/tables/eval/benchmarks.csv",
+            caption="../report/eval_benchmarks.rst",
+            category="Benchmark layer",
+            labels={"table": "Adapters and their ground truth (CSV)"},
+        ),
+        md=report(
+            "results/tables/eval/benchmarks.md",
+            caption="../report/eval_benchmarks.rst",
+            category="Benchmark layer",
+            labels={"table": "Adapters and their ground truth"},
+        ),
+    log:
+        "logs/eval/benchmarks_table.log",
+    container:
+        image("python")
+    params:
+        sources={
+            b: EVAL["benchmarks"][b]["source"]
+            for b in set(EVAL["check"]["benchmarks"]) | set(EVAL["check"]["base_model"])
+        },
+    script:
+        "../workflow_scripts/eval_benchmarks_table.py"

@@ -42,25 +42,7 @@ def jsonl(path: Path) -> list[dict]:
 # ============================================================ LiveCodeBench
 
 # Our reference solutions for the smoke problems (the dataset ships none).
-LCB_REFERENCES = {
-    "smoke-lcb-0": ("class Solution:\n    def countPairs(self, nums: List[int], target: int) -> int:\n"
-                    "        n = len(nums)\n"
-                    "        return sum(1 for i in range(n) for j in range(i + 1, n) if nums[i] + nums[j] < target)\n"),
-    "smoke-lcb-1": ("n = int(input())\nvalues = sorted(map(int, input().split()))\n"
-                    "total = values[-1] + values[-2]\nprint(total)\nprint(total / 2)\n"),
-    "smoke-lcb-2": ("def balanced(text):\n    stack = []\n    pairs = {')': '(', ']': '['}\n"
-                    "    for ch in text:\n        if ch in '([':\n            stack.append(ch)\n"
-                    "        elif not stack or stack.pop() != pairs[ch]:\n            return False\n"
-                    "    return not stack\n\n"
-                    "def main():\n    t = int(input())\n    for _ in range(t):\n"
-                    "        print('YES' if balanced(input().strip()) else 'NO')\n\n"
-                    "if __name__ == '__main__':\n    main()\n"),
-    "smoke-lcb-3": ("class Solution:\n    def longestRun(self, nums):\n        best, run = (nums[0], 1), 1\n"
-                    "        for i in range(1, len(nums)):\n            run = run + 1 if nums[i] == nums[i - 1] else 1\n"
-                    "            if run > best[1]:\n                best = (nums[i], run)\n"
-                    "        return best  # a tuple: LiveCodeBench accepts it for a list\n"),
-    "smoke-lcb-4": "import sys\nprint(' '.join(reversed(sys.stdin.buffer.read().decode().split())))\n",
-}
+LCB_REFERENCES = json.loads((DATA / "livecodebench.smoke.references.json").read_text())
 
 
 @pytest.fixture(scope="module")

@@ -304,3 +304,34 @@ def test_other_model_tags_must_not_clash():
         check_evaluation(cfg, "sinq")
     cfg["sinq"]["benchmarks"]["runs"] = {"identifier_swap": {"modes": ["greedy"], "models": ["remote", "base"]}}
     check_evaluation(cfg, "sinq")
+
+
+def test_ground_truth_scores_every_adapters_right_answers_and_reports_wrong_ones(tmp_path):
+    import yaml
+
+    from selfplay.config import validate_config
+    from selfplay.pipeline import evaluate as steps
+    from selfplay.records import read_json, write_jsonl
+    from selfplay.report.evaluation import benchmarks_table
+
+    cfg = validate_config(yaml.safe_load(open("config.yaml")))
+    gt, skipped = {}, {}
+    for name in ("mbpp_plus", "identifier_swap"):
+        items, rest = steps.benchmark(name).prepare(None, cfg["evaluation"]["benchmarks"][name], cfg)
+        write_jsonl(tmp_path / f"{name}.jsonl", items)
+        write_jsonl(tmp_path / f"{name}.skipped.jsonl", rest)
+        steps.ground_truth(cfg, name, str(tmp_path / f"{name}.jsonl"), str(tmp_path / f"{name}.s.jsonl"),
+                           str(tmp_path / f"{name}.json"))
+        summary = read_json(tmp_path / f"{name}.json")
+        assert summary["checked"] and summary["right"] == summary["n"] == len(items) and summary["score"] == 1.0
+        gt[name], skipped[name] = str(tmp_path / f"{name}.json"), str(tmp_path / f"{name}.skipped.jsonl")
+    # a broken reference is caught: the check is not true by construction
+    items = [dict(i, reference=i["reference"].replace("return", "return None and")) for i in
+             MbppPlus().prepare(None, {"timeout": 3.0}, {})[0]]
+    write_jsonl(tmp_path / "broken.jsonl", items)
+    broken = steps.ground_truth(cfg, "mbpp_plus", str(tmp_path / "broken.jsonl"), str(tmp_path / "b.s.jsonl"),
+                                str(tmp_path / "b.json"))
+    assert broken["right"] == 0 and len(broken["wrong"]) == len(items)
+    frame = benchmarks_table(gt, {}, skipped, {"mbpp_plus": "smoke", "identifier_swap": "smoke"},
+                             str(tmp_path / "t.csv"), str(tmp_path / "t.md"))
+    assert list(frame["Right answers scored right"]) == ["4/4", "2/2"]

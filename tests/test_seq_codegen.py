@@ -14,25 +14,7 @@ from selfplay.evaluate.modes import EvalMode
 
 pytestmark = pytest.mark.skipif(shutil.which("ghc") is None, reason="GHC is missing: apt-get install ghc")
 
-# Our own reference solutions for the shipped problems.
-SOLUTIONS = {
-    "countVowels": "countVowels s = length [c | c <- s, c `elem` \"aeiouAEIOU\"]",
-    "secondLargest": ("secondLargest xs = case reverse (uniq (sortInts xs)) of\n  (_:b:_) -> Just b\n  _ -> Nothing\n"
-                      "  where\n    sortInts [] = []\n    sortInts (p:rest) = sortInts [y | y <- rest, y < p] ++ [p] ++ "
-                      "sortInts [y | y <- rest, y >= p]\n    uniq (a:b:r) | a == b = uniq (b:r)\n"
-                      "                 | otherwise = a : uniq (b:r)\n    uniq r = r"),
-    "isPalindrome": "isPalindrome s = let t = map toLow s in t == reverse t\n  where toLow c = if c >= 'A' && c <= 'Z' "
-                    "then toEnum (fromEnum c + 32) else c",
-    "runningMax": "runningMax [] = []\nrunningMax (x:xs) = scanl max x xs",
-    "collatzSteps": "collatzSteps n | n <= 1 = 0\n               | even n = 1 + collatzSteps (n `div` 2)\n"
-                    "               | otherwise = 1 + collatzSteps (3 * n + 1)",
-    "rotateLeft": "rotateLeft _ [] = []\nrotateLeft k xs = let m = k `mod` length xs in drop m xs ++ take m xs",
-    "charFrequency": "charFrequency c s = length (filter (== c) s)",
-    "pairSums": "pairSums xs = zipWith (+) xs (drop 1 xs)",
-    "clampAll": "clampAll lo hi = map (max lo . min hi)",
-    "digitsReversed": "digitsReversed 0 = [0]\ndigitsReversed n = go n\n  where go 0 = []\n        "
-                      "go m = fromIntegral (m `mod` 10) : go (m `div` 10)",
-}
+SOLUTIONS = {p["name"]: p["reference"] for p in load_mini()}  # our references, shipped with the problems
 SETTINGS = {"timeout": 5.0, "memory_mb": 1024}
 
 

@@ -52,9 +52,10 @@ def check_components(cfg: dict, tracks: list[str], model_dir: str) -> None:
     """
     import importlib
 
-    from ..evaluate.settings import check_evaluation
+    from ..evaluate.settings import check_evaluation, check_layer_check
 
     check_backend(cfg, model_dir)
+    check_layer_check(cfg)
     for track in tracks:
         importlib.import_module(f"selfplay.tracks.{track}.settings").check(cfg)
         check_evaluation(cfg, track)

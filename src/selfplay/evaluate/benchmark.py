@@ -79,6 +79,16 @@ class Benchmark:
     def summarise(self, items: dict[str, dict], rows: list[dict], mode: EvalMode) -> dict:
         raise NotImplementedError
 
+    def reference_answers(self, items: list[dict]) -> list[Sample] | None:
+        """The benchmark's own right answers, as model answers would be written (the gold
+        label; a reference solution in a code block), for the ground-truth check: scored
+        like any sample, they must all be right. None when the benchmark ships none."""
+        return None
+
+
+def fenced(code: str, language: str = "python") -> str:
+    return f"```{language}\n{code.rstrip()}\n```\n"
+
 
 # --- classification -------------------------------------------------------------
 
@@ -100,6 +110,9 @@ class ClassificationBenchmark(Benchmark):
 
     def gold(self, item: dict) -> str:
         return item["label"]
+
+    def reference_answers(self, items: list[dict]) -> list[Sample] | None:
+        return [Sample(i["id"], 0, self.gold(i)) for i in items]
 
     def answer_instruction(self, cot: bool) -> str:
         choices = " or ".join(self.labels)

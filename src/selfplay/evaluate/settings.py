@@ -108,3 +108,16 @@ def check_source(cfg: dict, name: str) -> None:
         raise UserError(f"config key {key}.source: {name} ships no smoke items; use package, download or path")
     if source == "package" and not bench.package:
         raise UserError(f"config key {key}.source: no pip package ships {name}'s data")
+
+
+def check_layer_check(cfg: dict) -> None:
+    """``evaluation.check``: known benchmarks whose data can be had, and a greedy mode."""
+    check = cfg["evaluation"]["check"]
+    for key in ("benchmarks", "base_model"):
+        for name in check[key]:
+            if name not in ADAPTERS:
+                raise UserError(f"config key evaluation.check.{key}: unknown benchmark {name!r}; "
+                                f"known: {', '.join(sorted(ADAPTERS))}")
+            check_source(cfg, name)
+    if check["base_model"] and "greedy" not in cfg["evaluation"]["modes"]:
+        raise UserError("config key evaluation.check.base_model: needs a mode named greedy in evaluation.modes")

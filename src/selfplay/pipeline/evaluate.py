@@ -144,3 +144,34 @@ def score(cfg: dict, name: str, mode_name: str, items_path: str, generations_pat
     log.info("%s / %s: %s", name, mode_name,
              {k: summary.get(k) for k in ("accuracy", "f1", "pass@1") if k in summary})
     return summary
+
+
+def ground_truth(cfg: dict, name: str, items_path: str, scored_out: str, summary_out: str) -> dict:
+    """Score the benchmark's own right answers (gold labels, reference solutions) through
+    the same reading and scoring as model answers: every one must be right. Writes the
+    summary either way (``checked: false`` when the benchmark ships no right answers)."""
+    from ..evaluate.modes import EvalMode
+
+    bench = benchmark(name)
+    items = read_jsonl(items_path)
+    answers = bench.reference_answers(items)
+    mode = EvalMode("reference", 1, False, "single", {})
+    if not answers:
+        write_jsonl(scored_out, [])
+        summary = {"benchmark": name, "title": bench.title, "task": bench.task, "checked": False, "n": 0}
+        write_json(summary_out, summary)
+        return summary
+    by_id = {i["id"]: i for i in items}
+    rows = bench.score(by_id, answers, mode, cfg, workers=int(cfg["evaluation"]["workers"]))
+    write_jsonl(scored_out, rows)
+    right = [bool(r.get("passed", r.get("correct"))) for r in rows]
+    summary = {"benchmark": name, "title": bench.title, "task": bench.task, "checked": True, "n": len(rows),
+               "items": len(items), "right": sum(right), "score": sum(right) / len(rows),
+               "wrong": [r["id"] for r, ok in zip(rows, right) if not ok][:20],
+               "runtime": runtime_record(bench.tools)}
+    write_json(summary_out, summary)
+    log.info("%s ground truth: %d of %d right", name, sum(right), len(rows))
+    if not all(right):
+        log.warning("%s: %d reference answers are not scored right (e.g. %s)", name, len(rows) - sum(right),
+                    summary["wrong"][:3])
+    return summary

@@ -133,3 +133,40 @@ def rounds_figure(summaries: dict[int, str], png: str, pdf: str | None, csv_path
     fig.suptitle(title, fontsize=9)
     finish_figure(fig, *[p for p in (png, pdf) if p])
     return frame
+
+
+def benchmarks_table(ground_truth: dict[str, str], base_runs: dict[str, str], skipped: dict[str, str],
+                     sources: dict[str, str], csv_path: str, md_path: str) -> pd.DataFrame:
+    """The layer's own check: per benchmark, its items, the skipped rows, how many of its
+    right answers the adapter scores right, and the base model's greedy score."""
+    from ..records import read_jsonl
+
+    plain, shown = [], []
+    for name in sorted(set(ground_truth) | set(base_runs)):
+        gt = read_json(ground_truth[name]) if name in ground_truth else None
+        base = read_json(base_runs[name]) if name in base_runs else None
+        title = (gt or base)["title"]
+        row = {"Benchmark": title, "name": name, "Source": sources.get(name, ""),
+               "Skipped rows": len(read_jsonl(skipped[name])) if name in skipped else None}
+        if gt is None:
+            ref = "not checked"
+        elif not gt.get("checked"):
+            ref = "n/a: ships no right answers"
+        else:
+            ref = f"{gt['right']}/{gt['n']}"
+        row["Items"] = gt.get("items") if gt and gt.get("checked") else (base or {}).get("n")
+        row["Right answers scored right"] = ref
+        metric = "pass@1" if (base or {}).get("task") == "codegen" else "accuracy"
+        value = metric_of(base, metric) if base else None
+        row["Base model (greedy)"] = None if value is None else round(value, 4)
+        plain.append(row)
+        shown.append({**row, "Base model (greedy)": "-" if base is None else
+                      f"{cell(value)} {METRIC_NAMES[metric].lower()} ({base.get('decoding')})"})
+    notes = ["Right answers: each benchmark's gold labels or reference solutions, read and scored by its adapter "
+             "exactly as a model's answers are; all must be right.",
+             "Base model (greedy): for benchmarks no track of this run evaluates, so every adapter runs on a model.",
+             "Smoke sources are this project's items in the benchmark's format (src/selfplay/data/eval/README.md): "
+             "their scores say nothing about a model."]
+    write_table(pd.DataFrame(plain), csv_path, md_path, "Benchmark layer: adapters checked against their ground truth",
+                notes, md_frame=pd.DataFrame(shown))
+    return pd.DataFrame(plain)

@@ -91,7 +91,7 @@ from typing import Any, ClassVar
 from ...errors import UserError
 from ...llm.answer_format import AnswerFormat, fenced_body, lark_string
 from ...sandbox.encoding import decode_value
-from ..benchmark import CodegenBenchmark, Sample
+from ..benchmark import CodegenBenchmark, Sample, fenced
 from ..modes import EvalMode
 from .livecodebench import last_python_block
 
@@ -625,6 +625,10 @@ class _BigCodeBench(CodegenBenchmark):
         if calibrated:
             return item["code_prompt"] + "\n    pass\n" + code
         return code
+
+    def reference_answers(self, items: list[dict]) -> list[Sample] | None:
+        """The canonical solutions, as an answer would hold them (the prompt's code with the body)."""
+        return [Sample(i["id"], 0, fenced(i["reference"])) for i in items]
 
     def score(self, items: dict[str, dict], samples: list[Sample], mode: EvalMode, cfg: dict,
               workers: int = 2) -> list[dict]:

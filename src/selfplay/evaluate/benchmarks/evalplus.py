@@ -33,7 +33,7 @@ from typing import ClassVar
 from ...errors import UserError
 from ...llm.answer_format import AnswerFormat, fenced_body, lark_string
 from ...sandbox.encoding import decode_value
-from ..benchmark import CodegenBenchmark, Sample
+from ..benchmark import CodegenBenchmark, Sample, fenced
 from ..modes import EvalMode
 from ..python_calls import args_source, judge, parse_args, record_reference, run_calls
 
@@ -201,9 +201,12 @@ class _EvalPlusBase(CodegenBenchmark):
         bad = [o for o in outcomes if o.status != "ok"]
         if bad:
             return None, f"reference solution failed on {len(bad)} of {len(inputs)} inputs ({bad[0].status}: {bad[0].value})"
-        return {"id": task_id, "group": None, "prompt": row["prompt"], "entry_point": entry,
+        return {"id": task_id, "group": None, "prompt": row["prompt"], "entry_point": entry, "reference": reference,
                 "atol": float(row.get("atol") or 0.0), "oracle": oracle_of(task_id, entry),
                 "tests": [{"args": c, "expected": o.value} for c, o in zip(calls, outcomes)]}, None
+
+    def reference_answers(self, items: list[dict]) -> list[Sample] | None:
+        return [Sample(i["id"], 0, fenced(i["reference"])) for i in items]
 
     # --- scoring -------------------------------------------------------------
 
@@ -263,6 +266,7 @@ class HumanEval(_EvalPlusBase):
                     continue
                 items.append({"id": row["task_id"], "group": None, "prompt": row["prompt"],
                               "entry_point": row["entry_point"], "atol": 0.0,
+                              "reference": row["prompt"] + row["canonical_solution"],
                               "oracle": oracle_of(row["task_id"], row["entry_point"]),
                               "tests": [{"args": a, "expected": r} for a, r in pairs]})
         return items, skipped

@@ -26,7 +26,7 @@ from ...haskell.literals import split_arguments
 from ...llm.answer_format import AnswerFormat, fenced_body, lark_string
 from ...tracks.seq.parse import MODULE_HEADER
 from ...tracks.seq.translate import parse_translation
-from ..benchmark import CodegenBenchmark, Sample
+from ..benchmark import CodegenBenchmark, Sample, fenced
 from ..modes import EvalMode
 
 MINI = Path(__file__).resolve().parents[2] / "data" / "haskell_bench" / "mini.jsonl"
@@ -220,6 +220,12 @@ class _HaskellCodegen(CodegenBenchmark):
     def score(self, items: dict[str, dict], samples: list[Sample], mode: EvalMode, cfg: dict,
               workers: int = 2) -> list[dict]:
         return evaluate(items, samples, cfg["evaluation"]["benchmarks"][self.name], workers)
+
+    def reference_answers(self, items: list[dict]) -> list[Sample] | None:
+        """Our shipped problems carry a reference solution; MultiPL-E ships none."""
+        if not items or not all(i.get("reference") for i in items):
+            return None
+        return [Sample(i["id"], 0, fenced(i["reference"], "haskell")) for i in items]
 
     @staticmethod
     def _as_items(problems: list[dict]) -> list[dict]:
