@@ -337,7 +337,7 @@ def test_an_absent_benchmarks_section_means_no_benchmark_tables(schema):
     del cfg["seq"]["benchmarks"]
     assert not errors_of(schema, cfg)
     filled = fill_defaults(cfg, schema)
-    assert filled["seq"]["benchmarks"] == {"models": ["base", "bob"], "runs": {}}
+    assert filled["seq"]["benchmarks"] == {"models": ["base", "bob"], "runs": {}, "other_models": []}
     assert not errors_of(schema, filled)
     cfg["seq"]["benchmarks"] = {"runs": {"haskell_mini": {"models": ["base"]}}}  # a run needs its modes
     assert any("seq.benchmarks.runs.haskell_mini" in e for e in errors_of(schema, cfg))
