@@ -10,10 +10,10 @@ two workers of ``Sandbox(workers=2)``):
     the two strategies, or the benchmark fails.
 (b) the floor: an empty sandboxed run (a function returning a constant).
 
-Both use the same namespaces, unprivileged uid, rlimits, private work directory,
-scrubbed environment, harness and value encoding; only the process-start
-strategy differs (warm pre-importing fork server vs. a new interpreter per
-execution).  Results go to bench/results/sandbox.json and a table is printed.
+Both use the same namespaces, minimal filesystem view, unprivileged uid,
+rlimits, private work directory, scrubbed environment, harness and value
+encoding; only the process-start strategy differs (warm pre-importing fork
+server vs. a new interpreter per execution, which builds the view every time).  Results go to bench/results/sandbox.json and a table is printed.
 The machine may be shared: the load average is recorded before and after, and
 a note is added when it is high.
 
@@ -228,6 +228,8 @@ def main() -> int:
         "loadavg_after": [round(x, 2) for x in load_after],
         "parallel": PARALLEL,
         "sandbox_startup_s": round(startup_s, 3),
+        "fs_view": {"kind": isolation.get("fs_view"),
+                    "read_only_paths": len((isolation.get("fs_exposed") or {}).get("read_only") or [])},
         "checks": {
             "pairs": len(PAIRS),
             "distinct_checks": per_round,

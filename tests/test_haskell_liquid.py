@@ -1116,3 +1116,23 @@ def test_check_proof_unsafe_feedback_points_into_the_proof(fake_liquid, work):
     assert v["status"] == "unsafe"
     first = v["part_lines"]["proof"][0]
     assert f"[line {21 - first + 1} of your proof]" in v["error_excerpt"]
+
+
+def test_tool_dirs_follow_the_wrappers_package_environment(tmp_path):
+    """The haskell image's `liquid` is a script running `ghc -package-env /opt/liquid/env`:
+    the sandbox must show that environment and the package store it names, or GHC
+    cannot find LH inside."""
+    from selfplay.haskell.liquid.settings import tool_dirs
+
+    store = tmp_path / "cabal" / "store" / "ghc-9.0.2"
+    (store / "package.db").mkdir(parents=True)
+    env = tmp_path / "liquid" / "env"
+    env.parent.mkdir()
+    env.write_text(f"clear-package-db\nglobal-package-db\npackage-db {store / 'package.db'}\npackage-id base\n")
+    wrapper = tmp_path / "bin" / "liquid"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nset -eu\nghc -package-env {env} -fplugin=LiquidHaskell "$@"\n')
+    assert tool_dirs([str(wrapper), "--flag"]) == sorted({str(wrapper.parent), str(env.parent), str(store)})
+    binary = tmp_path / "bin" / "lh"
+    binary.write_bytes(b"\x7fELF -package-env /nowhere")
+    assert tool_dirs([str(binary)]) == [str(binary.parent)]

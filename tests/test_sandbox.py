@@ -5,9 +5,11 @@ Real executions throughout (fork servers in namespaces when run as root).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
+import sysconfig
 import time
 
 import pytest
@@ -117,6 +119,43 @@ def test_stdlib_imports_beyond_preloaded(sb):
     r = sb.run(sub, "f", "{}", 5.0)
     assert r.status == "ok", r
     assert r.value == ["bytes", b"xn--bcher-kva.de".hex()]
+
+
+def test_python_works_inside_the_filesystem_view(sb):
+    """The minimal view keeps what Python needs: C extensions and their shared libraries,
+    time zone data, and an interpreter started as sys.executable, which finds the
+    environment's site-packages (numpy when installed)."""
+    spec = importlib.util.find_spec("numpy")
+    site = [sysconfig.get_path("purelib"), sysconfig.get_path("platlib")]
+    installed = spec is not None and any((spec.origin or "").startswith(s + os.sep) for s in site)
+    mod = "numpy" if installed else "json"
+    code = (
+        "import sys, subprocess, sqlite3, ctypes, decimal, ssl, zoneinfo, lzma, bz2, zlib, unicodedata\n"
+        "def f(mod):\n"
+        "    db = sqlite3.connect(':memory:')\n"
+        "    db.execute('create table t(x)')\n"
+        "    zone = zoneinfo.ZoneInfo('Europe/Paris').key\n"
+        "    child = subprocess.run([sys.executable, '-c', f'import {mod}; print({mod}.__name__)'],\n"
+        "                           capture_output=True, text=True, timeout=60)\n"
+        "    return [zone, child.returncode, child.stdout.strip()]\n"
+    )
+    r = sb.run(code, "f", repr({"mod": mod}), 60.0)
+    assert r.status == "ok", r
+    assert decode_value(r.value) == ["Europe/Paris", 0, mod]
+
+
+def test_child_sys_path_holds_only_visible_folders(sb):
+    r = ret(sb, "[(p, os.path.isdir(p)) for p in sys.path]", "import os, sys")
+    entries = decode_value(r.value)
+    assert entries and all(visible for _, visible in entries)
+    src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+    assert all(not p.startswith(src) for p, _ in entries)
+
+
+def test_tool_dirs_cannot_replace_the_sandboxs_own_folders():
+    for bad in ("/", "/tmp", "/etc", "/proc/self", "/dev"):
+        with pytest.raises(ValueError, match="tool_dirs"):
+            Sandbox(workers=1, tool_dirs=[bad])
 
 
 def test_random_is_seeded(sb):
@@ -288,5 +327,5 @@ def test_run_naive_matches_sandbox(sb):
         assert fast.behaviour() == slow.behaviour(), (fast, slow)
     iso = slow.isolation
     assert iso["mode"] == "naive"
-    keys = ("netns", "pidns", "mountns", "no_new_privs", "env", "tmpdir", "covered_dirs")
+    keys = ("netns", "pidns", "mountns", "no_new_privs", "env", "tmpdir", "fs_view", "fs_exposed")
     assert {k: iso[k] for k in keys} == {k: fast.isolation[k] for k in keys}

@@ -8,8 +8,11 @@ survive either.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
+import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -323,3 +326,192 @@ def test_nothing_survives_close():
         assert not os.path.exists(f"/proc/{pid}") or "Z" in Path(f"/proc/{pid}/stat").read_text().split(")")[1][:3]
     with pytest.raises(RuntimeError):
         sb.run("def f():\n    return 1\n", "f", "{}", 1.0)
+
+
+# ------------------------------------------------------------------ what the sandbox can see
+
+
+def minimal_view(sb: Sandbox) -> dict:
+    """The sandbox's filesystem view (skips where there is no mount namespace to build one)."""
+    if sb.isolation.get("fs_view") != "minimal":
+        pytest.skip("needs the mount namespace (the sandbox's own filesystem view)")
+    return sb.isolation["fs_exposed"]
+
+
+def view_paths(view: dict) -> list[str]:
+    return [*view["read_only"], *view["devices"], *view["generated"], *view["private"], *view["links"]]
+
+
+def allowed_entries(view: dict, folder: str) -> set[str]:
+    """The names a listing of ``folder`` may show: the next step towards something in the view."""
+    prefix = folder.rstrip("/") + "/"
+    return {p[len(prefix):].split("/")[0] for p in view_paths(view) if p.startswith(prefix)}
+
+
+def check_hidden(view: dict, path: str, outcome: list) -> None:
+    """``outcome`` (see hostile/read_host.py) shows nothing of ``path`` beyond the view."""
+    if outcome[0] == "dir":
+        assert set(outcome[1]) <= allowed_entries(view, path), (path, outcome)
+    else:
+        assert outcome[0] in ("FileNotFoundError", "PermissionError", "NotADirectoryError"), (path, outcome)
+
+
+def host_readable(path: str) -> bool:
+    try:
+        if os.path.isdir(path):
+            os.listdir(path)
+        else:
+            Path(path).read_bytes()
+        return True
+    except OSError:
+        return False
+
+
+def secret_dir(parent: str, token: str) -> Path:
+    """A world-readable folder holding a world-readable secret (the sandbox uid could read it)."""
+    folder = Path(parent) / f".sandbox-secret-{token}"
+    folder.mkdir(mode=0o755)
+    folder.chmod(0o755)
+    secret = folder / "answer.txt"
+    secret.write_text(f"expected output {token}\n")
+    secret.chmod(0o644)
+    return folder
+
+
+CHECKOUT_FILES = ["config.yaml", "Snakefile", "pyproject.toml", "resources", "results", "src",
+                  "src/selfplay/__init__.py", "tests/hostile/read_host.py", ".git"]
+
+
+def test_checkout_and_host_directories_stay_unreadable(run, sb):
+    view = minimal_view(sb)
+    wanted = [str(REPO), *(str(REPO / p) for p in CHECKOUT_FILES),
+              str(REPO / ".venv"), str(REPO / ".venv" / "bin" / "activate"), str(REPO / ".venv" / "bin"),
+              str(REPO.parent), "/root", "/root/.bashrc", "/home", "/srv", "/var", "/var/log", "/var/lib/dpkg/status",
+              "/run", "/opt", "/mnt", "/media", "/boot", "/etc/shadow", "/etc/hostname", "/etc/os-release",
+              "/etc/ssh", "/etc/resolv.conf"]
+    present = [p for p in wanted if os.path.lexists(p)]
+    # Control: the checkout is there, readable on the host, and by anyone (the sandbox uid too).
+    assert str(REPO / "config.yaml") in present and host_readable(str(REPO / "config.yaml"))
+    assert (REPO / "config.yaml").stat().st_mode & 0o004
+    r = run("read_host", literal=repr({"paths": present}), timeout=5.0)
+    assert r.status == "ok", r
+    seen = decode_value(r.value)
+    for path in present:
+        check_hidden(view, path, seen[path])
+    assert seen[str(REPO / "config.yaml")] == ["FileNotFoundError"]
+    venv = seen.get(str(REPO / ".venv"))
+    if venv and venv[0] == "dir":  # the virtualenv is inside the checkout: only what Python needs of it
+        assert set(venv[1]) <= {"bin", "lib", "pyvenv.cfg"}
+
+
+def test_commands_cannot_read_the_checkout(sb):
+    view = minimal_view(sb)
+    config = REPO / "config.yaml"
+    assert config.read_text()  # control: readable on the host
+    r = sb.run_command(["/bin/cat", str(config)], 5.0)
+    assert r.status == "exited" and r.exit_code == 1 and b"No such file or directory" in r.stderr, r
+    r = sb.run_command(["/bin/sh", "-c", f"cat {REPO}/resources/* {REPO}/results/* {REPO}/*.yaml"], 5.0)
+    assert r.exit_code != 0 and r.stdout == b"", r
+    for folder in (str(REPO), str(REPO.parent), "/home", "/srv", "/var", "/run", "/root", "/opt"):
+        r = sb.run_command(["/bin/ls", "-A", folder], 5.0)
+        if r.exit_code == 0:
+            assert set(r.text().split()) <= allowed_entries(view, folder), (folder, r)
+        else:
+            assert b"No such file" in r.stderr or b"Permission denied" in r.stderr, (folder, r)
+
+
+def test_listing_root_shows_only_the_view(run, sb):
+    view = minimal_view(sb)
+    expected = allowed_entries(view, "/")
+    assert {"usr", "etc", "dev", "proc", "tmp"} <= expected
+    assert not {"home", "srv", "run", "opt", "mnt", "media", "boot"} & expected
+    assert set(os.listdir("/")) - expected  # control: the host has more at its root
+    r = run("read_host", "listing", literal=repr({"path": "/"}))
+    assert set(decode_value(r.value)) == expected
+    r = sb.run_command(["/bin/ls", "-A", "/"], 5.0)
+    assert r.ok and set(r.text().split()) == expected, r
+
+
+def test_host_temp_and_checkout_secrets_are_not_visible(run, sb):
+    view = minimal_view(sb)
+    token = uuid.uuid4().hex
+    folders = [secret_dir(tempfile.gettempdir(), token)]
+    if os.access(REPO, os.W_OK):
+        folders.append(secret_dir(str(REPO), token))
+    try:
+        paths = [str(f / "answer.txt") for f in folders]
+        assert all(Path(p).read_text().startswith("expected output") for p in paths)  # control
+        r = run("read_host", literal=repr({"paths": [*paths, *(str(f) for f in folders)]}), timeout=5.0)
+        assert r.status == "ok", r
+        seen = decode_value(r.value)
+        assert all(seen[p] == ["FileNotFoundError"] for p in [*paths, *(str(f) for f in folders)]), seen
+        for path in paths:
+            c = sb.run_command(["/bin/cat", path], 5.0)
+            assert c.exit_code == 1 and token.encode() not in c.stdout, c
+        r = run("read_host", "search", literal=repr({"names": ["answer.txt", folders[0].name],
+                                                     "skip": ["/proc", "/sys", *view["read_only"]]}), timeout=20.0)
+        assert r.status == "ok" and decode_value(r.value) == [], r
+    finally:
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _fork_server_pid(server) -> int | None:
+    """The fork server: the child of the ``unshare`` process the host started."""
+    for task in Path(f"/proc/{server.proc.pid}/task").iterdir():
+        children = (task / "children").read_text().split()
+        if children:
+            return int(children[0])
+    return None
+
+
+def test_another_jobs_work_dir_is_not_visible(run, sb, strong):
+    minimal_view(sb)
+    if not strong:
+        pytest.skip("the host reads the other job's file through /proc/PID/root, which needs root")
+    token = uuid.uuid4().hex
+    writer = ("import os, time\ndef main(token):\n    with open('secret-' + token, 'w') as fh:\n"
+              "        fh.write(token)\n    os.chmod('secret-' + token, 0o644)\n    time.sleep(30)\n")
+    with Sandbox(workers=1, limits=LIMITS) as other:
+        job = threading.Thread(target=other.run, args=(writer, "main", repr({"token": token}), 10.0))
+        job.start()
+        try:
+            server = _fork_server_pid(other._servers[0])
+            # Control: the secret exists and the host can read it (through the job's own root).
+            host_path = f"/proc/{server}/root/tmp/work/run1/secret-{token}"
+            for _ in range(200):
+                if os.path.exists(host_path):
+                    break
+                time.sleep(0.05)
+            assert Path(host_path).read_text() == token
+            guesses = [f"/tmp/work/run{i}/secret-{token}" for i in range(1, 6)] + [host_path, "/tmp/work"]
+            r = run("read_host", literal=repr({"paths": guesses}), timeout=5.0)
+            assert r.status == "ok", r
+            assert all(o[0] != "file" and token not in str(o) for o in decode_value(r.value).values()), r
+            r = sb.run_command(["/bin/sh", "-c", f"cat /tmp/work/*/secret-{token} {host_path}; ls /proc"], 5.0)
+            assert token.encode() not in r.stdout and str(server).encode() not in r.stdout.split(), r
+        finally:
+            other.close()
+            job.join(timeout=20)
+
+
+def test_without_a_mount_namespace_landlock_refuses_the_rest(monkeypatch):
+    """The fallback where no namespaces can be made: each child enforces a Landlock
+    ruleset allowing what the view would show, so the checkout stays unreadable."""
+    from selfplay.sandbox import landlock, launch
+
+    if landlock.abi_version() < 1:
+        pytest.skip("the kernel has no Landlock")
+    monkeypatch.setattr(launch, "_strategy", launch.Strategy((), False, False, False, False, os.geteuid() == 0,
+                                                             "forced for a test: no namespaces"))
+    config = str(REPO / "config.yaml")
+    assert host_readable(config)  # control
+    with Sandbox(workers=1, limits=LIMITS) as fallback:
+        assert fallback.isolation["fs_view"] == "landlock" and not fallback.isolation["mountns"]
+        r = fallback.run(source("read_host"), "main", repr({"paths": [config, str(REPO)]}), 5.0)
+        assert r.status == "ok", r
+        assert decode_value(r.value) == {config: ["PermissionError"], str(REPO): ["PermissionError"]}
+        c = fallback.run_command(["/bin/cat", config], 5.0)
+        assert c.exit_code == 1 and b"Permission denied" in c.stderr, c
+        c = fallback.run_command(["/bin/sh", "-c", "echo fine > here && cat here"], 5.0)
+        assert c.ok and c.text() == "fine\n", c

@@ -112,8 +112,16 @@ def test_missing_verus_is_a_one_line_error(tmp_path):
     assert verus_available(fake_settings())
 
 
-def test_tool_dirs_and_sandbox_env(monkeypatch):
+def test_tool_dirs_and_sandbox_env(monkeypatch, tmp_path):
     assert str(FAKE.parent) in tool_dirs(fake_settings())
+    # The Rust toolchain and z3 that Verus's environment names are shown in the sandbox too.
+    (tmp_path / "rustup").mkdir()
+    (tmp_path / "z3dir").mkdir()
+    (tmp_path / "z3dir" / "z3").write_text("")
+    monkeypatch.setenv("RUSTUP_HOME", str(tmp_path / "rustup"))
+    monkeypatch.delenv("CARGO_HOME", raising=False)
+    dirs = tool_dirs(fake_settings(env={"VERUS_Z3_PATH": str(tmp_path / "z3dir" / "z3")}))
+    assert str(tmp_path / "rustup") in dirs and str(tmp_path / "z3dir") in dirs
     monkeypatch.setenv("RUSTUP_HOME", "/opt/rustup")
     monkeypatch.setenv("CARGO_HOME", "/opt/cargo")
     monkeypatch.delenv("VERUS_Z3_PATH", raising=False)
@@ -232,8 +240,12 @@ def test_text_no_run_should_see(sandbox):
     assert "NUL" in verdicts[0].detail and "longer" in verdicts[1].detail
 
 
-@pytest.mark.skipif(str(REPO).startswith("/tmp"), reason="the checkout is under /tmp, hidden by a private sandbox")
-def test_private_sandbox_when_none_is_given():
+def test_private_sandbox_when_none_is_given(monkeypatch):
+    # The sandbox shows only its tool_dirs of the checkout: the double's recordings too.
+    from selfplay.verus import runner
+
+    real = runner.tool_dirs
+    monkeypatch.setattr(runner, "tool_dirs", lambda settings=None: real(settings) + [str(RECORDED)])
     (verdict,) = verify([VerusJob("ok", marked("verification_errors"))], fake_settings())
     assert verdict.status == "failed" and verdict.errors == 1
 

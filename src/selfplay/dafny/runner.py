@@ -81,10 +81,11 @@ Every Dafny process runs through :class:`selfplay.sandbox.Sandbox`
 (``run_command``): network, PID and mount namespaces, an unprivileged uid, a
 private tmpfs work directory as HOME, a scrubbed environment (Mono needs nothing
 more), rlimits (address space ``memory_mb`` per process, Mono's threads counted
-in the process limit) and a wall-clock timeout.  Dafny and z3 are read where
-they are installed; a tool directory under ``/tmp`` is passed to a private
-sandbox as a ``tool_dir``.  A small shell driver checks that both executables
-are reachable inside the sandbox before starting Dafny.
+in the process limit) and a wall-clock timeout.  The sandbox shows only system
+directories (Mono and Debian's Dafny live under /usr, Mono's configuration in
+/etc/mono), Python and its ``tool_dirs``: a private sandbox gets the folders of
+Dafny and z3 (:func:`tool_dirs`).  A small shell driver checks that both
+executables are reachable inside the sandbox before starting Dafny.
 
 Escape hatches are not judged here: ``/noCheating:1`` (on by default) makes
 ``assume`` an error and refuses bodiless methods and lemmas (as a parse error:
@@ -274,7 +275,7 @@ def check_dafny(settings: DafnySettings | None = None) -> tuple[str, str]:
 
 def tool_dirs(settings: DafnySettings | None = None) -> list[str]:
     """The folders of Dafny and z3 (as named and as resolved), for a Sandbox's ``tool_dirs``:
-    the sandbox hides /tmp, where a checkout's virtualenv (and its z3) may live."""
+    the sandbox shows little of the host (e.g. not a checkout's virtualenv, where z3 may live)."""
     dafny, z3 = check_dafny(settings)
     return sorted({os.path.dirname(os.path.realpath(p)) for p in (dafny, z3)} | {os.path.dirname(p) for p in (dafny, z3)})
 

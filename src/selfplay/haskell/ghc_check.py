@@ -35,8 +35,10 @@ fixed cost), while compiling one more small module in an already running
 
 Compilation and runs both go through :class:`selfplay.sandbox.Sandbox`
 (``run_command``/``run_commands``): network, PID and mount namespaces, an
-unprivileged uid, rlimits, a private tmpfs work directory, a scrubbed
-environment, wall-clock timeouts with a whole-namespace kill.
+unprivileged uid, rlimits, a private tmpfs work directory, a minimal filesystem
+view (Debian's GHC lives under /usr, its package database in /var/lib/ghc; both
+are part of it), a scrubbed environment, wall-clock timeouts with a
+whole-namespace kill.
 
 Why reject hostile source before compiling
 ------------------------------------------

@@ -5,10 +5,10 @@ request instead forks a child that confines itself exactly the same way (new
 session, fds limited to stdin/stdout/stderr, private work directory, rlimits,
 unprivileged uid, no_new_privs, parent-death SIGKILL, scrubbed environment) and
 then ``execve``s a given argv.  It runs in the same warm fork server, so it
-inherits the server's network/PID/mount namespaces, the private ``/tmp`` tmpfs
-and the read-only covers over world-writable directories; the server applies the
-same wall-clock timeout, whole-group kill, combined-memory watchdog and
-namespace sweep as for Python runs.
+inherits the server's network/PID/mount namespaces and its minimal filesystem
+view (a program outside the view, or outside the Sandbox's ``tool_dirs``, cannot
+be started: see ``fs_view``); the server applies the same wall-clock timeout,
+whole-group kill, combined-memory watchdog and namespace sweep as for Python runs.
 
 One request carries a set of input files (written into a fresh work directory
 for every run) and a list of runs, each its own confined process in its own work
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from . import confine
-from .harness import _real_exit, lock_down
+from .harness import _real_exit, enforce_landlock, lock_down
 from .limits import SandboxLimits
 
 STATUS_FD = 3  # close-on-exec channel telling the server why an exec failed
@@ -202,6 +202,17 @@ def result_from_run(run: Any, isolation: dict[str, Any]) -> CommandResult:
     )
 
 
+def explain_unreachable(result: CommandResult, program: str) -> CommandResult:
+    """Add why a program that exists on the host could not be started inside the sandbox:
+    it lies outside the sandbox's filesystem view (see ``fs_view``)."""
+    if (result.status == "error" and (result.detail or "").startswith("could not execute")
+            and result.isolation.get("fs_view") == "minimal" and os.path.isabs(program)
+            and os.path.exists(program)):
+        result.detail += (f" ({program} exists on the host but not in the sandbox's filesystem view: "
+                          "name its folder in the Sandbox's tool_dirs)")
+    return result
+
+
 # ---------------------------------------------------------------- server side
 
 
@@ -361,6 +372,7 @@ def command_child_main(cfg: dict[str, Any], argv: list[str], env: dict[str, str]
     report_to = status_w  # until the fds are rearranged, fd 3 may be one of the server's
     try:
         os.setsid()
+        enforce_landlock(cfg)
         _reset_signals()
         _install_fds({0: stdin, 1: out_w, 2: err_w, STATUS_FD: status_w})
         report_to = STATUS_FD

@@ -27,20 +27,22 @@ PR_SET_NO_NEW_PRIVS = 38
 MS_RDONLY = 1
 MS_NOSUID = 2
 MS_NODEV = 4
+MS_NOEXEC = 8
 MS_REMOUNT = 32
 MS_BIND = 4096
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
+MNT_DETACH = 2
 
-# Directories that are world-writable on common Linux systems; inside the
-# sandbox's mount namespace each is covered by a read-only or private tmpfs.
-WORLD_WRITABLE_CANDIDATES = ("/var/tmp", "/dev/shm", "/run/lock", "/run/shm", "/dev/mqueue", "/var/crash")
+# pivot_root has no libc wrapper; its number differs between architectures.
+_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
 
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
 _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+_libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
 
 
 def _check(result: int, what: str) -> None:
@@ -82,14 +84,46 @@ def make_mounts_private() -> None:
     mount(None, "/", None, MS_REC | MS_PRIVATE)
 
 
-def mount_tmpfs(target: str, size_mb: int, mode: int, readonly: bool = False, inodes: int = 20000) -> None:
-    flags = MS_NOSUID | MS_NODEV | (MS_RDONLY if readonly else 0)
+def mount_tmpfs(target: str, size_mb: int, mode: int, inodes: int = 20000) -> None:
+    flags = MS_NOSUID | MS_NODEV
     mount("tmpfs", target, "tmpfs", flags, f"size={size_mb}m,nr_inodes={inodes},mode={mode:o}")
 
 
-def bind_readonly(source: str, target: str) -> None:
-    mount(source, target, None, MS_BIND | MS_REC)
-    mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+def bind(source: str, target: str, recursive: bool = False) -> None:
+    """Show ``source`` at ``target`` (without the mounts below it unless ``recursive``)."""
+    mount(source, target, None, MS_BIND | (MS_REC if recursive else 0))
+
+
+def remount_readonly(target: str) -> None:
+    """Make the mount at ``target`` read-only, nosuid and nodev.
+
+    noexec is kept where the mount already has it: inside a user namespace the
+    kernel refuses a remount that would drop a flag inherited from the host.
+    """
+    flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV
+    if os.statvfs(target).f_flag & os.ST_NOEXEC:
+        flags |= MS_NOEXEC
+    mount(None, target, None, flags)
+
+
+def unmount(target: str) -> None:
+    """Detach the mount at ``target`` and everything mounted below it."""
+    _check(_libc.umount2(target.encode(), MNT_DETACH), f"umount {target}")
+
+
+def pivot_root(new_root: str) -> None:
+    """Make ``new_root`` (a mount point) this mount namespace's root and drop the old one.
+
+    Uses pivot_root(".", "."): the old root ends up stacked on the new one and is
+    detached at once, so nothing of it stays reachable from this namespace.
+    """
+    number = _SYS_PIVOT_ROOT.get(os.uname().machine)
+    if number is None:
+        raise OSError(errno.ENOSYS, f"pivot_root: unknown syscall number on {os.uname().machine}")
+    os.chdir(new_root)
+    _check(_libc.syscall(ctypes.c_long(number), b".", b"."), "pivot_root")
+    _check(_libc.umount2(b".", MNT_DETACH), "umount old root")
+    os.chdir("/")
 
 
 def others_can_enter(path: str) -> bool:
@@ -111,14 +145,6 @@ def others_can_enter(path: str) -> bool:
         if parent == "/":
             return True
         parent = os.path.dirname(parent)
-
-
-def is_world_writable_dir(path: str) -> bool:
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return False
-    return stat.S_ISDIR(st.st_mode) and bool(st.st_mode & stat.S_IWOTH)
 
 
 def scrubbed_env(home: str | None = None) -> dict[str, str]:

@@ -2,12 +2,13 @@
 
 It is started by the host (see ``launch``) as ``python -s -S -B -c BOOT SRC CONFIG``,
 normally as PID 1 of fresh network, PID and mount namespaces.  It prepares the
-namespace once (private /tmp, read-only covers over world-writable directories,
-read-only views of the standard library for the unprivileged uid), pre-imports
-common modules, then serves requests one at a time over length-prefixed JSON
-frames on its stdin/stdout.  The server itself never runs untrusted code: every
-request gets a fresh ``fork()`` that confines itself (see ``harness``) before
-touching the program.  After each execution every other process in the
+namespace once: it pivots into a minimal filesystem view (system directories,
+Python, the tool directories it was given, a private /tmp; see ``fs_view``), or,
+without a mount namespace, prepares a Landlock ruleset allowing the same paths
+(see ``landlock``).  It then pre-imports common modules and serves requests one
+at a time over length-prefixed JSON frames on its stdin/stdout.  The server
+itself never runs untrusted code: every request gets a fresh ``fork()`` that
+confines itself (see ``harness``) before touching the program.  After each execution every other process in the
 namespace is SIGKILLed and reaped, and the work directory is removed.
 
 Mode ``naive`` serves exactly one request and exits; ``run_naive`` uses it to
@@ -29,7 +30,7 @@ import tempfile
 import time
 from typing import Any
 
-from . import command, confine
+from . import command, confine, fs_view, landlock
 from .harness import _real_exit, child_main, warm_up
 from .limits import SandboxLimits
 from .protocol import FrameEOF, FrameError, parse_frame, read_frame, write_frame
@@ -42,12 +43,8 @@ PREIMPORTS = (
 )
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
 MEMORY_POLL_S = 0.05  # how often the combined memory of a multi-process program is checked
-SCRATCH = "/tmp"
+SCRATCH = fs_view.SCRATCH
 
-
-
-def _under(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 class ForkServer:
     def __init__(self, cfg: dict[str, Any]):
@@ -90,7 +87,7 @@ class ForkServer:
         # children share its uid, as in the user-namespace fallback).
         confine.prctl(confine.PR_SET_DUMPABLE, 0)
         _provide_exit_builtins()
-        mount_ok, covered, child_path = self._prepare_filesystem(notes)
+        mount_ok, view, child_path = self._prepare_filesystem(notes)
         self.cfg["child_path"] = child_path
         self.cfg["server_pid"] = os.getpid()
 
@@ -124,7 +121,8 @@ class ForkServer:
             "no_new_privs": nnp,
             "rlimits": self.limits.rlimits(),
             "tmpdir": "private tmpfs" if mount_ok else "host temp dir",
-            "covered_dirs": covered,
+            "fs_view": ("minimal" if mount_ok else "landlock") if view is not None else "host",
+            "fs_exposed": view,
             "memory_watchdog": self.pidns,
             "env": "scrubbed",
             "stdio": "/dev/null",
@@ -136,51 +134,68 @@ class ForkServer:
             notes.append(self.cfg["fallback"])
         self.isolation["notes"] = notes or None
 
-    def _prepare_filesystem(self, notes: list[str]) -> tuple[bool, list[str], list[str]]:
-        """Private scratch space and read-only covers; returns (ok, covered, child sys.path)."""
+    def _prepare_filesystem(self, notes: list[str]) -> tuple[bool, dict[str, Any] | None, list[str]]:
+        """Enter the minimal filesystem view (see ``fs_view``), or prepare the Landlock
+        fallback without a mount namespace; returns (view entered, what is exposed,
+        child sys.path).
+
+        sys.path[0] is the checkout's src (see ``launch.BOOT``): everything the server
+        needs from there is imported by now, and neither it nor its children see it.
+        """
         paths = [p for p in sys.path[1:] if os.path.isdir(p)]
         if not self.cfg.get("mountns"):
             self.work_base = tempfile.mkdtemp(prefix="selfplay-sbx-")
             os.chmod(self.work_base, 0o711)
             if self.uid is not None and not all(confine.others_can_enter(p) for p in paths):
                 notes.append("stdlib not readable by the sandbox uid: only pre-imported modules")
-            notes.append("no mount namespace: /tmp and other shared directories stay writable")
-            return False, [], paths
+            return False, self._landlock(paths, notes), paths
         try:
             confine.make_mounts_private()
-            # Open what must stay reachable before /tmp is covered.
-            hidden = [p for p in paths if self.uid is not None and not confine.others_can_enter(p)]
-            handles = {p: os.open(p, os.O_RDONLY | os.O_DIRECTORY) for p in hidden}
-            tools = {p: os.open(p, os.O_RDONLY | os.O_DIRECTORY) for p in self.cfg.get("tool_dirs") or []
-                     if _under(p, SCRATCH) and os.path.isdir(p)}
-            confine.mount_tmpfs(SCRATCH, self.limits.tmpfs_mb, 0o711)
-            for path, fd in tools.items():  # the same path again, read-only, on the private /tmp
-                os.makedirs(path, 0o755, exist_ok=True)
-                confine.bind_readonly(f"/proc/self/fd/{fd}", path)
-                os.close(fd)
-            self.work_base = os.path.join(SCRATCH, "work")
-            os.mkdir(self.work_base, 0o711)
-            child_path = list(paths)
-            if handles:
-                lib_root = os.path.join(SCRATCH, "lib")
-                os.mkdir(lib_root, 0o755)
-                for index, (path, fd) in enumerate(handles.items()):
-                    view = os.path.join(lib_root, str(index))
-                    os.mkdir(view, 0o755)
-                    confine.bind_readonly(f"/proc/self/fd/{fd}", view)
-                    os.close(fd)
-                    child_path[child_path.index(path)] = view
-                _repoint_imports({path: child_path[paths.index(path)] for path in handles})
-            covered = [SCRATCH]
-            for path in confine.WORLD_WRITABLE_CANDIDATES:
-                if confine.is_world_writable_dir(path):
-                    confine.mount_tmpfs(path, 1, 0o755, readonly=True, inodes=16)
-                    covered.append(path)
-            return True, covered, child_path
+            view = fs_view.standard_view(paths, self.cfg.get("interpreter") or [], self.cfg.get("tool_dirs") or [],
+                                         self.limits.tmpfs_mb)
+            view.build(SCRATCH)
         except OSError as exc:
             notes.append(f"mount setup failed: {exc}")
             self.cfg["mountns"] = False
             return self._prepare_filesystem(notes)
+        # Past this point a failure leaves the namespace half switched: the server gives up.
+        view.enter(SCRATCH)
+        sys.path[:] = paths
+        sys.path_importer_cache.clear()
+        self.work_base = os.path.join(SCRATCH, "work")
+        os.mkdir(self.work_base, 0o711)
+        if self.uid is not None:
+            unreadable = [p for p in paths if (os.stat(p).st_mode & 0o005) != 0o005]
+            if unreadable:
+                notes.append(f"not readable by the sandbox uid: {unreadable}")
+        return True, view.report(), paths
+
+    def _landlock(self, paths: list[str], notes: list[str]) -> dict[str, Any] | None:
+        """Without a mount namespace: a Landlock ruleset allowing what the view would show
+        (see ``landlock``), enforced by each child; None (and a note) when unavailable."""
+        try:
+            rules = landlock.Ruleset()
+        except OSError as exc:
+            notes.append(f"no mount namespace and no Landlock ({exc.strerror or exc}): the whole host filesystem "
+                         "is visible, and /tmp and other shared directories stay writable")
+            return None
+        try:
+            for path in fs_view.host_paths(paths, self.cfg.get("interpreter") or [], self.cfg.get("tool_dirs") or []):
+                rules.allow(path, landlock.READ_ONLY, "read_only")
+            for name in fs_view.GENERATED_ETC:  # the host's own files: nothing is generated here
+                rules.allow(f"/etc/{name}", landlock.READ_ONLY, "read_only")
+            for name in fs_view.DEVICES:
+                rules.allow(f"/dev/{name}", landlock.DEVICE, "devices")
+            rules.allow("/proc", landlock.READ, "readable")
+            rules.allow(self.work_base, landlock.EVERYTHING, "writable")
+        except OSError as exc:
+            rules.close()
+            notes.append(f"no mount namespace, and Landlock failed ({exc}): the whole host filesystem is visible")
+            return None
+        self.cfg["landlock_fd"] = rules.fd
+        notes.append("no mount namespace: host paths outside the view are refused by Landlock; /proc shows the "
+                     "host's processes")
+        return rules.report()
 
     # ---------------------------------------------------------------- serving
 
@@ -266,17 +281,6 @@ class ForkServer:
                 break  # the host re-sends the runs that are missing
         return reply
 
-    def _hidden_hint(self, program: str) -> str:
-        """Why a program that exists on the host is not there inside: it lies under a
-        directory the sandbox covers with its own tmpfs (e.g. a tool installed in /tmp)."""
-        if not os.path.isabs(program):
-            return ""
-        for covered in self.isolation.get("covered_dirs") or []:
-            if _under(program, covered):
-                return (f" ({program} lies under {covered}, which the sandbox replaces with a private tmpfs: "
-                        "install the tool outside it)")
-        return ""
-
     def _run_command(self, argv: list[str], spec: dict[str, Any]) -> dict[str, Any]:
         self.counter += 1
         workdir = os.path.join(self.work_base, f"run{self.counter}")
@@ -314,8 +318,6 @@ class ForkServer:
             for fd in (out_r, err_r, st_r):
                 os.close(fd)
             clean = confine.sweep(self.pidns, self.uid)
-        if outcome.get("status") == "error" and str(outcome.get("detail", "")).startswith("could not execute"):
-            outcome["detail"] += self._hidden_hint(argv[0])
         if spec["collect"]:
             outcome["files"], outcome["missing"] = command.collect_outputs(workdir, spec["collect"],
                                                                            spec["max_collect"])
@@ -498,27 +500,6 @@ def _validated(message: Any, max_chars: int) -> dict[str, Any]:
     elif out["status"] == "error" and not out["detail"]:
         out["detail"] = "unspecified error"
     return out
-
-
-def _repoint_imports(views: dict[str, str]) -> None:
-    """Make this interpreter import from the readable views instead of the hidden originals.
-
-    Done in the server, before any fork, so packages that are already loaded
-    (``encodings``, ``json``, ``collections``...) find their submodules too.
-    """
-
-    def moved(entry: str) -> str:
-        for old, new in views.items():
-            if entry == old or entry.startswith(old + os.sep):
-                return new + entry[len(old):]
-        return entry
-
-    sys.path[:] = [moved(p) for p in sys.path]
-    for module in list(sys.modules.values()):
-        search = getattr(module, "__path__", None)
-        if isinstance(search, list):
-            search[:] = [moved(p) if isinstance(p, str) else p for p in search]
-    sys.path_importer_cache.clear()
 
 
 def _provide_exit_builtins() -> None:

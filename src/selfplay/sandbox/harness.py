@@ -20,7 +20,7 @@ import time
 import types
 from typing import Any
 
-from . import confine
+from . import confine, landlock
 from .encoding import EncodingLimitError, _type_name, bounded_repr, encode_value, truncate
 from .limits import SandboxLimits
 from .protocol import encode_frame
@@ -76,6 +76,7 @@ def _send(message: dict[str, Any]) -> None:
 def confine_child(cfg: dict[str, Any], result_w: int, workdir: str, timeout: float) -> None:
     """Strip the forked child down before any untrusted code runs."""
     os.setsid()
+    enforce_landlock(cfg)
     # The server only changed SIGINT; restore the interpreter's own startup
     # dispositions so programs behave as under a plain ``python``.
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -99,6 +100,15 @@ def confine_child(cfg: dict[str, Any], result_w: int, workdir: str, timeout: flo
     for name in list(sys.modules):
         if name == MODULE_NAME or name.startswith(MODULE_NAME + "."):
             del sys.modules[name]
+
+
+def enforce_landlock(cfg: dict[str, Any]) -> None:
+    """Without a mount namespace, take on the server's Landlock ruleset (see ``landlock``).
+
+    Called first thing in a child, while the ruleset's descriptor is still open.
+    """
+    if cfg.get("landlock_fd") is not None:
+        landlock.restrict_self(cfg["landlock_fd"])
 
 
 def lock_down(cfg: dict[str, Any], workdir: str, limits: SandboxLimits, timeout: float) -> None:

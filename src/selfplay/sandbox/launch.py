@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from .confine import scrubbed_env
+from .fs_view import interpreter_paths
 from .limits import SandboxLimits
 from .protocol import FrameError, read_frame, write_frame
 
@@ -59,6 +60,7 @@ class Strategy:
 
 _strategy: Strategy | None = None
 _strategy_lock = threading.Lock()
+_interpreter: list[str] | None = None
 
 
 def _works(cmd: list[str]) -> bool:
@@ -90,6 +92,14 @@ def strategy() -> Strategy:
             chosen = Strategy((), False, False, False, False, root, reason)
         _strategy = chosen
         return chosen
+
+
+def interpreter() -> list[str]:
+    """``fs_view.interpreter_paths()``, worked out once per host process."""
+    global _interpreter
+    if _interpreter is None:
+        _interpreter = interpreter_paths()
+    return list(_interpreter)
 
 
 def _lease_dir() -> str:
@@ -176,6 +186,7 @@ class ServerProcess:
             "fallback": strat.fallback,
             "debug": DEBUG,
             "tool_dirs": self.tool_dirs,
+            "interpreter": interpreter(),
         }
         argv = [*strat.prefix, sys.executable, "-s", "-S", "-B", "-c", BOOT, SRC_ROOT, json.dumps(cfg)]
         try:

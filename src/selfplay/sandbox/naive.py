@@ -13,8 +13,8 @@ from __future__ import annotations
 import time
 from typing import Any, Iterable, Mapping, Sequence
 
-from .command import (DEFAULT_COLLECT_KB, DEFAULT_OUTPUT_KB, CommandResult, make_command_request,
-                      reply_size_cap, result_from_run)
+from .command import (DEFAULT_COLLECT_KB, DEFAULT_OUTPUT_KB, CommandResult, explain_unreachable,
+                      make_command_request, reply_size_cap, result_from_run)
 from .launch import ServerProcess
 from .limits import SandboxLimits
 from .pool import COMMAND_OVERHEAD_S, command_isolation, make_request, result_from_reply
@@ -68,4 +68,4 @@ def run_command_naive(argv: Sequence[str], timeout: float, *, files: Mapping[str
     if reply.get("status") != "ok" or not isinstance(runs, list) or not runs:
         return CommandResult("error", detail=f"sandbox refused the command: {reply.get('detail') or 'bad reply'}",
                              isolation=iso)
-    return result_from_run(runs[0], iso)
+    return explain_unreachable(result_from_run(runs[0], iso), req["runs"][0]["argv"][0])

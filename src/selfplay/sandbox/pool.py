@@ -11,8 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 from queue import Queue
 from typing import Any, Iterable, Mapping, Sequence
 
-from .command import (DEFAULT_COLLECT_KB, DEFAULT_OUTPUT_KB, CommandResult, make_command_request,
-                      reply_size_cap, result_from_run)
+from .command import (DEFAULT_COLLECT_KB, DEFAULT_OUTPUT_KB, CommandResult, explain_unreachable,
+                      make_command_request, reply_size_cap, result_from_run)
+from .fs_view import refused_tool_dir
 from .launch import ServerProcess
 from .limits import SandboxLimits
 from .protocol import FrameError
@@ -96,13 +97,17 @@ class Sandbox:
     """
 
     def __init__(self, workers: int = 2, limits: SandboxLimits | None = None, tool_dirs: Iterable[str] = ()):
-        """``tool_dirs``: host directories of trusted tools that commands run (e.g. Liquid
-        Haskell's), kept reachable read-only at the same path even where they lie under a
-        directory the sandbox covers with its own tmpfs (/tmp)."""
+        """``tool_dirs``: host directories of trusted tools that commands run (a compiler's,
+        a verifier's, their data), added read-only at the same path to the minimal
+        filesystem view the sandboxed processes see (see ``fs_view``), /tmp included."""
         if workers < 1:
             raise ValueError("workers must be >= 1")
         self.limits = limits or SandboxLimits()
         self.tool_dirs = [os.path.abspath(d) for d in tool_dirs]
+        for folder in self.tool_dirs:
+            why = refused_tool_dir(folder)
+            if why:
+                raise ValueError(f"tool_dirs: {why}")
         self.workers = workers
         self._lock = threading.Lock()
         self._servers: list[ServerProcess] = []
@@ -292,7 +297,8 @@ class Sandbox:
             if reply.get("restart"):
                 server = self._replace(server)
             return failed(f"sandbox refused the command: {reply.get('detail') or 'bad reply'}"), server
-        results = [result_from_run(run, iso) for run in reply["runs"][:count]]
+        results = [explain_unreachable(result_from_run(run, iso), sent["argv"][0])
+                   for run, sent in zip(reply["runs"][:count], req["runs"])]
         if reply.get("restart") or reply.get("host_gone"):
             server = self._replace(server)
         if len(results) < count:

@@ -13,7 +13,9 @@ Confinement
 Model-written code reaches rustc (and its procedural macros) and Verus, so every run
 goes through :class:`selfplay.sandbox.Sandbox` (``run_command``): network, PID and
 mount namespaces, an unprivileged uid, a private tmpfs work directory holding only the
-file, a scrubbed environment plus what Verus needs (:func:`~.settings.sandbox_env`),
+file, a minimal filesystem view plus Verus's own folders and its Rust toolchain's
+(:func:`~.settings.tool_dirs`), a scrubbed environment plus what Verus needs
+(:func:`~.settings.sandbox_env`),
 rlimits (address space ``memory_mb``, ``max_processes`` threads and processes) and
 the wall-clock timeout. A small shell driver first checks that the Verus executable
 is reachable inside the sandbox (exit 97 otherwise, recorded as ``crash`` with the

@@ -173,14 +173,24 @@ def verus_available(settings: VerusSettings | None = None) -> bool:
 
 
 def tool_dirs(settings: VerusSettings | None = None) -> list[str]:
-    """Folders to keep reachable inside a sandbox (its ``tool_dirs``; the sandbox hides
-    /tmp, where a test's or a checkout's tools may live): those of the executable, as
-    named and as resolved, and of any other element of the command that is a file."""
+    """Folders to show inside a sandbox (its ``tool_dirs``; sandboxed processes see only
+    system directories, Python and these): those of the executable, as named and as
+    resolved, of any other element of the command that is a file, and the Rust
+    toolchain and z3 that the environment Verus gets names (``RUSTUP_HOME``,
+    ``CARGO_HOME``, ``VERUS_Z3_PATH``'s folder; see :func:`sandbox_env`)."""
+    settings = settings or VerusSettings()
     command = check_verus(settings)
     paths = [command[0], os.path.realpath(command[0])]
     paths += [p for p in command[1:] if os.sep in p and os.path.isfile(p)]
-    return sorted({os.path.dirname(os.path.abspath(p)) for p in paths} |
-                  {os.path.dirname(os.path.realpath(p)) for p in paths})
+    folders = {os.path.dirname(f(p)) for p in paths for f in (os.path.abspath, os.path.realpath)}
+    env = sandbox_env(settings, command)
+    for key in ("RUSTUP_HOME", "CARGO_HOME"):
+        if env.get(key) and os.path.isdir(env[key]):
+            folders |= {os.path.abspath(env[key]), os.path.realpath(env[key])}
+    if env.get("VERUS_Z3_PATH") and os.path.isfile(env["VERUS_Z3_PATH"]):
+        folders |= {os.path.dirname(os.path.abspath(env["VERUS_Z3_PATH"])),
+                    os.path.dirname(os.path.realpath(env["VERUS_Z3_PATH"]))}
+    return sorted(folders)
 
 
 def sandbox_env(settings: VerusSettings | None = None, command: Sequence[str] | None = None) -> dict[str, str]:

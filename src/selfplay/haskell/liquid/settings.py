@@ -141,3 +141,40 @@ def resolve_command(command: str | Sequence[str] | None) -> list[str] | None:
         if found is None:
             return None
     return [found, *argv[1:]]
+
+
+_PACKAGE_ENV_RE = re.compile(r"""-package-(env|db)[= ]\s*['"]?(/[^\s'"]+)""")
+
+
+def tool_dirs(argv: Sequence[str]) -> list[str]:
+    """Folders the sandbox must show for ``argv`` to run (a Sandbox's ``tool_dirs``;
+    sandboxed processes see only system directories, Python and these): the program's,
+    as named and as resolved, and, when the program is a script handing GHC a package
+    environment or database by absolute path (``-package-env FILE``, as the haskell
+    image's ``liquid`` wrapper does), the folder of that file, the folder of each
+    database it names, and the folder of each database named directly."""
+    if not argv:
+        return []
+    prog = argv[0]
+    folders = {os.path.dirname(os.path.abspath(prog)), os.path.dirname(os.path.realpath(prog))}
+    try:
+        with open(prog, "rb") as fh:
+            head = fh.read(64 * 1024)
+    except OSError:
+        head = b""
+    if head.startswith(b"#!"):
+        for kind, path in _PACKAGE_ENV_RE.findall(head.decode("utf-8", "replace")):
+            if kind == "db":
+                if os.path.isdir(path):
+                    folders.add(os.path.dirname(os.path.normpath(path)))
+                continue
+            if not os.path.isfile(path):
+                continue
+            folders.add(os.path.dirname(path))
+            with open(path, encoding="utf-8", errors="replace") as env:
+                for line in env:
+                    words = line.split()
+                    if len(words) == 2 and words[0] == "package-db" and os.path.isabs(words[1]) \
+                            and os.path.isdir(words[1]):
+                        folders.add(os.path.dirname(os.path.normpath(words[1])))
+    return sorted(folders)

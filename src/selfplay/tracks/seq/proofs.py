@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 
 from ...haskell.liquid import LiquidSettings, check_proof, resolve_command, retry_feedback
+from ...haskell.liquid.settings import tool_dirs as liquid_tool_dirs
 from .verify import AWAITING_PROOF
 
 MISSING = "not checked: Liquid Haskell missing"
@@ -62,9 +63,8 @@ def check_attempts(generations: list[dict], candidates_by_id: dict[str, dict], a
                            tmpfs_mb=768)
     out = []
     argv = resolve_command(settings.command)
-    # The checker's own folder (and its link target's) stays reachable even under /tmp.
-    tool_dirs = sorted({os.path.dirname(os.path.abspath(p)) for p in (argv[0], os.path.realpath(argv[0]))}) \
-        if argv else []
+    # The sandbox shows the checker's folders (its own, its package environment's) read-only.
+    tool_dirs = liquid_tool_dirs(argv) if argv else []
     with (Sandbox(workers=1, limits=limits, tool_dirs=tool_dirs) if settings.command and generations
           else nullcontext()) as sandbox:
         for record in generations:
