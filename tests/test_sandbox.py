@@ -329,3 +329,15 @@ def test_run_naive_matches_sandbox(sb):
     assert iso["mode"] == "naive"
     keys = ("netns", "pidns", "mountns", "no_new_privs", "env", "tmpdir", "fs_view", "fs_exposed")
     assert {k: iso[k] for k in keys} == {k: fast.isolation[k] for k in keys}
+
+
+def test_installed_libraries_are_importable_only_when_the_sandbox_allows_them():
+    code = "def f():\n    import numpy\n    return int(numpy.arange(4).sum())\n"
+    with Sandbox(workers=1) as sb:
+        plain = sb.run(code, "f", "{}", 20.0)
+    with Sandbox(workers=1, site_packages=True) as sb:
+        libs = sb.run(code, "f", "{}", 20.0)
+        secret = sb.run("def f():\n    return open(" + repr(__file__) + ").read(10)\n", "f", "{}", 5.0)
+    assert plain.status == "exception" and plain.exc_type == "ModuleNotFoundError"
+    assert libs.status == "ok" and libs.value == ["int", 6], libs
+    assert secret.status == "exception"  # the rest of the checkout stays out of view

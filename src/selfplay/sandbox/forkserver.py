@@ -162,6 +162,8 @@ class ForkServer:
         view.enter(SCRATCH)
         sys.path[:] = paths
         sys.path_importer_cache.clear()
+        # installed libraries for the children only (the server never imports from them)
+        paths = paths + [p for p in self.cfg.get("site_packages") or [] if os.path.isdir(p)]
         self.work_base = os.path.join(SCRATCH, "work")
         os.mkdir(self.work_base, 0o711)
         if self.uid is not None:

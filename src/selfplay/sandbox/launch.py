@@ -159,13 +159,24 @@ class UidLease:
                 self._fd = None
 
 
+def site_package_dirs() -> list[str]:
+    """The environment's site-packages (already in the filesystem view, read-only), for
+    sandboxes whose programs may import installed libraries."""
+    import sysconfig
+
+    return [p for p in dict.fromkeys([sysconfig.get_path("purelib"), sysconfig.get_path("platlib")])
+            if p and os.path.isdir(p)]
+
+
 class ServerProcess:
     """One confined interpreter running ``forkserver.main`` and the pipes to it."""
 
-    def __init__(self, limits: SandboxLimits, mode: str, tool_dirs: list[str] | None = None):
+    def __init__(self, limits: SandboxLimits, mode: str, tool_dirs: list[str] | None = None,
+                 site_packages: bool = False):
         self.limits = limits
         self.mode = mode
         self.tool_dirs = list(tool_dirs or [])
+        self.site_packages = site_packages
         self.proc: subprocess.Popen | None = None
         self.lease: UidLease | None = None
         self.isolation: dict[str, Any] = {}
@@ -187,6 +198,7 @@ class ServerProcess:
             "debug": DEBUG,
             "tool_dirs": self.tool_dirs,
             "interpreter": interpreter(),
+            "site_packages": site_package_dirs() if self.site_packages else [],
         }
         argv = [*strat.prefix, sys.executable, "-s", "-S", "-B", "-c", BOOT, SRC_ROOT, json.dumps(cfg)]
         try:

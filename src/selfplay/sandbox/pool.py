@@ -96,10 +96,15 @@ class Sandbox:
     ['int', 2]
     """
 
-    def __init__(self, workers: int = 2, limits: SandboxLimits | None = None, tool_dirs: Iterable[str] = ()):
+    def __init__(self, workers: int = 2, limits: SandboxLimits | None = None, tool_dirs: Iterable[str] = (),
+                 site_packages: bool = False):
         """``tool_dirs``: host directories of trusted tools that commands run (a compiler's,
         a verifier's, their data), added read-only at the same path to the minimal
-        filesystem view the sandboxed processes see (see ``fs_view``), /tmp included."""
+        filesystem view the sandboxed processes see (see ``fs_view``), /tmp included.
+        ``site_packages``: programs may import the environment's installed libraries
+        (off: the standard library only, so a verdict never depends on what a machine
+        has installed; benchmarks whose tasks use libraries, such as BigCodeBench, turn
+        it on)."""
         if workers < 1:
             raise ValueError("workers must be >= 1")
         self.limits = limits or SandboxLimits()
@@ -109,6 +114,7 @@ class Sandbox:
             if why:
                 raise ValueError(f"tool_dirs: {why}")
         self.workers = workers
+        self.site_packages = bool(site_packages)
         self._lock = threading.Lock()
         self._servers: list[ServerProcess] = []
         self._idle: Queue[ServerProcess] = Queue()
@@ -131,7 +137,7 @@ class Sandbox:
     # ---------------------------------------------------------------- lifecycle
 
     def _spawn(self) -> ServerProcess:
-        server = ServerProcess(self.limits, "forkserver", self.tool_dirs)
+        server = ServerProcess(self.limits, "forkserver", self.tool_dirs, self.site_packages)
         with self._lock:
             self._servers.append(server)
         server.start()
@@ -143,7 +149,7 @@ class Sandbox:
         with self._lock:
             if broken in self._servers:
                 self._servers.remove(broken)
-        server = ServerProcess(self.limits, "forkserver", self.tool_dirs)
+        server = ServerProcess(self.limits, "forkserver", self.tool_dirs, self.site_packages)
         with self._lock:
             if self._closed:
                 return server

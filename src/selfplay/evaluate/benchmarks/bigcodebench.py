@@ -70,8 +70,9 @@ and that spares the canary; objects whose
 above (``numpy.allclose``, ``pandas.DataFrame.equals``). The sandbox bounds what such
 code can do to the machine; it cannot make an in-process test verdict trustworthy.
 
-Libraries: the sandbox imports only what its interpreter can reach (the stdlib, and
-what is installed where it can read). ``prepare`` asks the sandbox which of an item's
+Libraries: BigCodeBench's tasks use installed libraries, so its sandboxes let programs
+import the environment's site-packages (``Sandbox(site_packages=True)``; at paper scale
+the python image must hold BigCodeBench's requirements). ``prepare`` asks the sandbox which of an item's
 ``libs`` and the test's top-level imports are importable and records a skip reason for
 the rest; with ``check_reference`` (default on) it also runs the canonical solution
 (``complete_prompt + "\\n" + canonical_solution``, as BigCodeBench's ground-truth check
@@ -578,7 +579,7 @@ class _BigCodeBench(CodegenBenchmark):
         if not items or not (s["check_libs"] or s["check_reference"]):
             return items, skipped
         limits = SandboxLimits(memory_mb=int(s["memory_mb"]))
-        with Sandbox(workers=max(1, int(s["workers"])), limits=limits) as sandbox:
+        with Sandbox(workers=max(1, int(s["workers"])), limits=limits, site_packages=True) as sandbox:
             if s["check_libs"]:
                 names = sorted({n for item in items for n in item["needs"]})
                 result = sandbox.run(RUNNER, "missing_modules", {"names": names}, 60.0)
@@ -646,7 +647,8 @@ class _BigCodeBench(CodegenBenchmark):
             item = items[sample.item_id]
             jobs.append((n, item, self.program(item, code, bool(s["calibrated"]))))
         if jobs:
-            with Sandbox(workers=max(1, int(workers)), limits=SandboxLimits(memory_mb=int(s["memory_mb"]))) as sb:
+            with Sandbox(workers=max(1, int(workers)), limits=SandboxLimits(memory_mb=int(s["memory_mb"])),
+                         site_packages=True) as sb:
                 results = run_tests(sb, [(item, program) for _, item, program in jobs], float(s["timeout"]),
                                     int(workers), bool(s["stop_at_first_failure"]))
             for (n, item, _), (passed, reason, tests) in zip(jobs, results):
