@@ -117,8 +117,51 @@ def build_scenario(workdir: Path) -> dict:
         inst = instance_for(by_name[name], text)
         for who, answers in BOB_EVAL_TEST.items():
             record(bob_request(inst, "eval_test", who, cfg, None), answers)
+    record_benchmarks(cfg, record)
     write_jsonl(rec_file, recs)
     return cfg
+
+
+# --- paper 001's benchmark tables on recorded answers ---------------------------------
+# The base model answers the first option, "No", and the right code for one MBPP+ item;
+# the trained Bob answers every item right (majority: 5 of 9 right; CoT: after reasoning).
+EVAL_RUNS = {"identifier_swap": ["greedy", "cot"], "pysecdb": ["greedy", "majority", "cot"],
+             "codexglue": ["greedy"], "mbpp": ["greedy"], "mbpp_plus": ["greedy"], "humaneval": ["greedy"],
+             "humaneval_plus": ["greedy"]}
+
+
+def eval_answer(bench, item, mode: str, model: str, n: int) -> list[str]:
+    if bench.task == "codegen":
+        right = bench.reference_answers([item])[0].text
+        good = model == "bob" or item["id"] == "SmokeMbpp/1"
+        return [right if good else "```python\ndef nothing():\n    pass\n```"] * n
+    gold = bench.gold(item)
+    other = next(label for label in bench.labels if label != gold)
+    label = gold if model == "bob" else bench.labels[0 if bench.name == "identifier_swap" else 1]
+    if mode == "majority":
+        return [gold] * 5 + [other] * 4 if model == "bob" else [label] * n
+    if mode == "cot":
+        return [f"Comparing the two carefully.\nAnswer: {label}"]
+    return [label]
+
+
+def record_benchmarks(cfg: dict, record) -> None:
+    from selfplay.config import validate_config
+    from selfplay.evaluate.registry import benchmark
+    from selfplay.pipeline.evaluate import eval_request
+
+    cfg["sinq"]["benchmarks"] = {"models": ["base", "bob"], "runs": EVAL_RUNS}
+    cfg["seq"]["benchmarks"] = {"runs": {}}  # the Haskell track's benchmarks: test_workflow_seq.py
+    cfg["evaluation"]["check"] = {"benchmarks": ["identifier_swap", "mbpp_plus"], "base_model": []}
+    filled = validate_config(yaml.safe_load(yaml.safe_dump(cfg)))
+    for name, modes in EVAL_RUNS.items():
+        bench = benchmark(name)
+        items, _ = bench.prepare(None, filled["evaluation"]["benchmarks"][name], filled)
+        for mode in modes:
+            for model in ("base", "bob"):
+                for item in items:
+                    req = eval_request(filled, name, mode, model, item, None)
+                    record(req, eval_answer(bench, item, mode, model, req.sampling.n))
 
 
 @pytest.fixture(scope="module")
@@ -275,3 +318,31 @@ def test_html_report(replay_run):
     run_snakemake(workdir, "--report", str(workdir / "report.html"))
     html = (workdir / "report.html").read_text(errors="replace")
     assert "table1" in html and "figure2" in html
+
+
+def test_paper_001_benchmark_tables_from_recorded_answers(replay_run):
+    """Tables 2-4 and Figure 3 through the benchmark layer: prepared items, recorded
+    answers, scoring (code in the sandbox, judged in the host), metrics, tables."""
+    workdir, proc = replay_run
+    jobs = jobs_run(proc)
+    assert jobs["sinq_eval_generate"] == jobs["sinq_eval_score_python"] == 2 * 10  # 10 (benchmark, mode) x 2 models
+    t2 = (workdir / "results/tables/sinq/table2.csv").read_text().splitlines()
+    assert t2[0] == "Benchmark,Base,Trained Bob,Base CoT,Trained Bob CoT,Items,Decoding"
+    # the smoke rows are shown in both orders: answering "1" is right half the time
+    assert t2[1] == "Python builtin identifier swap,50.0,100.0,50.0,100.0,4,constrained"
+    t3 = (workdir / "results/tables/sinq/table3.md").read_text()
+    assert "Trained Bob Maj" in t3 and "Base CoT" in t3
+    rows = {line.split(",")[0]: line.split(",") for line in
+            (workdir / "results/tables/sinq/table3.csv").read_text().splitlines()[1:]}
+    header = (workdir / "results/tables/sinq/table3.csv").read_text().splitlines()[0].split(",")
+    pysecdb = dict(zip(header, rows["PySecDB"]))
+    assert pysecdb["Base"] == "50.0" and pysecdb["Trained Bob Maj"] == "100.0"  # "No" is right on half
+    assert dict(zip(header, rows["CodeXGLUE defect detection"]))["Base Maj"] == ""  # not run: empty, n/a in md
+    t4 = {line.split(",")[0]: line.split(",")[1:3] for line in
+          (workdir / "results/tables/sinq/table4.csv").read_text().splitlines()[1:]}
+    assert t4["MBPP"] == ["50.0", "100.0"] and t4["HumanEval+"] == ["0.0", "100.0"]
+    assert (workdir / "results/figures/sinq/figure3.png").stat().st_size > 1000
+    summary = read_json(workdir / "results/sinq/replaytest/eval/mbpp_plus/bob/greedy.json")
+    assert summary["pass@1"] == 1.0 and summary["adapter"].endswith("bob/adapter")
+    gt = (workdir / "results/tables/eval/benchmarks.csv").read_text()
+    assert "mbpp_plus" in gt and "4/4" in gt
