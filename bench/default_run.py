@@ -22,9 +22,22 @@ from selfplay.tracks.registry import TRACKS
 REPO = Path(__file__).resolve().parents[1]
 
 
+def benchmark_of(name: str) -> str:
+    """The benchmark a layer job's file name starts with (names hold underscores)."""
+    from selfplay.evaluate.registry import ADAPTERS
+
+    return max((b for b in ADAPTERS if name == b or name.startswith(b + "_")), key=len, default=name)
+
+
 def rule_of(path: Path) -> str:
     rel = path.relative_to(REPO / "benchmarks")
     parts = rel.with_suffix("").parts
+    if parts[0] in TRACKS and len(parts) == 4 and parts[2] == "eval":  # <track>/<exp>/eval/<bench>_<model>_<mode>
+        kind = "score" if parts[3].endswith("_score") else "generate"
+        return f"{parts[0]}/eval/{benchmark_of(parts[3])}/{kind}"
+    if parts[0] == "eval":  # the layer's own jobs: items_<bench>, check_<bench>
+        step, _, rest = parts[-1].partition("_")
+        return f"eval/{step}/{benchmark_of(rest)}"
     if parts[0] in TRACKS and len(parts) >= 4:  # <track>/<exp>/<stage>/<step>_shardN
         step = parts[-1].split("_shard")[0]
         return f"{parts[0]}/{step}"

@@ -132,6 +132,26 @@ for _track in LOADED_TRACKS:
                 "../workflow_scripts/eval_score.py"
 
 
+rule eval_training_split:
+    """Training problems of a benchmark that has a split (LiveCodeBench: contests before
+    evaluation.benchmarks.livecodebench.train_before), for the RL tracks."""
+    input:
+        eval_source_input,
+    output:
+        prepared="resources/data/eval/{bench}.train.jsonl",
+        skipped="resources/data/eval/{bench}.train.skipped.jsonl",
+    log:
+        "logs/eval/training_split_{bench}.log",
+    wildcard_constraints:
+        bench="livecodebench",
+    container:
+        image("python")
+    params:
+        cfg=eval_bench_cfg,
+    script:
+        "../workflow_scripts/eval_training_split.py"
+
+
 # --- the layer's own check: right answers through each adapter, and the base model on
 # benchmarks no track runs (results/tables/eval/benchmarks.md) ------------------------
 

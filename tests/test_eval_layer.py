@@ -335,3 +335,20 @@ def test_ground_truth_scores_every_adapters_right_answers_and_reports_wrong_ones
     frame = benchmarks_table(gt, {}, skipped, {"mbpp_plus": "smoke", "identifier_swap": "smoke"},
                              str(tmp_path / "t.csv"), str(tmp_path / "t.md"))
     assert list(frame["Right answers scored right"]) == ["4/4", "2/2"]
+
+
+def test_training_split_is_before_the_evaluation_window(tmp_path):
+    import yaml
+
+    from selfplay.config import validate_config
+    from selfplay.pipeline import evaluate as steps
+    from selfplay.records import read_jsonl
+
+    cfg = validate_config(yaml.safe_load(open("config.yaml")))
+    steps.training_split(cfg, "livecodebench", None, str(tmp_path / "t.jsonl"), str(tmp_path / "s.jsonl"))
+    train = read_jsonl(tmp_path / "t.jsonl")
+    evaluation, _ = steps.benchmark("livecodebench").prepare(None, cfg["evaluation"]["benchmarks"]["livecodebench"]
+                                                             | {"limit": None}, cfg)
+    assert train and evaluation and not {i["id"] for i in train} & {i["id"] for i in evaluation}
+    with pytest.raises(UserError, match="no training split"):
+        steps.training_split(cfg, "humaneval", None, str(tmp_path / "x.jsonl"), str(tmp_path / "y.jsonl"))

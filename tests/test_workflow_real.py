@@ -48,6 +48,7 @@ def real_run(tmp_path_factory):
     seq["benchmarks"]["runs"] = {"haskell_mini": {"modes": ["greedy"], "models": ["base", "bob", "alice"]}}
     for name in ("identifier_swap", "humaneval", "haskell_mini"):
         cfg["evaluation"]["benchmarks"][name].update(limit=1, max_new_tokens=48)
+    cfg["evaluation"]["check"] = {"benchmarks": ["humaneval"], "base_model": []}
     # PSV's real run, bundle and replay are in test_workflow_psv.py
     cfg["tracks"] = ["sinq", "seq"] if shutil.which("ghc") else ["sinq"]  # GHC missing: its test below skips
     write_config(workdir, cfg)
@@ -117,7 +118,8 @@ def test_replaying_the_recordings_reproduces_the_tables(real_run, tmp_path):
     cfg = dict(cfg, backend={"name": "replay", "files": recordings, "on_missing": "error"})
     write_config(replay_dir, cfg)
     run_snakemake(replay_dir)
-    tables = {"sinq": ("sinq/table1.csv", "sinq/yield.csv", "sinq/yield_reasons.csv"),
+    tables = {"sinq": ("sinq/table1.csv", "sinq/yield.csv", "sinq/yield_reasons.csv", "sinq/table2.csv",
+                       "sinq/table4.csv", "eval/benchmarks.csv"),
               "seq": ("seq/tiny/table2.csv", "seq/tiny/table6.csv", "seq/tiny/data_yield.csv", "seq/tiny/table3.csv"),
               "psv": ("psv/table1.csv", "psv/table1.md", "psv/yield.csv", "psv/yield_reasons.csv")}
     for table in (t for track in cfg["tracks"] for t in tables[track]):

@@ -175,3 +175,16 @@ def ground_truth(cfg: dict, name: str, items_path: str, scored_out: str, summary
         log.warning("%s: %d reference answers are not scored right (e.g. %s)", name, len(rows) - sum(right),
                     summary["wrong"][:3])
     return summary
+
+
+def training_split(cfg: dict, name: str, source_path: str | None, out: str, skipped_out: str) -> dict:
+    """A benchmark's training problems (LiveCodeBench: contests before ``train_before``,
+    never overlapping the evaluation window), prepared like its evaluation items."""
+    adapter = benchmark(name)
+    if not hasattr(adapter, "training_items"):
+        raise UserError(f"benchmark {name} has no training split")
+    items, skipped = adapter.training_items(source_path, bench_settings(cfg, name))
+    write_jsonl(out, items)
+    write_jsonl(skipped_out, skipped)
+    log.info("benchmark %s: %d training problems, %d skipped", name, len(items), len(skipped))
+    return {"items": len(items), "skipped": len(skipped)}

@@ -526,6 +526,10 @@ class LiveCodeBench(CodegenBenchmark):
                    f"BODY: /{fenced_body(6000)}/\n")
         return AnswerFormat(f"{self.name}:{'cot' if cot else 'plain'}", grammar)
 
+    def training_items(self, source: str | None, settings: dict) -> tuple[list[dict], list[dict]]:
+        """The problems before ``train_before`` (the training split of rule eval_training_split)."""
+        return training_problems(source, settings)
+
     def reference_answers(self, items: list[dict]) -> list[Sample] | None:
         """LiveCodeBench ships no solutions; our smoke problems have ours
         (``livecodebench.smoke.references.json``). Items without one are left out."""
