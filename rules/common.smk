@@ -266,6 +266,24 @@ EVAL_IMAGES = {
 }
 
 
+def eval_bundle_parts():
+    """The layer's own check in a bundle: its items, base-model samples, scores and table
+    (metrics files are not bundled: they are made again from the scores, and the tables
+    made of them are compared byte for byte)."""
+    check = EVAL["check"]
+    names = list(dict.fromkeys(check["benchmarks"] + check["base_model"]))
+    if not names:
+        return {}
+    return {
+        "data": [f"resources/data/eval/{b}{kind}.jsonl" for b in names for kind in ("", ".skipped")],
+        "recordings": [f"{EVAL_CHECK}/{b}/base/greedy.jsonl" for b in check["base_model"]],
+        "verdicts": [f"results/eval/ground_truth/{b}.scored.jsonl" for b in check["benchmarks"]]
+        + [f"{EVAL_CHECK}/{b}/base/greedy.scored.jsonl" for b in check["base_model"]],
+        "tables": ["results/tables/eval/benchmarks.csv", "results/tables/eval/benchmarks.md"],
+        "log_dirs": ["logs/eval", "benchmarks/eval"],
+    }
+
+
 def eval_dir(track):
     return f"{exp_dir(track)}/eval"
 

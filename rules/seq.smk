@@ -115,8 +115,7 @@ TRACK_OUTPUTS["seq"] = {
             + [f"labeled_{who}" for who in whos_of(s)]
             for p in shard_files("seq", s, folder)
         ]
-        + eval_files("seq", ".scored")
-        + eval_files("seq", ".json"),
+        + eval_files("seq", ".scored"),
         # each Markdown table's CSV twin and each figure's data are compared byte for byte too
         tables=[p for p in SEQ_REPORTS if p.endswith(".md")]
         + [p[: -len(".md")] + ".csv" for p in SEQ_REPORTS if p.endswith(".md")]

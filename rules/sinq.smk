@@ -56,8 +56,7 @@ TRACK_OUTPUTS["sinq"] = {
             for s in stages("sinq")
             for p in candidates("sinq", s) + [q for who in whos_of(s) for q in labeled("sinq", s, who)]
         ]
-        + eval_files("sinq", ".scored")
-        + eval_files("sinq", ".json"),
+        + eval_files("sinq", ".scored"),
         # compared byte for byte by `selfplay bundle replay`; figures are kept as they are
         tables=[
             "results/tables/sinq/table1.csv",

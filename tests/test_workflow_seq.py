@@ -98,6 +98,10 @@ def build_scenario(workdir: Path, liquid: str | None) -> tuple[dict, dict]:
     seq["translate"]["count"] = 1
     # Table 3 on the benchmark layer: two samples per problem (the recordings below)
     cfg["evaluation"]["modes"]["sampled"]["samples"] = 2
+    # the layer's own check (bundled too): the shipped problems' references, and the base
+    # model on one problem of a benchmark no track runs here
+    cfg["evaluation"]["check"] = {"benchmarks": ["haskell_mini"], "base_model": ["mbpp"]}
+    cfg["evaluation"]["benchmarks"]["mbpp"]["limit"] = 1
     seq["benchmarks"] = {"models": ["base", "bob"],
                          "runs": {"haskell_mini": {"modes": ["sampled"], "models": ["base", "bob", "alice"]}}}
     small = {"lora_r": 4, "lora_alpha": 8, "max_steps": 1, "batch_size": 1, "grad_accum": 1, "max_length": 1024}
@@ -243,8 +247,9 @@ def test_tables_and_figures(seq_run):
     table2 = (workdir / "results/tables/seq/hstest/table2.md").read_text()
     assert "Reference programs (Test)" in table2 and "33.33" in table2  # 1 of 3 answers right, base and trained
     table3 = (workdir / "results/tables/seq/hstest/table3.csv").read_text().splitlines()
-    assert table3[1].startswith("Mini (shipped),Bob,5.0,0.0,-5.0,0.5,0.0,-0.5")  # 1 of 2 on 1 of 10 problems
-    assert table3[2].startswith("Mini (shipped),Alice,5.0,10.0,+5.0,0.5,0.0,-0.5")
+    # 1 of 2 samples right on 1 of the 4 problems the default evaluates
+    assert table3[1].startswith("Haskell mini (shipped),Bob,12.5,0.0,-12.5,0.5,0.0,-0.5,4,2,")
+    assert table3[2].startswith("Haskell mini (shipped),Alice,12.5,25.0,+12.5,0.5,0.0,-0.5,4,2,")
     assert "no adapter was trained" not in (workdir / "results/tables/seq/hstest/table3.md").read_text()
     for fig in ("figure3", "figure6", "figure7"):
         assert (workdir / f"results/figures/seq/hstest/{fig}.png").stat().st_size > 1000
@@ -314,7 +319,9 @@ def test_bundle_replay_reproduces_the_haskell_tables_without_a_model(seq_bundle)
     workdir, _, out, replay = seq_bundle
     assert replay.returncode == 0, replay.stdout + replay.stderr + (out / "snakemake.log").read_text()[-5000:]
     tables = read_json(out / "bundle/hstest/bundle.json")["tables"]
-    assert len(tables) == 11 and f"REPRODUCED: all {len(tables)} tables are byte-identical" in replay.stdout
+    # the track's 11, Alice's per-round figure (one round: alice is every round) and the layer's check table
+    assert len(tables) == 14 and f"REPRODUCED: all {len(tables)} tables are byte-identical" in replay.stdout
+    assert "results/tables/eval/benchmarks.csv" in tables
     for table in tables:
         assert (out / "work" / table).read_bytes() == (workdir / table).read_bytes(), table
     comparison = json.loads((out / "comparison.json").read_text())
