@@ -847,3 +847,25 @@ rule seq_figure19:
         experiments=SEQ_REGIME_RUNS,
     script:
         "../workflow_scripts/seq_figure19.py"
+
+
+rule seq_file_of_other_regime:
+    """Table 7, Table 8 and Figure 19 read the other regimes' runs (seq.regimes.experiments):
+    planned here so that they plan before those runs exist; run, it says what to do."""
+    output:
+        "results/{where}/{other}/{rest}",
+    log:
+        f"{SEQ_LOG}/report/other_regime/{{where}}/{{other}}/{{rest}}.log",
+    wildcard_constraints:
+        where="seq|tables/seq",
+        other=rf"(?!{SEQ['experiment']}/)[A-Za-z0-9._-]+",
+        rest=r"eval/.+\.json|table6\.csv",
+    container:
+        image("python")
+    params:
+        hint=lambda w: (
+            f"it belongs to regime {w.other}'s own run: run that regime with its config "
+            f"(e.g. --configfile config/papers/seq.yaml config/papers/seq_{w.other}.yaml) first"
+        ),
+    script:
+        "../workflow_scripts/seq_regimes_of_other_run.py"

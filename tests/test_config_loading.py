@@ -159,3 +159,31 @@ def test_the_psv_paper_config_plans_every_table_and_figure(tmp_path):
             if len(line.split()) == 2 and line.split()[1].isdigit()}
     assert jobs["psv_solve"] == solves
     assert jobs["psv_download_set"] == 3 and jobs["psv_t6_train"] == 3 * 2 and jobs["psv_table6"] == 1
+
+
+def jobs_of(proc) -> dict[str, int]:
+    return {line.split()[0]: int(line.split()[1]) for line in proc.stdout.splitlines()
+            if len(line.split()) == 2 and line.split()[1].isdigit()}
+
+
+def test_the_paper_benchmark_tables_and_figures_plan_at_paper_scale(tmp_path):
+    """Paper 001's Tables 2-4 and Figures 3-4, paper 000's Tables 3-5 and 7, Figures 4-5,
+    8-9 (E0's per-round figures) and 19 are targets of the paper configs; the other
+    regimes' files (Table 7, Figure 19) are planned as jobs that say which run makes them."""
+    sinq = dry_run(tmp_path, *[f"results/tables/sinq/table{n}.md" for n in (2, 3, 4)],
+                   *[f"results/figures/sinq/figure{n}.png" for n in (3, 4)],
+                   "--configfile", str(REPO / "config/papers/sinq.yaml"))
+    assert sinq.returncode == 0, sinq.stderr[-3000:] + sinq.stdout[-3000:]
+    jobs = jobs_of(sinq)
+    # 7 benchmarks: 12 (benchmark, mode) runs of base and Bob, plus Figure 4's four served models x 2 modes
+    assert jobs["sinq_eval_generate"] == 12 * 2 + 4 * 2 and jobs["eval_download"] >= 6
+    assert jobs["eval_supplied"] == 1  # PySecDB: gated, a file the user supplies
+    seq = dry_run(tmp_path, *[f"results/tables/seq/e0/table{n}.md" for n in (3, 4, 5)],
+                  *[f"results/figures/seq/e0/figure{n}.png" for n in (4, 5, 8, 9)],
+                  "results/tables/seq/table7.md", "results/figures/seq/figure19.png",
+                  "--configfile", str(REPO / "config/papers/seq.yaml"))
+    assert seq.returncode == 0, seq.stderr[-3000:] + seq.stdout[-3000:]
+    jobs = jobs_of(seq)
+    # Table 3 / Figures 8-9: base, Bob and 7 rounds of Alice on two Haskell benchmarks
+    assert jobs["seq_eval_generate"] == 2 * (2 + 7) + 3 * 2
+    assert jobs["seq_file_of_other_regime"] > 0 and "seq_table7" in jobs and "seq_figure19" in jobs
