@@ -82,8 +82,6 @@ does) and skips a task whose reference does not pass here.
 from __future__ import annotations
 
 import ast
-import gzip
-import json
 import secrets
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -93,6 +91,7 @@ from ...errors import UserError
 from ...llm.answer_format import AnswerFormat, fenced_body, lark_string
 from ...sandbox.encoding import decode_value
 from ..benchmark import CodegenBenchmark, Sample, fenced
+from ..files import read_json_lines
 from ..modes import EvalMode
 from .livecodebench import last_python_block
 
@@ -404,19 +403,7 @@ def read_rows(path: str | Path) -> list[dict]:
         except ImportError:
             raise UserError(f"{path}: reading parquet needs pyarrow (pip install pyarrow)") from None
         return [dict(row) for row in pq.read_table(path).to_pylist()]
-    opener = gzip.open if path.suffix == ".gz" else open
-    rows = []
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if line.strip():
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise UserError(f"{path}:{n}: not a JSON line ({exc.msg})") from None
-                if not isinstance(row, dict):
-                    raise UserError(f"{path}:{n}: not a JSON object")
-                rows.append(row)
-    return rows
+    return read_json_lines(path, "BigCodeBench")
 
 
 def parse_libs(value: Any) -> list[str]:

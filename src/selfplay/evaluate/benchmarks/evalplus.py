@@ -23,8 +23,6 @@ Where the tests come from:
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 import re
 from pathlib import Path
@@ -34,6 +32,7 @@ from ...errors import UserError
 from ...llm.answer_format import AnswerFormat, fenced_body, lark_string
 from ...sandbox.encoding import decode_value
 from ..benchmark import CodegenBenchmark, Sample, fenced
+from ..files import read_json_lines
 from ..modes import EvalMode
 from ..python_calls import args_source, judge, parse_args, record_reference, run_calls
 
@@ -61,19 +60,7 @@ SYSTEM = ("You are a careful Python programmer. Write a correct, self-contained 
 
 
 def _read_rows(path: str | Path) -> list[dict]:
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(f"{path}: benchmark file not found")
-    opener = gzip.open if path.suffix == ".gz" else open
-    rows = []
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise UserError(f"{path}:{n}: not a JSON line ({exc.msg})") from None
-    return rows
+    return read_json_lines(path, "EvalPlus")
 
 
 def oracle_of(task_id: str, entry_point: str) -> str | None:

@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import gzip
 import io
 import json
 import pickle
@@ -71,6 +70,7 @@ from ...errors import UserError
 from ...llm.answer_format import AnswerFormat, fenced_body, lark_string
 from ...sandbox.encoding import decode_value
 from ..benchmark import CodegenBenchmark, Sample, fenced
+from ..files import read_json_lines
 from ..modes import EvalMode
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "eval"
@@ -252,21 +252,7 @@ def encode_private_tests(cases: list[dict]) -> str:
 
 
 def _read_jsonl(path: Path) -> list[dict]:
-    if not path.is_file():
-        raise UserError(f"{path}: LiveCodeBench file not found")
-    opener = gzip.open if path.suffix == ".gz" else open
-    rows = []
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if line.strip():
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise UserError(f"{path}:{n}: not a JSON line ({exc.msg})") from None
-                if not isinstance(row, dict):
-                    raise UserError(f"{path}:{n}: not a JSON object")
-                rows.append(row)
-    return rows
+    return read_json_lines(path, "LiveCodeBench")
 
 
 def load_rows(source: str | Path | None, release: str = DEFAULTS["release"]) -> list[dict]:
