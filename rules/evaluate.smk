@@ -256,7 +256,7 @@ rule eval_benchmarks_table:
     params:
         sources={
             b: EVAL["benchmarks"][b]["source"]
-            for b in set(EVAL["check"]["benchmarks"]) | set(EVAL["check"]["base_model"])
+            for b in sorted(set(EVAL["check"]["benchmarks"]) | set(EVAL["check"]["base_model"]))
         },
     script:
         "../workflow_scripts/eval_benchmarks_table.py"

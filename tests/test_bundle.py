@@ -31,7 +31,10 @@ from workflow_helpers import (REPO, default_config, jobs_run, no_model_env, run_
 
 TABLES = ["results/tables/sinq/table1.csv", "results/tables/sinq/table1.md", "results/tables/sinq/yield.csv",
           "results/tables/sinq/yield.md", "results/tables/sinq/yield_reasons.csv",
-          "results/figures/sinq/figure2.csv"]
+          "results/figures/sinq/figure2.csv",
+          # the benchmark layer: paper 001's Tables 2-4 and Figure 3, and the layer's own check
+          *[f"results/tables/sinq/table{n}.{ext}" for n in (2, 3, 4) for ext in ("csv", "md")],
+          "results/figures/sinq/figure3.csv", "results/tables/eval/benchmarks.csv", "results/tables/eval/benchmarks.md"]
 
 
 # --------------------------------------------------------------------------- manifest
@@ -355,7 +358,8 @@ def test_bundle_holds_the_run(bundled_run, tmp_path):
     record = read_json(root / f"{exp}/round1/adapter_alice/training_record.json")
     assert record["trained"] and len(record["adapter_sha256"]) == 64 and record["trainset_sha256"]
     meta = read_json(root / "bundle.json")
-    assert sorted(meta["tables"]) == sorted(TABLES) and len(meta["recordings"]) == 3 * 2 + 3 * 2 + 2 * 2
+    # Alice and Bob per stage and shard, and the base model's and Bob's benchmark samples
+    assert sorted(meta["tables"]) == sorted(TABLES) and len(meta["recordings"]) == 3 * 2 + 3 * 2 + 2 * 2 + 10 * 2
 
 
 @pytest.mark.slow
@@ -363,7 +367,7 @@ def test_replay_reproduces_every_table_without_a_model(bundled_run, replayed):
     workdir, _, _ = bundled_run
     out, proc, _ = replayed
     assert proc.returncode == 0, proc.stdout + proc.stderr + (out / "snakemake.log").read_text()[-5000:]
-    assert "REPRODUCED: all 6 tables are byte-identical" in proc.stdout
+    assert f"REPRODUCED: all {len(TABLES)} tables are byte-identical" in proc.stdout
     for table in TABLES:
         assert (out / "work" / table).read_bytes() == (workdir / table).read_bytes(), table
     log = (out / "snakemake.log").read_text()
