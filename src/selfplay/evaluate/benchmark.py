@@ -19,6 +19,7 @@ Every adapter goes through the same four steps, each a workflow rule over files:
 
 from __future__ import annotations
 
+import abc
 import re
 from dataclasses import dataclass
 from typing import ClassVar
@@ -39,9 +40,10 @@ class Sample:
     text: str
 
 
-class Benchmark:
-    """The part every adapter shares. Subclasses set the class attributes and implement
-    ``prepare``, ``messages`` and ``score``."""
+class Benchmark(abc.ABC):
+    """The part every adapter shares: an abstract interface. Subclasses set the class
+    attributes and implement ``prepare``, ``messages``, ``score`` and ``summarise``
+    (ClassificationBenchmark and CodegenBenchmark implement the last two or three)."""
 
     name: ClassVar[str]     # registry key and file name
     title: ClassVar[str]    # how tables name it
@@ -59,25 +61,27 @@ class Benchmark:
     # {"url", "file", "sha256" (None: logged on first download, to pin in the config)}.
     downloads: ClassVar[tuple[dict, ...]] = ()
 
+    @abc.abstractmethod
     def prepare(self, source: str | None, settings: dict, cfg: dict) -> tuple[list[dict], list[dict]]:
         """(items, skipped) from ``source`` (a downloaded file or folder; None: the shipped
         smoke set or package data). ``settings`` is config ``evaluation.benchmarks.<name>``."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def messages(self, item: dict, cot: bool) -> list[dict]:
-        raise NotImplementedError
+        """The chat prompt of one item, asking for reasoning first when ``cot``."""
 
     def answer_format(self, item: dict, cot: bool) -> AnswerFormat | None:
         """The answer's skeleton for format-constrained decoding (None: free text)."""
         return None
 
+    @abc.abstractmethod
     def score(self, items: dict[str, dict], samples: list[Sample], mode: EvalMode, cfg: dict,
               workers: int = 2) -> list[dict]:
         """One row per sample: at least ``id``, ``sample`` and ``reason`` (None when right)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def summarise(self, items: dict[str, dict], rows: list[dict], mode: EvalMode) -> dict:
-        raise NotImplementedError
+        """The metrics of one mode's scored rows, overall and per group."""
 
     def reference_answers(self, items: list[dict]) -> list[Sample] | None:
         """The benchmark's own right answers, as model answers would be written (the gold

