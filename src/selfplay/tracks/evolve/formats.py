@@ -9,7 +9,8 @@
 * a solution: one ```python block, whose text is the model's.
 
 Free text is any run of JSON string characters (escapes included), so what the grammar
-lets through is always valid JSON; how many tests (1 to ``max_tests``) is the model's.
+lets through is always valid JSON; how many tests (1 to ``items``) is the model's. The question may
+hold ``reasoning_chars`` characters, each test ``code_chars``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ _JSON_CHARS = r'([^"\\\n]|\\["\\nt])'
 
 
 def _tests_rules(prefix: str, settings: dict) -> str:
-    n_tests, n_chars = int(settings["max_tests"]), int(settings["test_chars"])
+    n_tests, n_chars = int(settings["items"]), int(settings["code_chars"])
     opening = lark_string('"' + prefix)
     return (f'tests: "[" test (", " test){{0,{n_tests - 1}}} "]"\n'
             f"test: {opening} TEST_TEXT\n"
@@ -29,7 +30,7 @@ def _tests_rules(prefix: str, settings: dict) -> str:
 
 
 def refinement_format(settings: dict) -> AnswerFormat:
-    n_question = int(settings["question_chars"])
+    n_question = int(settings["reasoning_chars"])
     grammar = (f'start: "{{\\"question\\": \\"" QUESTION ", \\"tests\\": " tests "}}"\n'
                f'QUESTION: /{_JSON_CHARS}{{1,{n_question}}}"/\n'
                + _tests_rules("assert ", settings))
