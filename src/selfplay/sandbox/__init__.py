@@ -4,8 +4,9 @@
     from selfplay.sandbox import CommandResult, run_command_naive
 
 ``Sandbox`` keeps warm fork servers (one execution at a time each) inside
-network/PID/mount namespaces; ``run_naive`` starts a fresh interpreter per
-execution at the same isolation.  ``Sandbox.run_command(s)`` and
+network/PID/mount namespaces; ``Sandbox.run_each`` imports a program once and
+forks each of its calls from that loaded state (see ``fork_per_call``);
+``run_naive`` starts a fresh interpreter per execution at the same isolation.  ``Sandbox.run_command(s)`` and
 ``run_command_naive`` execute a command line (a compiled program, a compiler)
 under the same confinement (see ``command``).  Exports are resolved lazily so that the
 confined interpreters importing the harness do not pay for the host-side pool.

@@ -251,33 +251,42 @@ def reap_all() -> None:
             return
 
 
-def sweep(whole_namespace: bool, sandbox_uid: int | None, budget_s: float = 3.0) -> bool:
+def leftovers(whole_namespace: bool, sandbox_uid: int | None, spare: int | None = None) -> list[int]:
+    """Processes an execution left behind: everything but this process (and ``spare``) in
+    a private PID namespace; without one, processes running as the sandbox uid and
+    orphans re-parented to this subreaper."""
+    me = os.getpid()
+    found: list[int] = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        pid = int(name)
+        if pid in (me, spare):
+            continue
+        if whole_namespace:
+            found.append(pid)
+            continue
+        fields = _status_fields(pid)
+        if fields is None:
+            continue
+        ppid, uid = fields
+        if ppid == me or (sandbox_uid is not None and uid == sandbox_uid):
+            found.append(pid)
+    return found
+
+
+def sweep(whole_namespace: bool, sandbox_uid: int | None, budget_s: float = 3.0, spare: int | None = None) -> bool:
     """SIGKILL every process left over from an execution and reap it.
 
     In a private PID namespace the server is the only legitimate process, so
     everything else dies.  Without one, the victims are processes running as the
-    sandbox uid and orphans re-parented to this subreaper.  Returns True when the
-    namespace is clean again.
+    sandbox uid and orphans re-parented to this subreaper.  ``spare`` (a loader that
+    stays alive between the calls it serves, see ``fork_per_call``) is left alone.
+    Returns True when the namespace is clean again.
     """
-    me = os.getpid()
     give_up = time.monotonic() + budget_s
     while True:
-        victims: list[int] = []
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            pid = int(name)
-            if pid == me:
-                continue
-            if whole_namespace:
-                victims.append(pid)
-                continue
-            fields = _status_fields(pid)
-            if fields is None:
-                continue
-            ppid, uid = fields
-            if ppid == me or (sandbox_uid is not None and uid == sandbox_uid):
-                victims.append(pid)
+        victims = leftovers(whole_namespace, sandbox_uid, spare)
         if not victims:
             reap_all()
             return True

@@ -28,12 +28,13 @@ import signal
 import sys
 import tempfile
 import time
-from typing import Any
+from typing import Any, Callable
 
-from . import command, confine, fs_view, landlock
+from . import command, confine, fork_per_call, fs_view, landlock
+from .fork_per_call import drain as _drain
 from .harness import _real_exit, child_main, warm_up
 from .limits import SandboxLimits
-from .protocol import FrameEOF, FrameError, parse_frame, read_frame, write_frame
+from .protocol import FrameEOF, FrameError, parse_frame, read_frame, write_all, write_frame
 
 PREIMPORTS = (
     "abc", "array", "bisect", "cmath", "collections", "collections.abc", "contextlib", "copy",
@@ -44,6 +45,7 @@ PREIMPORTS = (
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
 MEMORY_POLL_S = 0.05  # how often the combined memory of a multi-process program is checked
 SCRATCH = fs_view.SCRATCH
+OVERFLOW = "result channel overflow"
 
 
 class ForkServer:
@@ -226,6 +228,8 @@ class ForkServer:
     def execute(self, req: dict[str, Any]) -> dict[str, Any]:
         if isinstance(req, dict) and req.get("kind") == "command":
             return self.execute_commands(req)
+        if isinstance(req, dict) and req.get("kind") == fork_per_call.KIND:
+            return self.execute_each(req)
         try:
             timeout = float(req["timeout"])
             if not (timeout > 0):
@@ -236,11 +240,7 @@ class ForkServer:
         except (KeyError, TypeError, ValueError):
             return {"status": "error", "detail": "bad request"}
 
-        self.counter += 1
-        workdir = os.path.join(self.work_base, f"run{self.counter}")
-        os.mkdir(workdir, 0o700)
-        if self.uid is not None:
-            os.chown(workdir, self.uid, self.gid)
+        workdir = self._new_workdir()
         read_end, write_end = os.pipe()
         started = time.monotonic()
         deadline = started + timeout
@@ -261,6 +261,134 @@ class ForkServer:
         if not clean:
             outcome["restart"] = True
         return outcome
+
+    def _new_workdir(self) -> str:
+        """A fresh private work directory for one execution, owned by the sandbox uid."""
+        self.counter += 1
+        workdir = os.path.join(self.work_base, f"run{self.counter}")
+        os.mkdir(workdir, 0o700)
+        if self.uid is not None:
+            os.chown(workdir, self.uid, self.gid)
+        return workdir
+
+    # ---------------------------------------------------------------- load once, fork per call
+
+    def execute_each(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Call the entry point on every input, loading the program once (see ``fork_per_call``).
+        With ``yield_after_timeout`` the reply comes back after the first input that timed
+        out (flagged ``yielded``), so the host can share out the rest."""
+        try:
+            code, entry, inputs, timeout = fork_per_call.parse_request(req)
+        except (KeyError, TypeError, ValueError):
+            return {"status": "error", "detail": "bad request"}
+        runs: list[dict[str, Any]] = []
+        reply: dict[str, Any] = {"status": "ok", "runs": runs}
+        afresh: str | None = None  # why the inputs left run one at a time, once they do
+        while len(runs) < len(inputs) and not (reply.get("restart") or reply.get("host_gone")):
+            if req.get("yield_after_timeout") and runs and runs[-1]["status"] == "timeout":
+                reply["yielded"] = True
+                break
+            if afresh:
+                single = {"code": code, "entry": entry, "input": inputs[len(runs)], "timeout": timeout}
+                runs.append(dict(_lift_flags(self.execute(single), reply), run_afresh=afresh))
+            else:
+                afresh = self._serve_loaded(req, len(runs), runs, reply)
+        return reply
+
+    def _serve_loaded(self, req: dict[str, Any], start: int, runs: list[dict[str, Any]],
+                      reply: dict[str, Any]) -> str | None:
+        """Fork a loader and serve inputs ``start`` onwards from it, appending to ``runs``;
+        the reason why the remaining inputs must run one at a time, if they must."""
+        workdir = self._new_workdir()
+        result_r, result_w = os.pipe()
+        control_r, control_w = os.pipe()
+        started = time.monotonic()
+        deadline = started + req["timeout"]
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - loader
+            try:
+                os.close(result_r)
+                os.close(control_w)
+                fork_per_call.loader_main(self.cfg, req, result_w, control_r, workdir, deadline, self._result_cap())
+            finally:
+                _real_exit(6)
+        os.close(result_w)
+        os.close(control_r)
+        pidfd = os.pidfd_open(pid)
+        try:
+            return self._drive_loader(pid, pidfd, result_r, control_w, workdir, req, start, started, runs, reply)
+        finally:
+            for fd in (pidfd, result_r, control_w):
+                os.close(fd)
+            _kill_group(pid)
+            if not confine.sweep(self.pidns, self.uid):
+                reply["restart"] = True
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    def _drive_loader(self, pid: int, pidfd: int, result_r: int, control_w: int, workdir: str,
+                      req: dict[str, Any], start: int, started: float, runs: list[dict[str, Any]],
+                      reply: dict[str, Any]) -> str | None:
+        timeout, count = req["timeout"], len(req["inputs"])
+        cap = self._result_cap()
+        buf, verdict = self._await(pidfd, result_r, started + timeout, started, cap,
+                                   lambda got: fork_per_call.frame_settled(got, cap), spare=pid)
+        if verdict is not None and verdict["status"] == "timeout":
+            # The import alone outlives one run's budget: every run would time out.
+            runs.extend(dict(verdict, seconds=time.monotonic() - started) for _ in range(start, count))
+            return None
+        if verdict is not None:
+            if verdict.get("host_gone"):
+                reply["host_gone"] = True
+            return f"loading: {verdict['detail']}"
+        unclean = self._unclean_load(bytes(buf), pid, workdir)
+        if unclean:
+            return unclean
+        budget = timeout - (time.monotonic() - started)
+        for index in range(start, count):
+            began = time.monotonic()
+            try:
+                write_all(control_w, fork_per_call.GO.pack(index, began + budget))
+            except OSError:
+                return "the loader is gone"
+            buf, verdict = self._await(pidfd, result_r, began + budget, began, cap + fork_per_call.REPORT.size + 1,
+                                       lambda got: fork_per_call.report_settled(got, cap), spare=pid)
+            if verdict is not None:
+                if verdict.get("host_gone"):
+                    reply["host_gone"] = True
+                    return None
+                if verdict["detail"] == OVERFLOW:
+                    return "the loader sent more than any report holds"
+                runs.append(dict(verdict, seconds=time.monotonic() - began, forked_from_loaded=True))
+                return None  # a timeout or the memory limit: a fresh loader serves the rest
+            report = fork_per_call.parse_report(bytes(buf), cap)
+            if report is None:
+                return "the loader died or sent a malformed report"
+            outcome = self._judge(*report, cap)
+            outcome["seconds"] = time.monotonic() - began
+            outcome["forked_from_loaded"] = True
+            runs.append(outcome)
+            if not confine.sweep(self.pidns, self.uid, spare=pid):
+                reply["restart"] = True
+                return None
+            _empty(workdir)
+        return None
+
+    def _unclean_load(self, data: bytes, pid: int, workdir: str) -> str | None:
+        """What makes the loaded state differ from a fresh run's, if anything: the import
+        raised or wrote on the result channel, or left threads, processes or files."""
+        try:
+            message = parse_frame(data, len(data))
+        except FrameError:
+            message = None
+        if not isinstance(message, dict) or message.get("status") != fork_per_call.LOADED:
+            return "the import did not end in a clean report"
+        if message.get("threads") != 0:
+            return "the import left threads running"
+        if os.listdir(workdir):
+            return "the import left files in the work directory"
+        if confine.leftovers(self.pidns, self.uid, spare=pid):
+            return "the import left processes running"
+        return None
 
     # ---------------------------------------------------------------- commands
 
@@ -284,11 +412,7 @@ class ForkServer:
         return reply
 
     def _run_command(self, argv: list[str], spec: dict[str, Any]) -> dict[str, Any]:
-        self.counter += 1
-        workdir = os.path.join(self.work_base, f"run{self.counter}")
-        os.mkdir(workdir, 0o700)
-        if self.uid is not None:
-            os.chown(workdir, self.uid, self.gid)
+        workdir = self._new_workdir()
         limits: SandboxLimits = spec["limits"]
         timeout = spec["timeout"]
         try:
@@ -416,45 +540,11 @@ class ForkServer:
         return verdict
 
     def _watch(self, pid: int, read_end: int, deadline: float, started: float) -> dict[str, Any]:
-        cap = self.limits.max_result_kb * 1024 + 64 * 1024
-        buf = bytearray()
+        cap = self._result_cap()
         pidfd = os.pidfd_open(pid)
-        watched = [pidfd, read_end, self.inp]
-        verdict: dict[str, Any] | None = None
         status = None
-        next_poll = started + MEMORY_POLL_S
         try:
-            while True:
-                now = time.monotonic()
-                remaining = deadline - now
-                if remaining <= 0:
-                    verdict = {"status": "timeout", "detail": "wall-clock limit reached"}
-                    break
-                wait = remaining
-                if self.pidns:
-                    if now >= next_poll:
-                        if _namespace_memory_mb() > self.limits.memory_mb:
-                            verdict = {"status": "killed", "detail": "memory limit exceeded by the program's processes together"}
-                            _kill_namespace()
-                            break
-                        next_poll = now + MEMORY_POLL_S
-                    wait = min(wait, max(next_poll - now, 0.0))
-                ready, _, _ = select.select(watched, [], [], wait)
-                if read_end in ready:
-                    chunk = os.read(read_end, 1 << 16)
-                    if chunk:
-                        buf += chunk
-                        if len(buf) > cap:
-                            verdict = {"status": "killed", "detail": "result channel overflow"}
-                            break
-                    else:
-                        watched.remove(read_end)
-                if self.inp in ready:
-                    # The host never writes during an execution: this is EOF, the host is gone.
-                    verdict = {"status": "error", "detail": "host went away", "host_gone": True}
-                    break
-                if pidfd in ready:
-                    break
+            buf, verdict = self._await(pidfd, read_end, deadline, started, cap)
             ended = time.monotonic()
             if verdict is not None:
                 _kill_group(pid)
@@ -470,9 +560,53 @@ class ForkServer:
         verdict["seconds"] = ended - started
         return verdict
 
+    def _result_cap(self) -> int:
+        """The most bytes a child may write on its result channel."""
+        return self.limits.max_result_kb * 1024 + 64 * 1024
+
+    def _await(self, pidfd: int, read_end: int, deadline: float, started: float, cap: int,
+               complete: Callable[[bytearray], bool] | None = None,
+               spare: int | None = None) -> tuple[bytearray, dict[str, Any] | None]:
+        """Collect what a process writes on ``read_end`` until it exits (its ``pidfd`` turns
+        readable) or ``complete`` says a whole message has arrived: (bytes, None).  A
+        verdict instead when the deadline passes, more than ``cap`` bytes arrive, the
+        namespace's processes but ``spare`` together exceed the memory limit (then all of
+        them are killed, ``spare`` too), or the host goes away."""
+        buf = bytearray()
+        watched = [pidfd, read_end, self.inp]
+        next_poll = started + MEMORY_POLL_S
+        while True:
+            now = time.monotonic()
+            remaining = deadline - now
+            if remaining <= 0:
+                return buf, {"status": "timeout", "detail": "wall-clock limit reached"}
+            wait = remaining
+            if self.pidns:
+                if now >= next_poll:
+                    if _namespace_memory_mb(spare) > self.limits.memory_mb:
+                        _kill_namespace()
+                        return buf, {"status": "killed",
+                                     "detail": "memory limit exceeded by the program's processes together"}
+                    next_poll = now + MEMORY_POLL_S
+                wait = min(wait, max(next_poll - now, 0.0))
+            ready, _, _ = select.select(watched, [], [], wait)
+            if read_end in ready:
+                chunk = os.read(read_end, 1 << 16)
+                if chunk:
+                    buf += chunk
+                    if len(buf) > cap:
+                        return buf, {"status": "killed", "detail": OVERFLOW}
+                else:
+                    watched.remove(read_end)
+            if self.inp in ready:
+                # The host never writes during an execution: this is EOF, the host is gone.
+                return buf, {"status": "error", "detail": "host went away", "host_gone": True}
+            if (complete is not None and complete(buf)) or pidfd in ready:
+                return buf, None
+
     def _judge(self, data: bytes, status: int, cap: int) -> dict[str, Any]:
         if len(data) > cap:
-            return {"status": "killed", "detail": "result channel overflow"}
+            return {"status": "killed", "detail": OVERFLOW}
         if not data:
             if os.WIFSIGNALED(status):
                 return {"status": "killed", "detail": confine.signal_name(os.WTERMSIG(status))}
@@ -516,16 +650,18 @@ def _provide_exit_builtins() -> None:
             setattr(builtins, name, _exit)
 
 
-def _namespace_memory_mb() -> float:
+def _namespace_memory_mb(spare: int | None = None) -> float:
     """Memory used by every process of the namespace except the server, in MiB.
 
     RLIMIT_AS bounds each process, not their sum, so a program that forks up
     to the process limit could otherwise hold max_processes x memory_mb.  With
     a single process the address-space limit already applies and nothing is
     read; with several, their proportional set sizes (shared pages split
-    between sharers) are added up.
+    between sharers) are added up.  ``spare`` (a loader, see ``fork_per_call``) is
+    left out, as a single run has no such process.
     """
-    pids = [name for name in os.listdir("/proc") if name.isdigit() and name != "1"]
+    skip = {"1", str(spare)}
+    pids = [name for name in os.listdir("/proc") if name.isdigit() and name not in skip]
     if len(pids) < 2:
         return 0.0
     total_kb = 0
@@ -559,21 +695,6 @@ def _kill_group(pid: int) -> None:
             pass
 
 
-def _drain(fd: int, limit: int) -> bytes:
-    """Whatever is already buffered in the pipe; grandchildren may hold it open."""
-    os.set_blocking(fd, False)
-    data = bytearray()
-    try:
-        while len(data) < limit:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                break
-            data += chunk
-    except BlockingIOError:
-        pass
-    return bytes(data)
-
-
 def _only_loopback() -> bool:
     try:
         with open("/proc/net/dev") as fh:
@@ -603,3 +724,24 @@ def main(config_json: str) -> None:
         if server.work_base and not server.cfg.get("mountns"):
             shutil.rmtree(server.work_base, ignore_errors=True)
     os._exit(code)
+
+
+def _lift_flags(outcome: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any]:
+    """Move a single run's 'restart' and 'host_gone' flags up to the reply they belong to."""
+    for flag in ("restart", "host_gone"):
+        if outcome.pop(flag, False):
+            reply[flag] = True
+    return outcome
+
+
+def _empty(folder: str) -> None:
+    """Remove everything inside ``folder`` (a call's leftovers), keeping the folder."""
+    with os.scandir(folder) as entries:
+        for item in entries:
+            if item.is_dir(follow_symlinks=False):
+                shutil.rmtree(item.path, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(item.path)
+                except OSError:
+                    pass

@@ -11,6 +11,7 @@ this side only ever reports 'ok', 'exception' or 'error'.
 from __future__ import annotations
 
 import ast
+import fcntl
 import inspect
 import os
 import random
@@ -18,7 +19,7 @@ import signal
 import sys
 import time
 import types
-from typing import Any
+from typing import Any, Callable
 
 from . import confine, landlock
 from .encoding import EncodingLimitError, _type_name, bounded_repr, encode_value, truncate
@@ -26,6 +27,7 @@ from .limits import SandboxLimits
 from .protocol import encode_frame
 
 RESULT_FD = 3
+CONTROL_FD = 4  # a loader's request channel (see ``fork_per_call``)
 MODULE_NAME = "solution"
 
 # Written when even building a report fails for lack of memory.
@@ -73,8 +75,13 @@ def _send(message: dict[str, Any]) -> None:
 # ---------------------------------------------------------------- confinement
 
 
-def confine_child(cfg: dict[str, Any], result_w: int, workdir: str, timeout: float) -> None:
-    """Strip the forked child down before any untrusted code runs."""
+def confine_child(cfg: dict[str, Any], result_w: int, workdir: str, timeout: float,
+                  control_r: int | None = None, extra_nproc: int = 0) -> None:
+    """Strip the forked child down before any untrusted code runs.
+
+    ``control_r``, when given, is kept open as ``CONTROL_FD`` (a loader's request
+    channel, see ``fork_per_call``); ``extra_nproc`` raises the process limit for a
+    process that stays alive beside the ones it forks."""
     os.setsid()
     enforce_landlock(cfg)
     # The server only changed SIGINT; restore the interpreter's own startup
@@ -82,14 +89,20 @@ def confine_child(cfg: dict[str, Any], result_w: int, workdir: str, timeout: flo
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
 
+    if control_r is not None:
+        control_r = fcntl.fcntl(control_r, fcntl.F_DUPFD, CONTROL_FD + 1)
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
     if result_w != RESULT_FD:
         os.dup2(result_w, RESULT_FD)
-    confine.close_fds_except([0, 1, 2, RESULT_FD])
+    keep = [0, 1, 2, RESULT_FD]
+    if control_r is not None:
+        os.dup2(control_r, CONTROL_FD)
+        keep.append(CONTROL_FD)
+    confine.close_fds_except(keep)
 
-    lock_down(cfg, workdir, SandboxLimits.from_dict(cfg["limits"]), timeout)
+    lock_down(cfg, workdir, SandboxLimits.from_dict(cfg["limits"]), timeout, extra_nproc)
 
     os.environ.clear()
     os.environ.update(confine.scrubbed_env(home=workdir))
@@ -111,7 +124,8 @@ def enforce_landlock(cfg: dict[str, Any]) -> None:
         landlock.restrict_self(cfg["landlock_fd"])
 
 
-def lock_down(cfg: dict[str, Any], workdir: str, limits: SandboxLimits, timeout: float) -> None:
+def lock_down(cfg: dict[str, Any], workdir: str, limits: SandboxLimits, timeout: float,
+              extra_nproc: int = 0) -> None:
     """The part of confinement shared by Python runs and command runs (see ``command``).
 
     Enters the private work directory, lowers every rlimit, switches to the
@@ -122,10 +136,10 @@ def lock_down(cfg: dict[str, Any], workdir: str, limits: SandboxLimits, timeout:
     os.chdir(workdir)
     os.umask(0o077)
     uid, gid = cfg.get("uid"), cfg.get("gid")
-    extra = 0
+    extra = extra_nproc
     if uid is None and os.getuid() != 0:
         # Not root and no uid of our own: the process count is shared with the host user.
-        extra = confine.count_processes_of(os.getuid())
+        extra += confine.count_processes_of(os.getuid())
     confine.apply_rlimits(limits, timeout, extra_nproc=extra)
     if uid is not None:
         confine.drop_privileges(uid, gid)
@@ -200,11 +214,20 @@ def _disarm_alarm() -> None:
 def run_program(code: str, entry: str, literal: Any, limits: SandboxLimits,
                 deadline: float, timeout: float) -> dict[str, Any]:
     """Parse the input, import the program, bind and call the entry point."""
-    my_pid = os.getpid()
     kwargs, problem = _parse_input(literal)
     if problem:
         return {"status": "error", "detail": problem}
+    module, report = load_program(code, limits, deadline, timeout)
+    if report is not None:
+        return report
+    return call_entry(module, entry, kwargs, limits, deadline, timeout)
 
+
+def load_program(code: str, limits: SandboxLimits, deadline: float,
+                 timeout: float) -> tuple[types.ModuleType, dict[str, Any] | None]:
+    """Execute the program as the module ``solution``; (module, None), or (module, the
+    report of what it raised).  A process the program forked never returns from here."""
+    my_pid = os.getpid()
     module = types.ModuleType(MODULE_NAME)
     module.__file__ = f"<{MODULE_NAME}>"
     sys.modules[MODULE_NAME] = module
@@ -216,10 +239,16 @@ def run_program(code: str, entry: str, literal: Any, limits: SandboxLimits,
             _exit_now(0)
         if isinstance(exc, MemoryError):
             module.__dict__.clear()
-        return _report_exception(exc, limits, deadline, timeout)
+        return module, _report_exception(exc, limits, deadline, timeout)
     if os.getpid() != my_pid:
         _exit_now(0)
+    return module, None
 
+
+def call_entry(module: types.ModuleType, entry: str, kwargs: dict[str, Any], limits: SandboxLimits,
+               deadline: float, timeout: float) -> dict[str, Any]:
+    """Bind and call ``entry(**kwargs)`` of a loaded program and report its encoded value."""
+    my_pid = os.getpid()
     func = module.__dict__.get(entry)
     if func is None and entry not in module.__dict__:
         return {"status": "error", "detail": f"entry point {entry!r} is not defined"}
@@ -247,7 +276,11 @@ def run_program(code: str, entry: str, literal: Any, limits: SandboxLimits,
         return _report_exception(exc, limits, deadline, timeout)
     if os.getpid() != my_pid:
         _exit_now(0)
+    return _report_value(value, limits, deadline, timeout)
 
+
+def _report_value(value: Any, limits: SandboxLimits, deadline: float, timeout: float) -> dict[str, Any]:
+    """The 'ok' report of a returned value, encoded within the time left."""
     _arm_alarm(deadline, timeout)
     try:
         try:
@@ -308,9 +341,15 @@ def child_main(cfg: dict[str, Any], req: dict[str, Any], result_w: int, workdir:
             except OSError:
                 continue
         _exit_now(5)
+    finish(lambda: run_program(req["code"], req["entry"], req["input"], SandboxLimits.from_dict(cfg["limits"]),
+                               deadline, timeout))
+
+
+def finish(work: Callable[[], dict[str, Any]]) -> None:
+    """Send the report ``work`` makes (a MemoryError or a fault of the harness reported as
+    such), then exit.  Never returns."""
     try:
-        limits = SandboxLimits.from_dict(cfg["limits"])
-        report = run_program(req["code"], req["entry"], req["input"], limits, deadline, timeout)
+        report = work()
     except MemoryError:
         report = None
     except BaseException as exc:  # noqa: BLE001 - e.g. our alarm firing outside its window

@@ -7,13 +7,15 @@ import os
 import threading
 import time
 import weakref
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from queue import Queue
 from typing import Any, Iterable, Mapping, Sequence
 
 from .command import (DEFAULT_COLLECT_KB, DEFAULT_OUTPUT_KB, CommandResult, explain_unreachable,
                       make_command_request, reply_size_cap, result_from_run)
+from .fork_per_call import KIND as EACH_KIND
 from .fs_view import refused_tool_dir
+from .harness import _parse_input
 from .launch import ServerProcess
 from .limits import SandboxLimits
 from .protocol import FrameError
@@ -43,6 +45,21 @@ def make_request(code: str, entry: str, input_literal: Any, timeout: float) -> d
     return {"code": code, "entry": entry, "input": input_literal, "timeout": timeout}
 
 
+def make_each_request(code: str, entry: str, inputs: Iterable[Any], timeout: float) -> dict[str, Any]:
+    """Validate a load-once request (see ``Sandbox.run_each``); every input must be the
+    text of a dict literal with string keys (or a dict), so that nothing about an input
+    depends on the program's import."""
+    if isinstance(inputs, (str, bytes, dict)):
+        raise TypeError("inputs must be a list of input literals")
+    singles = [make_request(code, entry, literal, timeout) for literal in inputs]
+    for number, single in enumerate(singles):
+        _, problem = _parse_input(single["input"])
+        if problem:
+            raise ValueError(f"inputs[{number}]: {problem}")
+    return {"kind": EACH_KIND, "code": code, "entry": entry, "inputs": [single["input"] for single in singles],
+            "timeout": float(timeout)}
+
+
 def result_from_reply(reply: dict[str, Any], isolation: dict[str, Any], timeout: float) -> ExecResult:
     status = reply.get("status")
     if status not in ("ok", "exception", "timeout", "killed", "error"):
@@ -60,6 +77,17 @@ def result_from_reply(reply: dict[str, Any], isolation: dict[str, Any], timeout:
         isolation=iso,
         detail=reply.get("detail"),
     )
+
+
+def _each_result(run: dict[str, Any], isolation: dict[str, Any], timeout: float) -> ExecResult:
+    """A run of a load-once request; its isolation says whether the call was forked from
+    the loaded program and, when the program was run afresh for it instead, why (see
+    ``fork_per_call``)."""
+    result = result_from_reply(run, isolation, timeout)
+    result.isolation["forked_from_loaded"] = run.get("forked_from_loaded") is True
+    if isinstance(run.get("run_afresh"), str):
+        result.isolation["run_afresh"] = run["run_afresh"]
+    return result
 
 
 def command_isolation(isolation: dict[str, Any], req: dict[str, Any], server_limits: SandboxLimits) -> dict[str, Any]:
@@ -218,11 +246,107 @@ class Sandbox:
             raise RuntimeError("Sandbox is closed")
         if len(jobs) <= 1 or self.workers == 1:
             return [self.run(*job) for job in jobs]
+        return list(self._pool().map(lambda job: self.run(*job), jobs))
+
+    def run_each(self, code: str, entry: str, inputs: Iterable[Any], timeout: float) -> list[ExecResult]:
+        """``[run(code, entry, i, timeout) for i in inputs]``, importing ``code`` once.
+
+        A worker imports the program in a confined process and forks every call from
+        that loaded state, so each call still starts from the state right after import
+        and has ``timeout`` seconds for import and call together; whenever the loaded
+        state could differ from a fresh run's (the import raised, wrote on the result
+        channel, left threads, processes or files), the inputs run one at a time instead
+        (see ``fork_per_call``).  Inputs must be dict literals (ValueError otherwise).
+        """
+        return self.run_each_many([(code, entry, inputs, timeout)])[0]
+
+    def run_each_many(self, jobs: Iterable[Sequence[Any]]) -> list[list[ExecResult]]:
+        """Run ``(code, entry, inputs, timeout)`` jobs (see ``run_each``) across the workers.
+
+        A worker hands a job back after an input that timed out; the inputs left are
+        dealt out in turn to one new piece per worker (each imports the program again),
+        so a slow program's timeouts, often on neighbouring inputs, run side by side
+        instead of one after another.
+        """
+        reqs = [make_each_request(*job) for job in jobs]  # reject malformed jobs before anything runs
+        if self._closed:
+            raise RuntimeError("Sandbox is closed")
+        out: list[list[Any]] = [[None] * len(req["inputs"]) for req in reqs]
+        executor = self._pool()
+        running: dict[Future, tuple[int, list[int]]] = {}
+
+        def submit(number: int, places: list[int]) -> None:
+            piece = dict(reqs[number], inputs=[reqs[number]["inputs"][i] for i in places])
+            running[executor.submit(self._each_piece, piece)] = (number, places)
+
+        for number, req in enumerate(reqs):
+            if req["inputs"]:
+                submit(number, list(range(len(req["inputs"]))))
+        while running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                number, places = running.pop(future)
+                results = future.result()
+                for place, result in zip(places, results):
+                    out[number][place] = result
+                rest = places[len(results):]
+                for turn in range(min(self.workers, len(rest))):
+                    submit(number, rest[turn::self.workers])
+        return out
+
+    def _each_piece(self, req: dict[str, Any]) -> list[ExecResult]:
+        """Some results of a load-once request: all of them, or those up to a timeout."""
+        server = self._idle.get()
+        try:
+            results, server = self._each_on(server, dict(req, yield_after_timeout=True), retry=True)
+        finally:
+            self._idle.put(server)
+        return results
+
+    def _pool(self) -> ThreadPoolExecutor:
         with self._lock:
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="sandbox")
-            executor = self._executor
-        return list(executor.map(lambda job: self.run(*job), jobs))
+            return self._executor
+
+    def _each_on(self, server: ServerProcess, req: dict[str, Any],
+                 retry: bool) -> tuple[list[ExecResult], ServerProcess]:
+        count, timeout = len(req["inputs"]), req["timeout"]
+
+        def failed(why: str) -> list[ExecResult]:
+            return [ExecResult("error", detail=why, isolation=dict(self.isolation)) for _ in range(count)]
+
+        if not server.alive():
+            server = self._replace(server)
+            if not server.alive():
+                return failed("sandbox server could not be started"), server
+        # Every input takes at most one run's time (import included) plus the server's overhead.
+        deadline = time.monotonic() + (count + 1) * (timeout + COMMAND_OVERHEAD_S) + REPLY_GRACE_S
+        max_reply = count * (self.limits.max_result_kb + 64) * 1024 + (1 << 20)
+        try:
+            reply = server.request(req, deadline, max_reply=max_reply)
+        except (FrameError, OSError) as exc:
+            died = not server.alive()
+            server = self._replace(server)
+            return failed(f"sandbox server {'died' if died else f'stopped answering ({type(exc).__name__})'}"), server
+        runs = reply.get("runs")
+        if reply.get("status") != "ok" or not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
+            if reply.get("restart"):
+                server = self._replace(server)
+            return failed(f"sandbox refused the request: {reply.get('detail') or 'bad reply'}"), server
+        iso = server.isolation or self.isolation
+        results = [_each_result(run, iso, timeout) for run in runs[:count]]
+        if reply.get("restart") or reply.get("host_gone"):
+            server = self._replace(server)
+        if len(results) < count and not (reply.get("yielded") and results):
+            rest = dict(req, inputs=req["inputs"][len(results):])
+            if retry:
+                more, server = self._each_on(server, rest, retry=False)
+            else:
+                more = [ExecResult("error", detail="sandbox server had to restart", isolation=dict(iso))
+                        for _ in rest["inputs"]]
+            results.extend(more)
+        return results, server
 
     # ---------------------------------------------------------------- commands
 
@@ -263,11 +387,7 @@ class Sandbox:
         if len(pieces) == 1 or self.workers == 1:
             done = [self._command_piece(piece) for piece in pieces]
         else:
-            with self._lock:
-                if self._executor is None:
-                    self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="sandbox")
-                executor = self._executor
-            done = list(executor.map(self._command_piece, pieces))
+            done = list(self._pool().map(self._command_piece, pieces))
         return [result for piece in done for result in piece]
 
     def _command_piece(self, req: dict[str, Any]) -> list[CommandResult]:

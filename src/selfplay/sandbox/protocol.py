@@ -36,10 +36,12 @@ def encode_frame(obj: Any) -> bytes:
     return HEADER.pack(MAGIC, len(body)) + body
 
 
-def write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes, _write=os.write) -> None:
+    """Write every byte; ``os.write`` is bound when this module loads, so a program that
+    replaces it later (in a loader, see ``fork_per_call``) does not change this."""
     view = memoryview(data)
     while view:
-        written = os.write(fd, view)
+        written = _write(fd, view)
         view = view[written:]
 
 

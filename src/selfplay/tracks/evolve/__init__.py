@@ -1,0 +1,1 @@
+"""EvolveCoder track (paper 002)."""
