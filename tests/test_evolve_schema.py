@@ -41,7 +41,7 @@ def test_minimal_section_fills_the_papers_numbers(whole):
     assert filled["filter"] == {"min_test_pass_rate": 0.1, "max_per_vector": 5, "min_tests": 5,
                                 "max_perfect_solutions": 60}
     assert filled["rounds"] == 3 and filled["ks"] == [1, 4, 8]
-    assert filled["seeds"]["sources"] == ["taco", "apps", "synthetic1", "code_contests", "codeforces"]
+    assert filled["seeds"]["sources"] == ["taco", "apps", "primeintellect", "code_contests", "codeforces"]
 
 
 @pytest.mark.parametrize("patch, where", [

@@ -1,0 +1,311 @@
+"""The EvolveCoder track's workflow steps (paper 002, Sec. 2). Each reads files and writes
+its outputs atomically; ``cfg`` is the whole config (the track's section is ``evolve``).
+
+Layout under ``results/evolve/<experiment>/``:
+
+* ``seeds/seeds.jsonl`` (+ ``seeds.skipped.jsonl``): the seed problems, one record per
+  problem, every dropped row with its reason;
+* ``seeds/dedup.jsonl`` and ``seeds/dedup.json``: the problems kept by the semantic
+  de-duplication, and the numbers behind Table 1 and Figures 1-2 (with every dropped
+  id and the representative it collapsed to);
+* ``round0/refine.jsonl``: the recorded refinement answers (A.1);
+  ``round0/suite.jsonl``: the refined problems, each with its suite of tests (every
+  test carries the round and method that made it) or the reason it has none;
+* ``pool/<model>.jsonl``: each candidate model's recorded answers;
+  ``pool/solutions.jsonl``: every problem's pool of candidate programs (an answer that
+  holds no program stays in the pool as a program that fails every test);
+* ``round<r>/matrix.jsonl``: per problem, the pass matrix of the pool (and of the seed's
+  reference solution, when it defines the function the tests call) over round r's
+  suite; columns already judged in round r-1 are carried over, not run again;
+* ``round<r>/dataset.jsonl``: per problem, what the end-of-round filter keeps;
+* ``round<r>/evolve.jsonl`` (r >= 1): the recorded adversarial and discriminative
+  answers made from round r-1's matrix; ``round<r>/suite.jsonl``: round r-1's suite
+  plus the new tests.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+
+from ..errors import UserError
+from ..records import derive_seed, read_jsonl, write_json, write_jsonl
+from ..tracks.evolve import game
+from ..tracks.evolve.parse import guess_entry, parse_new_tests, parse_refinement, parse_solution
+from ..tracks.evolve.rounds import METHODS, generation_picks, round_entry, submatrix
+from ..tracks.evolve.selection import Pick, split_tests
+from .agents import generate_to_file
+
+log = logging.getLogger("selfplay")
+
+NO_PROGRAM = "no_program"
+
+
+# --- seeds ----------------------------------------------------------------------
+
+def prepare_seeds(cfg: dict, out: str, skipped_out: str, downloaded: dict[str, list[str]] | None = None) -> None:
+    """The seed problems of every configured source (shipped, or downloaded files per
+    source), with a seeded sample of ``per_source`` per source when set."""
+    from ..tracks.evolve import seeds as seed_sets
+
+    spec = cfg["evolve"]["seeds"]
+    records, skipped = [], []
+    for source in spec["sources"]:
+        if spec["source"] == "embedded":
+            got, dropped = seed_sets.load_files(source, [seed_sets.shipped_file(source)], "train")
+        else:
+            paths = (downloaded or {}).get(source)
+            if not paths:
+                raise UserError(f"seed source {source}: its downloaded files are missing")
+            got, dropped = seed_sets.load_files(source, paths, "train")
+        count = spec.get("per_source")
+        if count is not None and count < len(got):
+            rng = random.Random(derive_seed(cfg["seed"], "evolve-seeds", source))
+            chosen = set(r["id"] for r in rng.sample(got, count))
+            got = [r for r in got if r["id"] in chosen]
+        records += got
+        skipped += dropped
+        log.info("seed source %s: %d problems, %d rows dropped", source, len(got), len(dropped))
+    write_jsonl(out, records)
+    write_jsonl(skipped_out, skipped)
+
+
+def deduplicate_seeds(cfg: dict, seeds_path: str, out: str, stats_out: str) -> None:
+    """Semantic de-duplication of the seed questions (threshold and neighbours from
+    config ``evolve.dedup``); the statistics name the embedding model and its hash."""
+    from ..tracks.evolve import dedup, embed
+
+    d = cfg["evolve"]["dedup"]
+    records = read_jsonl(seeds_path)
+    if not records:
+        raise UserError(f"{seeds_path}: no seed problems to de-duplicate")
+    vectors = embed.embed_texts([r["question"] for r in records], d["model"])
+    result, stats = dedup.summary(records, vectors, threshold=float(d["threshold"]),
+                                  seed=derive_seed(cfg["seed"], "evolve-dedup"), k=int(d["neighbours"]),
+                                  order=list(cfg["evolve"]["seeds"]["sources"]))
+    kept = set(result.kept)
+    write_jsonl(out, [r for r in records if r["id"] in kept])
+    write_json(stats_out, {**stats, "model": embed.model_identity(d["model"]), "dropped": result.dropped,
+                           "groups": result.groups})
+    log.info("de-duplication: %d of %d seed problems kept", len(kept), len(records))
+
+
+# --- round 0: refinement ------------------------------------------------------------
+
+def refine_generate(cfg: dict, seeds_path: str, model_dir: str | None, out: str) -> None:
+    problems = read_jsonl(seeds_path)
+    requests = [game.refine_request(cfg, p) for p in problems]
+    metas = [{"step": "refine", "problem_id": p["id"], "source": p["source"]} for p in problems]
+    generate_to_file(cfg, model_dir, requests, metas, out, "evolve refine")
+
+
+def refined_suites(cfg: dict, seeds_path: str, generations_path: str, out: str) -> None:
+    """Round 0's suites: each refinement answer read into a question, its entry function
+    and its tests (origin: round 0, method ``seed``); a problem whose answer cannot be
+    read is kept with its reason and no tests."""
+    seeds = {p["id"]: p for p in read_jsonl(seeds_path)}
+    rows = []
+    for rec in read_jsonl(generations_path):
+        pid = rec["meta"]["problem_id"]
+        seed = seeds.get(pid)
+        if seed is None:
+            raise UserError(f"{generations_path}: names problem {pid}, which is not in {seeds_path}")
+        answer = parse_refinement(rec["outputs"][0])
+        entry = guess_entry(answer.tests) if answer.tests else None
+        rows.append({
+            "id": pid, "source": seed["source"], "question": answer.question, "entry": entry,
+            "reference": (seed.get("solutions") or [None])[0],
+            "tests": [{"text": t, "round": 0, "method": "seed"} for t in answer.tests],
+            "rejected": [{"text": t, "reason": why, "round": 0, "method": "seed"} for t, why in answer.rejected],
+            "reason": answer.reason or (None if entry else "parse:no_entry_function"),
+        })
+    write_jsonl(out, rows)
+    log.info("refinement: %d of %d problems have a suite", sum(r["reason"] is None for r in rows), len(rows))
+
+
+def usable_problems(suite: list[dict]) -> list[dict]:
+    return [p for p in suite if p["reason"] is None]
+
+
+# --- the solution pool --------------------------------------------------------------
+
+def pool_generate(cfg: dict, suite_path: str, model_name: str, samples: int, model_dir: str | None,
+                  adapter: str | None, out: str) -> None:
+    problems = usable_problems(read_jsonl(suite_path))
+    requests = [game.pool_request(cfg, p, model_name, samples, adapter) for p in problems]
+    metas = [{"step": "pool", "problem_id": p["id"], "model": model_name} for p in problems]
+    generate_to_file(cfg, model_dir, requests, metas, out, f"evolve pool {model_name}")
+
+
+def pool_solutions(suite_path: str, generation_paths: list[str], out: str) -> None:
+    """Every problem's pool: one entry per sample of every pool model, with its program
+    or the reason it has none (such an entry fails every test)."""
+    entries = {p["id"]: p["entry"] for p in usable_problems(read_jsonl(suite_path))}
+    pools: dict[str, list[dict]] = {pid: [] for pid in entries}
+    for path in generation_paths:
+        for rec in read_jsonl(path):
+            pid = rec["meta"]["problem_id"]
+            if pid not in pools:
+                raise UserError(f"{path}: names problem {pid}, which has no suite")
+            for i, text in enumerate(rec["outputs"]):
+                code, why = parse_solution(text, entries[pid])
+                pools[pid].append({"model": rec["meta"]["model"], "sample": i, "code": code, "reason": why})
+    write_jsonl(out, [{"id": pid, "solutions": sols} for pid, sols in pools.items()])
+
+
+# --- pass matrices -------------------------------------------------------------------
+
+def _sandbox(cfg: dict):
+    from ..sandbox import Sandbox, SandboxLimits
+
+    m = cfg["evolve"]["matrix"]
+    return Sandbox(workers=int(m["workers"]), limits=SandboxLimits(memory_mb=int(m["memory_mb"])))
+
+
+def _reference_code(problem: dict) -> str | None:
+    """The seed's reference solution, when it defines the function the tests call (a
+    stdin program or one for another signature cannot be run against the tests)."""
+    import ast
+
+    code, entry = problem.get("reference"), problem.get("entry")
+    if not code or not entry:
+        return None
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return None
+    return code if any(isinstance(n, ast.FunctionDef) and n.name == entry for n in tree.body) else None
+
+
+def round_matrices(cfg: dict, suite_path: str, pool_path: str, out: str, previous_path: str | None = None) -> None:
+    """The pass matrix of every problem's pool over its suite, plus the reference's row;
+    columns of tests already judged in ``previous_path`` (same pool) are reused."""
+    from ..tracks.evolve.pass_matrix import pass_matrix
+
+    limit = float(cfg["evolve"]["matrix"]["time_limit"])
+    pools = {p["id"]: p["solutions"] for p in read_jsonl(pool_path)}
+    previous = {m["id"]: m for m in read_jsonl(previous_path)} if previous_path else {}
+    rows = []
+    with _sandbox(cfg) as sb:
+        for problem in usable_problems(read_jsonl(suite_path)):
+            pool = pools.get(problem["id"], [])
+            tests = [t["text"] for t in problem["tests"]]
+            old = previous.get(problem["id"])
+            start = len(old["tests"]) if old else 0
+            if old and old["tests"] != tests[:start]:
+                raise UserError(f"problem {problem['id']}: round suites must extend the previous round's")
+            programs = [s["code"] for s in pool]
+            reference = _reference_code(problem)
+            runnable = [c for c in programs if c is not None] + ([reference] if reference else [])
+            new = pass_matrix(runnable, tests[start:], problem["entry"], sb, limit) if tests[start:] else None
+            rows.append(_merge_matrix(problem, pool, reference, old, new, tests))
+    write_jsonl(out, rows)
+    log.info("pass matrices: %d problems -> %s", len(rows), out)
+
+
+def _merge_matrix(problem: dict, pool: list[dict], reference: str | None, old: dict | None, new, tests: list[str]) -> dict:
+    """One problem's matrix row: the previous columns, then the newly judged ones; pool
+    entries without a program fail every test."""
+    n_new = len(tests) - (len(old["tests"]) if old else 0)
+    passed, reasons = [], []
+    k = 0
+    for s, sol in enumerate(pool):
+        before_p = old["passed"][s] if old else []
+        before_r = old["reasons"][s] if old else []
+        if sol["code"] is None:
+            passed.append(before_p + [False] * n_new)
+            reasons.append(before_r + [NO_PROGRAM] * n_new)
+        else:
+            passed.append(before_p + (new.passed[k] if new else []))
+            reasons.append(before_r + (new.reasons[k] if new else []))
+            k += 1
+    ref_row = None
+    if reference is not None:
+        ref_row = (old["reference"] if old and old["reference"] is not None else []) + (new.passed[k] if new else [])
+    return {
+        "id": problem["id"], "source": problem["source"], "entry": problem["entry"], "tests": tests,
+        "malformed": (old["malformed"] if old else []) + (new.malformed if new else []),
+        "kinds": (old["kinds"] if old else []) + (new.kinds if new else []),
+        "models": [s["model"] for s in pool], "passed": passed, "reasons": reasons, "reference": ref_row,
+    }
+
+
+def usable_mask(matrix: dict) -> list[bool]:
+    return [why is None for why in matrix["malformed"]]
+
+
+# --- rounds >= 1: new tests ----------------------------------------------------------
+
+def _picks(cfg: dict, matrix: dict, round_: int) -> dict[str, Pick]:
+    methods = {m: cfg["evolve"][m] for m in METHODS}
+    return generation_picks(matrix["passed"], usable_mask(matrix),
+                            derive_seed(cfg["seed"], "evolve-pick", round_, matrix["id"]), methods)
+
+
+def evolve_generate(cfg: dict, round_: int, suite_path: str, pool_path: str, matrix_path: str,
+                    model_dir: str | None, out: str) -> None:
+    """Round ``round_``'s adversarial and discriminative requests, made from round
+    ``round_ - 1``'s suite, pool and matrix."""
+    suites = {p["id"]: p for p in usable_problems(read_jsonl(suite_path))}
+    pools = {p["id"]: p["solutions"] for p in read_jsonl(pool_path)}
+    requests, metas = [], []
+    for matrix in read_jsonl(matrix_path):
+        problem, pool = suites[matrix["id"]], pools[matrix["id"]]
+        for method, pick in _picks(cfg, matrix, round_).items():
+            shown = [s for s in pick.solutions if pool[s]["code"] is not None]
+            if not shown:
+                continue
+            programs = [pool[s]["code"] for s in shown]
+            rows = [[matrix["passed"][s][t] for t in pick.tests] for s in shown]
+            requests.append(game.evolve_request(cfg, problem, method, round_, pick, programs, rows))
+            metas.append({"step": method, "round": round_, "problem_id": problem["id"],
+                          "shown_solutions": shown, "shown_tests": pick.tests, "why": pick.why})
+    generate_to_file(cfg, model_dir, requests, metas, out, f"evolve round {round_}")
+
+
+def extend_suites(round_: int, suite_path: str, generations_path: str, out: str) -> None:
+    """Round ``round_``'s suites: the previous suites plus every new test that parses (an
+    assert calling the problem's function, new to the suite); each rejected test is kept
+    with its reason."""
+    suites = read_jsonl(suite_path)
+    by_id = {p["id"]: p for p in suites}
+    for rec in read_jsonl(generations_path):
+        meta = rec["meta"]
+        problem = by_id[meta["problem_id"]]
+        answer = parse_new_tests(rec["outputs"][0], problem["entry"], [t["text"] for t in problem["tests"]])
+        origin = {"round": round_, "method": meta["step"], "shown_solutions": meta["shown_solutions"]}
+        problem["tests"] += [{"text": t, **origin} for t in answer.tests]
+        problem["rejected"] += [{"text": t, "reason": why, **origin} for t, why in answer.rejected]
+        if answer.reason:
+            problem["rejected"].append({"text": None, "reason": answer.reason, **origin})
+    write_jsonl(out, suites)
+
+
+# --- each round's dataset ----------------------------------------------------------
+
+def round_dataset(cfg: dict, round_: int, suite_path: str, matrix_path: str, out: str) -> None:
+    """What round ``round_``'s filter keeps of each problem. With
+    ``discriminative.enforce_split``, a discriminative test of this round that the
+    solutions it was written for do not split is dropped first (``no_split``)."""
+    suites = {p["id"]: p for p in usable_problems(read_jsonl(suite_path))}
+    enforce = cfg["evolve"]["discriminative"]["enforce_split"]
+    rows = []
+    for matrix in read_jsonl(matrix_path):
+        problem = suites[matrix["id"]]
+        usable = usable_mask(matrix)
+        no_split = []
+        if enforce:
+            for t, test in enumerate(problem["tests"]):
+                if test["method"] == "discriminative" and test["round"] == round_ and usable[t]:
+                    shown = test["shown_solutions"]
+                    if not split_tests(submatrix([matrix["passed"][s] for s in shown], [t]))[0]:
+                        no_split.append(t)
+        mask = [ok and t not in no_split for t, ok in enumerate(usable)]
+        entry = round_entry(matrix["passed"], mask, cfg["evolve"])
+        dropped = {**entry.dropped, **{t: "no_split" for t in no_split}}
+        rows.append({"id": matrix["id"], "source": matrix["source"], "round": round_,
+                     "kept": entry.kept_problem, "reason": entry.reason, "tests": entry.tests,
+                     "dropped": {str(t): why for t, why in sorted(dropped.items())},
+                     "perfect_solutions": entry.perfect_solutions})
+    write_jsonl(out, rows)
+    log.info("round %d dataset: %d of %d problems kept", round_, sum(r["kept"] for r in rows), len(rows))
