@@ -148,3 +148,22 @@ def test_seeds_to_round_one_dataset(cfg, tmp_path):
     d1 = tmp_path / "dataset1.jsonl"
     evolve.round_dataset(cfg, 1, str(suite1), str(m1), str(d1))
     assert {d["id"] for d in read_jsonl(d1)} == {add["id"], problems[1]["id"]}
+
+    # the round tables and figures read these files
+    from selfplay.report import evolve as report
+
+    rounds = [(str(suite0), str(m0), str(d0)), (str(suite1), str(m1), str(d1))]
+    t2 = report.table2(rounds, ["taco", "apps", "primeintellect"], str(tmp_path / "t2.csv"), str(tmp_path / "t2.md"))
+    kept1 = [d for d in read_jsonl(d1) if d["kept"]]
+    assert t2[(t2["Round"] == 1) & (t2["Metric"] == "#Problems")]["Overall"].item() == len(kept1)
+    f4 = report.figure4(rounds, [1, 2], *(str(tmp_path / f"f4.{e}") for e in ("png", "pdf", "csv")))
+    assert set(f4["round"]) == {0, 1} and set(f4["k"]) == {1, 2}
+    f5 = report.figure5(rounds, *(str(tmp_path / f"f5.{e}") for e in ("png", "pdf", "csv")))
+    generated = f5.set_index("method")["generated"].to_dict()
+    assert generated == {"adversarial": 3 + 1, "discriminative": 2 + 1}
+    f6 = report.figure6(rounds[-1], [1], *(str(tmp_path / f"f6.{e}") for e in ("png", "pdf", "csv")))
+    assert list(f6["model"]) == (["track"] if kept1 else [])
+    y = report.yield_table(rounds, str(tmp_path / "y.csv"), str(tmp_path / "y.md"))
+    assert y.loc[1, "tests accepted"] == 7 and y.loc[1, "tests rejected"] == 1
+    assert y.loc[0, "malformed"] == 1
+    assert (tmp_path / "f4.png").stat().st_size > 0
