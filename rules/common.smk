@@ -123,6 +123,11 @@ def bob_adapter(track):
     return f"{exp_dir(track)}/bob/adapter"
 
 
+def grpo_adapter(track, r):
+    """The policy trained by RL (GRPO) on round r's data."""
+    return f"{exp_dir(track)}/grpo/r{r}/adapter"
+
+
 def alice_adapter_input(track):
     """Round r generates with round r-1's adapter; the evaluation with the last round's."""
 
@@ -316,7 +321,8 @@ def eval_summary(track, bench, mode, model):
 
 def eval_adapter_input(track):
     """The adapter a model tag names: base = none, bob = the trained Bob, alice = the last
-    round's Alice, alice_r<k> = round k's Alice."""
+    round's Alice, alice_r<k> = round k's Alice, grpo_r<k> = the RL policy trained on round
+    k's data."""
 
     def _adapter(wildcards):
         tag = wildcards.model
@@ -328,6 +334,8 @@ def eval_adapter_input(track):
             return alice_adapter(track, n_rounds(track))
         if tag.startswith("alice_r") and tag[len("alice_r") :].isdigit():
             return alice_adapter(track, int(tag[len("alice_r") :]))
+        if tag.startswith("grpo_r") and tag[len("grpo_r") :].isdigit():
+            return grpo_adapter(track, int(tag[len("grpo_r") :]))
         raise ValueError(f"{track}.benchmarks.models: unknown model tag {tag!r}")
 
     return _adapter

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import copy
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -36,6 +37,7 @@ SHIPPED = [
     ("config/papers/seq.yaml", "config/papers/seq_e2.yaml"),
     ("config/papers/seq.yaml", "config/papers/seq_e3.yaml"),
     ("config/papers/psv.yaml",),
+    ("config/papers/evolve.yaml",),
 ]
 
 
@@ -60,7 +62,7 @@ def test_each_shipped_config_builds_every_component(files):
         paper = yaml.safe_load((REPO / files[0]).read_text())
         assert set(cfg["backend"]) == set(paper["backend"])
         assert cfg["model"] == paper["model"]
-        assert "sinq" in cfg or "seq" in cfg or "psv" in cfg
+        assert cfg["tracks"] and all(t in cfg for t in cfg["tracks"])
 
 
 def test_the_old_merge_onto_the_default_is_refused_at_the_start():
@@ -187,3 +189,15 @@ def test_the_paper_benchmark_tables_and_figures_plan_at_paper_scale(tmp_path):
     # Table 3 / Figures 8-9: base, Bob and 7 rounds of Alice on two Haskell benchmarks
     assert jobs["seq_eval_generate"] == 2 * (2 + 7) + 3 * 2
     assert jobs["seq_file_of_other_regime"] > 0 and "seq_table7" in jobs and "seq_figure19" in jobs
+
+
+def test_the_evolve_paper_config_plans_every_round_and_table(tmp_path):
+    """Paper 002 at paper scale: 8 pool models, rounds 0-3 with a matrix and a dataset
+    each, one GRPO policy per round, and every Table 3 cell (5 models x 7 benchmarks)."""
+    proc = dry_run(tmp_path, "--configfile", str(REPO / "config/papers/evolve.yaml"))
+    counts = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", proc.stdout, re.M)}
+    assert counts["evolve_pool_generate"] == 8
+    assert counts["evolve_matrix"] == counts["evolve_dataset"] == counts["evolve_grpo"] == 4
+    assert counts["evolve_generate"] == counts["evolve_suite"] == 3
+    assert counts["evolve_eval_generate"] == 5 * 7
+    assert counts["evolve_download"] == 5

@@ -147,7 +147,7 @@ def test_registry_disagreements_are_found(tmp_path):
     (tmp_path / "containers").mkdir()
     for p in DEFS:
         (tmp_path / "containers" / p.name).write_text(p.read_text())
-    text = (REPO / "containers/images.yaml").read_text().replace("selfplay-gpu:0.1.0", "selfplay-gpu:0.2.0")
+    text = (REPO / "containers/images.yaml").read_text().replace("selfplay-gpu:0.1.1", "selfplay-gpu:0.2.0")
     (tmp_path / "containers/images.yaml").write_text(text)
     (tmp_path / "containers/extra.def").write_text(GOOD_HEAD)
     problems = registry_problems(tmp_path)

@@ -92,7 +92,7 @@ def test_seeds_to_round_one_dataset(cfg, tmp_path):
         lambda r: [json.dumps(REFINED[names[r["meta"]["problem_id"]]]) if r["meta"]["problem_id"] in names
                    else "Sorry, no JSON today."])
     suite0 = tmp_path / "suite0.jsonl"
-    evolve.refined_suites(cfg, str(kept), refine, str(suite0))
+    evolve.refined_suites(str(kept), refine, str(suite0))
     suites = {s["id"]: s for s in read_jsonl(suite0)}
     add = suites[problems[0]["id"]]
     assert add["entry"] == "add" and len(add["tests"]) == 8

@@ -27,6 +27,7 @@ def schema() -> dict:
         if name in whole["properties"]:
             raise UserError(f"config schema: the shared schema already has a key named after track {name}")
         whole["properties"][name] = json.loads(tracks.joinpath(name, "schema.json").read_text())
+    whole["properties"]["tracks"]["items"]["enum"] = list(TRACKS)
     return whole
 
 

@@ -10,7 +10,7 @@ from ..errors import UserError
 from .modes import EvalMode
 from .registry import ADAPTERS, benchmark
 
-FIXED_TAGS = ("base", "bob", "alice", "alice_rounds")
+FIXED_TAGS = ("base", "bob", "alice", "alice_rounds", "grpo_rounds")
 
 
 def run_spec(spec) -> tuple[list[str], list[str] | None]:
@@ -22,11 +22,17 @@ def run_spec(spec) -> tuple[list[str], list[str] | None]:
 
 def expand_models(tags: list[str], rounds: int) -> list[str]:
     """Model tags as files name them: ``alice_rounds`` written out as alice_r1..alice_r<R>,
-    and ``alice`` (the final Alice) as alice_r<R>, so it is sampled once."""
+    ``alice`` (the final Alice) as alice_r<R>, so it is sampled once, and ``grpo_rounds``
+    (one RL policy per round's data, rounds 0..R) as grpo_r0..grpo_r<R>."""
     out: list[str] = []
     for tag in tags:
-        for t in ([f"alice_r{r}" for r in range(1, rounds + 1)] if tag == "alice_rounds"
-                  else [f"alice_r{rounds}" if tag == "alice" else tag]):
+        if tag == "alice_rounds":
+            expanded = [f"alice_r{r}" for r in range(1, rounds + 1)]
+        elif tag == "grpo_rounds":
+            expanded = [f"grpo_r{r}" for r in range(0, rounds + 1)]
+        else:
+            expanded = [f"alice_r{rounds}" if tag == "alice" else tag]
+        for t in expanded:
             if t not in out:
                 out.append(t)
     return out
@@ -52,10 +58,12 @@ def other_model(track_cfg: dict, tag: str) -> dict | None:
 
 def check_model_tag(tag: str, rounds: int, others: tuple[str, ...] = ()) -> None:
     m = re.fullmatch(r"alice_r(\d+)", tag)
-    if tag in FIXED_TAGS or tag in others or (m and 1 <= int(m.group(1)) <= rounds):
+    g = re.fullmatch(r"grpo_r(\d+)", tag)
+    if tag in FIXED_TAGS or tag in others or (m and 1 <= int(m.group(1)) <= rounds) or (g and int(g.group(1)) <= rounds):
         return
     raise UserError(f"unknown model {tag!r}: use base, bob, alice, alice_rounds, alice_r<k> with "
-                    f"1 <= k <= {rounds} (the track's rounds), or a tag of other_models")
+                    f"1 <= k <= {rounds} (the track's rounds), grpo_rounds, grpo_r<k> with 0 <= k <= {rounds}, "
+                    "or a tag of other_models")
 
 
 def check_evaluation(cfg: dict, track: str) -> None:
@@ -65,7 +73,7 @@ def check_evaluation(cfg: dict, track: str) -> None:
         return
     modes = {name: EvalMode.from_config(name, section) for name, section in cfg["evaluation"]["modes"].items()}
     others = tuple(m["tag"] for m in ev.get("other_models", []))
-    clash = [t for t in others if t in FIXED_TAGS or re.fullmatch(r"alice_r\d+", t)]
+    clash = [t for t in others if t in FIXED_TAGS or re.fullmatch(r"(alice|grpo)_r\d+", t)]
     if clash or len(set(others)) != len(others):
         raise UserError(f"config key {track}.benchmarks.other_models: tags must be unique and differ from "
                         f"base, bob, alice, alice_rounds and alice_r<k> (got {list(others)})")

@@ -25,11 +25,13 @@ Layout under ``results/evolve/<experiment>/``:
 
 from __future__ import annotations
 
+import json
 import logging
 import random
+from pathlib import Path
 
 from ..errors import UserError
-from ..records import derive_seed, read_jsonl, write_json, write_jsonl
+from ..records import derive_seed, read_json, read_jsonl, write_json, write_jsonl
 from ..tracks.evolve import game
 from ..tracks.evolve.parse import guess_entry, parse_new_tests, parse_refinement, parse_solution
 from ..tracks.evolve.rounds import METHODS, generation_picks, round_entry, submatrix
@@ -43,9 +45,40 @@ NO_PROGRAM = "no_program"
 
 # --- seeds ----------------------------------------------------------------------
 
-def prepare_seeds(cfg: dict, out: str, skipped_out: str, downloaded: dict[str, list[str]] | None = None) -> None:
-    """The seed problems of every configured source (shipped, or downloaded files per
-    source), with a seeded sample of ``per_source`` per source when set."""
+def download_seed_source(cfg: dict, source: str, out_dir: str, log_) -> None:
+    """Fetch one seed source's files (paper scale; needs network) into ``out_dir``, at
+    the revision config ``evolve.seeds.revisions.<download>`` names or the pinned one;
+    a listing of the repository picks the files of a source pinned only by pattern.
+    Writes ``files.json``: per split, the local files in order, for ``prepare_seeds``."""
+    from ..data.sources import download_pinned
+    from ..tracks.evolve.downloads import DOWNLOADS
+
+    spec = cfg["evolve"]["seeds"]
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    index: dict[str, dict[str, list[str]]] = {}
+    for name, dl in DOWNLOADS.items():
+        if dl.source != source:
+            continue
+        revision = spec["revisions"].get(name)
+        listing = None
+        if not dl.files_complete:
+            from huggingface_hub import list_repo_files
+
+            listing = list_repo_files(dl.repo, repo_type="dataset", revision=revision or None)
+        from ..tracks.evolve.downloads import rule_downloads
+
+        for row in rule_downloads(name, revision, spec["sha256"], listing):
+            dest = out / name / row["file"]
+            download_pinned(row["url"], str(dest), row["sha256"], f"evolve.seeds.sha256.{row['file']}", log_)
+            index.setdefault(name, {}).setdefault(row["split"], []).append(str(dest))
+    write_json(out / "files.json", index)
+
+
+def prepare_seeds(cfg: dict, out: str, skipped_out: str, downloaded: dict[str, str] | None = None) -> None:
+    """The seed problems of every configured source (shipped, or the folder rule
+    ``evolve_download`` filled per source), with a seeded sample of ``per_source`` per
+    source when set."""
     from ..tracks.evolve import seeds as seed_sets
 
     spec = cfg["evolve"]["seeds"]
@@ -54,10 +87,17 @@ def prepare_seeds(cfg: dict, out: str, skipped_out: str, downloaded: dict[str, l
         if spec["source"] == "embedded":
             got, dropped = seed_sets.load_files(source, [seed_sets.shipped_file(source)], "train")
         else:
-            paths = (downloaded or {}).get(source)
-            if not paths:
-                raise UserError(f"seed source {source}: its downloaded files are missing")
-            got, dropped = seed_sets.load_files(source, paths, "train")
+            folder = (downloaded or {}).get(source)
+            if not folder or not (Path(folder) / "files.json").is_file():
+                raise UserError(f"seed source {source}: its downloaded files are missing (rule evolve_download)")
+            index = read_json(Path(folder) / "files.json")
+            main = next((v for k, v in index.items() if k != "codeforces_problems"), {})
+            got, dropped = [], []
+            for split, paths in main.items():
+                g, d = seed_sets.load_files(source, paths, split, problem_paths=index.get(
+                    "codeforces_problems", {}).get(split, []))
+                got += g
+                dropped += d
         count = spec.get("per_source")
         if count is not None and count < len(got):
             rng = random.Random(derive_seed(cfg["seed"], "evolve-seeds", source))
@@ -99,7 +139,7 @@ def refine_generate(cfg: dict, seeds_path: str, model_dir: str | None, out: str)
     generate_to_file(cfg, model_dir, requests, metas, out, "evolve refine")
 
 
-def refined_suites(cfg: dict, seeds_path: str, generations_path: str, out: str) -> None:
+def refined_suites(seeds_path: str, generations_path: str, out: str) -> None:
     """Round 0's suites: each refinement answer read into a question, its entry function
     and its tests (origin: round 0, method ``seed``); a problem whose answer cannot be
     read is kept with its reason and no tests."""
@@ -309,3 +349,79 @@ def round_dataset(cfg: dict, round_: int, suite_path: str, matrix_path: str, out
                      "perfect_solutions": entry.perfect_solutions})
     write_jsonl(out, rows)
     log.info("round %d dataset: %d of %d problems kept", round_, sum(r["kept"] for r in rows), len(rows))
+
+
+# --- GRPO on a round's dataset (Table 3) ----------------------------------------------
+
+def grpo_prompts(suite_path: str, dataset_path: str) -> list[dict]:
+    """One GRPO prompt per problem the round keeps: the solving prompt, and the kept
+    tests the reward runs (as JSON text, a plain dataset column)."""
+    from ..tracks.evolve.prompts import solve_messages
+
+    suites = {p["id"]: p for p in read_jsonl(suite_path)}
+    records = []
+    for d in read_jsonl(dataset_path):
+        if not d["kept"]:
+            continue
+        problem = suites[d["id"]]
+        records.append({"prompt": solve_messages(problem["question"]), "problem_id": d["id"],
+                        "entry": problem["entry"], "tests": json.dumps([problem["tests"][t]["text"] for t in d["tests"]]),
+                        "task": "code", "role": "solver"})
+    return records
+
+
+def suite_reward(sandbox, time_limit: float, mode: str):
+    """The reward TRL calls: each completion's program (the last python block) run on its
+    problem's kept tests in the sandbox; ``all_pass`` gives 1 when every test passes and
+    0 otherwise, ``pass_rate`` the share passed. An answer without a program scores 0."""
+    from ..tracks.evolve.pass_matrix import pass_matrix
+
+    def reward(prompts, completions, entry, tests, **_):
+        out = []
+        for completion, name, suite in zip(completions, entry, tests):
+            text = completion[-1]["content"] if isinstance(completion, list) else str(completion)
+            code, _why = parse_solution(text, name)
+            cases = json.loads(suite)
+            if code is None or not cases:
+                out.append(0.0)
+                continue
+            m = pass_matrix([code], cases, name, sandbox, time_limit)
+            row = [ok for ok, usable in zip(m.passed[0], m.usable) if usable]
+            if not row:
+                out.append(None)
+            elif mode == "all_pass":
+                out.append(float(all(row)))
+            else:
+                out.append(sum(row) / len(row))
+        return out
+
+    reward.__name__ = f"tests_{mode}"
+    return reward
+
+
+def grpo_round(cfg: dict, round_: int, suite_path: str, dataset_path: str, model_dir: str, out_dir: str,
+               rollouts_out: str) -> dict:
+    """GRPO from the base model on round ``round_``'s dataset (paper 002 Table 3: one
+    policy per round's data, r0..r3). With no kept problem, the record says so and the
+    evaluation uses the base model."""
+    from ..train.rl.grpo import train_grpo
+    from ..train.sft import RECORD_NAME, TrainingSkipped
+
+    ev = cfg["evolve"]
+    prompts = grpo_prompts(suite_path, dataset_path)
+    settings = {**ev["grpo"], "seed": derive_seed(cfg["seed"], "evolve-grpo", round_)}
+    with _sandbox(cfg) as sb:
+        try:
+            record = train_grpo(model_dir, prompts, suite_reward(sb, float(ev["matrix"]["time_limit"]), ev["reward"]),
+                                settings, out_dir, recordings_path=rollouts_out,
+                                device=cfg["backend"].get("device") or "cpu",
+                                dtype=cfg["backend"].get("dtype") or "float32")
+            record["trained"] = True
+        except TrainingSkipped as exc:
+            record = {"trained": False, "reason": str(exc), "use_adapter": None, "n_prompts": len(prompts)}
+            Path(out_dir).mkdir(parents=True, exist_ok=True)
+            write_jsonl(rollouts_out, [])
+            log.warning("GRPO round %d: %s; the evaluation uses the base model", round_, exc)
+    record["round"] = round_
+    write_json(Path(out_dir) / RECORD_NAME, record)
+    return record

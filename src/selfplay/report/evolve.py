@@ -181,3 +181,45 @@ def final_counts(final_dataset: str, sources: Sequence[str] = SOURCES) -> dict[s
     """Table 1's third column: problems per source in the final round's dataset."""
     kept = Counter(d["source"] for d in read_jsonl(final_dataset) if d["kept"])
     return {s: kept.get(s, 0) for s in sources}
+
+
+# Table 3's columns: EvalPlus is the mean of its four benchmarks, as the paper reports it.
+EVALPLUS = ("humaneval", "humaneval_plus", "mbpp", "mbpp_plus")
+TABLE3_COLUMNS = (("EvalPlus", EVALPLUS), ("BCB-Full", ("bigcodebench_full",)), ("BCB-Hard", ("bigcodebench_hard",)),
+                  ("LCB", ("livecodebench",)))
+
+
+def model_label(tag: str) -> str:
+    return "Base model" if tag == "base" else (f"GRPO on r{tag[len('grpo_r'):]}" if tag.startswith("grpo_r") else tag)
+
+
+def table3(summaries: dict[tuple[str, str], str], models: Sequence[str], csv_path: str, md_path: str,
+           notes: Sequence[str] = ()) -> pd.DataFrame:
+    """Paper 002 Table 3: pass@1 (%) per model (the base model and one GRPO policy per
+    round's data) on EvalPlus (mean of HumanEval, HumanEval+, MBPP, MBPP+), BigCodeBench
+    Full/Hard and LiveCodeBench, their average, and each row's gap to the last round's
+    policy (the paper's Delta). ``summaries``: (model, benchmark) -> metrics file; a
+    column whose benchmarks were not run, or are undefined, is n/a."""
+    from ..records import read_json
+
+    loaded = {key: read_json(path) for key, path in summaries.items()}
+    rows = []
+    for tag in models:
+        row = {"Model": model_label(tag)}
+        for label, benches in TABLE3_COLUMNS:
+            values = [loaded[(tag, b)].get("pass@1") for b in benches if (tag, b) in loaded]
+            values = [v for v in values if v is not None]
+            row[label] = round(100.0 * sum(values) / len(values), 2) if values and len(values) == len(
+                [b for b in benches if (tag, b) in loaded]) else None
+        present = [row[label] for label, _ in TABLE3_COLUMNS if row[label] is not None]
+        row["AVG"] = round(sum(present) / len(present), 2) if present else None
+        rows.append(row)
+    last = rows[-1]["AVG"] if rows else None
+    for row in rows:
+        row["Delta to last round"] = (round(last - row["AVG"], 2) if last is not None and row["AVG"] is not None
+                                      else None)
+    frame = pd.DataFrame(rows, columns=["Model", *[c for c, _ in TABLE3_COLUMNS], "AVG", "Delta to last round"])
+    write_table(frame, csv_path, md_path, "EvolveCoder Table 3: pass@1 (%) of GRPO policies per round's data",
+                ["AVG: mean over the columns with a value; n/a: benchmark not run or no items.",
+                 "Delta: the last round's AVG minus the row's (the paper shows it as a relative gain).", *notes])
+    return frame

@@ -25,4 +25,5 @@ TRACKS: dict[str, Track] = {t.name: t for t in (
     Track("sinq", "SInQ (Python)", "001: Program Semantic Inequivalence Game"),
     Track("seq", "Haskell track", "000: Semantic equivalence self-play with formal verification"),
     Track("psv", "PSV (Dafny/Verus)", "003: Propose, Solve, Verify: self-play with formal verification"),
+    Track("evolve", "EvolveCoder", "002: EvolveCoder: adversarial test-case evolution for code RL"),
 )}

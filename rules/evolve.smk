@@ -1,0 +1,441 @@
+# EvolveCoder (paper 002): seed problems -> semantic de-duplication -> refinement into
+# LeetCode-style questions with assert tests (round 0) -> a pool of candidate solutions ->
+# pass matrices -> rounds of adversarial and discriminative test generation, each
+# round's suite filtered into a dataset -> GRPO from the base model on each round's
+# dataset -> the benchmark layer (Table 3). Steps: selfplay.pipeline.evolve.
+EVOLVE_ROOT = exp_dir("evolve")
+EVOLVE_LOG = log_dir("evolve")
+EVOLVE_BENCH = bench_dir("evolve")
+EVOLVE_CFG = config["evolve"]
+EVOLVE_ROUNDS = list(range(int(EVOLVE_CFG["rounds"]) + 1))
+EVOLVE_LAST = EVOLVE_ROUNDS[-1]
+EVOLVE_POOL = {m["name"]: m for m in EVOLVE_CFG["pool"]["models"]}
+EVOLVE_SOURCES = EVOLVE_CFG["seeds"]["sources"]
+# the model that refines problems and writes tests (null: the track's model)
+EVOLVE_GENERATOR = EVOLVE_CFG["generator"] or config["model"]
+for _spec in [EVOLVE_GENERATOR, *EVOLVE_CFG["models"].values()]:
+    MODELS[_spec["name"]] = _spec
+EVOLVE_TABLE3_RUNS = [(b, m, t) for b, m, t in eval_runs("evolve")] if "benchmarks" in EVOLVE_CFG else []
+EVOLVE_TABLE3_MODELS = list(dict.fromkeys(t for _, _, t in EVOLVE_TABLE3_RUNS))
+# each round's (suite, matrix, dataset) files
+EVOLVE_ROUND_FILES = {
+    r: [f"{EVOLVE_ROOT}/round{r}/{f}.jsonl" for f in ("suite", "matrix", "dataset")] for r in EVOLVE_ROUNDS
+}
+
+EVOLVE_REPORT = (
+    [f"results/tables/evolve/{t}.{e}" for t in ("table1", "table2", "yield") for e in ("csv", "md")]
+    + [f"results/figures/evolve/figure{i}.{e}" for i in (1, 2, 4, 5, 6) for e in ("png", "pdf")]
+    + ([f"results/tables/evolve/table3.{e}" for e in ("csv", "md")] if EVOLVE_TABLE3_RUNS else [])
+)
+
+
+wildcard_constraints:
+    er=r"[0-9]+",
+    pmodel=r"[A-Za-z0-9._-]+",
+    esource=r"[a-z_]+",
+
+
+TRACK_OUTPUTS["evolve"] = {
+    "report": lambda: EVOLVE_REPORT,
+    "bundle": lambda: track_bundle_parts(
+        "evolve",
+        data=[
+            f"{EVOLVE_ROOT}/seeds/{f}"
+            for f in ("seeds.jsonl", "seeds.skipped.jsonl", "dedup.jsonl", "dedup.json")
+        ]
+        + eval_items_files("evolve"),
+        recordings=[f"{EVOLVE_ROOT}/round0/refine.jsonl"]
+        + [f"{EVOLVE_ROOT}/pool/{m}.jsonl" for m in EVOLVE_POOL]
+        + [f"{EVOLVE_ROOT}/round{r}/evolve.jsonl" for r in EVOLVE_ROUNDS[1:]]
+        + [f"{EVOLVE_ROOT}/grpo/r{r}/rollouts.jsonl" for r in EVOLVE_ROUNDS]
+        + eval_files("evolve", ""),
+        verdicts=[f"{EVOLVE_ROOT}/pool/solutions.jsonl"]
+        + [p for r in EVOLVE_ROUNDS for p in EVOLVE_ROUND_FILES[r]]
+        + eval_files("evolve", ".scored"),
+        tables=[p for p in EVOLVE_REPORT if p.startswith("results/tables/")]
+        + [f"results/figures/evolve/figure{i}.csv" for i in (1, 2, 4, 5, 6)],
+        figures=[p for p in EVOLVE_REPORT if p.startswith("results/figures/")],
+        trainsets=[],
+        adapters=[grpo_adapter("evolve", r) for r in EVOLVE_ROUNDS],
+    ),
+}
+
+
+# --- seeds and de-duplication (Sec. 2.1) --------------------------------------------
+
+
+rule evolve_download:
+    """One seed dataset at its pinned revision (paper scale; needs network)."""
+    output:
+        directory("resources/downloads/evolve/{esource}"),
+    log:
+        "logs/evolve/sources/download_{esource}.log",
+    localrule: True
+    container:
+        image("python")
+    params:
+        cfg=cfg_of("evolve.seeds"),
+    script:
+        "../workflow_scripts/evolve_download.py"
+
+
+rule evolve_seeds:
+    input:
+        downloaded=lambda w: (
+            [f"resources/downloads/evolve/{s}" for s in EVOLVE_SOURCES]
+            if EVOLVE_CFG["seeds"]["source"] == "download"
+            else []
+        ),
+    output:
+        seeds=f"{EVOLVE_ROOT}/seeds/seeds.jsonl",
+        skipped=f"{EVOLVE_ROOT}/seeds/seeds.skipped.jsonl",
+    log:
+        f"{EVOLVE_LOG}/seeds.log",
+    benchmark:
+        f"{EVOLVE_BENCH}/seeds.tsv"
+    container:
+        image("python")
+    params:
+        cfg=cfg_of("seed", "evolve.seeds"),
+    script:
+        "../workflow_scripts/evolve_seeds.py"
+
+
+rule evolve_dedup:
+    input:
+        f"{EVOLVE_ROOT}/seeds/seeds.jsonl",
+    output:
+        kept=f"{EVOLVE_ROOT}/seeds/dedup.jsonl",
+        stats=f"{EVOLVE_ROOT}/seeds/dedup.json",
+    log:
+        f"{EVOLVE_LOG}/dedup.log",
+    benchmark:
+        f"{EVOLVE_BENCH}/dedup.tsv"
+    container:
+        image("gpu")
+    threads: 2
+    params:
+        cfg=cfg_of("seed", "evolve.dedup", "evolve.seeds.sources"),
+    script:
+        "../workflow_scripts/evolve_dedup.py"
+
+
+# --- round 0: refinement, the pool, the first matrices (Sec. 2.2-2.3) -----------------
+
+
+rule evolve_refine:
+    input:
+        seeds=f"{EVOLVE_ROOT}/seeds/dedup.jsonl",
+        model=lambda w: generation_model_input(spec=EVOLVE_GENERATOR),
+    output:
+        f"{EVOLVE_ROOT}/round0/refine.jsonl",
+    log:
+        f"{EVOLVE_LOG}/round0/refine.log",
+    benchmark:
+        f"{EVOLVE_BENCH}/round0/refine.tsv"
+    container:
+        image("gpu")
+    threads: GENERATION_THREADS
+    resources:
+        **resources_of("generate"),
+    params:
+        cfg=cfg_of(*GENERATION_KEYS, "evolve.refine"),
+        model_dir=lambda w: generation_model_param(spec=EVOLVE_GENERATOR),
+    script:
+        "../workflow_scripts/evolve_refine.py"
+
+
+rule evolve_suites0:
+    input:
+        seeds=f"{EVOLVE_ROOT}/seeds/dedup.jsonl",
+        generations=f"{EVOLVE_ROOT}/round0/refine.jsonl",
+    output:
+        f"{EVOLVE_ROOT}/round0/suite.jsonl",
+    log:
+        f"{EVOLVE_LOG}/round0/suite.log",
+    container:
+        image("python")
+    script:
+        "../workflow_scripts/evolve_suites0.py"
+
+
+rule evolve_pool_generate:
+    input:
+        suite=f"{EVOLVE_ROOT}/round0/suite.jsonl",
+        model=lambda w: generation_model_input(
+            spec=config["model"] if w.pmodel == "track" else EVOLVE_CFG["models"][w.pmodel]
+        ),
+    output:
+        f"{EVOLVE_ROOT}/pool/{{pmodel}}.jsonl",
+    log:
+        f"{EVOLVE_LOG}/pool/{{pmodel}}.log",
+    benchmark:
+        f"{EVOLVE_BENCH}/pool/{{pmodel}}.tsv"
+    container:
+        image("gpu")
+    threads: GENERATION_THREADS
+    resources:
+        **resources_of("generate"),
+    params:
+        cfg=lambda w: cfg_of(*GENERATION_KEYS, "evolve.pool.sampling", "evolve.pool.answer_format"),
+        samples=lambda w: EVOLVE_POOL[w.pmodel]["samples"],
+        model_dir=lambda w: generation_model_param(
+            spec=config["model"] if w.pmodel == "track" else EVOLVE_CFG["models"][w.pmodel]
+        ),
+    script:
+        "../workflow_scripts/evolve_pool_generate.py"
+
+
+rule evolve_pool:
+    input:
+        suite=f"{EVOLVE_ROOT}/round0/suite.jsonl",
+        generations=[f"{EVOLVE_ROOT}/pool/{m}.jsonl" for m in EVOLVE_POOL],
+    output:
+        f"{EVOLVE_ROOT}/pool/solutions.jsonl",
+    log:
+        f"{EVOLVE_LOG}/pool/solutions.log",
+    container:
+        image("python")
+    script:
+        "../workflow_scripts/evolve_pool.py"
+
+
+rule evolve_matrix:
+    input:
+        suite=f"{EVOLVE_ROOT}/round{{er}}/suite.jsonl",
+        pool=f"{EVOLVE_ROOT}/pool/solutions.jsonl",
+        previous=lambda w: [] if w.er == "0" else f"{EVOLVE_ROOT}/round{int(w.er) - 1}/matrix.jsonl",
+    output:
+        f"{EVOLVE_ROOT}/round{{er}}/matrix.jsonl",
+    log:
+        f"{EVOLVE_LOG}/round{{er}}/matrix.log",
+    benchmark:
+        f"{EVOLVE_BENCH}/round{{er}}/matrix.tsv"
+    container:
+        image("sandbox")
+    threads: 2
+    resources:
+        **resources_of("verify"),
+    params:
+        cfg=cfg_of("evolve.matrix"),
+    script:
+        "../workflow_scripts/evolve_matrix.py"
+
+
+rule evolve_dataset:
+    input:
+        suite=f"{EVOLVE_ROOT}/round{{er}}/suite.jsonl",
+        matrix=f"{EVOLVE_ROOT}/round{{er}}/matrix.jsonl",
+    output:
+        f"{EVOLVE_ROOT}/round{{er}}/dataset.jsonl",
+    log:
+        f"{EVOLVE_LOG}/round{{er}}/dataset.log",
+    container:
+        image("python")
+    params:
+        cfg=cfg_of("evolve.filter", "evolve.discriminative.enforce_split"),
+    script:
+        "../workflow_scripts/evolve_dataset.py"
+
+
+# --- rounds >= 1: adversarial and discriminative tests (Sec. 2.3) ---------------------
+
+
+rule evolve_generate:
+    input:
+        suite=lambda w: f"{EVOLVE_ROOT}/round{int(w.er) - 1}/suite.jsonl",
+        pool=f"{EVOLVE_ROOT}/pool/solutions.jsonl",
+        matrix=lambda w: f"{EVOLVE_ROOT}/round{int(w.er) - 1}/matrix.jsonl",
+        model=lambda w: generation_model_input(spec=EVOLVE_GENERATOR),
+    output:
+        f"{EVOLVE_ROOT}/round{{er}}/evolve.jsonl",
+    log:
+        f"{EVOLVE_LOG}/round{{er}}/evolve.log",
+    benchmark:
+        f"{EVOLVE_BENCH}/round{{er}}/evolve.tsv"
+    wildcard_constraints:
+        er=r"[1-9][0-9]*",
+    container:
+        image("gpu")
+    threads: GENERATION_THREADS
+    resources:
+        **resources_of("generate"),
+    params:
+        cfg=cfg_of(*GENERATION_KEYS, "evolve.adversarial", "evolve.discriminative"),
+        model_dir=lambda w: generation_model_param(spec=EVOLVE_GENERATOR),
+    script:
+        "../workflow_scripts/evolve_generate.py"
+
+
+rule evolve_suite:
+    input:
+        suite=lambda w: f"{EVOLVE_ROOT}/round{int(w.er) - 1}/suite.jsonl",
+        generations=f"{EVOLVE_ROOT}/round{{er}}/evolve.jsonl",
+    output:
+        f"{EVOLVE_ROOT}/round{{er}}/suite.jsonl",
+    log:
+        f"{EVOLVE_LOG}/round{{er}}/suite.log",
+    wildcard_constraints:
+        er=r"[1-9][0-9]*",
+    container:
+        image("python")
+    script:
+        "../workflow_scripts/evolve_suite.py"
+
+
+# --- GRPO on each round's dataset (Sec. 4.1, Table 3) ---------------------------------
+
+
+rule evolve_grpo:
+    input:
+        suite=f"{EVOLVE_ROOT}/round{{er}}/suite.jsonl",
+        dataset=f"{EVOLVE_ROOT}/round{{er}}/dataset.jsonl",
+        model=model_input,
+    output:
+        adapter=directory(f"{EVOLVE_ROOT}/grpo/r{{er}}/adapter"),
+        rollouts=f"{EVOLVE_ROOT}/grpo/r{{er}}/rollouts.jsonl",
+    log:
+        f"{EVOLVE_LOG}/grpo/r{{er}}.log",
+    benchmark:
+        f"{EVOLVE_BENCH}/grpo/r{{er}}.tsv"
+    container:
+        image("gpu")
+    threads: 2
+    resources:
+        **resources_of("train"),
+    params:
+        cfg=cfg_of("seed", "backend", "evolve.grpo", "evolve.reward", "evolve.matrix"),
+        model_dir=model_dir(),
+    script:
+        "../workflow_scripts/evolve_grpo.py"
+
+
+# --- tables and figures ---------------------------------------------------------------
+
+
+rule evolve_table1:
+    input:
+        stats=f"{EVOLVE_ROOT}/seeds/dedup.json",
+        final=f"{EVOLVE_ROOT}/round{EVOLVE_LAST}/dataset.jsonl",
+    output:
+        csv=report(
+            "results/tables/evolve/table1.csv",
+            caption="../report/evolve_seeds.rst",
+            category="EvolveCoder (paper 002)",
+            labels={"table": "Table 1 (CSV)"},
+        ),
+        md=report(
+            "results/tables/evolve/table1.md",
+            caption="../report/evolve_seeds.rst",
+            category="EvolveCoder (paper 002)",
+            labels={"table": "Table 1"},
+        ),
+    log:
+        f"{EVOLVE_LOG}/report/table1.log",
+    container:
+        image("python")
+    params:
+        sources=EVOLVE_SOURCES,
+    script:
+        "../workflow_scripts/evolve_table1.py"
+
+
+rule evolve_seed_figure:
+    input:
+        f"{EVOLVE_ROOT}/seeds/dedup.json",
+    output:
+        png=report(
+            "results/figures/evolve/figure{fig}.png",
+            caption="../report/evolve_seeds.rst",
+            category="EvolveCoder (paper 002)",
+            labels={"figure": "Figure {fig}"},
+        ),
+        pdf="results/figures/evolve/figure{fig}.pdf",
+        csv="results/figures/evolve/figure{fig}.csv",
+    log:
+        f"{EVOLVE_LOG}/report/figure{{fig}}.log",
+    wildcard_constraints:
+        fig="[12]",
+    container:
+        image("python")
+    script:
+        "../workflow_scripts/evolve_seed_figure.py"
+
+
+rule evolve_round_report:
+    input:
+        **{
+            f"round{r}_{k}": p
+            for r in EVOLVE_ROUNDS
+            for k, p in zip(("suite", "matrix", "dataset"), EVOLVE_ROUND_FILES[r])
+        },
+    output:
+        **{
+            f"figure{i}_{e}": (
+                report(
+                    f"results/figures/evolve/figure{i}.{e}",
+                    caption="../report/evolve_rounds.rst",
+                    category="EvolveCoder (paper 002)",
+                    labels={"figure": f"Figure {i}"},
+                )
+                if e == "png"
+                else f"results/figures/evolve/figure{i}.{e}"
+            )
+            for i in (4, 5, 6)
+            for e in ("png", "pdf", "csv")
+        },
+        table2_csv=report(
+            "results/tables/evolve/table2.csv",
+            caption="../report/evolve_rounds.rst",
+            category="EvolveCoder (paper 002)",
+            labels={"table": "Table 2 (CSV)"},
+        ),
+        table2_md=report(
+            "results/tables/evolve/table2.md",
+            caption="../report/evolve_rounds.rst",
+            category="EvolveCoder (paper 002)",
+            labels={"table": "Table 2"},
+        ),
+        yield_csv="results/tables/evolve/yield.csv",
+        yield_md=report(
+            "results/tables/evolve/yield.md",
+            caption="../report/evolve_rounds.rst",
+            category="EvolveCoder (paper 002)",
+            labels={"table": "Yield per round"},
+        ),
+    log:
+        f"{EVOLVE_LOG}/report/rounds.log",
+    container:
+        image("python")
+    params:
+        rounds=EVOLVE_ROUNDS,
+        sources=EVOLVE_SOURCES,
+        ks=EVOLVE_CFG["ks"],
+    script:
+        "../workflow_scripts/evolve_round_report.py"
+
+
+rule evolve_table3:
+    input:
+        **{f"{t}|{b}": eval_summary("evolve", b, m, t) for b, m, t in EVOLVE_TABLE3_RUNS},
+    output:
+        csv=report(
+            "results/tables/evolve/table3.csv",
+            caption="../report/evolve_table3.rst",
+            category="EvolveCoder (paper 002)",
+            labels={"table": "Table 3 (CSV)"},
+        ),
+        md=report(
+            "results/tables/evolve/table3.md",
+            caption="../report/evolve_table3.rst",
+            category="EvolveCoder (paper 002)",
+            labels={"table": "Table 3"},
+        ),
+    log:
+        f"{EVOLVE_LOG}/report/table3.log",
+    container:
+        image("python")
+    params:
+        models=EVOLVE_TABLE3_MODELS,
+    script:
+        "../workflow_scripts/evolve_table3.py"

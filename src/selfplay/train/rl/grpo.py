@@ -1,0 +1,573 @@
+"""GRPO training with TRL's ``GRPOTrainer``: LoRA or full fine-tuning, recorded rollouts.
+
+Input records are conversational prompts plus any columns the reward function needs::
+
+    {"prompt": [{"role": "system", ...}, {"role": "user", ...}], "task": "deduction", "role": "solver", ...}
+
+``task`` and ``role`` are required when ``estimator`` is ``"task_relative_reinforce_pp"``.
+The reward function follows TRL's contract: it is called with ``prompts``,
+``completions`` (each a one-message assistant list), ``completion_ids`` and every other
+column as keyword lists, and returns one float per completion, ``None`` where a
+completion cannot be scored (TRL then gives it advantage 0).
+
+What TRL is left to do, and what is added:
+
+- Prompts longer than ``max_prompt_tokens`` (rendered with the chat template and its
+  generation header) are dropped before training and counted; TRL 1.16 removed its own
+  prompt limit.
+- With ``estimator="grpo"`` the advantages are TRL's. With
+  ``"task_relative_reinforce_pp"`` a minimal subclass replaces them, after TRL has
+  scored a generation batch, by :func:`..advantages.task_relative_advantages` over
+  that batch's (task, role) partitions, weighted by completion tokens. The batch is
+  one generation: ``batch_size x steps_per_generation`` completions (Absolute Zero
+  whitens over its whole training batch, which is one generation there too).
+- Every rollout is recorded like every other generation in the project
+  (:mod:`selfplay.llm.recording`'s record format, one JSON line per prompt group with
+  the group's ``sampling.n`` completions as ``outputs``), so :class:`ReplayBackend` and
+  the bundle read it. ``meta`` holds the optimizer step the policy had reached, the
+  generation's index, each completion's reward, advantage and token count, and the
+  record's other columns. ``sampling.seed`` is derived from the run's seed, the
+  generation and the group: it keeps the keys of the same prompt drawn at different
+  steps apart. The sampler itself draws from torch's generator, seeded once by TRL
+  from ``seed``, so a rollout can be read back but not regenerated from its record.
+- The result (adapter, or full model with its tokenizer) is written to a staging
+  folder beside ``out_dir`` and renamed into place with ``training_record.json``, as
+  the SFT layer does (it shares that layer's helpers).
+
+Only one process is supported (no multi-GPU): the task-relative swap assumes the
+rewards of the whole generation batch are local.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import logging
+import math
+import shutil
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from ...containers.runtime import runtime_record
+from ...errors import UserError, require_module
+from ...llm.base import Backend, GenerationRequest, SamplingParams, normalize_messages
+from ...llm.recording import build_records
+from ...records import derive_seed, sha256_file, sha256_tree, write_json, write_jsonl
+from ..settings import DTYPES, resolve_for_device
+from ..sft import (
+    ADAPTER_FILES,
+    RECORD_NAME,
+    TrainingSkipped,
+    _canonical_adapter_config,
+    _check_out_dir,
+    _finite,
+    _library_versions,
+    _open_permissions,
+    _swap_into_place,
+)
+from .advantages import task_relative_advantages
+from .settings import GRPOSettings, grpo_config_kwargs
+
+log = logging.getLogger(__name__)
+
+ROLLOUT_BACKEND = "trl-grpo"
+PARTITION_COLUMNS = ("task", "role")
+_INSTALL_HINT = "pip install -r requirements.txt (torch, transformers, peft, trl, datasets)"
+
+# TRL's per-step metrics kept in the training record, under our names.
+STEP_METRICS = {
+    "loss": "loss",
+    "reward": "reward_mean",
+    "reward_std": "reward_std",
+    "frac_reward_zero_std": "frac_reward_zero_std",
+    "clip_ratio/low_mean": "clip_ratio_low",
+    "clip_ratio/high_mean": "clip_ratio_high",
+    "clip_ratio/region_mean": "clip_ratio_region",
+    "kl": "kl",
+    "entropy": "entropy",
+    "grad_norm": "grad_norm",
+    "learning_rate": "learning_rate",
+    "completions/mean_length": "completion_mean_tokens",
+    "completions/clipped_ratio": "completion_truncated_ratio",
+    "step_time": "trl_step_time",
+}
+
+
+# --------------------------------------------------------------------------- input checks
+
+
+def validate_prompt_records(records: Any, estimator: str) -> list[dict[str, Any]]:
+    """Check every record; return copies whose prompt holds only role/content messages.
+
+    Raises UserError naming the index of the first malformed record.
+    """
+    if not isinstance(records, (list, tuple)):
+        raise UserError(f"GRPO prompt records must be a list, got {type(records).__name__}")
+    needed = PARTITION_COLUMNS if estimator == "task_relative_reinforce_pp" else ()
+    clean = []
+    for i, rec in enumerate(records):
+        where = f"GRPO prompt record {i}"
+        if not isinstance(rec, Mapping) or "prompt" not in rec:
+            raise UserError(f"{where}: expected an object with a 'prompt' (a list of chat messages)")
+        try:
+            prompt = normalize_messages(rec["prompt"])
+        except UserError as exc:
+            raise UserError(f"{where}: {exc}") from None
+        if prompt[-1]["role"] != "user":
+            raise UserError(f"{where}: the prompt must end with a user message, not {prompt[-1]['role']!r}")
+        for column in needed:
+            if not isinstance(rec.get(column), str) or not rec[column]:
+                raise UserError(f"{where}: estimator {estimator!r} needs a non-empty string column '{column}'")
+        if "completion" in rec or "completion_ids" in rec:
+            raise UserError(f"{where}: 'completion' and 'completion_ids' are names TRL reserves for rollouts")
+        clean.append({**rec, "prompt": prompt})
+    return clean
+
+
+def prompt_token_count(tokenizer, prompt: list[dict[str, str]]) -> int:
+    """Tokens of a prompt as the policy sees it: chat template plus generation header."""
+    try:
+        text = tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
+    except ValueError as exc:
+        raise UserError(f"cannot apply the base model's chat template: {exc}") from exc
+    return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def drop_long_prompts(tokenizer, records: list[dict], max_tokens: int) -> tuple[list[dict], dict[str, int]]:
+    """Keep the records whose prompt fits in ``max_tokens``; also return the counts."""
+    lengths = [prompt_token_count(tokenizer, rec["prompt"]) for rec in records]
+    kept = [rec for rec, n in zip(records, lengths) if n <= max_tokens]
+    return kept, {
+        "n_prompts": len(records),
+        "n_prompts_dropped_too_long": len(records) - len(kept),
+        "longest_prompt_tokens": max(lengths, default=0),
+    }
+
+
+# --------------------------------------------------------------------------- rollout records
+
+
+class TrainerRollouts(Backend):
+    """Stands for the generator inside GRPOTrainer in rollout records (``backend`` field).
+
+    It describes what produced the texts; it cannot generate (rollouts exist only
+    inside training).
+    """
+
+    name = ROLLOUT_BACKEND
+
+    def __init__(self, facts: dict[str, Any]):
+        self.facts = dict(facts)
+
+    def generate(self, requests: list[GenerationRequest]) -> list[list[str]]:
+        raise UserError("GRPO rollouts are produced inside training and cannot be generated again; replay them")
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, **self.facts}
+
+
+def completion_text(completion: Any) -> str:
+    """The text of one TRL completion: a string, or a list of messages (the last one's content)."""
+    if isinstance(completion, str):
+        return completion
+    return str(completion[-1]["content"])
+
+
+def _plain(value: Any) -> Any:
+    """A dataset value as plain JSON (numpy scalars and arrays become Python values)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return value
+
+
+def _reward_or_none(value: float) -> float | None:
+    return None if math.isnan(value) else float(value)
+
+
+class RolloutLog:
+    """Collects the rollouts of every generation as recording records (see module doc)."""
+
+    def __init__(self, settings: GRPOSettings, backend: TrainerRollouts):
+        self.settings = settings
+        self.backend = backend
+        self.records: list[dict[str, Any]] = []
+        self.generations = 0
+
+    def sampling(self, group: int) -> SamplingParams:
+        s = self.settings
+        return SamplingParams(temperature=s.temperature, top_p=s.top_p, top_k=s.top_k,
+                              max_new_tokens=s.max_completion_length, n=s.group_size,
+                              seed=derive_seed(s.seed, "grpo-rollout", self.generations, group))
+
+    def add_generation(self, *, step: int, inputs: list[dict], completions: list, rewards: np.ndarray,
+                       advantages: np.ndarray, token_counts: np.ndarray, seconds: float) -> None:
+        """Record one scored generation batch (consecutive groups of ``group_size``)."""
+        size = self.settings.group_size
+        if len(inputs) % size:
+            raise RuntimeError(f"a generation batch of {len(inputs)} rollouts does not split into groups of {size}")
+        requests, outputs, metas = [], [], []
+        for group in range(len(inputs) // size):
+            rows = range(group * size, (group + 1) * size)
+            first = inputs[rows[0]]
+            if any(inputs[i]["prompt"] != first["prompt"] for i in rows):
+                raise RuntimeError("TRL's generation batch did not hold whole groups of one prompt")
+            requests.append(GenerationRequest(first["prompt"], self.sampling(group)))
+            outputs.append([completion_text(completions[i]) for i in rows])
+            metas.append({
+                "step": step,
+                "generation": self.generations,
+                "group": group,
+                "estimator": self.settings.estimator,
+                "rewards": [_reward_or_none(float(rewards[i])) for i in rows],
+                "advantages": [float(advantages[i]) for i in rows],
+                "completion_tokens": [int(token_counts[i]) for i in rows],
+                "columns": {k: _plain(v) for k, v in first.items() if k != "prompt"},
+            })
+        self.records.extend(build_records(self.backend, requests, outputs, seconds, metas))
+        self.generations += 1
+
+
+# --------------------------------------------------------------------------- trainer
+
+
+def combined_rewards(rewards_per_func, weights) -> np.ndarray:
+    """TRL's weighted sum over reward functions; NaN where every function returned None."""
+    per_func = rewards_per_func.detach().double().cpu().numpy()
+    weights = weights.detach().double().cpu().numpy()
+    unscorable = np.isnan(per_func).all(axis=1)
+    total = np.nansum(per_func * weights[None, :], axis=1)
+    total[unscorable] = np.nan
+    return total
+
+
+@functools.cache
+def _trainer_class():
+    """GRPOTrainer plus rollout recording and the optional task-relative advantages (built on first use,
+    so importing this module does not import TRL)."""
+    torch = require_module("torch", _INSTALL_HINT)
+    trl = require_module("trl", _INSTALL_HINT)
+
+    class SelfplayGRPOTrainer(trl.GRPOTrainer):
+        def __init__(self, *args, rollout_log: RolloutLog, **kwargs):
+            self.rollout_log = rollout_log
+            self._scored: tuple | None = None
+            self._generation_seconds = 0.0
+            super().__init__(*args, **kwargs)
+            if self.accelerator.num_processes != 1:
+                raise UserError("GRPO training here runs in one process; launch it without several processes")
+
+        def _generate(self, prompts):
+            started = time.perf_counter()
+            result = super()._generate(prompts)
+            self._generation_seconds = time.perf_counter() - started
+            return result
+
+        def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
+            per_func = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+            self._scored = (inputs, completions, per_func)
+            return per_func
+
+        def _generate_and_score_completions(self, inputs):
+            output = super()._generate_and_score_completions(inputs)
+            if not self.model.training:
+                return output
+            scored_inputs, completions, per_func = self._scored
+            self._scored = None
+            rewards = combined_rewards(per_func, self.reward_weights)
+            token_counts = output["completion_mask"].sum(dim=1).cpu().numpy()
+            if self.rollout_log.settings.estimator == "task_relative_reinforce_pp":
+                output["advantages"] = self._task_relative(output["advantages"], scored_inputs, rewards, token_counts)
+            self.rollout_log.add_generation(
+                step=int(self.state.global_step), inputs=scored_inputs, completions=completions, rewards=rewards,
+                advantages=output["advantages"].detach().double().cpu().numpy(), token_counts=token_counts,
+                seconds=self._generation_seconds,
+            )
+            return output
+
+        @staticmethod
+        def _task_relative(trl_advantages, inputs, rewards, token_counts):
+            """Task-relative REINFORCE++ advantages in place of TRL's, same dtype and device."""
+            advantages = task_relative_advantages(
+                rewards, [x["task"] for x in inputs], [x["role"] for x in inputs], token_counts
+            )
+            return torch.as_tensor(advantages, dtype=trl_advantages.dtype, device=trl_advantages.device)
+
+    return SelfplayGRPOTrainer
+
+
+@functools.cache
+def _step_timer_class():
+    transformers = require_module("transformers", _INSTALL_HINT)
+
+    class StepTimer(transformers.TrainerCallback):
+        """Wall time of every optimizer step, generation included (keyed by the step number)."""
+
+        def __init__(self):
+            self.seconds: dict[int, float] = {}
+            self._started = 0.0
+
+        def on_step_begin(self, args, state, control, **kwargs):
+            self._started = time.perf_counter()
+
+        def on_step_end(self, args, state, control, **kwargs):
+            self.seconds[int(state.global_step)] = round(time.perf_counter() - self._started, 3)
+
+    return StepTimer
+
+
+def _device_flags(device: str) -> tuple[bool, bool]:
+    """(on_gpu, bf16_supported) for ``device`` ("cpu" or "cuda"), refusing a GPU that is not there."""
+    import torch
+
+    if device == "cpu":
+        return False, False
+    if not torch.cuda.is_available():
+        raise UserError("GRPO training device is 'cuda', but torch sees no GPU")
+    return True, bool(torch.cuda.is_bf16_supported())
+
+
+def load_tokenizer(model_dir: str):
+    """The policy's tokenizer, with a pad token; refuses a model without a chat template."""
+    transformers = require_module("transformers", _INSTALL_HINT)
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir)
+    except OSError as exc:
+        raise UserError(f"cannot load the tokenizer of {model_dir!r} for GRPO training: {exc}") from exc
+    if tokenizer.chat_template is None:
+        raise UserError(f"base model {model_dir!r} has no chat template; conversational GRPO needs one")
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
+
+
+def load_policy(model_dir: str, settings: GRPOSettings, adapter: str | None, dtype: str):
+    """The model to train and, for a fresh adapter, the PEFT config the trainer wraps it in.
+
+    With ``adapter`` and LoRA, that adapter is trained further (its own rank and
+    targets apply, not ``settings.lora``); with ``adapter`` and full fine-tuning, it is
+    merged into the weights first.
+    """
+    torch = require_module("torch", _INSTALL_HINT)
+    transformers = require_module("transformers", _INSTALL_HINT)
+    peft = require_module("peft", _INSTALL_HINT)
+    if adapter is not None and not Path(adapter, "adapter_config.json").is_file():
+        raise UserError(f"adapter {adapter!r} is not a PEFT adapter folder (no adapter_config.json)")
+    try:
+        model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype))
+    except OSError as exc:
+        raise UserError(f"cannot load base model {model_dir!r} for GRPO training: {exc}") from exc
+    if adapter is not None:
+        model = peft.PeftModel.from_pretrained(model, adapter, is_trainable=settings.finetune == "lora")
+        return (model.merge_and_unload() if settings.finetune == "full" else model), None
+    if settings.finetune == "full":
+        return model, None
+    lora = settings.lora
+    modules = lora.target_modules if isinstance(lora.target_modules, str) else list(lora.target_modules)
+    config = peft.LoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
+                             target_modules=modules, bias="none", task_type="CAUSAL_LM")
+    return model, config
+
+
+def build_grpo_trainer(model_dir: str, records: list[dict], reward_fn: Callable, settings: GRPOSettings,
+                       work_dir: str | Path, *, adapter: str | None = None, device: str = "cpu",
+                       dtype: str = "float32"):
+    """Load the policy and return ``(trainer, facts)``; ``facts`` holds the prompt counts
+    and the resolved machine-dependent settings. Records must already be validated."""
+    trl = require_module("trl", _INSTALL_HINT)
+    datasets = require_module("datasets", _INSTALL_HINT)
+    transformers = require_module("transformers", _INSTALL_HINT)
+
+    on_gpu, bf16_ok = _device_flags(device)
+    resolved = resolve_for_device(
+        {"gradient_checkpointing": settings.gradient_checkpointing, "bf16": settings.bf16},
+        on_gpu=on_gpu, bf16_supported=bf16_ok,
+    )
+    tokenizer = load_tokenizer(model_dir)
+    kept, counts = drop_long_prompts(tokenizer, records, settings.max_prompt_tokens)
+    if counts["n_prompts_dropped_too_long"]:
+        log.warning("%d of %d GRPO prompts are longer than max_prompt_tokens=%d and were dropped",
+                    counts["n_prompts_dropped_too_long"], counts["n_prompts"], settings.max_prompt_tokens)
+    if not kept:
+        raise TrainingSkipped(
+            f"all {counts['n_prompts']} GRPO prompts are longer than max_prompt_tokens={settings.max_prompt_tokens}"
+        )
+    # Seed before anything random happens (LoRA init, dropout, shuffling, sampling).
+    transformers.set_seed(settings.seed)
+    model, peft_config = load_policy(model_dir, settings, adapter, dtype)
+    config = trl.GRPOConfig(**grpo_config_kwargs(
+        settings, output_dir=str(work_dir), use_cpu=not on_gpu, bf16=bool(resolved["bf16"]),
+        gradient_checkpointing=bool(resolved["gradient_checkpointing"]),
+    ))
+    backend = TrainerRollouts({
+        "model": str(model_dir), "initial_adapter": adapter, "finetune": settings.finetune,
+        "device": device, "dtype": dtype, "libraries": _library_versions(),
+    })
+    trainer = _trainer_class()(
+        model=model, reward_funcs=reward_fn, args=config, train_dataset=datasets.Dataset.from_list(kept),
+        processing_class=tokenizer, peft_config=peft_config, callbacks=[_step_timer_class()()],
+        rollout_log=RolloutLog(settings, backend),
+    )
+    return trainer, {**counts, "resolved": resolved}
+
+
+# --------------------------------------------------------------------------- output
+
+
+def step_history(log_history: list[dict], step_seconds: Mapping[int, float]) -> list[dict[str, Any]]:
+    """One entry per optimizer step from TRL's log (logged every step), under our names."""
+    history = []
+    for entry in log_history:
+        if "loss" not in entry or "step" not in entry:
+            continue
+        step = int(entry["step"])
+        row: dict[str, Any] = {"step": step, "seconds": step_seconds.get(step)}
+        for theirs, ours in STEP_METRICS.items():
+            if theirs in entry:
+                row[ours] = _finite(entry[theirs])
+        history.append(row)
+    return history
+
+
+def _save_policy(trainer, tokenizer, staging: Path, finetune: str) -> tuple[list[str], str]:
+    """Write the adapter (LoRA) or the whole model and tokenizer (full); return (files, sha256)."""
+    if finetune == "lora":
+        trainer.model.save_pretrained(str(staging))
+        _canonical_adapter_config(staging / "adapter_config.json")
+        missing = [name for name in ADAPTER_FILES if not (staging / name).is_file()]
+        if missing:
+            raise RuntimeError(f"saving the adapter did not write {', '.join(missing)}")
+    else:
+        trainer.model.save_pretrained(str(staging))
+        tokenizer.save_pretrained(str(staging))
+    files = sorted(p.name for p in staging.iterdir() if p.is_file())
+    return files, sha256_tree(staging)
+
+
+def _release_memory() -> None:
+    gc.collect()
+    if "torch" in sys.modules and sys.modules["torch"].cuda.is_available():
+        sys.modules["torch"].cuda.empty_cache()
+
+
+def _check_call(model_dir: Any, reward_fn: Any, settings: Any, recordings_path: Any, device: Any,
+                dtype: Any) -> GRPOSettings:
+    if not callable(reward_fn):
+        raise UserError(f"GRPO reward function must be callable, got {type(reward_fn).__name__}")
+    if not isinstance(model_dir, (str, Path)):
+        raise UserError(f"GRPO model_dir must be a path, got {type(model_dir).__name__}")
+    if recordings_path is None:
+        raise UserError("GRPO training needs recordings_path: every rollout is recorded")
+    if device not in ("cpu", "cuda"):
+        raise UserError(f"GRPO training device must be 'cpu' or 'cuda', got {device!r}")
+    if dtype not in DTYPES:
+        raise UserError(f"GRPO training dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    return settings if isinstance(settings, GRPOSettings) else GRPOSettings.from_dict(settings)
+
+
+def _train_into(staging: Path, scratch: Path, model_dir: str, records: list[dict], reward_fn: Callable,
+                settings: GRPOSettings, recordings_path: str | Path, adapter: str | None, device: str,
+                dtype: str) -> dict[str, Any]:
+    """Train, write the rollouts and the policy into ``staging``; return the record (without total seconds)."""
+    trainer, facts = build_grpo_trainer(model_dir, records, reward_fn, settings, scratch,
+                                        adapter=adapter, device=device, dtype=dtype)
+    try:
+        timer = next(cb for cb in trainer.callback_handler.callbacks if isinstance(cb, _step_timer_class()))
+        train_started = time.perf_counter()
+        output = trainer.train()
+        train_seconds = time.perf_counter() - train_started
+        rollouts = trainer.rollout_log.records
+        write_jsonl(recordings_path, rollouts)
+        files, digest = _save_policy(trainer, trainer.processing_class, staging, settings.finetune)
+        steps = int(trainer.state.global_step)
+        saved = "adapter" if settings.finetune == "lora" else "model"
+        return {
+            "base_model": model_dir,
+            "initial_adapter": adapter,
+            "finetune": settings.finetune,
+            "estimator": settings.estimator,
+            "seed": settings.seed,
+            "settings": settings.to_record(),
+            "resolved": facts["resolved"],
+            "clipping_acts": settings.clipping_acts,
+            "n_prompts": facts["n_prompts"],
+            "n_prompts_dropped_too_long": facts["n_prompts_dropped_too_long"],
+            "longest_prompt_tokens": facts["longest_prompt_tokens"],
+            "steps": steps,
+            "generations": trainer.rollout_log.generations,
+            "n_rollouts": sum(len(r["outputs"]) for r in rollouts),
+            "rollouts_file": str(recordings_path),
+            "rollouts_sha256": sha256_file(recordings_path),
+            "mean_train_loss": _finite(output.training_loss),
+            "history": step_history(trainer.state.log_history, timer.seconds),
+            "train_seconds": round(train_seconds, 3),
+            "seconds_per_step": round(train_seconds / steps, 3) if steps else None,
+            "device": device,
+            "dtype": dtype,
+            "libraries": _library_versions(),
+            "runtime": runtime_record(),
+            # As the SFT record names them for an adapter; "model_*" for full fine-tuning.
+            f"{saved}_files": files,
+            f"{saved}_sha256": digest,
+        }
+    finally:
+        # Drop the model before returning so a caller that generates next gets the memory back.
+        del trainer
+        _release_memory()
+
+
+def train_grpo(
+    model_dir: str | Path,
+    prompt_records: list[dict],
+    reward_fn: Callable,
+    settings: GRPOSettings | Mapping[str, Any] | None,
+    out_dir: str | Path,
+    *,
+    recordings_path: str | Path,
+    adapter: str | None = None,
+    device: str = "cpu",
+    dtype: str = "float32",
+) -> dict[str, Any]:
+    """Train the policy in ``model_dir`` with GRPO on ``prompt_records``; save it in ``out_dir``.
+
+    ``settings`` is a :class:`GRPOSettings` or its config mapping. Rollouts are written
+    to ``recordings_path`` (JSONL, atomic); the LoRA adapter (or, for full fine-tuning,
+    the model and tokenizer) and ``training_record.json`` to ``out_dir``, atomically.
+    Returns the training record. Raises TrainingSkipped when no prompt is left to train
+    on, UserError for malformed records (naming the index) or settings (naming the key).
+    """
+    started = time.perf_counter()
+    settings = _check_call(model_dir, reward_fn, settings, recordings_path, device, dtype)
+    records = validate_prompt_records(prompt_records, settings.estimator)
+    if not records:
+        raise TrainingSkipped("no GRPO prompts: nothing to train on, no policy written")
+    if not settings.clipping_acts:
+        log.warning("GRPO: %s", settings.clipping_message())
+
+    out = Path(out_dir).resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _check_out_dir(out)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    scratch = Path(tempfile.mkdtemp(prefix=f".{out.name}.scratch-", dir=out.parent))
+    try:
+        with warnings.catch_warnings():
+            # PEFT still reads the old `is_gradient_checkpointing` name; the notice is not ours to act on.
+            warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+            record = _train_into(staging, scratch, str(model_dir), records, reward_fn, settings, recordings_path,
+                                 adapter, device, dtype)
+        record["seconds"] = round(time.perf_counter() - started, 3)
+        write_json(staging / RECORD_NAME, record)
+        _open_permissions(staging)
+        _swap_into_place(staging, out)
+        return record
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)

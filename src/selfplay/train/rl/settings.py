@@ -1,0 +1,309 @@
+"""Settings for GRPO training: defaults, validation, and the TRL ``GRPOConfig`` they become.
+
+A config section is a plain mapping; :meth:`GRPOSettings.from_dict` merges it over
+the defaults, refuses unknown keys and bad values with a one-line UserError naming
+the key, and returns a frozen dataclass. The defaults are paper 002's (EvolveCoder,
+section 4.1) where the paper gives a value; where it does not, the comment says so
+and why the value was chosen.
+
+Batch sizes count completions, not prompts (TRL's convention): with ``group_size`` 8
+and ``batch_size`` 8, one micro-batch holds one prompt's group.
+
+When does clipping act? The clipped objective compares the policy being trained with
+the policy that generated the rollouts. TRL generates a fresh batch every
+``steps_per_generation x num_iterations`` micro-batches and steps the optimizer every
+``grad_accum`` micro-batches. If every generation is used up before the next
+optimizer step (``grad_accum`` a multiple of ``steps_per_generation x
+num_iterations``), every micro-batch is scored by the policy that generated it: the
+ratio is exactly 1 and ``epsilon_low`` / ``epsilon_high`` never clip anything (TRL
+then does not even compute the old log-probabilities). The defaults avoid that:
+two optimizer steps per generation. A config that sets the clip values explicitly
+on such a schedule is refused; a schedule that cannot clip under the default clip
+values is allowed with a warning, and the training record says ``clipping_acts:
+false``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from ...errors import UserError
+from ..settings import (
+    DEFAULT_TARGET_MODULES,
+    SCHEDULERS,
+    _check_float_range,
+    _check_positive_int,
+    _check_tristate,
+    _fail,
+    _is_int,
+)
+
+log = logging.getLogger(__name__)
+
+ESTIMATORS = ("grpo", "task_relative_reinforce_pp")
+# TRL loss types that use the hard epsilon_low / epsilon_high clip this layer is about;
+# the soft-gated ones (cispo, sapo, vespo, luspo) read the epsilons differently.
+LOSS_TYPES = ("dapo", "grpo", "dr_grpo", "bnpo")
+SCALE_REWARDS = ("group", "batch", "none")
+FINETUNE = ("full", "lora")
+
+
+@dataclass(frozen=True)
+class LoraSettings:
+    """The LoRA adapter trained when ``finetune`` is ``"lora"`` (defaults as the SFT layer's)."""
+
+    r: int = 16
+    alpha: int = 32
+    dropout: float = 0.05
+    target_modules: tuple[str, ...] | str = tuple(DEFAULT_TARGET_MODULES)
+
+    def __post_init__(self) -> None:
+        _check_positive_int("lora.r", self.r)
+        _check_positive_int("lora.alpha", self.alpha)
+        _check_float_range("lora.dropout", self.dropout, 0.0, 0.9)
+        modules = self.target_modules
+        if modules != "all-linear":
+            if isinstance(modules, str) or not isinstance(modules, (list, tuple)) or not modules or not all(
+                isinstance(m, str) and m.strip() for m in modules
+            ):
+                _fail("lora.target_modules", modules, 'a non-empty list of module names, or "all-linear"')
+            object.__setattr__(self, "target_modules", tuple(m.strip() for m in modules))
+        object.__setattr__(self, "r", int(self.r))
+        object.__setattr__(self, "alpha", int(self.alpha))
+        object.__setattr__(self, "dropout", float(self.dropout))
+
+    @classmethod
+    def from_dict(cls, section: Any) -> "LoraSettings":
+        if not isinstance(section, Mapping):
+            _fail("lora", section, "a mapping with r, alpha, dropout, target_modules")
+        _refuse_unknown("lora.", section, cls)
+        return cls(**section)
+
+
+@dataclass(frozen=True)
+class GRPOSettings:
+    """Every knob of one GRPO run; build it with :meth:`from_dict` from a config section."""
+
+    # Rollouts per prompt ("group size of 8"): paper 002 section 4.1.
+    group_size: int = 8
+    # Sampling of rollouts, "temperature 0.6 and top-p 0.95": paper 002 section 4.1.
+    temperature: float = 0.6
+    top_p: float = 0.95
+    # No top-k filter: paper 002 section 4.1 names only temperature and top-p.
+    top_k: int | None = None
+    # "learning rate of 1x10^-6": paper 002 section 4.1.
+    learning_rate: float = 1e-6
+    # "upper and lower clipping ratios of the actor to 0.30 and 0.20": paper 002 section 4.1.
+    epsilon_low: float = 0.2
+    epsilon_high: float = 0.3
+    # KL coefficient: paper 002 section 4.1 names no KL term, so none (TRL's default too).
+    beta: float = 0.0
+    # Not stated in paper 002 section 4.1: TRL's default, a token-level mean over the
+    # accumulated batch (no per-sequence length normalisation).
+    loss_type: str = "dapo"
+    # Standard GRPO divides by the group's spread; paper 002 section 4.1 says only "GRPO".
+    # Used by estimator "grpo" only.
+    scale_rewards: str = "group"
+    # Schedule, not stated in paper 002 section 4.1. Chosen so that its clip values can
+    # act: each generation feeds 2 optimizer steps (see the module docstring).
+    num_iterations: int = 1
+    steps_per_generation: int = 2
+    # Completions per micro-batch (one prompt's group) and micro-batches per optimizer step.
+    batch_size: int = 8
+    grad_accum: int = 1
+    epochs: int = 1
+    max_steps: int = -1
+    # "maximum prompt length of 4,096 tokens": paper 002 section 4.1. TRL 1.16 has no
+    # prompt limit; longer prompts are dropped before training and counted.
+    max_prompt_tokens: int = 4096
+    # "maximum response length of 32,768 tokens": paper 002 section 4.1.
+    max_completion_length: int = 32768
+    # Paper 002 section 4.1 trains Qwen3-4B's own weights (nothing suggests an adapter;
+    # lr 1e-6 is a full fine-tuning rate). A CPU config sets "lora".
+    finetune: str = "full"
+    lora: LoraSettings = field(default_factory=LoraSettings)
+    # Not stated in paper 002 section 4.1: the learning rate stays at 1e-6 throughout.
+    lr_scheduler: str = "constant"
+    weight_decay: float = 0.0
+    max_grad_norm: float = 1.0
+    seed: int = 0
+    # "grpo": TRL's group-relative advantages (paper 002). "task_relative_reinforce_pp":
+    # Absolute Zero's, over the (task, role) partitions of each generation batch.
+    estimator: str = "grpo"
+    # "auto": on only where a GPU is used, as for SFT (see ..settings).
+    gradient_checkpointing: bool | str = "auto"
+    bf16: bool | str = "auto"
+
+    def __post_init__(self) -> None:
+        for key in ("group_size", "num_iterations", "steps_per_generation", "batch_size", "grad_accum", "epochs",
+                    "max_prompt_tokens", "max_completion_length"):
+            object.__setattr__(self, key, _check_positive_int(key, getattr(self, key)))
+        if self.group_size < 2:
+            _fail("group_size", self.group_size, "an integer >= 2 (a group needs two rollouts to compare)")
+        self._set_float("temperature", 0.0, None, low_open=True)
+        self._set_float("top_p", 0.0, 1.0, low_open=True)
+        if self.top_k is not None:
+            object.__setattr__(self, "top_k", _check_positive_int("top_k", self.top_k))
+        self._set_float("learning_rate", 0.0, 1.0, low_open=True)
+        self._set_float("epsilon_low", 0.0, 1.0, low_open=True)
+        if self.epsilon_low >= 1.0:
+            _fail("epsilon_low", self.epsilon_low, "a number in (0, 1)")
+        self._set_float("epsilon_high", 0.0, None, low_open=True)
+        self._set_float("beta", 0.0, None)
+        self._set_float("weight_decay", 0.0, None)
+        self._set_float("max_grad_norm", 0.0, None)
+        self._check_choice("loss_type", LOSS_TYPES)
+        self._check_choice("scale_rewards", SCALE_REWARDS)
+        self._check_choice("finetune", FINETUNE)
+        self._check_choice("estimator", ESTIMATORS)
+        self._check_choice("lr_scheduler", SCHEDULERS)
+        if not isinstance(self.lora, LoraSettings):
+            _fail("lora", self.lora, "LoRA settings")
+        if not _is_int(self.max_steps) or self.max_steps == 0 or self.max_steps < -1:
+            _fail("max_steps", self.max_steps, "-1 (train for `epochs`) or an integer >= 1")
+        object.__setattr__(self, "max_steps", int(self.max_steps))
+        if not _is_int(self.seed) or not 0 <= self.seed < 2**32:
+            _fail("seed", self.seed, "an integer in [0, 2**32)")
+        object.__setattr__(self, "seed", int(self.seed))
+        object.__setattr__(self, "gradient_checkpointing",
+                           _check_tristate("gradient_checkpointing", self.gradient_checkpointing))
+        object.__setattr__(self, "bf16", _check_tristate("bf16", self.bf16))
+        generation_batch = self.batch_size * self.steps_per_generation
+        if generation_batch % self.group_size:
+            _fail("batch_size", self.batch_size,
+                  f"batch_size x steps_per_generation ({self.batch_size} x {self.steps_per_generation} = "
+                  f"{generation_batch}) to be a multiple of group_size ({self.group_size}), so every generation "
+                  "holds whole groups")
+
+    def _set_float(self, key: str, low: float, high: float | None, *, low_open: bool = False) -> None:
+        object.__setattr__(self, key, _check_float_range(key, getattr(self, key), low, high, low_open=low_open))
+
+    def _check_choice(self, key: str, choices: tuple[str, ...]) -> None:
+        if getattr(self, key) not in choices:
+            _fail(key, getattr(self, key), f"one of {', '.join(choices)}")
+
+    # ------------------------------------------------------------------ derived facts
+
+    @property
+    def generation_interval(self) -> int:
+        """Micro-batches between two generations (each generation is used this often)."""
+        return self.steps_per_generation * self.num_iterations
+
+    @property
+    def clipping_acts(self) -> bool:
+        """True when some micro-batch is trained after an optimizer step since it was generated."""
+        return self.grad_accum % self.generation_interval != 0
+
+    @property
+    def prompts_per_step(self) -> float:
+        """Distinct prompts behind one optimizer step (before ``num_iterations`` reuse)."""
+        return self.batch_size * self.grad_accum / self.group_size
+
+    def clipping_message(self) -> str:
+        return (
+            f"clip values epsilon_low={self.epsilon_low} / epsilon_high={self.epsilon_high} cannot act: with "
+            f"grad_accum={self.grad_accum}, steps_per_generation={self.steps_per_generation} and "
+            f"num_iterations={self.num_iterations} every rollout is trained on by the policy that generated it "
+            "(ratio 1); set steps_per_generation or num_iterations so that their product does not divide "
+            "grad_accum (e.g. steps_per_generation > grad_accum)"
+        )
+
+    # ------------------------------------------------------------------ building
+
+    @classmethod
+    def from_dict(cls, section: Mapping[str, Any] | None) -> "GRPOSettings":
+        """Merge ``section`` over the defaults; refuse unknown keys, bad values, and clip
+        values set explicitly on a schedule where they cannot act."""
+        if section is None:
+            section = {}
+        if not isinstance(section, Mapping):
+            raise UserError(f"GRPO training settings must be a mapping, got {type(section).__name__}")
+        _refuse_unknown("", section, cls)
+        values = dict(section)
+        if "lora" in values:
+            if values.get("finetune", cls.finetune) == "full":
+                _fail("lora", values["lora"], "no LoRA settings unless finetune is \"lora\"")
+            values["lora"] = LoraSettings.from_dict(values["lora"])
+        settings = cls(**values)
+        if settings.estimator != "grpo" and "scale_rewards" in section:
+            _fail("scale_rewards", section["scale_rewards"],
+                  "no value unless estimator is \"grpo\" (the task-relative estimator always whitens)")
+        if not settings.clipping_acts:
+            if {"epsilon_low", "epsilon_high"} & set(section):
+                raise UserError(f"training setting 'epsilon_low'/'epsilon_high': {settings.clipping_message()}")
+            log.warning("GRPO settings: %s", settings.clipping_message())
+        return settings
+
+    def to_record(self) -> dict[str, Any]:
+        """Plain JSON-able dict of every setting, plus the derived schedule facts."""
+        record = dataclasses.asdict(self)
+        modules = record["lora"]["target_modules"]
+        record["lora"]["target_modules"] = modules if isinstance(modules, str) else list(modules)
+        if self.finetune != "lora":
+            record["lora"] = None
+        record["clipping_acts"] = self.clipping_acts
+        return record
+
+
+def _refuse_unknown(prefix: str, section: Mapping[str, Any], cls: type) -> None:
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(section) - known)
+    if unknown:
+        raise UserError(
+            f"unknown training setting(s) {', '.join(repr(prefix + str(k)) for k in unknown)}; "
+            f"known settings: {', '.join(prefix + k for k in sorted(known))}"
+        )
+
+
+def grpo_config_kwargs(settings: GRPOSettings, *, output_dir: str, use_cpu: bool, bf16: bool,
+                       gradient_checkpointing: bool) -> dict[str, Any]:
+    """Keyword arguments for ``trl.GRPOConfig`` (names checked against trl 1.16).
+
+    ``bf16`` and ``gradient_checkpointing`` are the resolved (machine-dependent) values.
+    Everything that writes or reports elsewhere (checkpoints, hub, trackers) is off:
+    the caller saves the result itself.
+    """
+    return {
+        "output_dir": output_dir,
+        "seed": settings.seed,
+        "data_seed": settings.seed,
+        "use_cpu": use_cpu,
+        "bf16": bf16,
+        "fp16": False,
+        "activation_checkpointing": gradient_checkpointing,
+        "activation_checkpointing_kwargs": {"use_reentrant": False} if gradient_checkpointing else None,
+        "num_generations": settings.group_size,
+        "temperature": settings.temperature,
+        "top_p": settings.top_p,
+        "top_k": settings.top_k or 0,  # TRL: 0 switches top-k off
+        "max_completion_length": settings.max_completion_length,
+        "learning_rate": settings.learning_rate,
+        "lr_scheduler_type": settings.lr_scheduler,
+        "weight_decay": settings.weight_decay,
+        "max_grad_norm": settings.max_grad_norm,
+        "epsilon": settings.epsilon_low,
+        "epsilon_high": settings.epsilon_high,
+        "beta": settings.beta,
+        "loss_type": settings.loss_type,
+        "scale_rewards": settings.scale_rewards,
+        "num_iterations": settings.num_iterations,
+        "steps_per_generation": settings.steps_per_generation,
+        "per_device_train_batch_size": settings.batch_size,
+        "gradient_accumulation_steps": settings.grad_accum,
+        "num_train_epochs": settings.epochs,
+        "max_steps": settings.max_steps,
+        "logging_steps": 1,
+        "logging_strategy": "steps",
+        "save_strategy": "no",
+        "eval_strategy": "no",
+        "report_to": "none",
+        "push_to_hub": False,
+        "disable_tqdm": True,
+        "log_completions": False,
+        "remove_unused_columns": False,
+        "dataloader_num_workers": 0,
+        "dataloader_pin_memory": not use_cpu,
+    }

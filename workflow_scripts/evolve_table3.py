@@ -1,0 +1,7 @@
+# EvolveCoder Table 3: pass@1 of the base model and each round's GRPO policy on the benchmark layer.
+from selfplay.pipeline.step import step
+from selfplay.report import evolve
+
+with step("evolve table 3", snakemake.log[0]):
+    files = {tuple(key.split("|")): path for key, path in snakemake.input.items()}
+    evolve.table3(files, snakemake.params.models, snakemake.output.csv, snakemake.output.md)
