@@ -31,7 +31,7 @@ EVOLVE_REPORT = (
 
 wildcard_constraints:
     er=r"[0-9]+",
-    pmodel=r"[A-Za-z0-9._-]+",
+    pmodel="|".join(EVOLVE_POOL),
     esource=r"[a-z_]+",
 
 
@@ -418,6 +418,11 @@ rule evolve_round_report:
 rule evolve_table3:
     input:
         **{f"{t}|{b}": eval_summary("evolve", b, m, t) for b, m, t in EVOLVE_TABLE3_RUNS},
+        **{
+            f"training_{t}": grpo_adapter("evolve", int(t[len("grpo_r") :]))
+            for t in EVOLVE_TABLE3_MODELS
+            if t.startswith("grpo_r")
+        },
     output:
         csv=report(
             "results/tables/evolve/table3.csv",

@@ -100,6 +100,9 @@ def test_skeletons_compile_accept_well_formed_and_refuse_malformed(tiny_model_di
     five = json.dumps({"question": "x", "tests": [f"assert add({i}, 0) == {i}" for i in range(5)]})
     assert not text_matches(refine, five, tok)          # more than `items`
     assert text_matches(tests, '{"tests": ["assert add(1, 2) == 3"]}', tok)
+    assert text_matches(tests, '{"tests": ["assert add([1, -2], {\'a\': (1,)}) == None"]}', tok)
+    assert not text_matches(tests, '{"tests": ["assert add(1, 2) == 1 + 2"]}', tok)   # expected must be a literal
+    assert not text_matches(tests, '{"tests": ["assert add(1, 2) != 3"]}', tok)
     assert not text_matches(tests, '{"tests": ["assert sub(1, 2) == 3"]}', tok)
     assert text_matches(solution, "```python\ndef add(a, b):\n    return a + b\n```", tok)
     assert not text_matches(solution, "def add(a, b): return a + b", tok)

@@ -3,5 +3,7 @@ from selfplay.pipeline.step import step
 from selfplay.report import evolve
 
 with step("evolve table 3", snakemake.log[0]):
-    files = {tuple(key.split("|")): path for key, path in snakemake.input.items()}
-    evolve.table3(files, snakemake.params.models, snakemake.output.csv, snakemake.output.md)
+    files = {tuple(k.split("|")): v for k, v in snakemake.input.items() if "|" in k}
+    training = {k[len("training_"):]: f"{v}/training_record.json" for k, v in snakemake.input.items()
+                if k.startswith("training_")}
+    evolve.table3(files, snakemake.params.models, snakemake.output.csv, snakemake.output.md, training=training)

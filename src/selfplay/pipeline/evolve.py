@@ -364,7 +364,7 @@ def grpo_prompts(suite_path: str, dataset_path: str) -> list[dict]:
         if not d["kept"]:
             continue
         problem = suites[d["id"]]
-        records.append({"prompt": solve_messages(problem["question"]), "problem_id": d["id"],
+        records.append({"prompt": solve_messages(problem["question"], problem["entry"]), "problem_id": d["id"],
                         "entry": problem["entry"], "tests": json.dumps([problem["tests"][t]["text"] for t in d["tests"]]),
                         "task": "code", "role": "solver"})
     return records

@@ -53,10 +53,12 @@ def table2(rounds: Sequence[Round], sources: Sequence[str], csv_path: str, md_pa
         rows.append({"Round": r, "Metric": "#Avg. Tests", **{
             c: (round(sum(len(d["tests"]) for d in per[c]) / len(per[c]), 2) if per[c] else None) for c in columns}})
     frame = pd.DataFrame(rows, columns=["Round", "Metric", *columns])
+    shown = frame.astype(object).where(frame.notna(), "n/a")
     notes = ["A problem counts in a round when the end-of-round filter keeps it (at least evolve.filter.min_tests "
              "kept tests, at most evolve.filter.max_perfect_solutions solutions passing all of them).",
              "n/a: no problem of that source was kept in that round."]
-    write_table(frame, csv_path, md_path, "EvolveCoder Table 2: problems and mean tests per round", notes)
+    write_table(frame, csv_path, md_path, "EvolveCoder Table 2: problems and mean tests per round", notes,
+                md_frame=shown)
     return frame
 
 
@@ -193,13 +195,23 @@ def model_label(tag: str) -> str:
     return "Base model" if tag == "base" else (f"GRPO on r{tag[len('grpo_r'):]}" if tag.startswith("grpo_r") else tag)
 
 
+def training_note(record: dict) -> str:
+    """What a GRPO run did, in a few words, for Table 3's last column."""
+    if not record.get("trained"):
+        return "not trained: " + str(record.get("reason", "no record"))
+    steps = record.get("steps") or record.get("global_step") or len(record.get("log", []) or [])
+    return f"{steps} step(s) on {record.get('n_prompts', record.get('n_examples', '?'))} prompt(s)"
+
+
 def table3(summaries: dict[tuple[str, str], str], models: Sequence[str], csv_path: str, md_path: str,
-           notes: Sequence[str] = ()) -> pd.DataFrame:
+           notes: Sequence[str] = (), training: dict[str, str] | None = None) -> pd.DataFrame:
     """Paper 002 Table 3: pass@1 (%) per model (the base model and one GRPO policy per
     round's data) on EvalPlus (mean of HumanEval, HumanEval+, MBPP, MBPP+), BigCodeBench
     Full/Hard and LiveCodeBench, their average, and each row's gap to the last round's
     policy (the paper's Delta). ``summaries``: (model, benchmark) -> metrics file; a
-    column whose benchmarks were not run, or are undefined, is n/a."""
+    column whose benchmarks were not run, or are undefined, is n/a. ``training``: model
+    tag -> its GRPO training record, for the "Training" column (a policy that trained
+    nothing is the base model, and its row says so)."""
     from ..records import read_json
 
     loaded = {key: read_json(path) for key, path in summaries.items()}
@@ -218,8 +230,14 @@ def table3(summaries: dict[tuple[str, str], str], models: Sequence[str], csv_pat
     for row in rows:
         row["Delta to last round"] = (round(last - row["AVG"], 2) if last is not None and row["AVG"] is not None
                                       else None)
-    frame = pd.DataFrame(rows, columns=["Model", *[c for c, _ in TABLE3_COLUMNS], "AVG", "Delta to last round"])
+    for row, tag in zip(rows, models):
+        path = (training or {}).get(tag)
+        row["Training"] = training_note(read_json(path)) if path else "-"
+    frame = pd.DataFrame(rows, columns=["Model", *[c for c, _ in TABLE3_COLUMNS], "AVG", "Delta to last round",
+                                        "Training"])
+    shown = frame.astype(object).where(frame.notna(), "n/a")
     write_table(frame, csv_path, md_path, "EvolveCoder Table 3: pass@1 (%) of GRPO policies per round's data",
                 ["AVG: mean over the columns with a value; n/a: benchmark not run or no items.",
-                 "Delta: the last round's AVG minus the row's (the paper shows it as a relative gain).", *notes])
+                 "Delta: the last round's AVG minus the row's (the paper shows it as a relative gain).", *notes],
+                md_frame=shown)
     return frame

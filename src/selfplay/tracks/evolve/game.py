@@ -35,7 +35,7 @@ def pool_request(cfg: dict, problem: dict, model_name: str, samples: int,
     """``samples`` candidate solutions of one pool model for one refined problem."""
     step = cfg["evolve"]["pool"]
     return GenerationRequest(
-        messages=prompts.solve_messages(problem["question"]),
+        messages=prompts.solve_messages(problem["question"], problem["entry"]),
         sampling=SamplingParams.from_config(
             step["sampling"], int(samples),
             derive_seed(cfg["seed"], "evolve-pool", model_name, problem["id"])),

@@ -84,7 +84,7 @@ _SOLVE_SYSTEM = "You are a careful Python programmer."
 _SOLVE_TASK = """Solve the following problem in Python. Write the complete function (with any imports and helpers it needs) in one ```python code block.
 
 {question}
-"""
+{name_note}"""
 
 
 def refine_messages(instruction: str, reference: str | None, n_tests: int) -> list[Message]:
@@ -127,7 +127,10 @@ def discriminative_messages(question: str, programs: Sequence[str], tests: Seque
     return [{"role": "system", "content": _EVOLVE_SYSTEM}, {"role": "user", "content": body}]
 
 
-def solve_messages(question: str) -> list[Message]:
-    """A candidate solution (the pool, and the RL rollouts)."""
+def solve_messages(question: str, entry: str | None = None) -> list[Message]:
+    """A candidate solution (the pool, and the RL rollouts). The question should state the
+    function's signature (A.1 asks for one); when it does not name the function the tests
+    call, the prompt names it, so a right program is not failed for its name alone."""
+    note = "" if not entry or f"{entry}(" in question else f"\nName the function `{entry}`.\n"
     return [{"role": "system", "content": _SOLVE_SYSTEM},
-            {"role": "user", "content": _SOLVE_TASK.format(question=question.strip())}]
+            {"role": "user", "content": _SOLVE_TASK.format(question=question.strip(), name_note=note)}]
