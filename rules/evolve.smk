@@ -101,19 +101,46 @@ rule evolve_seeds:
         "../workflow_scripts/evolve_seeds.py"
 
 
+rule evolve_embed:
+    """Sentence embeddings of the seed questions (or a bundle's, restored)."""
+    input:
+        seeds=f"{EVOLVE_ROOT}/seeds/seeds.jsonl",
+        restored=lambda w: (
+            [
+                f"{training_restore_root()}/{EVOLVE_ROOT}/seeds/{f}"
+                for f in ("embeddings.npy", "embeddings.json")
+            ]
+            if training_restore_root()
+            else []
+        ),
+    output:
+        vectors=f"{EVOLVE_ROOT}/seeds/embeddings.npy",
+        meta=f"{EVOLVE_ROOT}/seeds/embeddings.json",
+    log:
+        f"{EVOLVE_LOG}/embed.log",
+    benchmark:
+        f"{EVOLVE_BENCH}/embed.tsv"
+    container:
+        image("gpu")
+    threads: 2
+    params:
+        cfg=cfg_of("evolve.dedup.model"),
+    script:
+        "../workflow_scripts/evolve_embed.py"
+
+
 rule evolve_dedup:
     input:
-        f"{EVOLVE_ROOT}/seeds/seeds.jsonl",
+        seeds=f"{EVOLVE_ROOT}/seeds/seeds.jsonl",
+        vectors=f"{EVOLVE_ROOT}/seeds/embeddings.npy",
+        meta=f"{EVOLVE_ROOT}/seeds/embeddings.json",
     output:
         kept=f"{EVOLVE_ROOT}/seeds/dedup.jsonl",
         stats=f"{EVOLVE_ROOT}/seeds/dedup.json",
     log:
         f"{EVOLVE_LOG}/dedup.log",
-    benchmark:
-        f"{EVOLVE_BENCH}/dedup.tsv"
     container:
-        image("gpu")
-    threads: 2
+        image("python")
     params:
         cfg=cfg_of("seed", "evolve.dedup", "evolve.seeds.sources"),
     script:
@@ -290,7 +317,13 @@ rule evolve_grpo:
     input:
         suite=f"{EVOLVE_ROOT}/round{{er}}/suite.jsonl",
         dataset=f"{EVOLVE_ROOT}/round{{er}}/dataset.jsonl",
-        model=model_input,
+        model=training_model_input,
+        restored=training_restore_input(f"{EVOLVE_ROOT}/grpo/r{{er}}/adapter"),
+        restored_rollouts=lambda w: (
+            f"{training_restore_root()}/{EVOLVE_ROOT}/grpo/r{w.er}/rollouts.jsonl"
+            if training_restore_root()
+            else []
+        ),
     output:
         adapter=directory(f"{EVOLVE_ROOT}/grpo/r{{er}}/adapter"),
         rollouts=f"{EVOLVE_ROOT}/grpo/r{{er}}/rollouts.jsonl",
@@ -305,7 +338,7 @@ rule evolve_grpo:
         **resources_of("train"),
     params:
         cfg=cfg_of("seed", "backend", "evolve.grpo", "evolve.reward", "evolve.matrix"),
-        model_dir=model_dir(),
+        model_dir=training_model_param,
     script:
         "../workflow_scripts/evolve_grpo.py"
 

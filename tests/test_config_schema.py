@@ -34,6 +34,7 @@ COMPUTED_DEFAULT = {
     "sinq": "absent: no SInQ track",
     "seq": "absent: no Haskell track",
     "psv": "absent: no PSV track",
+    "evolve": "absent: no EvolveCoder track",
     "tracks": "every track the config has a section for (validate_config)",
     "model.path": "the openai backend sends model.name when it is absent",
     "seq.translate.model.path": "as model.path",
@@ -55,8 +56,11 @@ OVERLAYS = {
 def schema():
     """The whole schema, composed here from the files: the shared keys plus every track's section."""
     whole = json.loads(SHARED_SCHEMA.read_text())
+    from selfplay.tracks.registry import TRACKS
+
     for path in TRACK_SCHEMAS:
         whole["properties"][path.parent.name] = json.loads(path.read_text())
+    whole["properties"]["tracks"]["items"]["enum"] = list(TRACKS)   # the registry's names, in its order
     return whole
 
 

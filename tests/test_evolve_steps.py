@@ -10,6 +10,7 @@ import pytest
 from selfplay.config import schema as shared_schema
 from selfplay.config.defaults import fill_defaults
 from selfplay.pipeline import evolve
+from selfplay.errors import UserError
 from selfplay.records import read_json, read_jsonl, write_jsonl
 
 SAMPLING = {"temperature": 0.6, "top_p": 0.95, "max_new_tokens": 64}
@@ -74,8 +75,19 @@ def test_seeds_to_round_one_dataset(cfg, tmp_path):
     evolve.prepare_seeds(cfg, str(seeds), str(skipped))
     records = read_jsonl(seeds)
     assert {r["source"] for r in records} == {"taco", "apps", "primeintellect"}
+    vectors, meta = tmp_path / "embeddings.npy", tmp_path / "embeddings.json"
+    evolve.embed_seeds(cfg, str(seeds), str(vectors), str(meta))
+    assert read_json(meta)["ids"] == [r["id"] for r in records]
+    # a bundle's vectors are restored only for the same seeds, byte for byte
+    again, again_meta = tmp_path / "again.npy", tmp_path / "again.json"
+    evolve.restore_embeddings(str(seeds), str(vectors), str(meta), str(again), str(again_meta))
+    assert again.read_bytes() == vectors.read_bytes()
+    other = tmp_path / "other_seeds.jsonl"
+    write_jsonl(other, records[1:])
+    with pytest.raises(UserError, match="other seed problems"):
+        evolve.restore_embeddings(str(other), str(vectors), str(meta), str(again), str(again_meta))
     kept, stats = tmp_path / "dedup.jsonl", tmp_path / "dedup.json"
-    evolve.deduplicate_seeds(cfg, str(seeds), str(kept), str(stats))
+    evolve.deduplicate_seeds(cfg, str(seeds), str(vectors), str(meta), str(kept), str(stats))
     s = read_json(stats)
     # the shipped TACO/APPS pair "sum of even numbers" collapses to one problem
     t1 = {row["source"]: row for row in s["table1"]}

@@ -1,6 +1,7 @@
-# Semantic de-duplication of the seed problems (rule evolve_dedup).
+# Semantic de-duplication of the seed problems on their embeddings (rule evolve_dedup).
 from selfplay.pipeline import evolve
 from selfplay.pipeline.step import step
 
+i, o = snakemake.input, snakemake.output
 with step("evolve dedup", snakemake.log[0]):
-    evolve.deduplicate_seeds(snakemake.params.cfg, snakemake.input[0], snakemake.output.kept, snakemake.output.stats)
+    evolve.deduplicate_seeds(snakemake.params.cfg, i.seeds, i.vectors, i.meta, o.kept, o.stats)

@@ -1,8 +1,13 @@
-# GRPO from the base model on one round's dataset (rule evolve_grpo).
+# GRPO from the base model on one round's dataset, or a bundle's record restored (rule evolve_grpo).
 from selfplay.pipeline import evolve
-from selfplay.pipeline.step import step
+from selfplay.pipeline.step import optional_path, step
 
-r = int(snakemake.wildcards.er)
+r, i, o = int(snakemake.wildcards.er), snakemake.input, snakemake.output
 with step(f"evolve GRPO on round {r}", snakemake.log[0]):
-    evolve.grpo_round(snakemake.params.cfg, r, snakemake.input.suite, snakemake.input.dataset,
-                      snakemake.params.model_dir, snakemake.output.adapter, snakemake.output.rollouts)
+    bundled = optional_path(i.get("restored"))
+    if bundled:
+        evolve.restore_grpo_round(snakemake.params.cfg, i.dataset, bundled, o.adapter, o.rollouts,
+                                  optional_path(i.restored_rollouts))
+    else:
+        evolve.grpo_round(snakemake.params.cfg, r, i.suite, i.dataset, snakemake.params.model_dir, o.adapter,
+                          o.rollouts)

@@ -31,7 +31,7 @@ import random
 from pathlib import Path
 
 from ..errors import UserError
-from ..records import derive_seed, read_json, read_jsonl, write_json, write_jsonl
+from ..records import derive_seed, read_json, read_jsonl, sha256_file, write_json, write_jsonl
 from ..tracks.evolve import game
 from ..tracks.evolve.parse import guess_entry, parse_new_tests, parse_refinement, parse_solution
 from ..tracks.evolve.rounds import METHODS, generation_picks, round_entry, submatrix
@@ -110,23 +110,63 @@ def prepare_seeds(cfg: dict, out: str, skipped_out: str, downloaded: dict[str, s
     write_jsonl(skipped_out, skipped)
 
 
-def deduplicate_seeds(cfg: dict, seeds_path: str, out: str, stats_out: str) -> None:
-    """Semantic de-duplication of the seed questions (threshold and neighbours from
-    config ``evolve.dedup``); the statistics name the embedding model and its hash."""
-    from ..tracks.evolve import dedup, embed
+def embed_seeds(cfg: dict, seeds_path: str, out_vectors: str, out_meta: str) -> None:
+    """Sentence embeddings of the seed questions (config ``evolve.dedup.model``): a .npy
+    matrix, one unit-length row per seed in file order, and a JSON beside it naming the
+    seeds, the model and its hash. A bundle carries both, so its replay de-duplicates
+    the same vectors without the embedding model (``restore_embeddings``)."""
+    import numpy as np
+
+    from ..tracks.evolve import embed
+
+    model = cfg["evolve"]["dedup"]["model"]
+    records = read_jsonl(seeds_path)
+    if not records:
+        raise UserError(f"{seeds_path}: no seed problems to embed")
+    vectors = embed.embed_texts([r["question"] for r in records], model)
+    tmp = Path(out_vectors).with_suffix(".partial.npy")
+    np.save(tmp, vectors.astype(np.float32))
+    tmp.replace(out_vectors)
+    write_json(out_meta, {"ids": [r["id"] for r in records], "model": embed.model_identity(model),
+                          "shape": list(vectors.shape), "sha256": sha256_file(out_vectors)})
+
+
+def restore_embeddings(seeds_path: str, bundled_vectors: str, bundled_meta: str, out_vectors: str,
+                       out_meta: str) -> None:
+    """A bundle's embeddings put in place, after checking they belong to these seeds."""
+    import shutil
+
+    meta = read_json(bundled_meta)
+    ids = [r["id"] for r in read_jsonl(seeds_path)]
+    if meta.get("ids") != ids:
+        raise UserError(f"{bundled_meta}: the bundled embeddings are of other seed problems than {seeds_path}; "
+                        "the replay diverged upstream of de-duplication")
+    if sha256_file(bundled_vectors) != meta.get("sha256"):
+        raise UserError(f"{bundled_vectors}: does not hash to the sha256 its metadata records")
+    shutil.copyfile(bundled_vectors, out_vectors)
+    write_json(out_meta, {**meta, "restored_from_bundle": str(bundled_meta)})
+
+
+def deduplicate_seeds(cfg: dict, seeds_path: str, vectors_path: str, meta_path: str, out: str,
+                      stats_out: str) -> None:
+    """Semantic de-duplication of the seeds on their embeddings (threshold and neighbours
+    from config ``evolve.dedup``); the statistics name the embedding model and its hash."""
+    import numpy as np
+
+    from ..tracks.evolve import dedup
 
     d = cfg["evolve"]["dedup"]
     records = read_jsonl(seeds_path)
-    if not records:
-        raise UserError(f"{seeds_path}: no seed problems to de-duplicate")
-    vectors = embed.embed_texts([r["question"] for r in records], d["model"])
+    meta = read_json(meta_path)
+    if meta["ids"] != [r["id"] for r in records]:
+        raise UserError(f"{meta_path}: the embeddings are of other seed problems than {seeds_path}")
+    vectors = np.load(vectors_path)
     result, stats = dedup.summary(records, vectors, threshold=float(d["threshold"]),
                                   seed=derive_seed(cfg["seed"], "evolve-dedup"), k=int(d["neighbours"]),
                                   order=list(cfg["evolve"]["seeds"]["sources"]))
     kept = set(result.kept)
     write_jsonl(out, [r for r in records if r["id"] in kept])
-    write_json(stats_out, {**stats, "model": embed.model_identity(d["model"]), "dropped": result.dropped,
-                           "groups": result.groups})
+    write_json(stats_out, {**stats, "model": meta["model"], "dropped": result.dropped, "groups": result.groups})
     log.info("de-duplication: %d of %d seed problems kept", len(kept), len(records))
 
 
@@ -423,5 +463,21 @@ def grpo_round(cfg: dict, round_: int, suite_path: str, dataset_path: str, model
             write_jsonl(rollouts_out, [])
             log.warning("GRPO round %d: %s; the evaluation uses the base model", round_, exc)
     record["round"] = round_
+    record["trainset"] = str(dataset_path)
+    record["trainset_sha256"] = sha256_file(dataset_path)   # what a bundle's restore checks
     write_json(Path(out_dir) / RECORD_NAME, record)
+    return record
+
+
+def restore_grpo_round(cfg: dict, dataset_path: str, bundled_record: str, out_dir: str, rollouts_out: str,
+                       bundled_rollouts: str) -> dict:
+    """The GRPO step when config ``replay_training_from`` is set: the bundle's record (and
+    weights, when bundled) restored after checking the round's dataset is the one it was
+    trained on, and its recorded rollouts copied; no model is loaded."""
+    import shutil
+
+    from ..bundle.restore import restore_training_output
+
+    record = restore_training_output(bundled_record, out_dir, dataset_path, cfg["backend"]["name"])
+    shutil.copyfile(bundled_rollouts, rollouts_out)
     return record

@@ -52,8 +52,8 @@ def table2(rounds: Sequence[Round], sources: Sequence[str], csv_path: str, md_pa
         rows.append({"Round": r, "Metric": "#Problems", **{c: len(per[c]) for c in columns}})
         rows.append({"Round": r, "Metric": "#Avg. Tests", **{
             c: (round(sum(len(d["tests"]) for d in per[c]) / len(per[c]), 2) if per[c] else None) for c in columns}})
-    frame = pd.DataFrame(rows, columns=["Round", "Metric", *columns])
-    shown = frame.astype(object).where(frame.notna(), "n/a")
+    frame = pd.DataFrame(rows, columns=["Round", "Metric", *columns], dtype=object)   # counts stay integers
+    shown = frame.where(frame.notna(), "n/a")
     notes = ["A problem counts in a round when the end-of-round filter keeps it (at least evolve.filter.min_tests "
              "kept tests, at most evolve.filter.max_perfect_solutions solutions passing all of them).",
              "n/a: no problem of that source was kept in that round."]

@@ -112,6 +112,20 @@ def _device_facts() -> tuple[bool, bool]:
     return on_gpu, bool(on_gpu and torch.cuda.is_bf16_supported())
 
 
+def load_chat_tokenizer(transformers, model_dir: str, what: str):
+    """The model's tokenizer for conversational training (``what``: SFT, GRPO), with a pad
+    token; refuses a model without a chat template."""
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir)
+    except OSError as exc:
+        raise UserError(f"cannot load the tokenizer of {model_dir!r} for {what} training: {exc}") from exc
+    if tokenizer.chat_template is None:
+        raise UserError(f"base model {model_dir!r} has no chat template; conversational {what} needs one")
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
+
+
 def build_sft_trainer(
     base_model: str,
     examples: list[dict],
@@ -140,17 +154,13 @@ def build_sft_trainer(
     # Seed Python, NumPy and torch before anything random happens (LoRA init, dropout, shuffling).
     transformers.set_seed(seed)
 
+    tokenizer = load_chat_tokenizer(transformers, base_model, "SFT")
     try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(base_model)
         model = transformers.AutoModelForCausalLM.from_pretrained(
             base_model, dtype=getattr(torch, resolved["dtype"])
         )
     except OSError as exc:
         raise UserError(f"cannot load base model {base_model!r} for training: {exc}") from exc
-    if tokenizer.chat_template is None:
-        raise UserError(f"base model {base_model!r} has no chat template; conversational SFT needs one")
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
 
     lora = peft.LoraConfig(
         r=resolved["lora_r"],

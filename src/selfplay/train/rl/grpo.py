@@ -70,6 +70,7 @@ from ..sft import (
     _library_versions,
     _open_permissions,
     _swap_into_place,
+    load_chat_tokenizer,
 )
 from .advantages import task_relative_advantages
 from .settings import GRPOSettings, grpo_config_kwargs
@@ -336,16 +337,7 @@ def _device_flags(device: str) -> tuple[bool, bool]:
 
 def load_tokenizer(model_dir: str):
     """The policy's tokenizer, with a pad token; refuses a model without a chat template."""
-    transformers = require_module("transformers", _INSTALL_HINT)
-    try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir)
-    except OSError as exc:
-        raise UserError(f"cannot load the tokenizer of {model_dir!r} for GRPO training: {exc}") from exc
-    if tokenizer.chat_template is None:
-        raise UserError(f"base model {model_dir!r} has no chat template; conversational GRPO needs one")
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    return tokenizer
+    return load_chat_tokenizer(require_module("transformers", _INSTALL_HINT), model_dir, "GRPO")
 
 
 def load_policy(model_dir: str, settings: GRPOSettings, adapter: str | None, dtype: str):
