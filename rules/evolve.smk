@@ -41,7 +41,7 @@ TRACK_OUTPUTS["evolve"] = {
         "evolve",
         data=[
             f"{EVOLVE_ROOT}/seeds/{f}"
-            for f in ("seeds.jsonl", "seeds.skipped.jsonl", "dedup.jsonl", "dedup.json")
+            for f in ("seeds.jsonl", "seeds.skipped.jsonl", "embeddings.npy", "embeddings.json", "dedup.json")
         ]
         + eval_items_files("evolve"),
         recordings=[f"{EVOLVE_ROOT}/round0/refine.jsonl"]

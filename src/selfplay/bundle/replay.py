@@ -150,7 +150,8 @@ def first_difference(a: bytes, b: bytes) -> str:
 
 # What a verdict record decided (whichever of these it has), as opposed to how long it took.
 DECISION_KEYS = ("id", "verified", "reject_reason", "difficulty",  # candidates, labels (both tracks)
-                 "problem", "sample", "passed", "compile_error", "reason")  # scored code generation (Table 3)
+                 "problem", "sample", "passed", "compile_error", "reason",  # scored code generation (Table 3)
+                 "kept")  # EvolveCoder round datasets (its pass matrices compare by "passed")
 
 
 def _decisions(path: Path) -> list:
