@@ -200,6 +200,8 @@ def test_no_paper_config_constrains_decoding_and_the_default_does():
         else:
             assert set(found) == {f"{t}.{role}.answer_format" for t, roles in (("sinq", ("alice", "bob")),
                                                                                 ("seq", ("alice", "proof", "bob")),
-                                                                                ("psv", ("solve", "propose")))
+                                                                                ("psv", ("solve", "propose")),
+                                                                                ("evolve", ("refine", "pool", "adversarial",
+                                                                                            "discriminative")))
                                   for role in roles}
             assert all(f["constrained"] for f in found.values())

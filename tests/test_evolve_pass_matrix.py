@@ -85,7 +85,7 @@ TESTS = {
     "statement": "import os; os._exit(0)",
     "two_statements": "assert solve([1]) == 1; import os",
     "exits_while_evaluated": "assert solve([__import__('os')._exit(0)]) == 0",
-    "loops_while_evaluated": "assert solve([1]) == [0 for _ in iter(int, 1)]",
+    "loops_while_evaluated": "assert solve([1]) == next(x for x in iter(int, 1) if x)",   # forever, in constant memory
     "memory_while_evaluated": "assert solve([0] * 10**10) == 0",
     "forged_expected": "assert solve([1]) == type('A', (), {'__eq__': lambda s, o: True})()",
     "undefined_name": "assert solve([1]) == expected",
