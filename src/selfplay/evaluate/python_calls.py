@@ -39,7 +39,7 @@ RECORD_ENTRY = "__selfplay_record__"
 
 # Appended after the program: rebuilds each call's arguments from their source text
 # (inside the sandbox), makes the calls, reports outcomes.
-_CALLS_SHIM = '''
+CALLS_SHIM = '''
 
 def __selfplay_calls__(entry, calls):
     names = {"__builtins__": {}, "inf": float("inf"), "nan": float("nan"), "set": set,
@@ -125,7 +125,7 @@ def run_calls(sandbox, code: str, entry: str, calls: list[Any], timeout: float, 
     outcome per call. A batch may take ``timeout`` seconds per call, at most ``cap``
     seconds in all. A batch that does not finish (timeout, crash, unencodable result)
     gives every call of it the batch's status; later batches still run."""
-    program = code + "\n\n" + _CALLS_SHIM
+    program = code + "\n\n" + CALLS_SHIM
     jobs = []
     for start in range(0, len(calls), BATCH):
         batch = calls[start:start + BATCH]
@@ -134,11 +134,11 @@ def run_calls(sandbox, code: str, entry: str, calls: list[Any], timeout: float, 
     outcomes: list[CallOutcome] = []
     sizes = [len(calls[s:s + BATCH]) for s in range(0, len(calls), BATCH)]
     for result, size in zip(sandbox.run_many(jobs), sizes):
-        outcomes += _batch_outcomes(result, size)
+        outcomes += batch_outcomes(result, size)
     return outcomes
 
 
-def _batch_outcomes(result, size: int) -> list[CallOutcome]:
+def batch_outcomes(result, size: int) -> list[CallOutcome]:
     if result.status != "ok":
         detail = result.exc_type if result.status == "exception" else (result.detail or result.status)
         status = "exception" if result.status == "exception" else result.status

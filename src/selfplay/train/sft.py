@@ -35,8 +35,9 @@ import sys
 import tempfile
 import time
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from ..containers.runtime import runtime_record
 from ..errors import UserError, require_module
@@ -287,6 +288,27 @@ def _swap_into_place(staging: Path, out: Path) -> None:
         os.replace(staging, out)
 
 
+@contextmanager
+def staged_output(out_dir: str | os.PathLike) -> Iterator[tuple[Path, Path]]:
+    """A training run's output folder, written atomically: yields ``(staging, scratch)``
+    folders beside ``out_dir``; the caller saves the result and its record into
+    ``staging``, which replaces ``out_dir`` only when the block ends without an error.
+    ``scratch`` (the trainer's own files) is removed either way."""
+    out = Path(out_dir).resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _check_out_dir(out)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    scratch = Path(tempfile.mkdtemp(prefix=f".{out.name}.scratch-", dir=out.parent))
+    try:
+        yield staging, scratch
+        _open_permissions(staging)
+        _swap_into_place(staging, out)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+
+
 def _library_versions() -> dict[str, str]:
     import importlib.metadata as md
 
@@ -334,80 +356,76 @@ def train_lora_sft(base_model: str, examples: list[dict], out_dir: str, settings
     started = time.perf_counter()
     clean, _ = _check_inputs(examples, settings, seed)
 
-    out = Path(out_dir).resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    _check_out_dir(out)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
-    scratch = Path(tempfile.mkdtemp(prefix=f".{out.name}.scratch-", dir=out.parent))
-    try:
-        trainer, resolved = build_sft_trainer(base_model, clean, scratch, settings, seed)
-        counts = label_token_counts(trainer)
-        n_prepared = len(counts)
-        if n_prepared == 0:
-            raise UserError(
-                f"all {len(clean)} training examples lost their completion to truncation at "
-                f"max_length={resolved['max_length']}; raise max_length"
-            )
-        lengths = [len(ids) for ids in trainer.train_dataset["input_ids"]]
-        n_at_max = sum(1 for n in lengths if n >= resolved["max_length"])
-        if n_at_max:
-            log.warning(
-                "%d of %d training examples reached max_length=%d and may have been truncated",
-                n_at_max, n_prepared, resolved["max_length"],
-            )
+    with staged_output(out_dir) as (staging, scratch):
+        try:
+            return _train_sft_into(staging, scratch, base_model, clean, settings, seed, started)
+        finally:
+            # Drop the model before returning so a caller that generates next gets the memory back.
+            gc.collect()
+            if "torch" in sys.modules and sys.modules["torch"].cuda.is_available():
+                sys.modules["torch"].cuda.empty_cache()
 
-        train_started = time.perf_counter()
-        output = trainer.train()
-        train_seconds = time.perf_counter() - train_started
 
-        history = [
-            {"step": int(e["step"]), "loss": _finite(e["loss"])}
-            for e in trainer.state.log_history
-            if "loss" in e and "step" in e
-        ]
-        trainer.model.save_pretrained(str(staging))
-        _canonical_adapter_config(staging / "adapter_config.json")
-        missing = [name for name in ADAPTER_FILES if not (staging / name).is_file()]
-        if missing:
-            raise RuntimeError(f"saving the adapter did not write {', '.join(missing)}")
-        adapter_files = sorted(p.name for p in staging.iterdir() if p.is_file())
-        steps = int(trainer.state.global_step)
+def _train_sft_into(staging: Path, scratch: Path, base_model: str, clean: list[dict], settings: dict, seed: int,
+                    started: float) -> dict:
+    """Train, and save the adapter and its record into ``staging``."""
+    trainer, resolved = build_sft_trainer(base_model, clean, scratch, settings, seed)
+    counts = label_token_counts(trainer)
+    n_prepared = len(counts)
+    if n_prepared == 0:
+        raise UserError(
+            f"all {len(clean)} training examples lost their completion to truncation at "
+            f"max_length={resolved['max_length']}; raise max_length"
+        )
+    lengths = [len(ids) for ids in trainer.train_dataset["input_ids"]]
+    n_at_max = sum(1 for n in lengths if n >= resolved["max_length"])
+    if n_at_max:
+        log.warning(
+            "%d of %d training examples reached max_length=%d and may have been truncated",
+            n_at_max, n_prepared, resolved["max_length"],
+        )
 
-        record: dict[str, Any] = {
-            "base_model": str(base_model),
-            "seed": seed,
-            "settings": resolved,
-            "n_examples": len(clean),
-            "n_train_examples": n_prepared,
-            "n_dropped_examples": len(clean) - n_prepared,
-            "n_examples_at_max_length": n_at_max,
-            "n_label_tokens": int(sum(counts)),
-            "n_tokens": int(sum(lengths)),
-            "steps": steps,
-            "epochs_completed": _finite(trainer.state.epoch),
-            "final_train_loss": history[-1]["loss"] if history else None,
-            "mean_train_loss": _finite(output.training_loss),
-            "loss_history": history,
-            "seconds": None,  # filled in below, after saving
-            "train_seconds": round(train_seconds, 3),
-            "seconds_per_step": round(train_seconds / steps, 3) if steps else None,
-            "device": "cuda" if not trainer.args.use_cpu else "cpu",
-            "libraries": _library_versions(),
-            "runtime": runtime_record(),
-            "adapter_files": adapter_files,
-            "adapter_sha256": sha256_tree(staging),
-        }
-        record["seconds"] = round(time.perf_counter() - started, 3)
-        write_json(staging / RECORD_NAME, record)
-        _open_permissions(staging)
-        _swap_into_place(staging, out)
-        return record
-    finally:
-        # Drop the model before returning so a caller that generates next gets the memory back.
-        trainer = None
-        gc.collect()
-        if "torch" in sys.modules and sys.modules["torch"].cuda.is_available():
-            sys.modules["torch"].cuda.empty_cache()
-        shutil.rmtree(scratch, ignore_errors=True)
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
+    train_started = time.perf_counter()
+    output = trainer.train()
+    train_seconds = time.perf_counter() - train_started
+
+    history = [
+        {"step": int(e["step"]), "loss": _finite(e["loss"])}
+        for e in trainer.state.log_history
+        if "loss" in e and "step" in e
+    ]
+    trainer.model.save_pretrained(str(staging))
+    _canonical_adapter_config(staging / "adapter_config.json")
+    missing = [name for name in ADAPTER_FILES if not (staging / name).is_file()]
+    if missing:
+        raise RuntimeError(f"saving the adapter did not write {', '.join(missing)}")
+    adapter_files = sorted(p.name for p in staging.iterdir() if p.is_file())
+    steps = int(trainer.state.global_step)
+
+    record: dict[str, Any] = {
+        "base_model": str(base_model),
+        "seed": seed,
+        "settings": resolved,
+        "n_examples": len(clean),
+        "n_train_examples": n_prepared,
+        "n_dropped_examples": len(clean) - n_prepared,
+        "n_examples_at_max_length": n_at_max,
+        "n_label_tokens": int(sum(counts)),
+        "n_tokens": int(sum(lengths)),
+        "steps": steps,
+        "epochs_completed": _finite(trainer.state.epoch),
+        "final_train_loss": history[-1]["loss"] if history else None,
+        "mean_train_loss": _finite(output.training_loss),
+        "loss_history": history,
+        "seconds": None,  # filled in below, after saving
+        "train_seconds": round(train_seconds, 3),
+        "seconds_per_step": round(train_seconds / steps, 3) if steps else None,
+        "device": "cuda" if not trainer.args.use_cpu else "cpu",
+        "libraries": _library_versions(),
+        "runtime": runtime_record(),
+        "adapter_files": adapter_files,
+        "adapter_sha256": sha256_tree(staging),
+    }
+    record["seconds"] = round(time.perf_counter() - started, 3)
+    write_json(staging / RECORD_NAME, record)
+    return record

@@ -10,7 +10,7 @@ were given anywhere and set config ``evaluation.benchmarks.pysecdb.source: path`
 
 The format, as the dataset card documents it: JSON records with five keys, ``id``,
 ``label`` (``"security"`` or ``"non-security"``), ``content`` (the patch text), ``source``
-(``"MITRE"`` or ``"wild"``) and ``CVE-ID`` (``"CVE-XXXX-XXXXX"`` or ``"NA"``). The reader
+(``"MITRE"`` or ``"wild"``) and ``CVE-ID`` (``"CVE-<year>-<number>"``, e.g. ``"CVE-2021-3281"``, or ``"NA"``). The reader
 takes a JSON list of such records, an object of them keyed by id, or JSON lines.
 
 The model is asked whether the commit fixes a security vulnerability, without the rest of

@@ -44,7 +44,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
-from ...evaluate.python_calls import _CALLS_SHIM, ENTRY, _batch_outcomes, judge, parse_args
+from ...evaluate.python_calls import CALLS_SHIM, ENTRY, batch_outcomes, judge, parse_args
 from ...sandbox.encoding import Opaque, decode_value
 from .asserts import PLACEHOLDER, TEST_BARE, TEST_MODULES, AssertPlan, detect_entry, plan_assert
 
@@ -153,14 +153,14 @@ def _cells(solutions: Sequence[str], entry: str | None, prepared: list[_Prepared
     """Every cell's (passed, reason): each solution's calls on the usable tests, then the
     general checks, each distinct one once."""
     live = [t for t, ready in enumerate(prepared) if ready is not None]
-    jobs = [(code + "\n\n" + _CALLS_SHIM, ENTRY, [{"entry": entry, "calls": prepared[t].calls} for t in live],
+    jobs = [(code + "\n\n" + CALLS_SHIM, ENTRY, [{"entry": entry, "calls": prepared[t].calls} for t in live],
              time_limit) for code in solutions]
     results = _execute(sandbox, jobs, mode) if live else [[] for _ in solutions]
     cells = [[(False, MALFORMED)] * len(prepared) for _ in solutions]
     pending: dict[tuple[int, str], list[tuple[int, int]]] = {}
     for s, row in enumerate(results):
         for t, result in zip(live, row):
-            verdict = _verdict(prepared[t], _batch_outcomes(result, len(prepared[t].calls)))
+            verdict = _verdict(prepared[t], batch_outcomes(result, len(prepared[t].calls)))
             if isinstance(verdict, str):
                 pending.setdefault((t, verdict), []).append((s, t))
             else:

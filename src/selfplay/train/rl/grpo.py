@@ -44,9 +44,7 @@ import functools
 import gc
 import logging
 import math
-import shutil
 import sys
-import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -65,12 +63,10 @@ from ..sft import (
     RECORD_NAME,
     TrainingSkipped,
     _canonical_adapter_config,
-    _check_out_dir,
     _finite,
     _library_versions,
-    _open_permissions,
-    _swap_into_place,
     load_chat_tokenizer,
+    staged_output,
 )
 from .advantages import task_relative_advantages
 from .settings import GRPOSettings, grpo_config_kwargs
@@ -543,12 +539,7 @@ def train_grpo(
     if not settings.clipping_acts:
         log.warning("GRPO: %s", settings.clipping_message())
 
-    out = Path(out_dir).resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    _check_out_dir(out)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
-    scratch = Path(tempfile.mkdtemp(prefix=f".{out.name}.scratch-", dir=out.parent))
-    try:
+    with staged_output(out_dir) as (staging, scratch):
         with warnings.catch_warnings():
             # PEFT still reads the old `is_gradient_checkpointing` name; the notice is not ours to act on.
             warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
@@ -556,10 +547,4 @@ def train_grpo(
                                  adapter, device, dtype)
         record["seconds"] = round(time.perf_counter() - started, 3)
         write_json(staging / RECORD_NAME, record)
-        _open_permissions(staging)
-        _swap_into_place(staging, out)
-        return record
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
+    return record
