@@ -208,10 +208,16 @@ def test_clip_values_set_where_they_cannot_act_are_refused():
         GRPOSettings.from_dict({"steps_per_generation": 1, "epsilon_low": 0.2, "epsilon_high": 0.3})
 
 
-def test_default_clip_values_on_policy_only_warn(caplog):
-    with caplog.at_level(logging.WARNING, logger="selfplay.train.rl.settings"):
+def test_default_clip_values_on_policy_warn_in_the_training_job_only(caplog, tmp_path):
+    from selfplay.train.rl.grpo import _check_call
+
+    # Parsing runs at every workflow start: it stays quiet; the training job says it once.
+    with caplog.at_level(logging.WARNING, logger="selfplay.train.rl"):
         s = GRPOSettings.from_dict({"steps_per_generation": 1})
     assert not s.clipping_acts and s.to_record()["clipping_acts"] is False
+    assert "cannot act" not in caplog.text
+    with caplog.at_level(logging.WARNING, logger="selfplay.train.rl"):
+        _check_call(str(tmp_path), lambda **_: [], s, tmp_path / "r.jsonl", "cpu", "float32")
     assert "cannot act" in caplog.text
 
 

@@ -457,7 +457,10 @@ def _check_call(model_dir: Any, reward_fn: Any, settings: Any, recordings_path: 
         raise UserError(f"GRPO training device must be 'cpu' or 'cuda', got {device!r}")
     if dtype not in DTYPES:
         raise UserError(f"GRPO training dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
-    return settings if isinstance(settings, GRPOSettings) else GRPOSettings.from_dict(settings)
+    settings = settings if isinstance(settings, GRPOSettings) else GRPOSettings.from_dict(settings)
+    if not settings.clipping_acts:  # the training record says so too (clipping_acts: false)
+        log.warning("GRPO settings: %s", settings.clipping_message())
+    return settings
 
 
 def _train_into(staging: Path, scratch: Path, model_dir: str, records: list[dict], reward_fn: Callable,

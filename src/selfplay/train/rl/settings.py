@@ -234,7 +234,6 @@ class GRPOSettings:
         if not settings.clipping_acts:
             if {"epsilon_low", "epsilon_high"} & set(section):
                 raise UserError(f"training setting 'epsilon_low'/'epsilon_high': {settings.clipping_message()}")
-            log.warning("GRPO settings: %s", settings.clipping_message())
         return settings
 
     def to_record(self) -> dict[str, Any]:
