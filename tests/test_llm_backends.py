@@ -61,12 +61,12 @@ def test_factory_rejects_unknown_backends_and_settings(tmp_path):
 
 
 def test_sampler_rules_on_synthetic_logits():
-    """The per-row logits processor alone (no model): penalty, greedy, top-k/top-p, seeding."""
+    """The per-row sampler alone (no model): penalty, greedy, top-k/top-p, seeding, active rows."""
     import torch
 
     from selfplay.llm.transformers_backend import _build_sampler_class, _Row
 
-    RowSampler, _ = _build_sampler_class()
+    RowSampler = _build_sampler_class()
 
     def rows(*sps, seed=7):
         return [_Row(0, 0, [1], sp, seed + i, 8) for i, sp in enumerate(sps)]
@@ -75,30 +75,29 @@ def test_sampler_rules_on_synthetic_logits():
     logits = torch.zeros(3, vocab)
     logits[:, 5] = 3.0
     logits[:, 6] = 2.9
-    prompt = torch.tensor([[9], [9], [9]])
-    generated = torch.tensor([[5], [5], [5]])
-    ids = torch.cat([prompt, generated], dim=1)
 
-    def pick(sampler, inp):
-        out = sampler(inp, logits[: inp.shape[0]].clone())
-        assert bool((out.max(dim=1).values == 0).all()) and bool((torch.isinf(out).sum(1) == vocab - 1).all())
-        return out.argmax(dim=1).tolist()
+    def pick(sampler, generated, active=None):
+        active = list(range(len(generated))) if active is None else active
+        return sampler(logits[: len(active)].clone(), active, generated).tolist()
 
     greedy = SamplingParams(temperature=0)
     penalised = SamplingParams(temperature=0, presence_penalty=0.5)
     k1 = SamplingParams(temperature=5.0, top_k=1)
-    s = RowSampler(rows(greedy, penalised, k1), prompt_len=1)
+    s = RowSampler(rows(greedy, penalised, k1))
     # token 5 is already generated: the penalty moves the greedy choice of row 1 to token 6
-    assert pick(s, ids) == [5, 6, 5]
+    assert pick(s, [[5], [5], [5]]) == [5, 6, 5]
+    # only the active rows are decoded, each with its own settings
+    assert pick(s, [[5], [5], [5]], active=[1]) == [6]
+    assert pick(s, [[5], [5], [5]], active=[0, 2]) == [5, 5]
     # no penalty before anything is generated
-    assert pick(RowSampler(rows(penalised), 1), prompt[:1]) == [5]
+    assert pick(RowSampler(rows(penalised)), [[]]) == [5]
     # top_p so small that only the best token is left
-    assert pick(RowSampler(rows(SamplingParams(temperature=3.0, top_p=0.01)), 1), prompt[:1]) == [5]
+    assert pick(RowSampler(rows(SamplingParams(temperature=3.0, top_p=0.01))), [[]]) == [5]
 
     hot = SamplingParams(temperature=50.0)
     nucleus = SamplingParams(temperature=50.0, top_p=0.5)
-    first = [pick(RowSampler(rows(hot, nucleus, seed=s), 1), prompt[:2]) for s in range(20)]
-    again = [pick(RowSampler(rows(hot, nucleus, seed=s), 1), prompt[:2]) for s in range(20)]
+    first = [pick(RowSampler(rows(hot, nucleus, seed=s)), [[], []]) for s in range(20)]
+    again = [pick(RowSampler(rows(hot, nucleus, seed=s)), [[], []]) for s in range(20)]
     assert first == again  # same seeds, same draws
     assert len({tuple(x) for x in first}) > 5  # a hot distribution really samples
     # nucleus of a flat-ish distribution keeps about half of the tokens
@@ -161,6 +160,26 @@ def test_batched_sampling_order_n_and_determinism(backend):
         temperature=0.9, top_p=0.95, max_new_tokens=8, n=2, seed=12))])
     assert other[0] != first[0]
     assert backend.stats["generated_tokens"] > 0
+
+
+@pytest.mark.slow
+def test_own_decoding_loop_matches_transformers_generate(backend):
+    """Greedy text from our loop (one batch; the 3-token row leaves it early, the others go
+    on with their cache rows) equals transformers' own ``generate`` on each prompt alone."""
+    import torch
+
+    budgets = [12, 3, 12]
+    reqs = [GenerationRequest(p, SamplingParams(temperature=0, max_new_tokens=b)) for p, b in zip(PROMPTS, budgets)]
+    ours = [x[0] for x in backend.generate(reqs)]
+    for req, budget, text in zip(reqs, budgets, ours):
+        ids = torch.tensor([backend._prompt_ids(req)])
+        with torch.inference_mode():
+            out = backend._base.generate(input_ids=ids, attention_mask=torch.ones_like(ids), do_sample=False,
+                                         max_new_tokens=budget, eos_token_id=sorted(backend.stop_ids),
+                                         pad_token_id=backend.pad_id)
+        assert text == backend.tokenizer.decode(out[0, ids.shape[1]:], skip_special_tokens=True)
+    assert len(backend.tokenizer(ours[1], add_special_tokens=False)["input_ids"]) <= 3 < len(
+        backend.tokenizer(ours[0], add_special_tokens=False)["input_ids"])
 
 
 @pytest.mark.slow

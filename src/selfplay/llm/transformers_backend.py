@@ -10,13 +10,18 @@ How a ``generate`` call runs
 - Each request becomes ``n`` rows (one row if greedy: the n texts are then copies).
   Rows are sorted by prompt length and cut into batches of ``batch_size`` rows,
   left-padded (pad = eos = ``<|im_end|>`` for SmolLM2 when there is no pad token).
-- Sampling is done by our own logits processor, not by ``generate(do_sample=True)``:
-  every row owns a ``torch.Generator`` seeded from (request seed, sample index), and
-  the processor applies presence penalty, temperature, top-k and top-p per row, draws
-  the token with the row's generator and hands ``generate`` a one-hot score so its
-  greedy step picks that token. Consequences: the same request and seed give the
-  same text on a rerun, and (up to float rounding differences between batch shapes)
-  whatever else shares its batch; rows in one batch may use different settings.
+- Decoding is our own loop over the model's forward pass with a KV cache, not
+  ``generate``: a batch is prefilled once, then each step feeds every unfinished row
+  its last token, and a row that has stopped leaves the batch (its cache rows are
+  dropped), so a batch costs what its unfinished rows cost rather than what its
+  longest row costs times the batch size (on 2 CPU cores one decoding step of 8
+  rows takes about 2.6x one of a single row).
+- Sampling is per row: every row owns a ``torch.Generator`` seeded from (request
+  seed, sample index); presence penalty, temperature, top-k and top-p are applied per
+  row and the token is drawn with the row's generator (one draw per row per step).
+  Consequences: the same request and seed give the same text on a rerun, and (up to
+  float rounding differences between batch shapes) whatever else shares its batch;
+  rows in one batch may use different settings.
 - ``presence_penalty`` is applied exactly as vLLM/OpenAI define it: the penalty is
   subtracted once from the logit of each token already present in the generated
   part of the row (prompt tokens are not penalised).
@@ -58,20 +63,17 @@ class _Row:
 def _build_sampler_class():
     """Define the logits processor lazily so importing this module does not import torch."""
     import torch
-    from transformers import LogitsProcessor, StoppingCriteria
 
-    class RowSampler(LogitsProcessor):
-        """Per-row seeded sampling, vectorised over the batch.
+    class RowSampler:
+        """Per-row seeded sampling, vectorised over the rows still decoding.
 
-        Returns scores that are 0 at the chosen token and -inf elsewhere, so the greedy
-        step of ``generate`` takes exactly the token chosen here. A sampled token is
+        Called with the next-token logits of the active rows (``active`` holds their
+        indices in the batch), it returns the token chosen for each. A sampled token is
         drawn by inverting the cumulative distribution at one uniform number taken from
         the row's own generator (one draw per row per step).
         """
 
-        def __init__(self, rows: list[_Row], prompt_len: int, matchers: list | None = None,
-                     stop_ids: list[int] | None = None):
-            self.prompt_len = prompt_len
+        def __init__(self, rows: list[_Row], matchers: list | None = None, stop_ids: list[int] | None = None):
             # One FormatMatcher per row whose answer has a format (None elsewhere).
             self.matchers = matchers or [None] * len(rows)
             self.constrained = [k for k, m in enumerate(self.matchers) if m is not None]
@@ -80,33 +82,34 @@ def _build_sampler_class():
             sps = [r.sampling for r in rows]
             self.generators = [torch.Generator().manual_seed(r.seed) for r in rows]
             self.sampled = torch.tensor([not sp.greedy for sp in sps])
-            self.sampled_rows = torch.nonzero(self.sampled).flatten()
             self.temperature = torch.tensor([sp.temperature if not sp.greedy else 1.0 for sp in sps])
             self.presence = torch.tensor([sp.presence_penalty or 0.0 for sp in sps])
             self.top_k = [sp.top_k for sp in sps]
             self.top_p = torch.tensor([sp.top_p for sp in sps])
 
-        def __call__(self, input_ids, scores):
+        def __call__(self, scores, active: list[int], generated: list[list[int]]):
             logits = scores.float()
-            generated = input_ids[:, self.prompt_len :]
-            if generated.shape[1] and bool((self.presence != 0).any()):
+            rows = torch.tensor(active, dtype=torch.long)
+            presence = self.presence[rows]
+            if bool((presence != 0).any()):
                 present = torch.zeros(logits.shape, dtype=torch.bool, device=logits.device)
-                present.scatter_(1, generated, True)
-                logits = logits - self.presence.to(logits.device)[:, None] * present
-            if self.constrained:
-                logits = self._mask(logits, generated)
+                for i, k in enumerate(active):
+                    if generated[k]:
+                        present[i, torch.tensor(generated[k], dtype=torch.long, device=logits.device)] = True
+                logits = logits - presence.to(logits.device)[:, None] * present
+            constrained = [(i, k) for i, k in enumerate(active) if self.matchers[k] is not None]
+            if constrained:
+                logits = self._mask(logits, constrained)
             choice = torch.argmax(logits, dim=-1)
-            if len(self.sampled_rows):
-                rows = self.sampled_rows
-                picked = self._sample(logits[rows.to(logits.device)], rows)
-                choice[rows.to(choice.device)] = picked.to(choice.device)
-            for k in self.constrained:
-                self.matchers[k].consume(int(choice[k]))
-            out = torch.full_like(scores, float("-inf"))
-            out.scatter_(1, choice[:, None], 0.0)
-            return out
+            sampled = torch.nonzero(self.sampled[rows]).flatten()
+            if len(sampled):
+                picked = self._sample(logits[sampled.to(logits.device)], rows[sampled])
+                choice[sampled.to(choice.device)] = picked.to(choice.device)
+            for i, k in constrained:
+                self.matchers[k].consume(int(choice[i]))
+            return choice
 
-        def _mask(self, logits, generated):
+        def _mask(self, logits, constrained):
             """Keep only the tokens each constrained row's format allows next. A row whose
             answer is complete (or whose matcher failed) may only end."""
             vocab = logits.shape[1]
@@ -115,17 +118,15 @@ def _build_sampler_class():
                 self.bitmask = torch.zeros((len(self.matchers), words), dtype=torch.int32)
             bits = torch.arange(32, dtype=torch.int32)
             logits = logits.clone()
-            for k in self.constrained:
+            for i, k in constrained:
                 matcher = self.matchers[k]
-                if generated.shape[1] and int(generated[k, -1]) in self.stop_ids.tolist():
-                    continue  # the row has ended; generate only pads it from here
                 self.bitmask[k].fill_(0)
                 matcher.fill_mask(self.bitmask, k)
                 allowed = ((self.bitmask[k, :, None] >> bits) & 1).flatten()[:vocab].bool()
                 if matcher.error or not bool(allowed.any()):
                     allowed = torch.zeros(vocab, dtype=torch.bool)
                     allowed[self.stop_ids[self.stop_ids < vocab]] = True
-                logits[k] = logits[k].masked_fill(~allowed.to(logits.device), float("-inf"))
+                logits[i] = logits[i].masked_fill(~allowed.to(logits.device), float("-inf"))
             return logits
 
         def _sample(self, logits, rows):
@@ -170,17 +171,7 @@ def _build_sampler_class():
                 picked[nucleus] = idx.gather(1, pos.clamp_(max=k - 1)).flatten()
             return picked
 
-    class RowBudget(StoppingCriteria):
-        """Marks a row finished once it has its own max_new_tokens."""
-
-        def __init__(self, budgets: list[int], prompt_len: int):
-            self.budgets = torch.tensor(budgets, dtype=torch.long)
-            self.prompt_len = prompt_len
-
-        def __call__(self, input_ids, scores, **kwargs):
-            return (input_ids.shape[1] - self.prompt_len) >= self.budgets
-
-    return RowSampler, RowBudget
+    return RowSampler
 
 
 class TransformersBackend(Backend):
@@ -211,7 +202,7 @@ class TransformersBackend(Backend):
         self.device = device
         self.max_loaded_adapters = max(1, int(max_loaded_adapters))
         self.progress = progress
-        self._RowSampler, self._RowBudget = _build_sampler_class()
+        self._RowSampler = _build_sampler_class()
 
         started = time.perf_counter()
         try:
@@ -325,8 +316,8 @@ class TransformersBackend(Backend):
         return [FormatMatcher(r.answer_format, self._ll_tokenizer) if r.answer_format else None for r in rows]
 
     def _run_batch(self, model, rows: list[_Row]) -> list[tuple[str, int]]:
+        """Decode one batch: (text, tokens generated counting the stop token) per row."""
         import torch
-        from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
         width = max(len(r.prompt_ids) for r in rows)
         input_ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
@@ -334,28 +325,40 @@ class TransformersBackend(Backend):
         for k, r in enumerate(rows):
             input_ids[k, width - len(r.prompt_ids):] = torch.tensor(r.prompt_ids, dtype=torch.long)
             attention[k, width - len(r.prompt_ids):] = 1
-        config = GenerationConfig(
-            do_sample=False,
-            max_new_tokens=max(r.max_new_tokens for r in rows),
-            eos_token_id=sorted(self.stop_ids),
-            pad_token_id=self.pad_id,
-        )
+        positions = (attention.cumsum(-1) - 1).masked_fill(attention == 0, 0)
+        sampler = self._RowSampler(rows, self._matchers(rows), sorted(self.stop_ids))
+        generated: list[list[int]] = [[] for _ in rows]
+        active = list(range(len(rows)))
+        attention, positions = attention.to(self.device), positions.to(self.device)
         with torch.inference_mode():
-            out = model.generate(
-                input_ids=input_ids.to(self.device),
-                attention_mask=attention.to(self.device),
-                generation_config=config,
-                logits_processor=LogitsProcessorList([self._RowSampler(rows, width, self._matchers(rows),
-                                                                      sorted(self.stop_ids))]),
-                stopping_criteria=StoppingCriteriaList([self._RowBudget([r.max_new_tokens for r in rows], width)]),
-            )
+            out = model(input_ids=input_ids.to(self.device), attention_mask=attention, position_ids=positions,
+                        use_cache=True, logits_to_keep=1)
+            cache, logits = out.past_key_values, out.logits[:, -1, :]
+            next_position = positions[:, -1:] + 1
+            while True:
+                choice = sampler(logits, active, generated)
+                keep = []
+                for i, k in enumerate(active):
+                    token = int(choice[i])
+                    generated[k].append(token)
+                    if token not in self.stop_ids and len(generated[k]) < rows[k].max_new_tokens:
+                        keep.append(i)
+                if not keep:
+                    break
+                if len(keep) < len(active):  # finished rows leave the batch, with their cache
+                    kept = torch.tensor(keep, dtype=torch.long, device=self.device)
+                    cache.batch_select_indices(kept)
+                    attention, next_position, choice = attention[kept], next_position[kept], choice[kept]
+                    active = [active[i] for i in keep]
+                attention = torch.cat([attention, attention.new_ones((len(active), 1))], dim=1)
+                out = model(input_ids=choice[:, None].to(self.device), attention_mask=attention,
+                            position_ids=next_position, past_key_values=cache, use_cache=True)
+                logits = out.logits[:, -1, :]
+                next_position = next_position + 1
         results = []
-        for k, r in enumerate(rows):
-            new = out[k, width:].tolist()[: r.max_new_tokens]
-            cut = next((p for p, t in enumerate(new) if t in self.stop_ids), None)
-            counted = len(new) if cut is None else cut + 1
-            text_ids = new if cut is None else new[:cut]
-            results.append((self.tokenizer.decode(text_ids, skip_special_tokens=True), counted))
+        for k, new in enumerate(generated):
+            text_ids = new[:-1] if new and new[-1] in self.stop_ids else new
+            results.append((self.tokenizer.decode(text_ids, skip_special_tokens=True), len(new)))
         return results
 
     def generate(self, requests: list[GenerationRequest]) -> list[list[str]]:
@@ -416,7 +419,7 @@ class TransformersBackend(Backend):
             "threads": torch.get_num_threads(),
             "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
                          "peft": peft_version},
-            "sampler": "per-row seeded logits processor (temperature, top_k, top_p, presence_penalty as vLLM)",
+            "sampler": "own decoding loop, finished rows leave the batch; per-row seeded sampling (temperature, top_k, top_p, presence_penalty as vLLM)",
             "stop_token_ids": sorted(self.stop_ids),
             "pad_token_id": self.pad_id,
             "adapters_loaded": dict(self._adapters),
