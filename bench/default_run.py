@@ -38,6 +38,8 @@ def rule_of(path: Path) -> str:
     if parts[0] == "eval":  # the layer's own jobs: items_<bench>, check_<bench>
         step, _, rest = parts[-1].partition("_")
         return f"eval/{step}/{benchmark_of(rest)}"
+    if parts[0] in TRACKS and len(parts) == 3:  # <track>/<exp>/<step>: a once-per-run step
+        return f"{parts[0]}/{parts[2]}"
     if parts[0] in TRACKS and len(parts) >= 4:  # <track>/<exp>/<stage>/<step>_shardN
         step = parts[-1].split("_shard")[0]
         return f"{parts[0]}/{step}"

@@ -197,7 +197,7 @@ rule evolve_pool_generate:
     log:
         f"{EVOLVE_LOG}/pool/{{pmodel}}.log",
     benchmark:
-        f"{EVOLVE_BENCH}/pool/{{pmodel}}.tsv"
+        f"{EVOLVE_BENCH}/pool/pool_{{pmodel}}.tsv"
     container:
         image("gpu")
     threads: GENERATION_THREADS
@@ -279,7 +279,7 @@ rule evolve_generate:
     log:
         f"{EVOLVE_LOG}/round{{er}}/evolve.log",
     benchmark:
-        f"{EVOLVE_BENCH}/round{{er}}/evolve.tsv"
+        f"{EVOLVE_BENCH}/round{{er}}/tests.tsv"
     wildcard_constraints:
         er=r"[1-9][0-9]*",
     container:
@@ -330,7 +330,7 @@ rule evolve_grpo:
     log:
         f"{EVOLVE_LOG}/grpo/r{{er}}.log",
     benchmark:
-        f"{EVOLVE_BENCH}/grpo/r{{er}}.tsv"
+        f"{EVOLVE_BENCH}/round{{er}}/grpo.tsv"
     container:
         image("gpu")
     threads: 2

@@ -176,6 +176,9 @@ def _build_sampler_class():
 
 class TransformersBackend(Backend):
     name = "transformers"
+    # True keeps finished rows in the batch until its longest row ends, as ``generate``
+    # does; only bench/decode_bench.py sets it, to measure what leaving saves.
+    keep_finished_rows = False
 
     def __init__(
         self,
@@ -335,17 +338,18 @@ class TransformersBackend(Backend):
                         use_cache=True, logits_to_keep=1)
             cache, logits = out.past_key_values, out.logits[:, -1, :]
             next_position = positions[:, -1:] + 1
+            finished = [False] * len(rows)
             while True:
                 choice = sampler(logits, active, generated)
-                keep = []
                 for i, k in enumerate(active):
-                    token = int(choice[i])
-                    generated[k].append(token)
-                    if token not in self.stop_ids and len(generated[k]) < rows[k].max_new_tokens:
-                        keep.append(i)
+                    if not finished[k]:
+                        token = int(choice[i])
+                        generated[k].append(token)
+                        finished[k] = token in self.stop_ids or len(generated[k]) >= rows[k].max_new_tokens
+                keep = [i for i, k in enumerate(active) if not finished[k]]
                 if not keep:
                     break
-                if len(keep) < len(active):  # finished rows leave the batch, with their cache
+                if len(keep) < len(active) and not self.keep_finished_rows:  # they leave, with their cache
                     kept = torch.tensor(keep, dtype=torch.long, device=self.device)
                     cache.batch_select_indices(kept)
                     attention, next_position, choice = attention[kept], next_position[kept], choice[kept]
@@ -419,7 +423,8 @@ class TransformersBackend(Backend):
             "threads": torch.get_num_threads(),
             "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
                          "peft": peft_version},
-            "sampler": "own decoding loop, finished rows leave the batch; per-row seeded sampling (temperature, top_k, top_p, presence_penalty as vLLM)",
+            "sampler": "own decoding loop, finished rows leave the batch; per-row seeded sampling "
+                       "(temperature, top_k, top_p, presence_penalty as vLLM)",
             "stop_token_ids": sorted(self.stop_ids),
             "pad_token_id": self.pad_id,
             "adapters_loaded": dict(self._adapters),
