@@ -88,7 +88,7 @@ def test_skeletons_compile_accept_well_formed_and_refuse_malformed(tiny_model_di
 
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
     refine, tests, solution = (formats.refinement_format(FORMAT), formats.new_tests_format("add", FORMAT),
-                               formats.solution_format(FORMAT))
+                               formats.solution_format("add", FORMAT))
     for f in (refine, tests, solution):
         check_grammar(f)
     good_refine = json.dumps({"question": 'Add "two" numbers.\nReturn the sum.',
@@ -106,3 +106,6 @@ def test_skeletons_compile_accept_well_formed_and_refuse_malformed(tiny_model_di
     assert not text_matches(tests, '{"tests": ["assert sub(1, 2) == 3"]}', tok)
     assert text_matches(solution, "```python\ndef add(a, b):\n    return a + b\n```", tok)
     assert not text_matches(solution, "def add(a, b): return a + b", tok)
+    assert not text_matches(solution, "```python\ndef plus(a, b):\n    return a + b\n```", tok)  # the tests call add
+    free_name = formats.solution_format(None, FORMAT)   # a problem without a known function name
+    assert text_matches(free_name, "```python\ndef plus(a, b):\n    return a + b\n```", tok)

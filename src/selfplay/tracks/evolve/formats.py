@@ -6,7 +6,8 @@
   the model's; the test's shape (a call compared with a constant) is fixed;
 * new tests (A.2, A.3): the same list, with the problem's function name fixed (the
   tests must call it);
-* a solution: one ```python block, whose text is the model's.
+* a solution: one ```python block opening with ``def <function>(`` (the problem names
+  the function its tests call); the parameters and the body are the model's.
 
 The question is any run of JSON string characters (escapes included, at most
 ``reasoning_chars``), and the tests' literals need no escaping, so what the grammar lets
@@ -59,7 +60,10 @@ def new_tests_format(entry: str, settings: dict) -> AnswerFormat:
     return AnswerFormat(f"evolve.tests.{entry}", grammar)
 
 
-def solution_format(settings: dict) -> AnswerFormat:
-    grammar = (f'start: {lark_string("```python" + chr(10))} CODE\n'
+def solution_format(entry: str | None, settings: dict) -> AnswerFormat:
+    """The block opens with ``def <entry>(`` when the problem names its function (the
+    tests call it by that name); the parameters and the body are the model's."""
+    opening = "```python\n" + (f"def {entry}(" if entry else "")
+    grammar = (f"start: {lark_string(opening)} CODE\n"
                f"CODE: /{fenced_body(settings['code_chars'])}/\n")
-    return AnswerFormat("evolve.solution", grammar)
+    return AnswerFormat(f"evolve.solution.{entry}" if entry else "evolve.solution", grammar)

@@ -40,7 +40,8 @@ def pool_request(cfg: dict, problem: dict, model_name: str, samples: int,
             step["sampling"], int(samples),
             derive_seed(cfg["seed"], "evolve-pool", model_name, problem["id"])),
         adapter=adapter,
-        answer_format=format_when_constrained(step["answer_format"], formats.solution_format),
+        answer_format=format_when_constrained(
+            step["answer_format"], lambda s: formats.solution_format(problem.get("entry"), s)),
     )
 
 
