@@ -20,7 +20,7 @@ run: install
 	$(VENV)/snakemake --profile profiles/local
 
 test: install-test
-	$(VENV)/python -m pytest -ra
+	$(VENV)/python -m pytest -ra --durations=40
 
 report: install
 	$(VENV)/snakemake --profile profiles/local --report results/report.html
