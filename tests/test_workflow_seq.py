@@ -102,6 +102,7 @@ def build_scenario(workdir: Path, liquid: str | None) -> tuple[dict, dict]:
     # model on one problem of a benchmark no track runs here
     cfg["evaluation"]["check"] = {"benchmarks": ["haskell_mini"], "base_model": ["mbpp"]}
     cfg["evaluation"]["benchmarks"]["mbpp"]["limit"] = 1
+    cfg["evaluation"]["benchmarks"]["haskell_mini"]["limit"] = 4  # the scenario's problems, whatever the default's
     seq["benchmarks"] = {"models": ["base", "bob"],
                          "runs": {"haskell_mini": {"modes": ["sampled"], "models": ["base", "bob", "alice"]}}}
     small = {"lora_r": 4, "lora_alpha": 8, "max_steps": 1, "batch_size": 1, "grad_accum": 1, "max_length": 1024}
@@ -247,7 +248,7 @@ def test_tables_and_figures(seq_run):
     table2 = (workdir / "results/tables/seq/hstest/table2.md").read_text()
     assert "Reference programs (Test)" in table2 and "33.33" in table2  # 1 of 3 answers right, base and trained
     table3 = (workdir / "results/tables/seq/hstest/table3.csv").read_text().splitlines()
-    # 1 of 2 samples right on 1 of the 4 problems the default evaluates
+    # 1 of 2 samples right on 1 of the 4 problems the scenario evaluates
     assert table3[1].startswith("Haskell mini (shipped),Bob,12.5,0.0,-12.5,0.5,0.0,-0.5,4,2,")
     assert table3[2].startswith("Haskell mini (shipped),Alice,12.5,25.0,+12.5,0.5,0.0,-0.5,4,2,")
     assert "no adapter was trained" not in (workdir / "results/tables/seq/hstest/table3.md").read_text()
