@@ -14,8 +14,8 @@ How a ``generate`` call runs
   ``generate``: a batch is prefilled once, then each step feeds every unfinished row
   its last token, and a row that has stopped leaves the batch (its cache rows are
   dropped), so a batch costs what its unfinished rows cost rather than what its
-  longest row costs times the batch size (on 2 CPU cores one decoding step of 8
-  rows takes about 2.6x one of a single row).
+  longest row costs times the batch size (here one decoding step of 8 rows takes
+  about 3x one of a single row: bench/results/decode.md).
 - Sampling is per row: every row owns a ``torch.Generator`` seeded from (request
   seed, sample index); presence penalty, temperature, top-k and top-p are applied per
   row and the token is drawn with the row's generator (one draw per row per step).
@@ -61,7 +61,7 @@ class _Row:
 
 
 def _build_sampler_class():
-    """Define the logits processor lazily so importing this module does not import torch."""
+    """Define the row sampler lazily so importing this module does not import torch."""
     import torch
 
     class RowSampler:
@@ -76,7 +76,6 @@ def _build_sampler_class():
         def __init__(self, rows: list[_Row], matchers: list | None = None, stop_ids: list[int] | None = None):
             # One FormatMatcher per row whose answer has a format (None elsewhere).
             self.matchers = matchers or [None] * len(rows)
-            self.constrained = [k for k, m in enumerate(self.matchers) if m is not None]
             self.stop_ids = torch.tensor(sorted(stop_ids or []), dtype=torch.long)
             self.bitmask = None
             sps = [r.sampling for r in rows]
