@@ -251,17 +251,18 @@ def reap_all() -> None:
             return
 
 
-def leftovers(whole_namespace: bool, sandbox_uid: int | None, spare: int | None = None) -> list[int]:
+def leftovers(whole_namespace: bool, sandbox_uid: int | None, spare: Iterable[int] = ()) -> list[int]:
     """Processes an execution left behind: everything but this process (and ``spare``) in
     a private PID namespace; without one, processes running as the sandbox uid and
     orphans re-parented to this subreaper."""
+    kept = {os.getpid(), *spare}
     me = os.getpid()
     found: list[int] = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         pid = int(name)
-        if pid in (me, spare):
+        if pid in kept:
             continue
         if whole_namespace:
             found.append(pid)
@@ -275,13 +276,14 @@ def leftovers(whole_namespace: bool, sandbox_uid: int | None, spare: int | None 
     return found
 
 
-def sweep(whole_namespace: bool, sandbox_uid: int | None, budget_s: float = 3.0, spare: int | None = None) -> bool:
+def sweep(whole_namespace: bool, sandbox_uid: int | None, budget_s: float = 3.0, spare: Iterable[int] = ()) -> bool:
     """SIGKILL every process left over from an execution and reap it.
 
     In a private PID namespace the server is the only legitimate process, so
     everything else dies.  Without one, the victims are processes running as the
-    sandbox uid and orphans re-parented to this subreaper.  ``spare`` (a loader that
-    stays alive between the calls it serves, see ``fork_per_call``) is left alone.
+    sandbox uid and orphans re-parented to this subreaper.  ``spare`` (the template, see
+    ``template``, and a loader that stays alive between the calls it serves, see
+    ``fork_per_call``) is left alone.
     Returns True when the namespace is clean again.
     """
     give_up = time.monotonic() + budget_s

@@ -5,11 +5,15 @@ normally as PID 1 of fresh network, PID and mount namespaces.  It prepares the
 namespace once: it pivots into a minimal filesystem view (system directories,
 Python, the tool directories it was given, a private /tmp; see ``fs_view``), or,
 without a mount namespace, prepares a Landlock ruleset allowing the same paths
-(see ``landlock``).  It then pre-imports common modules and serves requests one
-at a time over length-prefixed JSON frames on its stdin/stdout.  The server
-itself never runs untrusted code: every request gets a fresh ``fork()`` that
-confines itself (see ``harness``) before touching the program.  After each execution every other process in the
-namespace is SIGKILLed and reaped, and the work directory is removed.
+(see ``landlock``).  It then pre-imports common modules, forks the *template*
+(see ``template``) and serves requests one at a time over length-prefixed JSON
+frames on its stdin/stdout.  The server itself never runs untrusted code, and no
+process that runs it is forked from the server: every job process is forked from
+the template, which never held any job's data, learns its own job through a pipe,
+and confines itself (see ``harness``) before touching the program.  The server
+watches, times and reaps it as its own child.  After each execution every other
+process in the namespace but the template is SIGKILLed and reaped, and the work
+directory is removed.
 
 Mode ``naive`` serves exactly one request and exits; ``run_naive`` uses it to
 get identical isolation with a fresh interpreter per execution.
@@ -30,11 +34,12 @@ import tempfile
 import time
 from typing import Any, Callable
 
-from . import command, confine, fork_per_call, fs_view, landlock
+from . import command, confine, fork_per_call, fs_view, landlock, template
 from .fork_per_call import drain as _drain
 from .harness import _real_exit, child_main, warm_up
 from .limits import SandboxLimits
 from .protocol import FrameEOF, FrameError, parse_frame, read_frame, write_all, write_frame
+from .template import Template, TemplateGone
 
 PREIMPORTS = (
     "abc", "array", "bisect", "cmath", "collections", "collections.abc", "contextlib", "copy",
@@ -61,6 +66,7 @@ class ForkServer:
         self.pidns = False
         self.work_base = ""
         self.isolation: dict[str, Any] = {}
+        self.template: Template | None = None
 
     # ---------------------------------------------------------------- setup
 
@@ -104,6 +110,8 @@ class ForkServer:
             warm_up(self.limits)
             gc.collect()
             gc.freeze()
+        # Last, so that it holds everything prepared above and nothing that comes after.
+        self.template = Template.start([self.inp, self.out], lambda job_fd, fds: _job_main(self.cfg, job_fd, fds))
 
         uid_text: Any
         if self.uid is not None:
@@ -131,6 +139,7 @@ class ForkServer:
             "hashseed": 0,
             "random_seed": 0,
             "preimported": preimported,
+            "forked_from": "template",
         }
         if self.cfg.get("fallback"):
             notes.append(self.cfg["fallback"])
@@ -244,23 +253,45 @@ class ForkServer:
         read_end, write_end = os.pipe()
         started = time.monotonic()
         deadline = started + timeout
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - child
-            try:
-                os.close(read_end)
-                child_main(self.cfg, req, write_end, workdir, deadline)
-            finally:
-                _real_exit(6)
-        os.close(write_end)
+        try:
+            pid = self._spawn({"entry": "run", "req": req, "workdir": workdir, "deadline": deadline},
+                              [write_end], [read_end], workdir)
+        except TemplateGone as exc:
+            return {"status": "error", "detail": f"sandbox server fault: {exc}", "restart": True,
+                    "not_started": True}
         try:
             outcome = self._watch(pid, read_end, deadline, started)
         finally:
             os.close(read_end)
-            clean = confine.sweep(self.pidns, self.uid)
+            clean = confine.sweep(self.pidns, self.uid, spare=self._kept())
             shutil.rmtree(workdir, ignore_errors=True)
         if not clean:
             outcome["restart"] = True
         return outcome
+
+    def _spawn(self, job: dict[str, Any], child_ends: list[int], our_ends: list[int], workdir: str) -> int:
+        """Start a job process from the template holding ``child_ends`` (closed here once
+        it has them) and hand it ``job``; its pid.  When none could be started, every
+        descriptor and the work directory are released and TemplateGone is raised."""
+        try:
+            if self.template is None:
+                raise TemplateGone("the server has no template process")
+            try:
+                return self.template.spawn(job, child_ends)
+            except OSError as exc:  # it died before reading its job (the pid was reaped)
+                raise TemplateGone(f"a job process died at start ({type(exc).__name__})") from None
+        except TemplateGone:
+            for fd in our_ends:
+                os.close(fd)
+            shutil.rmtree(workdir, ignore_errors=True)
+            raise
+        finally:
+            for fd in child_ends:
+                os.close(fd)
+
+    def _kept(self, *more: int) -> tuple[int, ...]:
+        """Processes a sweep must leave alive: the template, and ``more``."""
+        return (*((self.template.pid,) if self.template is not None else ()), *more)
 
     def _new_workdir(self) -> str:
         """A fresh private work directory for one execution, owned by the sandbox uid."""
@@ -290,7 +321,11 @@ class ForkServer:
                 break
             if afresh:
                 single = {"code": code, "entry": entry, "input": inputs[len(runs)], "timeout": timeout}
-                runs.append(dict(_lift_flags(self.execute(single), reply), run_afresh=afresh))
+                outcome = self.execute(single)
+                if outcome.get("not_started"):
+                    reply["restart"] = True  # the host re-sends the inputs that have no run yet
+                    break
+                runs.append(dict(_lift_flags(outcome, reply), run_afresh=afresh))
             else:
                 afresh = self._serve_loaded(req, len(runs), runs, reply)
         return reply
@@ -304,16 +339,12 @@ class ForkServer:
         control_r, control_w = os.pipe()
         started = time.monotonic()
         deadline = started + req["timeout"]
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - loader
-            try:
-                os.close(result_r)
-                os.close(control_w)
-                fork_per_call.loader_main(self.cfg, req, result_w, control_r, workdir, deadline, self._result_cap())
-            finally:
-                _real_exit(6)
-        os.close(result_w)
-        os.close(control_r)
+        job = {"entry": "each", "req": req, "workdir": workdir, "deadline": deadline, "cap": self._result_cap()}
+        try:
+            pid = self._spawn(job, [result_w, control_r], [result_r, control_w], workdir)
+        except TemplateGone:
+            reply["restart"] = True  # the host re-sends the inputs that have no run yet
+            return None
         pidfd = os.pidfd_open(pid)
         try:
             return self._drive_loader(pid, pidfd, result_r, control_w, workdir, req, start, started, runs, reply)
@@ -321,7 +352,7 @@ class ForkServer:
             for fd in (pidfd, result_r, control_w):
                 os.close(fd)
             _kill_group(pid)
-            if not confine.sweep(self.pidns, self.uid):
+            if not confine.sweep(self.pidns, self.uid, spare=self._kept()):
                 reply["restart"] = True
             shutil.rmtree(workdir, ignore_errors=True)
 
@@ -331,7 +362,7 @@ class ForkServer:
         timeout, count = req["timeout"], len(req["inputs"])
         cap = self._result_cap()
         buf, verdict = self._await(pidfd, result_r, started + timeout, started, cap,
-                                   lambda got: fork_per_call.frame_settled(got, cap), spare=pid)
+                                   lambda got: fork_per_call.frame_settled(got, cap), spare=(pid,))
         if verdict is not None and verdict["status"] == "timeout":
             # The import alone outlives one run's budget: every run would time out.
             runs.extend(dict(verdict, seconds=time.monotonic() - started) for _ in range(start, count))
@@ -351,7 +382,7 @@ class ForkServer:
             except OSError:
                 return "the loader is gone"
             buf, verdict = self._await(pidfd, result_r, began + budget, began, cap + fork_per_call.REPORT.size + 1,
-                                       lambda got: fork_per_call.report_settled(got, cap), spare=pid)
+                                       lambda got: fork_per_call.report_settled(got, cap), spare=(pid,))
             if verdict is not None:
                 if verdict.get("host_gone"):
                     reply["host_gone"] = True
@@ -367,7 +398,7 @@ class ForkServer:
             outcome["seconds"] = time.monotonic() - began
             outcome["forked_from_loaded"] = True
             runs.append(outcome)
-            if not confine.sweep(self.pidns, self.uid, spare=pid):
+            if not confine.sweep(self.pidns, self.uid, spare=self._kept(pid)):
                 reply["restart"] = True
                 return None
             _empty(workdir)
@@ -386,7 +417,7 @@ class ForkServer:
             return "the import left threads running"
         if os.listdir(workdir):
             return "the import left files in the work directory"
-        if confine.leftovers(self.pidns, self.uid, spare=pid):
+        if confine.leftovers(self.pidns, self.uid, spare=self._kept(pid)):
             return "the import left processes running"
         return None
 
@@ -402,6 +433,9 @@ class ForkServer:
         reply: dict[str, Any] = {"status": "ok", "runs": runs}
         for argv in spec["argvs"]:
             outcome = self._run_command(argv, spec)
+            if outcome.get("not_started"):
+                reply["restart"] = True  # the host re-sends the runs that are missing
+                break
             if outcome.pop("restart", False):
                 reply["restart"] = True
             if outcome.pop("host_gone", False):
@@ -426,24 +460,20 @@ class ForkServer:
         st_r, st_w = os.pipe()
         started = time.monotonic()
         deadline = started + timeout
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - child
-            try:
-                for fd in (out_r, err_r, st_r):
-                    os.close(fd)
-                command.command_child_main(self.cfg, argv, spec["env"], stdin, out_w, err_w, st_w,
-                                           workdir, limits, timeout)
-            finally:
-                _real_exit(6)
-        for fd in (stdin, out_w, err_w, st_w):
-            os.close(fd)
+        job = {"entry": "command", "argv": argv, "env": spec["env"], "workdir": workdir,
+               "limits": limits.to_dict(), "timeout": timeout}
+        try:
+            pid = self._spawn(job, [stdin, out_w, err_w, st_w], [out_r, err_r, st_r], workdir)
+        except TemplateGone as exc:
+            return {"status": "error", "detail": f"sandbox server fault: {exc}", "restart": True,
+                    "not_started": True}
         try:
             outcome = self._watch_command(pid, out_r, err_r, st_r, deadline, started, limits.memory_mb,
                                           spec["max_output"])
         finally:
             for fd in (out_r, err_r, st_r):
                 os.close(fd)
-            clean = confine.sweep(self.pidns, self.uid)
+            clean = confine.sweep(self.pidns, self.uid, spare=self._kept())
         if spec["collect"]:
             outcome["files"], outcome["missing"] = command.collect_outputs(workdir, spec["collect"],
                                                                            spec["max_collect"])
@@ -483,10 +513,10 @@ class ForkServer:
                 wait = remaining
                 if self.pidns:
                     if now >= next_poll:
-                        if _namespace_memory_mb() > memory_mb:
+                        if _namespace_memory_mb(self._kept()) > memory_mb:
                             verdict = {"status": "killed",
                                        "detail": "memory limit exceeded by the program's processes together"}
-                            _kill_namespace()
+                            _kill_namespace(self._kept())
                             break
                         next_poll = now + MEMORY_POLL_S
                     wait = min(wait, max(next_poll - now, 0.0))
@@ -566,12 +596,13 @@ class ForkServer:
 
     def _await(self, pidfd: int, read_end: int, deadline: float, started: float, cap: int,
                complete: Callable[[bytearray], bool] | None = None,
-               spare: int | None = None) -> tuple[bytearray, dict[str, Any] | None]:
+               spare: tuple[int, ...] = ()) -> tuple[bytearray, dict[str, Any] | None]:
         """Collect what a process writes on ``read_end`` until it exits (its ``pidfd`` turns
         readable) or ``complete`` says a whole message has arrived: (bytes, None).  A
         verdict instead when the deadline passes, more than ``cap`` bytes arrive, the
-        namespace's processes but ``spare`` together exceed the memory limit (then all of
-        them are killed, ``spare`` too), or the host goes away."""
+        namespace's processes but ``spare`` (and the template) together exceed the memory
+        limit (then all of them but the template are killed, ``spare`` too), or the host
+        goes away."""
         buf = bytearray()
         watched = [pidfd, read_end, self.inp]
         next_poll = started + MEMORY_POLL_S
@@ -583,8 +614,8 @@ class ForkServer:
             wait = remaining
             if self.pidns:
                 if now >= next_poll:
-                    if _namespace_memory_mb(spare) > self.limits.memory_mb:
-                        _kill_namespace()
+                    if _namespace_memory_mb(self._kept(*spare)) > self.limits.memory_mb:
+                        _kill_namespace(self._kept())
                         return buf, {"status": "killed",
                                      "detail": "memory limit exceeded by the program's processes together"}
                     next_poll = now + MEMORY_POLL_S
@@ -650,17 +681,17 @@ def _provide_exit_builtins() -> None:
             setattr(builtins, name, _exit)
 
 
-def _namespace_memory_mb(spare: int | None = None) -> float:
+def _namespace_memory_mb(spare: tuple[int, ...] = ()) -> float:
     """Memory used by every process of the namespace except the server, in MiB.
 
     RLIMIT_AS bounds each process, not their sum, so a program that forks up
     to the process limit could otherwise hold max_processes x memory_mb.  With
     a single process the address-space limit already applies and nothing is
     read; with several, their proportional set sizes (shared pages split
-    between sharers) are added up.  ``spare`` (a loader, see ``fork_per_call``) is
-    left out, as a single run has no such process.
+    between sharers) are added up.  ``spare`` (the template, and a loader, see
+    ``fork_per_call``) is left out, as a single run has no such process.
     """
-    skip = {"1", str(spare)}
+    skip = {"1", *map(str, spare)}
     pids = [name for name in os.listdir("/proc") if name.isdigit() and name not in skip]
     if len(pids) < 2:
         return 0.0
@@ -677,10 +708,11 @@ def _namespace_memory_mb(spare: int | None = None) -> float:
     return total_kb / 1024
 
 
-def _kill_namespace() -> None:
-    """SIGKILL every process of the namespace but the server, without reaping."""
+def _kill_namespace(spare: tuple[int, ...] = ()) -> None:
+    """SIGKILL every process of the namespace but the server and ``spare``, without reaping."""
+    skip = {"1", *map(str, spare)}
     for name in os.listdir("/proc"):
-        if name.isdigit() and name != "1":
+        if name.isdigit() and name not in skip:
             try:
                 os.kill(int(name), signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
@@ -745,3 +777,20 @@ def _empty(folder: str) -> None:
                     os.unlink(item.path)
                 except OSError:
                     pass
+
+
+def _job_main(cfg: dict[str, Any], job_fd: int, fds: list[int]) -> None:  # pragma: no cover - a job process
+    """Entry of a job process forked from the template: read this job, then run it as a
+    single run, a loader or a command.  Never returns."""
+    try:
+        job = template.read_job(job_fd)
+        entry = job.get("entry")
+        if entry == "run":
+            child_main(cfg, job["req"], fds[0], job["workdir"], job["deadline"])
+        elif entry == "each":
+            fork_per_call.loader_main(cfg, job["req"], fds[0], fds[1], job["workdir"], job["deadline"], job["cap"])
+        elif entry == "command":
+            command.command_child_main(cfg, job["argv"], job["env"], *fds[:4], job["workdir"],
+                                       SandboxLimits.from_dict(job["limits"]), float(job["timeout"]))
+    finally:
+        _real_exit(6)

@@ -217,7 +217,8 @@ class Sandbox:
             self._idle.put(server)
         return result
 
-    def _run_on(self, server: ServerProcess, req: dict[str, Any]) -> tuple[ExecResult, ServerProcess]:
+    def _run_on(self, server: ServerProcess, req: dict[str, Any],
+                retry: bool = True) -> tuple[ExecResult, ServerProcess]:
         timeout = req["timeout"]
         if not server.alive():
             server = self._replace(server)
@@ -232,9 +233,11 @@ class Sandbox:
             reason = "died" if died else f"stopped answering ({type(exc).__name__})"
             return ExecResult("error", detail=f"sandbox server {reason}",
                               isolation=dict(self.isolation)), server
-        result = result_from_reply(reply, server.isolation or self.isolation, timeout)
         if reply.get("restart"):
             server = self._replace(server)
+            if reply.get("not_started") and retry:
+                return self._run_on(server, req, retry=False)  # it never ran: run it once more
+        result = result_from_reply(reply, server.isolation or self.isolation, timeout)
         return result, server
 
     def run_many(self, jobs: Iterable[Sequence[Any]]) -> list[ExecResult]:
