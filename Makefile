@@ -33,6 +33,7 @@ bench: install-test
 	$(VENV)/python bench/format_bench.py
 	$(VENV)/python bench/dafny_bench.py
 	$(VENV)/python bench/pass_matrix_bench.py
+	$(VENV)/python bench/template_bench.py
 	$(VENV)/python bench/grpo_step_bench.py
 	$(VENV)/python bench/default_run.py
 

@@ -35,7 +35,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+# SELFPLAY_BENCH_SRC: another source tree to measure (bench/template_bench.py uses it for the baseline).
+sys.path.insert(0, os.environ.get("SELFPLAY_BENCH_SRC") or str(ROOT / "src"))
 
 from selfplay.sandbox import Sandbox, SandboxLimits, run_naive  # noqa: E402
 
