@@ -339,6 +339,7 @@ rule evolve_grpo:
     params:
         cfg=cfg_of("seed", "backend", "evolve.grpo", "evolve.reward", "evolve.matrix"),
         model_dir=training_model_param,
+        gpus=int(resources_of("train").get("gpu", 0)),
     script:
         "../workflow_scripts/evolve_grpo.py"
 
@@ -475,5 +476,7 @@ rule evolve_table3:
         image("python")
     params:
         models=EVOLVE_TABLE3_MODELS,
+        # accepted differences from the papers' LiveCodeBench counts, for the caption
+        notes=lcb_count_notes(EVAL["benchmarks"]["livecodebench"]),
     script:
         "../workflow_scripts/evolve_table3.py"

@@ -10,4 +10,4 @@ with step(f"evolve GRPO on round {r}", snakemake.log[0]):
                                   optional_path(i.restored_rollouts))
     else:
         evolve.grpo_round(snakemake.params.cfg, r, i.suite, i.dataset, snakemake.params.model_dir, o.adapter,
-                          o.rollouts)
+                          o.rollouts, gpus=snakemake.params.gpus)

@@ -30,6 +30,7 @@ import logging
 import random
 from pathlib import Path
 
+from ..containers.runtime import runtime_record
 from ..errors import UserError
 from ..records import derive_seed, read_json, read_jsonl, sha256_file, write_json, write_jsonl
 from ..tracks.evolve import game
@@ -237,9 +238,10 @@ def pool_solutions(suite_path: str, generation_paths: list[str], out: str) -> No
 
 def _sandbox(cfg: dict):
     from ..sandbox import Sandbox, SandboxLimits
+    from ..verifier_canary import checked_sandbox
 
     m = cfg["evolve"]["matrix"]
-    return Sandbox(workers=int(m["workers"]), limits=SandboxLimits(memory_mb=int(m["memory_mb"])))
+    return checked_sandbox(Sandbox(workers=int(m["workers"]), limits=SandboxLimits(memory_mb=int(m["memory_mb"]))))
 
 
 def _reference_code(problem: dict) -> str | None:
@@ -279,6 +281,9 @@ def round_matrices(cfg: dict, suite_path: str, pool_path: str, out: str, previou
             runnable = [c for c in programs if c is not None] + ([reference] if reference else [])
             new = pass_matrix(runnable, tests[start:], problem["entry"], sb, limit) if tests[start:] else None
             rows.append(_merge_matrix(problem, pool, reference, old, new, tests))
+    runtime = runtime_record()  # names the sandbox canary this job ran
+    for row in rows:
+        row["runtime"] = runtime
     write_jsonl(out, rows)
     log.info("pass matrices: %d problems -> %s", len(rows), out)
 
@@ -440,11 +445,13 @@ def suite_reward(sandbox, time_limit: float, mode: str):
 
 
 def grpo_round(cfg: dict, round_: int, suite_path: str, dataset_path: str, model_dir: str, out_dir: str,
-               rollouts_out: str) -> dict:
+               rollouts_out: str, gpus: int = 0) -> dict:
     """GRPO from the base model on round ``round_``'s dataset (paper 002 Table 3: one
     policy per round's data, r0..r3). With no kept problem, the record says so and the
-    evaluation uses the base model."""
+    evaluation uses the base model. The policy trains on the job's GPU when it has one
+    (``gpus``: what the job asked the cluster for; asked for and missing stops the job)."""
     from ..train.rl.grpo import train_grpo
+    from ..train.settings import training_device
     from ..train.sft import RECORD_NAME, TrainingSkipped
 
     ev = cfg["evolve"]
@@ -454,8 +461,10 @@ def grpo_round(cfg: dict, round_: int, suite_path: str, dataset_path: str, model
         try:
             record = train_grpo(model_dir, prompts, suite_reward(sb, float(ev["matrix"]["time_limit"]), ev["reward"]),
                                 settings, out_dir, recordings_path=rollouts_out,
-                                device=cfg["backend"].get("device") or "cpu",
-                                dtype=cfg["backend"].get("dtype") or "float32")
+                                device=training_device("auto", gpus_requested=gpus),
+                                # master weights in float32 (on a GPU TRL computes in bf16 where
+                                # supported): an update at lr 1e-6 is lost in bfloat16 weights
+                                dtype="float32")
             record["trained"] = True
         except TrainingSkipped as exc:
             record = {"trained": False, "reason": str(exc), "use_adapter": None, "n_prompts": len(prompts)}

@@ -157,3 +157,25 @@ def resolve_for_device(settings: dict[str, Any], *, on_gpu: bool, bf16_supported
     if resolved["bf16"] and not bf16_supported:
         raise UserError("training setting 'bf16' is true, but this machine has no GPU with bf16 support")
     return resolved
+
+
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def training_device(requested: str = "auto", *, gpus_requested: int = 0) -> str:
+    """The device a training job runs on: ``"auto"`` is the GPU when torch sees one, else
+    the CPU. A job whose resources asked the cluster for GPUs never falls back to the
+    CPU silently: with none visible it stops, naming what it asked for."""
+    import torch
+
+    if requested not in DEVICES:
+        raise UserError(f"training device must be one of {', '.join(DEVICES)}, got {requested!r}")
+    visible = torch.cuda.is_available()
+    if requested == "cuda" or (requested == "auto" and gpus_requested > 0):
+        if not visible:
+            raise UserError(f"the training job asked for {max(gpus_requested, 1)} GPU(s) but torch sees none "
+                            "(check the job's GPU allocation and CUDA_VISIBLE_DEVICES); refusing to train on the CPU")
+        return "cuda"
+    if requested == "auto":
+        return "cuda" if visible else "cpu"
+    return "cpu"
