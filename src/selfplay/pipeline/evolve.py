@@ -370,8 +370,9 @@ def extend_suites(round_: int, suite_path: str, generations_path: str, out: str)
 
 def round_dataset(cfg: dict, round_: int, suite_path: str, matrix_path: str, out: str) -> None:
     """What round ``round_``'s filter keeps of each problem. With
-    ``discriminative.enforce_split``, a discriminative test of this round that the
-    solutions it was written for do not split is dropped first (``no_split``)."""
+    ``discriminative.enforce_split``, a discriminative test (of this round or an earlier
+    one: a refused test stays refused) that the solutions it was written for do not split
+    is dropped first (``no_split``)."""
     suites = {p["id"]: p for p in usable_problems(read_jsonl(suite_path))}
     enforce = cfg["evolve"]["discriminative"]["enforce_split"]
     rows = []
@@ -381,7 +382,7 @@ def round_dataset(cfg: dict, round_: int, suite_path: str, matrix_path: str, out
         no_split = []
         if enforce:
             for t, test in enumerate(problem["tests"]):
-                if test["method"] == "discriminative" and test["round"] == round_ and usable[t]:
+                if test["method"] == "discriminative" and test["round"] <= round_ and usable[t]:
                     shown = test["shown_solutions"]
                     if not split_tests(submatrix([matrix["passed"][s] for s in shown], [t]))[0]:
                         no_split.append(t)
