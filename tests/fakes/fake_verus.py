@@ -20,7 +20,10 @@ Which recording is replayed (first rule that applies):
    `FAKE_VERUS_POSTCONDITIONS: <case>` (for the spec-check files of
    selfplay.verus.spec_files) or `FAKE_VERUS_SOLUTION: <case>`;
 3. a marker `FAKE_VERUS: <case>` anywhere in the file;
-4. by the kind of file: a validity file (an external_body stub with `assume(false);`
+4. the verifier canary's two files (selfplay.verifier_canary), by the function they
+   define: `canary_max` (its body meets its ensures) -> verified, `canary_max_wrong`
+   (it returns its first argument) -> verification_errors, as real Verus answers;
+5. by the kind of file: a validity file (an external_body stub with `assume(false);`
    and `arbitrary()`) -> verified; a preconditions file (`assert(false)` and
    `vstd::pervasive::unreached()`) -> verification_errors; a postconditions file
    (`selfplay_arbitrary_value`) -> verification_errors; anything else (a solution) ->
@@ -55,6 +58,7 @@ def kind_of(text: str) -> str:
     return "solution"
 
 
+CANARY = {"canary_max": "verified", "canary_max_wrong": "verification_errors"}
 DEFAULTS = {"validity": "verified", "preconditions": "verification_errors",
             "postconditions": "verification_errors", "solution": "verified"}
 
@@ -91,7 +95,13 @@ def main(argv: list[str]) -> None:
     case = os.environ.get("FAKE_VERUS_FORCE")
     if not case:
         m = re.search(rf"FAKE_VERUS_{kind.upper()}:\s*([a-z_]+)", text) or re.search(r"FAKE_VERUS:\s*([a-z_]+)", text)
-        case = m.group(1) if m else DEFAULTS[kind]
+        canary = re.search(r"\bfn (canary_max|canary_max_wrong)\(", text)
+        if m:
+            case = m.group(1)
+        elif canary:
+            case = CANARY[canary.group(1)]
+        else:
+            case = DEFAULTS[kind]
     folder = RECORDED / case
     if not (folder / "case.json").is_file():
         usage(f"no recording named {case!r}")

@@ -54,5 +54,13 @@ def tool_version(tool: str) -> str | None:
 
 
 def runtime_record(tools: tuple[str, ...] = ("python",)) -> dict[str, Any]:
-    """{"image": <image dict> or "host", "tools": {tool: version}} for a record."""
-    return {"image": current_image() or "host", "tools": {tool: tool_version(tool) for tool in tools}}
+    """{"image": <image dict> or "host", "tools": {tool: version}} for a record, plus
+    "canaries": the verifier canaries this process ran (selfplay.verifier_canary), when any."""
+    from ..verifier_canary import recorded
+
+    record: dict[str, Any] = {"image": current_image() or "host",
+                              "tools": {tool: tool_version(tool) for tool in tools}}
+    canaries = recorded()
+    if canaries:
+        record["canaries"] = canaries
+    return record

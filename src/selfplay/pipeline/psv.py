@@ -259,6 +259,9 @@ def check_proposals(cfg: dict, method: str, generations_path: str, pool_path: st
         row["target"] = verdict.get("target") or row["name"]
         if row["valid"]:
             row["id"] = spec_id(row["spec"])
+    verifier = verifier_description(cfg)
+    for row in rows:
+        row["verifier"] = verifier
     write_jsonl(out, rows)
     stats = {"proposed": len(rows), "parsed": sum(r["parsed"] for r in rows),
              "unique": len(unique), "valid": sum(r["valid"] for r in rows)}

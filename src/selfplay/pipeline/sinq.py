@@ -44,9 +44,10 @@ def alice_generate(cfg: dict, stage: str, shard: int, sources_path: str, model_d
 
 def _sandbox(cfg: dict):
     from ..sandbox import Sandbox, SandboxLimits
+    from ..verifier_canary import checked_sandbox
 
     v = cfg["sinq"]["verify"]
-    return Sandbox(workers=int(v["workers"]), limits=SandboxLimits(memory_mb=int(v["memory_mb"])))
+    return checked_sandbox(Sandbox(workers=int(v["workers"]), limits=SandboxLimits(memory_mb=int(v["memory_mb"]))))
 
 
 def verify_candidates(cfg: dict, stage: str, generations_path: str, sources_path: str, out: str) -> None:

@@ -13,7 +13,21 @@ def dafny_settings(cfg: dict):
     return DafnySettings(**cfg["psv"]["verify"]["dafny"])
 
 
+def require_canary(cfg: dict) -> dict:
+    """Run the configured verifier's canary (once per process: selfplay.verifier_canary);
+    a verifier that gets it wrong stops the job before any verdict of its is used."""
+    from ... import verifier_canary
+
+    language = cfg["psv"]["language"]
+    if language == "dafny":
+        return verifier_canary.check_dafny(dafny_settings(cfg))
+    if language == "verus":
+        return verifier_canary.check_verus(verus_settings(cfg))
+    raise UserError(f"PSV language {language!r} has no verifier")
+
+
 def check_specs(cfg: dict, texts: list[str]) -> list[dict]:
+    require_canary(cfg)
     language = cfg["psv"]["language"]
     if language == "dafny":
         from ...dafny import checks
@@ -27,6 +41,7 @@ def check_specs(cfg: dict, texts: list[str]) -> list[dict]:
 
 
 def verify_solutions(cfg: dict, pairs: list[tuple[str, str]]) -> list[dict]:
+    require_canary(cfg)
     language = cfg["psv"]["language"]
     if language == "dafny":
         from ...dafny import checks
@@ -46,9 +61,13 @@ def verus_settings(cfg: dict):
 
 
 def verifier_description(cfg: dict) -> dict:
-    """What decided the verdicts, for the records: the verifier and its settings."""
+    """What decided the verdicts, for the records: the verifier, its settings and its
+    canary's outcome in this job (None when the job never ran it)."""
+    from ...verifier_canary import recorded
+
     language = cfg["psv"]["language"]
-    return {"verifier": language, "settings": dict(cfg["psv"]["verify"][language])}
+    canary = next((c for c in reversed(recorded()) if c["verifier"] == language), None)
+    return {"verifier": language, "settings": dict(cfg["psv"]["verify"][language]), "canary": canary}
 
 
 def spec_target_name(language: str, text: str) -> str | None:

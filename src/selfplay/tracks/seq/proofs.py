@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 
+from ... import verifier_canary
 from ...haskell.liquid import LiquidSettings, check_proof, resolve_command, retry_feedback
 from ...haskell.liquid.settings import tool_dirs as liquid_tool_dirs
 from .verify import AWAITING_PROOF
@@ -67,6 +68,8 @@ def check_attempts(generations: list[dict], candidates_by_id: dict[str, dict], a
     tool_dirs = liquid_tool_dirs(argv) if argv else []
     with (Sandbox(workers=1, limits=limits, tool_dirs=tool_dirs) if settings.command and generations
           else nullcontext()) as sandbox:
+        if sandbox is not None and argv:  # LH is there and will be believed: it must pass its canary
+            verifier_canary.check_liquid(settings, sandbox=sandbox, sandbox_limits=limits)
         for record in generations:
             cand = candidates_by_id[record["meta"]["candidate_id"]]
             text = record["outputs"][0] if record["outputs"] else ""

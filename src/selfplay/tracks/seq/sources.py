@@ -12,8 +12,9 @@ it was run on and the outcome).
 
 from __future__ import annotations
 
+from ... import verifier_canary
 from ...errors import UserError
-from ...haskell.ghc_check import CheckRequest, GhcSettings, check_haskell
+from ...haskell.ghc_check import CheckRequest, GhcChecker, GhcSettings
 from ...haskell.literals import generate_arguments
 from ...haskell.signature import find_signature
 from ...haskell.types import parse_type, render_type
@@ -58,8 +59,10 @@ def filter_programs(programs: list[dict], cfg: dict, timeout: float | None = Non
         pending.append((record, args))
     if pending:
         limit = float(timeout or cfg["seq"]["sources"]["filter_timeout"])
-        outcomes = check_haskell([CheckRequest(r["code"], r["entry_point"], tuple(a), limit) for r, a in pending],
-                                 ghc_settings(cfg), workers=workers)
+        with GhcChecker(ghc_settings(cfg), workers=workers) as checker:
+            verifier_canary.check_ghc(checker)  # a compiler that gets it wrong stops the job here
+            outcomes = checker.check([CheckRequest(r["code"], r["entry_point"], tuple(a), limit)
+                                      for r, a in pending])
         for (record, args), outcome in zip(pending, outcomes):
             record["filter"] = {"args": list(args), "outcome": outcome.to_dict()}
             if outcome.status == "value":

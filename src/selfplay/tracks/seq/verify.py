@@ -14,6 +14,7 @@ when its verdict matches, and the difficulty is 10 x (1 - correct / N).
 
 from __future__ import annotations
 
+from ... import verifier_canary
 from ...curriculum.difficulty import difficulty, round_difficulty
 from ...haskell.divergence import PairCheck, behaviours_agree, check_pairs
 from ...haskell.ghc_check import CheckRequest, GhcChecker
@@ -72,6 +73,7 @@ def candidates_from_generations(records: list[dict], sources_by_id: dict[str, di
     if not sinq and not seq:
         return cands
     with GhcChecker(ghc_settings(cfg), workers=workers) as checker:
+        verifier_canary.check_ghc(checker)  # a compiler that gets it wrong stops the job here
         pairs = [PairCheck(c["code_p"], c["entry_point"], c["code_q"], c["name_q"], tuple(c["input_args"]), timeout)
                  for c in sinq]
         for cand, verdict in zip(sinq, check_pairs(checker, pairs) if pairs else []):
