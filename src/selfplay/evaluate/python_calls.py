@@ -12,10 +12,21 @@ workflow's files).
 
 Arguments travel as the source text of a tuple (``repr`` of the arguments), which the
 shim evaluates inside the sandbox with nothing but ``inf``, ``nan``, ``set`` and
-``frozenset`` in scope; this keeps dict order, tuples, sets and special floats exact. Values are compared as Python's ``==`` compares them (so ``2 == 2.0``, as
-the benchmarks' own assertions do), and when the expected value holds floats, within
-an absolute tolerance (the item's ``atol``, else ``FLOAT_ATOL``) and a relative one of
-``FLOAT_RTOL``.
+``frozenset`` in scope; this keeps dict order, tuples, sets and special floats exact.
+
+Values are compared the way EvalPlus compares them (``values_match``): Python's ``==``
+first (so ``2 == 2.0``, as the benchmarks' own assertions do); only when that fails, and
+the task sets an ``atol`` or the expected value is a float or a non-empty flat list or
+tuple of floats (then ``FLOAT_ATOL``), a second chance within tolerance: the returned
+value must have the expected one's type and length, and each number must lie within
+``atol + FLOAT_RTOL * |expected|`` of its counterpart (``numpy.allclose``'s test).
+Unlike EvalPlus, two integers are never compared within a tolerance (EvalPlus would
+pass a large integer off by one on a task with its own ``atol``), and a bool is only
+ever close to a bool.
+
+The reply comes from the sandboxed process, so it is read as hostile: a reply that is
+not the shim's list of outcomes, or a value node the encoder could not have written,
+becomes that call's failure ``malformed_result:<why>``, never an exception in the host.
 
 Calling the reference on the benchmark's own tests (``record_reference``) is how the
 expected values are made; it runs in the sandbox too (benchmark code is not ours).
@@ -24,17 +35,20 @@ expected values are made; it runs in the sandbox too (benchmark code is not ours
 from __future__ import annotations
 
 import ast
+import cmath
 import math
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from ..sandbox.encoding import Opaque, decode_value
+from ..sandbox.encoding import MalformedValue, Opaque, bounded_repr, decode_value
 
 FLOAT_ATOL = 1e-6
 FLOAT_RTOL = 1e-7
 # Calls per sandbox execution: bounds the size of one reply.
 BATCH = 200
 ENTRY = "__selfplay_calls__"
+# The status of a call whose outcome the host cannot read (see ``batch_outcomes``).
+MALFORMED = "malformed_result"
 RECORD_ENTRY = "__selfplay_record__"
 
 # Appended after the program: rebuilds each call's arguments from their source text
@@ -80,8 +94,9 @@ def __selfplay_record__(entry):
 
 @dataclass(frozen=True)
 class CallOutcome:
-    status: str          # "ok", "raised", "missing", or the sandbox's status for the batch
+    status: str          # "ok", "raised", "missing", "timeout", "not_run", or the sandbox's status for the batch
     value: Any = None    # the encoded value ("ok"), the exception type ("raised"), a detail otherwise
+    seconds: float | None = None   # how long the call ran (timed calls only)
 
 
 def args_source(args: Iterable[Any]) -> str:
@@ -138,24 +153,130 @@ def run_calls(sandbox, code: str, entry: str, calls: list[Any], timeout: float, 
     return outcomes
 
 
+# Like CALLS_SHIM, but each call has its own time limit (an interval timer interrupts
+# it; a call that swallows the interruption and returns late is still over its limit),
+# reports the seconds it ran, and the first call that does not return in time stops
+# the rest (they cannot change a verdict that is already a failure).
+TIMED_ENTRY = "__selfplay_timed_calls__"
+TIMED_CALLS_SHIM = '''
+
+def __selfplay_timed_calls__(entry, calls, limits, stop_early):
+    import signal as _signal
+    import time as _time
+    clock = _time.perf_counter
+    names = {"__builtins__": {}, "inf": float("inf"), "nan": float("nan"), "set": set,
+             "frozenset": frozenset}
+
+    class _OverTime(BaseException):
+        pass
+
+    def _ring(signum, frame):
+        raise _OverTime()
+
+    target = globals().get(entry)
+    out = []
+    for source, limit in zip(calls, limits):
+        if target is None:
+            out.append(("missing", entry, 0.0))
+            break
+        start = clock()
+        previous = _signal.signal(_signal.SIGALRM, _ring)
+        try:
+            args = eval(source, dict(names))
+            start = clock()
+            _signal.setitimer(_signal.ITIMER_REAL, limit)
+            try:
+                value = target(*args)
+            finally:
+                _signal.setitimer(_signal.ITIMER_REAL, 0)
+            spent = clock() - start
+            out.append(("ok", value, spent) if spent <= limit else ("timeout", None, spent))
+        except _OverTime:
+            out.append(("timeout", None, clock() - start))
+        except BaseException as exc:
+            out.append(("raised", type(exc).__name__, clock() - start))
+        finally:
+            _signal.signal(_signal.SIGALRM, previous)
+        if stop_early and out[-1][0] != "ok":
+            break
+    return out
+'''
+
+
+def timed_job(code: str, entry: str, calls: list[str], limits: list[float], total: float,
+              stop_early: bool = True) -> tuple:
+    """A sandbox job (for ``run``/``run_many``) that runs ``code`` once and calls ``entry``
+    on each argument source in order, call i limited to ``limits[i]`` seconds and the
+    whole run to ``total`` seconds. With ``stop_early`` the first call that raises or
+    runs over its limit ends the run; read its result with :func:`timed_outcomes`."""
+    if len(limits) != len(calls):
+        raise ValueError(f"{len(limits)} time limits for {len(calls)} calls")
+    literal = {"entry": entry, "calls": list(calls), "limits": [float(t) for t in limits], "stop_early": stop_early}
+    return (code + "\n\n" + TIMED_CALLS_SHIM, TIMED_ENTRY, literal, float(total))
+
+
+def timed_outcomes(result, size: int, stop_early: bool = True) -> list[CallOutcome]:
+    """One outcome per call of a :func:`timed_job`, with the seconds it ran; the calls
+    after an early stop are ``not_run``."""
+    if result.status != "ok":
+        return batch_outcomes(result, size)
+    items = _reply_items(result.value)
+    if items is None:
+        return [CallOutcome(MALFORMED, "the reply is not the shim's list of outcomes")] * size
+    out = [_call_outcome(item, timed=True) for item in items]
+    short = len(out) < size and (not stop_early or not out or out[-1].status == "ok")
+    if len(out) > size or short:
+        return [CallOutcome(MALFORMED, f"{len(out)} outcomes for {size} calls")] * size
+    return out + [CallOutcome("not_run", "an earlier call failed")] * (size - len(out))
+
+
 def batch_outcomes(result, size: int) -> list[CallOutcome]:
+    """One outcome per call from a batch's ExecResult; a garbled reply (the program may
+    have tampered with it) gives ``MALFORMED`` outcomes, never an exception."""
     if result.status != "ok":
         detail = result.exc_type if result.status == "exception" else (result.detail or result.status)
         status = "exception" if result.status == "exception" else result.status
         return [CallOutcome(status, detail)] * size
-    node = result.value
-    # ["list", [["tuple", [["str", "ok"], value]], ...]]
+    items = _reply_items(result.value)
+    if items is None:
+        return [CallOutcome(MALFORMED, "the reply is not the shim's list of outcomes")] * size
+    if len(items) != size:
+        return [CallOutcome(MALFORMED, f"{len(items)} outcomes for {size} calls")] * size
+    return [_call_outcome(item) for item in items]
+
+
+def _reply_items(node: Any) -> list | None:
+    """The outcome nodes of a shim's reply (an encoded list), or None when it is not one."""
+    if type(node) is list and len(node) == 2 and node[0] == "list" and type(node[1]) is list:
+        return node[1]
+    return None
+
+
+def _call_outcome(item: Any, timed: bool = False) -> CallOutcome:
+    """One call's outcome from its node in a shim's reply, ``(kind, value)`` or, ``timed``,
+    ``(kind, value, seconds)``; the value of an ``ok`` one stays encoded, but only once it
+    is known to decode. Anything else is a ``MALFORMED`` outcome."""
+    fields = 3 if timed else 2
+    if not (type(item) is list and len(item) == 2 and item[0] == "tuple" and type(item[1]) is list
+            and len(item[1]) == fields):
+        return CallOutcome(MALFORMED, f"an outcome is not a tuple of {fields} fields")
+    kind, payload = item[1][:2]
+    seconds = None
     try:
-        items = node[1] if node[0] == "list" else None
-        out = []
-        for item in items or []:
-            kind = item[1][0][1]
-            out.append(CallOutcome(kind, item[1][1] if kind == "ok" else decode_value(item[1][1])))
-    except (TypeError, IndexError, ValueError):
-        return [CallOutcome("error", "the shim's reply was malformed")] * size
-    if len(out) != size:
-        return [CallOutcome("error", f"{len(out)} outcomes for {size} calls")] * size
-    return out
+        value = decode_value(payload)
+        if timed:
+            seconds = decode_value(item[1][2])
+    except MalformedValue as exc:
+        return CallOutcome(MALFORMED, str(exc))
+    if timed and not (type(seconds) is float and 0 <= seconds < math.inf):
+        return CallOutcome(MALFORMED, "an outcome's time is not a number of seconds")
+    if kind == ["str", "ok"]:
+        return CallOutcome("ok", payload, seconds)
+    if kind in (["str", "raised"], ["str", "missing"]) and type(value) is str:
+        return CallOutcome(kind[1], value[:200], seconds)
+    if timed and kind == ["str", "timeout"] and value is None:
+        return CallOutcome("timeout", None, seconds)
+    return CallOutcome(MALFORMED, "an outcome is neither a value, an exception, a timeout nor a missing function")
 
 
 def record_reference(sandbox, program: str, entry: str, timeout: float) -> tuple[list[tuple[Any, Any]] | None, str | None]:
@@ -166,42 +287,88 @@ def record_reference(sandbox, program: str, entry: str, timeout: float) -> tuple
     if result.status != "ok":
         return None, f"reference check {result.status}: {result.exc_type or result.detail or ''}".strip()
     pairs = []
-    for item in result.value[1]:
-        args_node, result_node = item[1]
-        pairs.append((decode_value(args_node), result_node))
+    try:  # benchmark code produced this reply: read it as warily as a solution's
+        for item in result.value[1]:
+            args_node, result_node = item[1]
+            decode_value(result_node)
+            pairs.append((decode_value(args_node), result_node))
+    except (MalformedValue, TypeError, LookupError, ValueError) as exc:
+        return None, f"reference check returned a malformed record ({type(exc).__name__})"
     return pairs, None
 
 
 def same_value(got: Any, expected: Any, atol: float | None = None) -> bool:
-    """Whether an encoded returned value equals an encoded expected one (host side)."""
-    if got == expected:
-        return True
+    """Whether an encoded returned value equals an encoded expected one (host side, see
+    the module docstring); False, never an exception, when either is malformed."""
+    return mismatch(got, expected, atol) is None
+
+
+def mismatch(got: Any, expected: Any, atol: float | None = None) -> str | None:
+    """None when the encoded returned value ``got`` matches the encoded ``expected``, else
+    why not: ``wrong_output``, ``malformed_result:..`` or ``malformed_expected:..``."""
     try:
-        g, e = decode_value(got), decode_value(expected)
-    except (ValueError, TypeError):
-        return False
+        if got == expected:  # the same encoding (nan matches nan here)
+            return None
+    except RecursionError:
+        pass
+    try:
+        g = decode_value(got)
+    except MalformedValue as exc:
+        return f"{MALFORMED}:{exc}"
+    try:
+        e = decode_value(expected)
+    except MalformedValue as exc:
+        return f"malformed_expected:{exc}"
     if isinstance(g, Opaque) or isinstance(e, Opaque):
+        return "wrong_output"
+    return None if values_match(g, e, atol) else "wrong_output"
+
+
+def values_match(got: Any, expected: Any, atol: float | None = None) -> bool:
+    """EvalPlus's verdict on decoded values (see the module docstring): ``==``, then, where
+    a tolerance applies, the same type and length and every number within it."""
+    try:
+        if got == expected:
+            return True
+    except Exception:  # noqa: BLE001 - e.g. RecursionError on a deeply nested value
+        return False
+    tol = float(atol) if atol else 0.0
+    if tol == 0.0 and _floats_only(expected):
+        tol = FLOAT_ATOL
+    if tol == 0.0 or type(got) is not type(expected):
         return False
     try:
-        if g == e:
-            return True
-    except Exception:  # noqa: BLE001 - e.g. comparing nested sets of unhashables cannot happen, but be safe
+        return _near(got, expected, tol)
+    except RecursionError:
         return False
-    return _close(g, e, FLOAT_ATOL if not atol else float(atol))
 
 
-def _close(g: Any, e: Any, atol: float) -> bool:
-    if isinstance(e, bool) or isinstance(g, bool):
-        return g == e
-    if isinstance(e, (int, float)) and isinstance(g, (int, float)):
-        if isinstance(e, float) and math.isnan(e):
-            return isinstance(g, float) and math.isnan(g)
-        return math.isclose(g, e, rel_tol=FLOAT_RTOL, abs_tol=atol)
-    if isinstance(e, (list, tuple)) and type(g) is type(e) and len(g) == len(e):
-        return all(_close(a, b, atol) for a, b in zip(g, e))
-    if isinstance(e, dict) and isinstance(g, dict) and g.keys() == e.keys():
-        return all(_close(g[k], e[k], atol) for k in e)
-    return False
+def _floats_only(value: Any) -> bool:
+    """A float, or a non-empty list or tuple of nothing but floats (EvalPlus's test for
+    applying its default tolerance)."""
+    if type(value) is float:
+        return True
+    return type(value) in (list, tuple) and len(value) > 0 and all(type(v) is float for v in value)
+
+
+def _near(got: Any, expected: Any, tol: float) -> bool:
+    """Element by element, what ``numpy.allclose(got, expected, FLOAT_RTOL, tol)`` accepts,
+    except that int against int and bool against anything must be equal."""
+    if type(got) is bool or type(expected) is bool:
+        return type(got) is type(expected) and got == expected
+    numbers = (int, float, complex)
+    if type(got) in numbers and type(expected) in numbers:
+        if type(got) is int and type(expected) is int:
+            return got == expected
+        try:
+            if not (cmath.isfinite(got) and cmath.isfinite(expected)):
+                return got == expected  # inf matches only itself; nan nothing
+            return abs(got - expected) <= tol + FLOAT_RTOL * abs(expected)
+        except OverflowError:  # an int beyond the float range is close to no float
+            return False
+    if type(got) in (list, tuple) and type(expected) in (list, tuple):
+        return len(got) == len(expected) and all(_near(g, e, tol) for g, e in zip(got, expected))
+    return False  # text, None, dicts, sets and opaque objects have no tolerance
 
 
 def judge(outcomes: list[CallOutcome], tests: list[dict], atol: float | None = None,
@@ -212,16 +379,38 @@ def judge(outcomes: list[CallOutcome], tests: list[dict], atol: float | None = N
     rows, reason = [], None
     for test, out in zip(tests, outcomes):
         if out.status != "ok":
-            ok = False
-            why = {"raised": f"exception:{out.value}", "missing": "missing_entry_point"}.get(
-                out.status, f"{out.status}:{out.value}" if out.value else out.status)
+            why = _failure_reason(out)
         elif oracle is not None:
-            ok = oracle(test, out.value)
-            why = None if ok else "wrong_output"
+            why = _oracle_says(oracle, test, out.value)
         else:
-            ok = same_value(out.value, test["expected"], atol)
-            why = None if ok else "wrong_output"
+            why = mismatch(out.value, test["expected"], atol)
+        ok = why is None
         rows.append({"ok": ok, "why": why})
         if not ok and reason is None:
             reason = why
     return reason is None, reason, rows
+
+
+def _failure_reason(out: CallOutcome) -> str:
+    """The reason of an outcome that is not a returned value, in one bounded line."""
+    if type(out.status) is not str:
+        return f"{MALFORMED}:an outcome's status is a {type(out.status).__name__}"
+    detail = out.value if out.value is None or type(out.value) is str else bounded_repr(out.value, 120)
+    if out.status == "raised":
+        return f"exception:{detail}"
+    if out.status == "missing":
+        return "missing_entry_point"
+    return f"{out.status}:{detail}" if detail else out.status
+
+
+def _oracle_says(oracle, test: dict, value: Any) -> str | None:
+    """An oracle's verdict on an encoded value as a reason; a value it cannot read (it
+    raises on it) fails the call instead of the job."""
+    try:
+        decode_value(value)  # the oracle may trust what it is given: make sure it is readable
+    except MalformedValue as exc:
+        return f"{MALFORMED}:{exc}"
+    try:
+        return None if oracle(test, value) else "wrong_output"
+    except (ArithmeticError, LookupError, TypeError, ValueError, RecursionError) as exc:
+        return f"oracle_raised:{type(exc).__name__}"

@@ -204,50 +204,109 @@ class Opaque:
     repr: str
 
 
-def decode_value(node: Any) -> Any:
-    """Rebuild a Python value from its canonical encoding (host side, for display and tests).
+class MalformedValue(ValueError):
+    """An encoded value the encoder could not have written: a sandboxed program sent a
+    well-framed but garbled or hostile reply. The only error ``decode_value`` raises."""
 
-    Builtin types come back as themselves; any other object as an ``Opaque``.
-    Raises ValueError on a malformed encoding.
+
+# The decoder's nesting bound: above ``SandboxLimits.max_value_depth`` (200) plus the few
+# levels the call shims wrap around a value, and low enough that comparing or printing a
+# decoded value stays far from Python's recursion limit.
+MAX_DECODE_DEPTH = 256
+_DECIMAL = re.compile(r"-?[0-9]+\Z")
+_SCALARS = {"None": type(None), "bool": bool, "str": str}
+_TEXT_TAGS = {"float": float, "complex": complex, "bytes": bytes.fromhex, "bytearray": bytearray.fromhex}
+_SEQUENCES = {"list": list, "tuple": tuple}
+_UNORDERED = {"set": set, "frozenset": frozenset}
+
+
+def decode_value(node: Any, max_depth: int = MAX_DECODE_DEPTH) -> Any:
+    """Rebuild a Python value from its canonical encoding (host side).
+
+    Builtin types come back as themselves; any other object as an ``Opaque``. A node the
+    encoder could not have written (unknown tag, wrong number of fields, a payload of the
+    wrong type, an unhashable set member or dict key, text that is not a number where
+    one is due, nesting deeper than ``max_depth``) raises ``MalformedValue``, and nothing
+    else is raised, whatever ``node`` holds.
     """
-    if not isinstance(node, list) or not node or not isinstance(node[0], str):
-        raise ValueError(f"not an encoded value: {node!r:.80}")
+    try:
+        return _decode(node, max_depth)
+    except RecursionError:
+        raise MalformedValue("nested too deeply to decode") from None
+
+
+def _decode(node: Any, depth: int) -> Any:
+    if depth < 0:
+        raise MalformedValue("nested too deeply to decode")
+    if type(node) is not list or not node or type(node[0]) is not str:
+        raise MalformedValue(f"not an encoded value: {bounded_repr(node, 80)}")
     tag = node[0]
-    body = node[1] if len(node) > 1 else None
-    if tag == "None":
-        return None
-    if tag in ("bool", "str"):
+    if tag == "object":
+        if len(node) != 3 or type(node[1]) is not str or type(node[2]) is not str:
+            raise MalformedValue("an object node needs a type name and a repr, both text")
+        return Opaque(node[1], node[2])
+    if len(node) != 2:
+        raise MalformedValue(f"a node tagged {bounded_repr(tag, 40)} has {len(node)} fields instead of 2")
+    body = node[1]
+    if tag in _SCALARS:
+        if type(body) is not _SCALARS[tag]:
+            raise MalformedValue(f"a {tag} node holds a {type(body).__name__}")
         return body
     if tag == "int":
-        if isinstance(body, int):
-            return body
+        return _decode_int(body)
+    if tag in _TEXT_TAGS:
+        if type(body) is not str:
+            raise MalformedValue(f"a {tag} node holds a {type(body).__name__}, not text")
         try:
-            return int(body)
-        except ValueError:  # more digits than the interpreter converts by default
-            old = sys.get_int_max_str_digits()
-            sys.set_int_max_str_digits(0)
-            try:
-                return int(body)
-            finally:
-                sys.set_int_max_str_digits(old)
-    if tag == "float":
-        return float(body)
-    if tag == "complex":
-        return complex(body)
-    if tag == "bytes":
-        return bytes.fromhex(body)
-    if tag == "bytearray":
-        return bytearray.fromhex(body)
-    if tag == "list":
-        return [decode_value(item) for item in body]
-    if tag == "tuple":
-        return tuple(decode_value(item) for item in body)
-    if tag == "set":
-        return {decode_value(item) for item in body}
-    if tag == "frozenset":
-        return frozenset(decode_value(item) for item in body)
+            return _TEXT_TAGS[tag](body)
+        except ValueError:
+            raise MalformedValue(f"a {tag} node holds {bounded_repr(body, 60)}") from None
+    if type(body) is not list:
+        if tag in _SEQUENCES or tag in _UNORDERED or tag == "dict":
+            raise MalformedValue(f"a {tag} node holds a {type(body).__name__}, not a list")
+        raise MalformedValue(f"unknown tag {bounded_repr(tag, 40)}")
+    if tag in _SEQUENCES:
+        items = []
+        for item in body:
+            items.append(_decode(item, depth - 1))
+        return _SEQUENCES[tag](items)
+    if tag in _UNORDERED:
+        members = []
+        for item in body:
+            members.append(_hashable(_decode(item, depth - 1), f"a {tag} member"))
+        return _UNORDERED[tag](members)
     if tag == "dict":
-        return {decode_value(k): decode_value(v) for k, v in body}
-    if tag == "object" and len(node) == 3:
-        return Opaque(node[1], node[2])
-    raise ValueError(f"unknown tag {tag!r}")
+        pairs = []
+        for pair in body:
+            if type(pair) is not list or len(pair) != 2:
+                raise MalformedValue("a dict item is not a [key, value] pair")
+            key = _hashable(_decode(pair[0], depth - 1), "a dict key")
+            pairs.append((key, _decode(pair[1], depth - 1)))
+        return dict(pairs)
+    raise MalformedValue(f"unknown tag {bounded_repr(tag, 40)}")
+
+
+def _decode_int(body: Any) -> int:
+    if type(body) is int:
+        return body
+    if type(body) is not str or not _DECIMAL.match(body):
+        raise MalformedValue(f"an int node holds {bounded_repr(body, 60)}")
+    try:
+        return int(body)
+    except ValueError:  # more digits than the interpreter converts by default
+        pass
+    old = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        return int(body)
+    finally:
+        sys.set_int_max_str_digits(old)
+
+
+def _hashable(value: Any, role: str) -> Any:
+    """``value`` when it can be a set member or dict key (as in the value that was encoded)."""
+    try:
+        hash(value)
+    except TypeError:
+        raise MalformedValue(f"{role} is an unhashable {type(value).__name__}") from None
+    return value

@@ -21,7 +21,10 @@ then three kinds of sandboxed processes do the work:
    expression is evaluated on them in a process that never saw the solution.
 
 A call that raises (``SystemExit`` and ``KeyboardInterrupt`` included), exits, crashes,
-times out or returns something the host cannot read fails the test.
+times out or returns something the host cannot read fails the test; so does a reply the
+solution's process tampered with (a value node the encoder could not have written, an
+unhashable set member, text where a number belongs): ``malformed_result:<why>``, and the
+matrix goes on with the next cell.
 
 Where an honest solution could be judged otherwise than by running the assert beside
 it: a returned object of a type the encoding does not rebuild (a dataclass, ``Fraction``,
@@ -45,7 +48,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
 from ...evaluate.python_calls import CALLS_SHIM, ENTRY, batch_outcomes, judge, parse_args
-from ...sandbox.encoding import Opaque, decode_value
+from ...sandbox.encoding import MalformedValue, Opaque, decode_value
 from .asserts import PLACEHOLDER, TEST_BARE, TEST_MODULES, AssertPlan, detect_entry, plan_assert
 
 LOAD_ONCE = "load_once"
@@ -90,7 +93,7 @@ def {CHECK}(check, values):
 class PassMatrix:
     """``passed[s][t]``: solution ``s`` passes test ``t``; ``reasons[s][t]`` says why not
     (None when it passes): ``wrong_output``, ``exception:<type>``, ``missing_entry_point``,
-    ``timeout:..``, ``killed:..``, ``error:..``, ``not_plain_value:<type>``,
+    ``timeout:..``, ``killed:..``, ``error:..``, ``malformed_result:..``, ``not_plain_value:<type>``,
     ``check_raised:<type>``, ``check_failed:<status>``. ``kinds[t]`` is how test ``t`` was
     read (``asserts.KINDS``; ``general`` ones are judged in the sandbox). A test with
     ``malformed[t]`` set (the reason) judges no one: its cells are False with reason
@@ -191,11 +194,13 @@ def _read_prepared(plan: AssertPlan, result) -> tuple[_Prepared | None, str | No
         what = f"{result.exc_type}: {result.exc_message}" if result.status == "exception" else result.detail
         return None, f"test_{result.status}: {what}"
     try:  # the test's own code ran in that process and may have bent what it returns
-        reprs, sides = result.value[1]
-        calls = [text for tag, text in reprs[1] if tag == "str"]
-        values = [decode_value(node) for node in sides[1]]
-    except (TypeError, ValueError, IndexError):
+        reply = decode_value(result.value)
+    except MalformedValue as exc:
+        return None, f"test_garbled: {exc}"
+    if not (type(reply) is tuple and len(reply) == 2 and type(reply[0]) is list and type(reply[1]) is list
+            and all(type(text) is str for text in reply[0])):
         return None, "test_garbled: its evaluation did not return arguments and values"
+    calls, values = reply
     if len(calls) != len(plan.calls) or len(values) != len(plan.sides):
         return None, "test_garbled: its evaluation did not return arguments and values"
     for text in calls:
@@ -212,6 +217,8 @@ def _read_prepared(plan: AssertPlan, result) -> tuple[_Prepared | None, str | No
 def _verdict(ready: _Prepared, outcomes) -> tuple[bool, str | None] | str:
     """The cell's (passed, reason), or the literal text of the returned values when a
     general check must decide in the sandbox."""
+    # judge turns a value the host cannot read into a failure (malformed_result:..), so
+    # the values decoded below are known to decode
     returned, why, _ = judge(outcomes, [{}] * len(outcomes), oracle=lambda test, value: True)
     if not returned:
         return False, why
