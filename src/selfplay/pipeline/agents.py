@@ -35,6 +35,18 @@ def resolve_adapter(adapter_dir: str | None) -> str | None:
     return str(adapter_dir) if rec.get("trained") else rec.get("use_adapter")
 
 
+def resolve_policy(model_dir: str | None, trained_dir: str | None) -> tuple[str | None, str | None]:
+    """(model folder, adapter) a generation job loads for a training output folder: a
+    LoRA adapter over the base model, or, when training saved a whole model (full
+    fine-tuning), that model in place of the base and no adapter."""
+    adapter = resolve_adapter(trained_dir)
+    if adapter is None or Path(adapter, "adapter_config.json").is_file():
+        return model_dir, adapter
+    if Path(adapter, "config.json").is_file():
+        return adapter, None
+    raise UserError(f"{adapter}: neither a LoRA adapter (adapter_config.json) nor a model (config.json)")
+
+
 def generation_backend_config(cfg: dict, model_dir: str | None) -> dict:
     """The settings the backend factory gets: config ``backend`` plus the model to load."""
     bcfg = dict(cfg["backend"])

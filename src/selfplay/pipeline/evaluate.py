@@ -21,7 +21,7 @@ from ..evaluate.modes import mode_of
 from ..evaluate.registry import benchmark
 from ..report.decoding import decoding_of
 from ..containers.runtime import runtime_record
-from .agents import generate_to_file, resolve_adapter
+from .agents import generate_to_file, resolve_policy
 
 log = logging.getLogger("selfplay")
 
@@ -109,7 +109,7 @@ def generate(cfg: dict, name: str, mode_name: str, model_tag: str, items_path: s
     """``other``: the model is served elsewhere (generation goes through the openai
     backend, unless the run replays recordings)."""
     items = items_for(cfg, model_tag, read_jsonl(items_path), other)
-    adapter = resolve_adapter(adapter_dir)
+    model_dir, adapter = resolve_policy(model_dir, adapter_dir)  # a fully fine-tuned policy replaces the base
     if other and cfg["backend"]["name"] != "replay":
         cfg, model_dir = other_backend_config(cfg, other), other["model"]
     requests = [eval_request(cfg, name, mode_name, model_tag, item, adapter) for item in items]
