@@ -220,17 +220,17 @@ _SEQUENCES = {"list": list, "tuple": tuple}
 _UNORDERED = {"set": set, "frozenset": frozenset}
 
 
-def decode_value(node: Any, max_depth: int = MAX_DECODE_DEPTH) -> Any:
+def decode_value(node: Any) -> Any:
     """Rebuild a Python value from its canonical encoding (host side).
 
     Builtin types come back as themselves; any other object as an ``Opaque``. A node the
     encoder could not have written (unknown tag, wrong number of fields, a payload of the
     wrong type, an unhashable set member or dict key, text that is not a number where
-    one is due, nesting deeper than ``max_depth``) raises ``MalformedValue``, and nothing
+    one is due, nesting deeper than ``MAX_DECODE_DEPTH``) raises ``MalformedValue``, and nothing
     else is raised, whatever ``node`` holds.
     """
     try:
-        return _decode(node, max_depth)
+        return _decode(node, MAX_DECODE_DEPTH)
     except RecursionError:
         raise MalformedValue("nested too deeply to decode") from None
 
