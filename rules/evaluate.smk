@@ -109,6 +109,7 @@ for _track in LOADED_TRACKS:
                 f"{_track}_eval_score_{_image}"
             input:
                 prepared="resources/data/eval/{bench}.jsonl",
+                skipped="resources/data/eval/{bench}.skipped.jsonl",
                 generations=_eval_generate_rule(_track),
             output:
                 scored=_eval_generate_rule(_track)[: -len(".jsonl")] + ".scored.jsonl",
@@ -212,6 +213,7 @@ for _image, _benches in EVAL_IMAGES.items():
             f"eval_check_score_{_image}"
         input:
             prepared="resources/data/eval/{bench}.jsonl",
+            skipped="resources/data/eval/{bench}.skipped.jsonl",
             generations=f"{EVAL_CHECK}/{{bench}}/base/greedy.jsonl",
         output:
             scored=f"{EVAL_CHECK}/{{bench}}/base/greedy.scored.jsonl",

@@ -11,8 +11,8 @@ import pytest
 
 from selfplay.errors import UserError
 from selfplay.evaluate.benchmark import Sample
-from selfplay.evaluate.benchmarks.evalplus import (DATA, HumanEval, HumanEvalPlus, Mbpp, MbppPlus, assemble,
-                                                   check_with_oracle, extract_code, human_eval_rows)
+from selfplay.evaluate.benchmarks.evalplus import (DATA, HumanEval, HumanEvalPlus, Mbpp, MbppPlus, check_with_oracle,
+                                                   extract_code, human_eval_rows)
 from selfplay.evaluate.layout import table_layout
 from selfplay.evaluate.modes import EvalMode
 from selfplay.evaluate.python_calls import args_source, judge, parse_args, run_calls, same_value
@@ -23,8 +23,12 @@ from selfplay.sandbox import Sandbox
 GREEDY = EvalMode("greedy", 1, False, "single", {"temperature": 0.0, "top_p": 1.0, "max_new_tokens": 8})
 
 
+# An EvalPlus benchmark's settings as the schema fills them in.
+EVALPLUS = {"timeout": 3.0, "max_seconds": 30.0, "min_time_limit": 4.0, "time_limit_factor": 4.0}
+
+
 def cfg_for(name, **extra):
-    return {"evaluation": {"benchmarks": {name: {"timeout": 3.0, "max_seconds": 30.0, **extra}}}}
+    return {"evaluation": {"benchmarks": {name: {**EVALPLUS, **extra}}}}
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +120,7 @@ def test_calls_are_judged_outside_the_program(sandbox):
 
 @pytest.fixture(scope="module")
 def humaneval_items():
-    items, skipped = HumanEval().prepare(None, {"timeout": 3.0, "limit": None}, {})
+    items, skipped = HumanEval().prepare(None, {**EVALPLUS, "limit": None}, {})
     return items, skipped
 
 
@@ -145,24 +149,24 @@ def test_humaneval_wrong_solutions_fail(humaneval_items):
 
 
 def test_humaneval_32_takes_any_root():
-    items, _ = HumanEval().prepare(None, {"timeout": 3.0, "limit": 33}, {})
+    items, _ = HumanEval().prepare(None, {**EVALPLUS, "limit": 33}, {})
     item = next(i for i in items if i["id"] == "HumanEval/32")
     assert item["oracle"] == "poly_root"
     for test in item["tests"]:
         xs = parse_args(test["args"])[0]
         assert any(xs)
         # the reference's root passes; a value off the root fails even if "close" in x
-        assert check_with_oracle("poly_root", test, test["expected"], 0.0)
-        assert not check_with_oracle("poly_root", test, ["float", repr(1e6)], 0.0)
+        assert check_with_oracle("poly_root", test, test["expected"], item["atol"])
+        assert not check_with_oracle("poly_root", test, ["float", repr(1e6)], item["atol"])
     # the oracle reads the polynomial, not the reference's value: x = 1 is a root of 1 - x
     fake = {"args": args_source([[1, -1]]), "expected": ["float", "123.0"]}
-    assert check_with_oracle("poly_root", fake, ["float", "1.0"], 0.0)
+    assert check_with_oracle("poly_root", fake, ["float", "1.0"], 1e-4)
 
 
 @pytest.mark.parametrize("cls", [HumanEvalPlus, Mbpp, MbppPlus])
 def test_evalplus_smoke_references_pass_and_plus_adds_tests(cls):
     bench = cls()
-    items, skipped = bench.prepare(None, {"timeout": 3.0}, {})
+    items, skipped = bench.prepare(None, EVALPLUS, {})
     assert skipped == [] and items
     raw = {json.loads(line)["task_id"]: json.loads(line) for line in (DATA / bench.smoke).read_text().splitlines()}
     for item in items:
@@ -178,13 +182,14 @@ def test_evalplus_smoke_references_pass_and_plus_adds_tests(cls):
     mode = EvalMode("two", 2, False, "mean", {})
     scored = bench.score({i["id"]: i for i in items}, samples, mode, cfg_for(bench.name))
     assert all(r["passed"] for r in scored if r["sample"] == 0)
-    assert all(r["reason"] == "parse:no_code" for r in scored if r["sample"] == 1)
+    # EvalPlus runs the first line of an answer without code (it does not parse): a failure
+    assert not any(r["passed"] for r in scored if r["sample"] == 1)
     assert bench.summarise({i["id"]: i for i in items}, scored, mode, ks=(1, 2))["pass@2"] == 1.0
 
 
 def test_mbpp_plus_catches_a_solution_that_only_passes_the_base_tests():
-    items, _ = MbppPlus().prepare(None, {"timeout": 3.0}, {})
-    base_items, _ = Mbpp().prepare(None, {"timeout": 3.0}, {})
+    items, _ = MbppPlus().prepare(None, EVALPLUS, {})
+    base_items, _ = Mbpp().prepare(None, EVALPLUS, {})
     item = next(i for i in items if i["entry_point"] == "max_of_list")
     # right on the base inputs (which have no repeated maximum and are never all-zero), wrong on [0, 0, 0]
     code = "```python\ndef max_of_list(nums):\n    return max(nums) or None\n```"
@@ -194,19 +199,12 @@ def test_mbpp_plus_catches_a_solution_that_only_passes_the_base_tests():
     assert base[0]["passed"] and not plus[0]["passed"]
 
 
-def test_extracting_and_assembling_programs():
-    item = {"prompt": "from typing import List\n\ndef helper(x):\n    return x\n\n\ndef f(xs: List[int]) -> int:\n"
-                      '    """doc"""\n', "entry_point": "f"}
-    code = extract_code("text\n```python\ndef g(): pass\n```\nthen\n```python\ndef f(xs):\n    return helper(1)\n```",
-                        "f")
-    assert code.startswith("def f(xs)")
-    program = assemble(item, code)
-    namespace: dict = {}
-    exec(compile(program, "p", "exec"), namespace)  # trusted text written above, not model output
-    assert namespace["f"]([1]) == 1
-    assert extract_code("no code here", "f") is None
-    body = assemble(item, "    return len(xs)\n")
-    assert body.endswith("    return len(xs)\n") and body.startswith("from typing")
+def test_extracting_programs_keeps_what_the_entry_point_reaches_as_evalplus_sanitizes():
+    text = ("Here it is.\n```python\nimport math\n\ndef helper(x):\n    return x\n\n\ndef f(xs):\n"
+            "    return helper(len(xs))\n\nprint(f([1]))\n```\nDone.")
+    code = extract_code(text, "f")
+    assert code == "import math\ndef helper(x):\n    return x\ndef f(xs):\n    return helper(len(xs))"
+    assert extract_code("", "f") is None
 
 
 # --- config checks and layouts ---------------------------------------------------------
@@ -327,7 +325,7 @@ def test_ground_truth_scores_every_adapters_right_answers_and_reports_wrong_ones
         gt[name], skipped[name] = str(tmp_path / f"{name}.json"), str(tmp_path / f"{name}.skipped.jsonl")
     # a broken reference is caught: the check is not true by construction
     items = [dict(i, reference=i["reference"].replace("return", "return None and")) for i in
-             MbppPlus().prepare(None, {"timeout": 3.0}, {})[0]]
+             MbppPlus().prepare(None, EVALPLUS, {})[0]]
     write_jsonl(tmp_path / "broken.jsonl", items)
     broken = steps.ground_truth(cfg, "mbpp_plus", str(tmp_path / "broken.jsonl"), str(tmp_path / "b.s.jsonl"),
                                 str(tmp_path / "b.json"))

@@ -90,6 +90,13 @@ class Benchmark(abc.ABC):
         return None
 
 
+def unrunnable(item_id, reason: str) -> dict:
+    """A skipped row for an item that belongs to the benchmark but cannot run here (its
+    reference fails, its libraries are missing): unlike rows outside the benchmark
+    (beyond a limit, outside a date window), it counts as failed in the official pass@k."""
+    return {"id": item_id, "reason": reason, "counts": True}
+
+
 def fenced(code: str, language: str = "python") -> str:
     return f"```{language}\n{code.rstrip()}\n```\n"
 
@@ -202,25 +209,42 @@ def _mean_scores(runs: list[dict]) -> dict:
 
 class CodegenBenchmark(Benchmark):
     """Write a program; a sample passes when every test of its item does. pass@k with the
-    unbiased estimator for every k the config asks (k <= samples)."""
+    unbiased estimator for every k the mode asks (``pass_at_k``, each <= its samples).
+
+    The denominator: the headline pass@k is the official one, where an item that cannot
+    run here (a skipped row marked by :func:`unrunnable`) counts as an item whose samples
+    all failed. ``runnable_only`` adds, labelled, pass@k over the items that ran."""
 
     task = "codegen"
 
-    def summarise(self, items: dict[str, dict], rows: list[dict], mode: EvalMode, ks=(1,)) -> dict:
+    def summarise(self, items: dict[str, dict], rows: list[dict], mode: EvalMode, ks=None,
+                  unrunnable_ids=(), runnable_only: bool = False) -> dict:
+        ks = tuple(mode.pass_at_k if ks is None else ks)
         by_item: dict[str, list[dict]] = {}
         for row in rows:
             by_item.setdefault(row["id"], []).append(row)
         groups = sorted({items[i].get("group") for i in by_item if items[i].get("group") is not None})
+        missing = sorted(set(unrunnable_ids) - set(by_item))
 
-        def scores(ids: list[str]) -> dict:
+        def passk(counts: list[tuple[int, int]]) -> dict:
+            values = pass_at_ks(counts, [k for k in ks if k <= mode.samples]) if counts else {}
+            return {f"pass@{k}": v for k, v in values.items()}
+
+        def scores(ids: list[str], failed: list[str]) -> dict:
             counts = [(len(by_item[i]), sum(bool(r["passed"]) for r in by_item[i])) for i in ids]
-            passk = pass_at_ks(counts, [k for k in ks if k <= mode.samples]) if counts else {}
             errors = sum(bool(r.get("compile_error")) for i in ids for r in by_item[i])
-            return {"n": len(ids), **{f"pass@{k}": v for k, v in passk.items()},
-                    "compile_errors": errors / mode.samples if ids else None,
-                    "unparsed": sum(r.get("reason", "") is not None and str(r.get("reason", "")).startswith("parse")
-                                    for i in ids for r in by_item[i])}
+            out = {"n": len(ids) + len(failed), **passk(counts + [(mode.samples, 0)] * len(failed)),
+                   "compile_errors": errors / mode.samples if ids else None,
+                   "unparsed": sum(r.get("reason", "") is not None and str(r.get("reason", "")).startswith("parse")
+                                   for i in ids for r in by_item[i])}
+            if failed:
+                out["unrunnable"] = len(failed)
+            return out
 
         ids = sorted(by_item)
-        return {"metric": "pass@k", "mode": mode.name, **scores(ids),
-                "groups": {g: scores([i for i in ids if items[i].get("group") == g]) for g in groups}}
+        out = {"metric": "pass@k", "mode": mode.name, "denominator": "official", **scores(ids, missing),
+               "groups": {g: scores([i for i in ids if items[i].get("group") == g], []) for g in groups}}
+        if runnable_only:
+            out["runnable_only"] = {"n": len(ids), **passk(
+                [(len(by_item[i]), sum(bool(r["passed"]) for r in by_item[i])) for i in ids])}
+        return out

@@ -11,6 +11,9 @@ aggregation:
 - ``mean``: every sample index is scored as a run of its own and the metrics are
   averaged over runs (paper 000's "averages over 16 samples"); for code generation this
   equals the mean per-item pass rate, i.e. pass@1 from n samples.
+
+For code generation a mode also names the k of pass@k it reports (``pass_at_k``): the
+unbiased estimator from its n samples, so every k must be at most n.
 """
 
 from __future__ import annotations
@@ -30,12 +33,14 @@ class EvalMode:
     cot: bool
     aggregate: str
     sampling: dict
+    pass_at_k: tuple[int, ...] = (1,)
 
     @classmethod
     def from_config(cls, name: str, section: dict) -> "EvalMode":
         try:
             mode = cls(name=name, samples=int(section["samples"]), cot=bool(section["cot"]),
-                       aggregate=str(section["aggregate"]), sampling=dict(section["sampling"]))
+                       aggregate=str(section["aggregate"]), sampling=dict(section["sampling"]),
+                       pass_at_k=tuple(int(k) for k in section.get("pass_at_k", (1,))))
         except KeyError as exc:
             raise UserError(f"evaluation.modes.{name}: missing setting {exc.args[0]}") from None
         if mode.aggregate not in AGGREGATES:
@@ -43,6 +48,12 @@ class EvalMode:
                             f"got {mode.aggregate!r}")
         if mode.samples < 1:
             raise UserError(f"evaluation.modes.{name}.samples must be >= 1, got {mode.samples}")
+        too_big = [k for k in mode.pass_at_k if k > mode.samples]
+        if too_big:
+            raise UserError(f"evaluation.modes.{name}.pass_at_k: pass@{too_big[0]} needs at least {too_big[0]} "
+                            f"samples, but the mode draws samples={mode.samples}")
+        if not mode.pass_at_k or any(k < 1 for k in mode.pass_at_k):
+            raise UserError(f"evaluation.modes.{name}.pass_at_k must list k values >= 1, got {list(mode.pass_at_k)}")
         if mode.aggregate == "single" and mode.samples != 1:
             raise UserError(f"evaluation.modes.{name}: aggregate 'single' takes exactly one sample, "
                             f"got samples={mode.samples}")

@@ -123,7 +123,10 @@ def samples_of(records: list[dict]) -> list[Sample]:
 
 
 def score(cfg: dict, name: str, mode_name: str, items_path: str, generations_path: str, scored_out: str,
-          summary_out: str, ks: tuple[int, ...] = (1,)) -> dict:
+          summary_out: str, skipped_path: str | None = None) -> dict:
+    """Score one mode's samples; pass@k for the k values the mode names. ``skipped_path``:
+    the benchmark's skipped rows, whose items that cannot run count as failed in the
+    official pass@k."""
     bench, mode = benchmark(name), mode_of(cfg, mode_name)
     items = {i["id"]: i for i in read_jsonl(items_path)}
     records = read_jsonl(generations_path)
@@ -133,8 +136,12 @@ def score(cfg: dict, name: str, mode_name: str, items_path: str, generations_pat
                         f"(e.g. {sorted(unknown)[0]}); regenerate them")
     rows = bench.score(items, samples_of(records), mode, cfg, workers=int(cfg["evaluation"]["workers"]))
     write_jsonl(scored_out, rows)
-    summary = (bench.summarise(items, rows, mode, ks=ks) if bench.task == "codegen"
-               else bench.summarise(items, rows, mode))
+    if bench.task == "codegen":
+        skipped = read_jsonl(skipped_path) if skipped_path else []
+        summary = bench.summarise(items, rows, mode, unrunnable_ids=[r["id"] for r in skipped if r.get("counts")],
+                                  runnable_only=bool(bench_settings(cfg, name).get("runnable_only")))
+    else:
+        summary = bench.summarise(items, rows, mode)
     summary = {"benchmark": name, "title": bench.title, "task": bench.task,
                "model": (records[0]["meta"].get("model") if records else None),
                "adapter": (records[0]["meta"].get("adapter_dir") if records else None),
