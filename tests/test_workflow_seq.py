@@ -198,6 +198,8 @@ def test_sinq_instances_are_verified_by_running_both_with_ghc(seq_run):
             assert cand["check"]["p"]["status"] == "value" and cand["check"]["diverges"]
             assert cand["check"]["q"]["status"] in ("value", "exception")
             assert cand["runtime"]["tools"]["ghc"]  # the verdict names the compiler it ran with
+            # ... and the canary the compiler passed in this job before any verdict was believed
+            assert [c["verifier"] for c in cand["runtime"]["canaries"] if c["passed"]] == ["ghc"]
     assert cands["sumSquares"]["reject_reason"] == "parse:no_program_section"
 
 
@@ -216,6 +218,9 @@ def test_seq_pairs_pass_sanity_then_need_a_proper_proof(seq_run):
     assert checks and all(not c["verdict"]["accepted"] and c["feedback"] for c in checks)
     accepted = [c for s in (0, 1) for c in read_jsonl(workdir / f"{EXP}/round1/proof_check2/shard{s}.jsonl")]
     assert accepted and all(c["verdict"]["accepted"] for c in accepted)
+    # Liquid Haskell (here its test double) passed its canary in each checking job first.
+    assert all([k["verifier"] for k in c["runtime"]["canaries"] if k["passed"]] == ["liquid-haskell"]
+               for c in checks + accepted)
     # The checker ran confined, as an unprivileged sandbox user, not as this test's user.
     assert all(c["verdict"]["isolation"]["netns"] and c["verdict"]["isolation"].get("uid") not in (None, 0)
                for c in accepted)
