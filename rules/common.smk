@@ -262,12 +262,15 @@ EVAL_REPORTS = (
     if EVAL["check"]["benchmarks"] or EVAL["check"]["base_model"]
     else []
 )
-# Benchmarks scored with GHC run in the haskell image; the rest run Python in the
-# sandbox, in the python image: one rule for each, told apart by the benchmark's name.
+# Benchmarks scored with GHC run in the haskell image; BigCodeBench in its own image
+# (its tasks' ~70 libraries at BigCodeBench's pins); the rest run Python in the sandbox,
+# in the python image: one rule for each, told apart by the benchmark's name.
 HASKELL_BENCHES = [b for b in ADAPTERS if b in ("humaneval_hs", "mbpp_hs", "haskell_mini")]
+BIGCODEBENCH_BENCHES = [b for b in ADAPTERS if b.startswith("bigcodebench_")]
 EVAL_IMAGES = {
-    "python": "|".join(b for b in ADAPTERS if b not in HASKELL_BENCHES),
+    "python": "|".join(b for b in ADAPTERS if b not in HASKELL_BENCHES + BIGCODEBENCH_BENCHES),
     "haskell": "|".join(HASKELL_BENCHES) or "^$",
+    "bigcodebench": "|".join(BIGCODEBENCH_BENCHES) or "^$",
 }
 
 
@@ -368,12 +371,26 @@ def eval_source_input(wildcards):
     return []
 
 
+# The lock file of benchmark download pins (selfplay.evaluate.pins): a first download
+# records the sha256 it saw where no pin was known; later downloads must match it.
+DOWNLOAD_PINS = "config/download-pins.tsv"
+
+
+def lcb_count_notes(settings):
+    """Caption lines of LiveCodeBench count differences the config accepts."""
+    from selfplay.evaluate.benchmarks.livecodebench import count_note
+
+    return count_note(settings)
+
+
 def eval_download_param(key):
     def _param(wildcards):
         spec = next(d for d in downloads_of(wildcards.bench) if d["file"] == wildcards.file)
         settings = EVAL["benchmarks"][wildcards.bench]
-        if key == "sha256":
-            return settings["sha256"].get(wildcards.file) or spec.get("sha256")
+        if key == "config_sha256":
+            return settings["sha256"].get(wildcards.file)
+        if key == "spec_sha256":
+            return spec.get("sha256")
         # a release pinned by a revision setting (e.g. a dataset commit on the hub)
         return spec[key].format(revision=settings.get("revision", ""))
 

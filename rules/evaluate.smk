@@ -8,7 +8,9 @@
 
 rule eval_download:
     """One pinned file of a benchmark's release (needs network: runs on the machine that
-    runs snakemake, never in the default run)."""
+    runs snakemake, never in the default run): its revision must be a commit or release
+    tag, and its sha256 must match the pin (config, the adapter's spec, or the lock file
+    config/download-pins.tsv, where a first download records what it saw)."""
     output:
         file="resources/downloads/eval/{bench}/{file}",
     log:
@@ -20,10 +22,12 @@ rule eval_download:
         image("python")
     params:
         url=eval_download_param("url"),
-        sha256=eval_download_param("sha256"),
-        pin_key=lambda w: f"evaluation.benchmarks.{w.bench}.sha256.{w.file}",
+        config_sha256=eval_download_param("config_sha256"),
+        spec_sha256=eval_download_param("spec_sha256"),
+        key=lambda w: f"{w.bench}/{w.file}",
+        lock=DOWNLOAD_PINS,
     script:
-        "../workflow_scripts/download.py"
+        "../workflow_scripts/eval_download.py"
 
 
 rule eval_supplied:

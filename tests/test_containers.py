@@ -43,7 +43,8 @@ From: {DIGEST}
 
 
 def test_there_is_an_image_for_each_verifier_and_the_gpu_stack():
-    assert {p.name for p in DEFS} == {"python-sandbox.def", "python.def", "gpu.def", "haskell.def", "verus.def"}
+    assert {p.name for p in DEFS} == {"python-sandbox.def", "python.def", "gpu.def", "haskell.def", "verus.def",
+                                      "bigcodebench.def"}
 
 
 @pytest.mark.parametrize("path", DEFS, ids=lambda p: p.name)
@@ -138,7 +139,7 @@ def test_malformed_definitions_get_one_clear_error(text, message):
 def test_the_registry_agrees_with_the_definitions():
     assert registry_problems(REPO) == []
     images = load_images(REPO)
-    assert set(images) == {"sandbox", "python", "gpu", "haskell", "verus"}
+    assert set(images) == {"sandbox", "python", "gpu", "haskell", "verus", "bigcodebench"}
     for image in images.values():
         assert image.ref.startswith("oras://") and image.ref.endswith(":" + image.version)
 
@@ -183,7 +184,7 @@ def test_the_cli_checks_all_definitions():
     proc = subprocess.run([sys.executable, "-m", "selfplay", "containers", "check"], capture_output=True, text=True,
                           cwd=REPO)
     assert proc.returncode == 0, proc.stderr
-    assert "5 definitions pinned" in proc.stdout
+    assert "6 definitions pinned" in proc.stdout
 
 
 # ------------------------------------------------------------- the workflow in images

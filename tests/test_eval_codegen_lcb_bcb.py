@@ -123,7 +123,7 @@ def test_lcb_evaluation_window_and_training_split():
     items, skipped = bench.prepare(None, {}, {})
     assert [i["id"] for i in items] == ["smoke-lcb-0", "smoke-lcb-1", "smoke-lcb-2"]
     assert {s["id"] for s in skipped} == {"smoke-lcb-3", "smoke-lcb-4"}
-    assert all("outside the evaluation window 2024-10-01 .. 2025-02-01" in s["reason"] for s in skipped)
+    assert all("outside the evaluation window 2024-10-01 .. 2025-02-28" in s["reason"] for s in skipped)
     assert {i["group"] for i in items} == {"easy", "medium", "hard"}
     assert items[0]["kind"] == "functional" and items[0]["func_name"] == "countPairs"
     assert items[1]["kind"] == "stdin" and items[1]["func_name"] is None
@@ -132,10 +132,12 @@ def test_lcb_evaluation_window_and_training_split():
     assert [i["id"] for i in train] == ["smoke-lcb-3", "smoke-lcb-4"]
     assert {s["id"] for s in not_train} == {"smoke-lcb-0", "smoke-lcb-1", "smoke-lcb-2"}
 
-    # both ends inclusive, compared with the contest's timestamp (LiveCodeBench's rule);
-    # YAML gives unquoted dates as date objects
+    # both ends inclusive, the end day counted whole (smoke-lcb-2 is at 14:35 on the end
+    # day); YAML gives unquoted dates as date objects
     wide, _ = bench.prepare(None, {"start_date": date(2024, 1, 1), "end_date": "2025-01-20"}, {})
-    assert [i["id"] for i in wide] == ["smoke-lcb-0", "smoke-lcb-1", "smoke-lcb-3", "smoke-lcb-4"]
+    assert [i["id"] for i in wide] == ["smoke-lcb-0", "smoke-lcb-1", "smoke-lcb-2", "smoke-lcb-3", "smoke-lcb-4"]
+    narrow, _ = bench.prepare(None, {"start_date": date(2024, 1, 1), "end_date": "2025-01-19"}, {})
+    assert "smoke-lcb-2" not in [i["id"] for i in narrow]
     edge, _ = bench.prepare(None, {"start_date": "2024-06-15", "end_date": "2024-06-15"}, {})
     assert [i["id"] for i in edge] == ["smoke-lcb-3"]
     limited, rest = bench.prepare(None, {"limit": 1}, {})
@@ -250,6 +252,8 @@ def test_lcb_formatting_that_livecodebench_accepts_passes(lcb_items):
                         "print(s, '  ')\nprint(f'{s / 2:.3f}   ')\n"),
         # sys.exit(0) after the answer ends the program normally
         ("smoke-lcb-4", "import sys\nprint(' '.join(input().split()[::-1]))\nsys.exit(0)\n"),
+        # so does a nonzero status: LiveCodeBench's stdin runner swallows every SystemExit
+        ("smoke-lcb-4", "import sys\nprint(' '.join(input().split()[::-1]))\nsys.exit(1)\n"),
         # output through the buffer, then exit()
         ("smoke-lcb-4", "import sys\nsys.stdout.buffer.write((' '.join(input().split()[::-1]) + '\\n').encode())\n"
                         "exit()\n"),
@@ -279,7 +283,6 @@ def test_lcb_hostile_answers_fail(lcb_items):
         ("smoke-lcb-0", "class Solution:\n    def countPairs(self, nums, target):\n        while True:\n"
                         "            pass\n"),                                           # loops forever
         ("smoke-lcb-4", "print('OK')\nprint('Ran 3 tests: all passed')\n"),           # a fake report as output
-        ("smoke-lcb-4", "import sys\nprint(' '.join(input().split()[::-1]))\nsys.exit(1)\n"),  # right, then fails
         ("smoke-lcb-4", "import os\nprint(' '.join(input().split()[::-1]))\nos._exit(0)\n"),    # unflushed exit
         ("smoke-lcb-4", "while True:\n    pass\n"),
         ("smoke-lcb-1", "import sys\nsys.stdout = open('/dev/null', 'w')\nprint('15')\n"),
@@ -292,10 +295,9 @@ def test_lcb_hostile_answers_fail(lcb_items):
     assert reasons[2] == "exception:SystemExit"
     assert reasons[3] == "timeout"
     assert reasons[4] == "wrong_output"
-    assert reasons[5] == "exception:SystemExit"
-    assert reasons[6] in ("wrong_output", "killed")
-    assert reasons[7] == "timeout"
-    assert reasons[8] == "wrong_output"
+    assert reasons[5] in ("wrong_output", "killed")
+    assert reasons[6] == "timeout"
+    assert reasons[7] == "wrong_output"
     rows = lcb_score(lcb_items, [("smoke-lcb-0", "I would rather not write code.")])
     assert rows[0]["reason"] == "parse:no_code" and rows[0]["tests"] == []
 
@@ -374,7 +376,7 @@ def test_bcb_calibration_supplies_the_prompts_imports(bcb_full):
     assert not plain[0]["passed"] and plain[0]["reason"] == "exception:NameError"
 
 
-def test_bcb_prepare_records_why_tasks_are_skipped(tmp_path):
+def test_bcb_prepare_keeps_unrunnable_tasks_and_records_why(tmp_path):
     rows = jsonl(DATA / "bigcodebench_full.smoke.jsonl")
     missing_lib = dict(rows[0], task_id="fixture/missing-lib", libs="['re', 'no_such_module_here_xyz']")
     bad_reference = dict(rows[1], task_id="fixture/bad-reference",
@@ -384,13 +386,27 @@ def test_bcb_prepare_records_why_tasks_are_skipped(tmp_path):
     path = tmp_path / "BigCodeBench.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in [rows[0], missing_lib, bad_reference, no_tests, broken]))
     items, skipped = bcb.BigCodeBenchFull().prepare(str(path), {"timeout": 10}, {})
-    assert [i["id"] for i in items] == ["smoke-bcb/0"]
+    # BigCodeBench counts every task: a missing library or a failing ground truth is
+    # recorded in the task, which stays (only rows that are not tasks at all are skipped)
+    assert [i["id"] for i in items] == ["smoke-bcb/0", "fixture/missing-lib", "fixture/bad-reference"]
+    by_id = {i["id"]: i for i in items}
+    assert by_id["fixture/missing-lib"]["missing_libs"] == ["no_such_module_here_xyz"]
+    assert by_id["fixture/bad-reference"]["reference_failure"].startswith("test_")
+    assert by_id["smoke-bcb/0"]["missing_libs"] == [] and by_id["smoke-bcb/0"]["reference_failure"] is None
     reasons = {s["id"]: s["reason"] for s in skipped}
-    assert "no_such_module_here_xyz" in reasons["fixture/missing-lib"] and "not importable" in reasons["fixture/missing-lib"]
-    assert reasons["fixture/bad-reference"].startswith("reference solution fails here")
     assert reasons["fixture/no-tests"] == "no test methods found in TestCases"
     assert {"id": "smoke-bcb/0", "reason": "malformed row: missing test"} in skipped
-    assert len(skipped) == 4
+    assert len(skipped) == 2
+    # every sample of the task without its library fails with the reason; nothing is dropped
+    answer = fenced(rows[0]["complete_prompt"] + "\n" + rows[0]["canonical_solution"])
+    scored = bcb_score(by_id, [("fixture/missing-lib", answer), ("smoke-bcb/0", answer)])
+    assert scored[0]["passed"] is False and "no_such_module_here_xyz" in scored[0]["reason"]
+    assert scored[1]["passed"] is True
+    summary = bcb.BigCodeBenchFull().summarise(by_id, scored, MODE)
+    assert summary["pass@1"] == 0.5
+    assert summary["ground_truth"]["missing_libs"] == ["fixture/missing-lib"]
+    # only the tasks whose ground truth ran here are offered to the layer's own check
+    assert [a.item_id for a in bcb.BigCodeBenchFull().reference_answers(items)] == ["smoke-bcb/0"]
 
 
 def test_bcb_reads_the_parquet_release(tmp_path):

@@ -11,7 +11,6 @@ import pytest
 
 from selfplay.data.haskell_datasets import hsx_programs, opinstruct_python_sources, single_function, split_half
 from selfplay.errors import UserError
-from selfplay.evaluate.benchmarks.multipl_e import multipl_e_problems, resolve_expected
 from selfplay.tracks.seq.sources import describe_program, filter_programs
 
 needs_ghc = pytest.mark.skipif(shutil.which("ghc") is None, reason="GHC is missing: apt-get install ghc")
@@ -76,23 +75,3 @@ def test_hsx_loader_and_halves(tmp_path):
     recs = [{"id": f"{i:02d}"} for i in range(5)]
     assert [r["id"] for r in split_half(recs, "train")] == ["00", "02", "04"]
     assert [r["id"] for r in split_half(recs, "test")] == ["01", "03"]
-
-
-@needs_ghc
-def test_multipl_e_rows_become_checks(tmp_path):
-    rows = [
-        {"name": "HumanEval_1_add", "prompt": "-- | Add two numbers\nadd :: Int -> Int -> Int\nadd x y = ",
-         "tests": "main :: IO ()\nmain = do\n    let candidate = add\n    if candidate 2 3 == 5 then pure () else "
-                  "error \"\"\n    if candidate (-1) 1 == (0) then pure () else error \"\"\n"},
-        {"name": "HumanEval_2_odd", "prompt": "odds :: [Int] -> [Int]\nodds xs = ",
-         "tests": "    if candidate [1, 2, 3] == [1, 3] then pure () else error \"\"\n"},
-        {"name": "HumanEval_3_weird", "prompt": "w :: Int -> Int\n", "tests": "quickCheck prop\n"},
-    ]
-    pd.DataFrame(rows).to_parquet(tmp_path / "m.parquet")
-    problems, skipped = multipl_e_problems(tmp_path / "m.parquet")
-    assert [p["entry_point"] for p in problems] == ["add", "odds"]
-    assert skipped == [{"name": "HumanEval_3_weird", "reason": "no `candidate ... == ...` test lines"}]
-    assert problems[0]["tests"][1]["args"] == ["(-1)", "1"]
-    ok, bad = resolve_expected(problems, {"timeout": 5.0, "memory_mb": 1024})
-    assert not bad
-    assert [t["expected"] for t in ok[0]["tests"]] == ["5", "0"] and ok[1]["tests"][0]["expected"] == "[1,3]"

@@ -112,10 +112,31 @@ def check_source(cfg: dict, name: str) -> None:
     if source == "download" and not bench.downloads:
         raise UserError(f"config key {key}.source: {name} has no download (its data: {bench.source_note}); "
                         "use source: path")
+    if source == "download":
+        check_download_pins(settings, name)
     if source == "smoke" and not bench.smoke:
         raise UserError(f"config key {key}.source: {name} ships no smoke items; use package, download or path")
     if source == "package" and not bench.package:
         raise UserError(f"config key {key}.source: no pip package ships {name}'s data")
+
+
+def check_download_pins(settings: dict, name: str) -> None:
+    """Every file a download would fetch names a commit or release tag, and every sha256
+    pinned in config names a file the benchmark downloads (a typo would pin nothing)."""
+    from .pins import check_revision
+
+    key = f"evaluation.benchmarks.{name}"
+    files = set()
+    for spec in benchmark(name).downloads:
+        files.add(spec["file"])
+        try:
+            check_revision(spec["url"].format(revision=settings.get("revision", "")))
+        except UserError as exc:
+            raise UserError(f"config key {key}{'.revision' if '{revision}' in spec['url'] else ''}: {exc}") from None
+    unknown = sorted(set(settings.get("sha256") or {}) - files)
+    if unknown:
+        raise UserError(f"config key {key}.sha256: {', '.join(unknown)} is not a file {name} downloads "
+                        f"(its files: {', '.join(sorted(files))})")
 
 
 def check_layer_check(cfg: dict) -> None:

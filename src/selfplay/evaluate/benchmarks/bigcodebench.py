@@ -70,13 +70,29 @@ and that spares the canary; objects whose
 above (``numpy.allclose``, ``pandas.DataFrame.equals``). The sandbox bounds what such
 code can do to the machine; it cannot make an in-process test verdict trustworthy.
 
-Libraries: BigCodeBench's tasks use installed libraries, so its sandboxes let programs
-import the environment's site-packages (``Sandbox(site_packages=True)``; at paper scale
-the python image must hold BigCodeBench's requirements). ``prepare`` asks the sandbox which of an item's
-``libs`` and the test's top-level imports are importable and records a skip reason for
-the rest; with ``check_reference`` (default on) it also runs the canonical solution
-(``complete_prompt + "\\n" + canonical_solution``, as BigCodeBench's ground-truth check
-does) and skips a task whose reference does not pass here.
+Time: BigCodeBench gives a sample's whole ``TestCases`` suite one limit,
+``max(240, the ground truth's time) + 1`` seconds (``untrusted_check``); here the test
+methods of one sample share the budget ``timeout`` (default 240) + 1 s: each method's
+execution gets what the earlier ones left.
+
+Libraries and the denominator: BigCodeBench's tasks use installed libraries, so its
+sandboxes let programs import the environment's site-packages
+(``Sandbox(site_packages=True)``); its jobs run in the ``bigcodebench`` image
+(containers/bigcodebench.def), which holds BigCodeBench's own pinned environment. Every
+task counts, as in the official harness. ``prepare`` asks the sandbox which of a task's
+``libs`` and the test's top-level imports are importable and records the missing ones
+in the item (``missing_libs``): each sample of such a task is a failure with that
+reason, never a task left out. With ``check_reference`` (default on) it also runs the
+canonical solution (``complete_prompt + "\\n" + canonical_solution``, as BigCodeBench's
+ground-truth check does) and records a failure in the item (``reference_failure``);
+the summary reports the ground truth's pass rate separately, as BigCodeBench does, and
+such tasks stay in the denominator.
+
+Where the verdict deliberately differs from ``untrusted_check``: a ``SkipTest`` raised
+by the solution's code fails here (BigCodeBench counts every skip as a pass, so an
+answer that skips every test would score), and the integrity checks above fail
+answers that tamper with the test machinery, where BigCodeBench's verdict follows
+whatever the tampered machinery reports.
 """
 
 from __future__ import annotations
@@ -112,7 +128,7 @@ DOWNLOADS = {
 }
 
 DEFAULTS = {
-    "timeout": 30.0,          # seconds per test method
+    "timeout": 240.0,         # seconds for a sample's whole suite (BigCodeBench's TIMEOUT_LIMIT), plus 1
     "memory_mb": 2048,
     "calibrated": True,
     "check_reference": True,
@@ -574,27 +590,15 @@ class _BigCodeBench(CodegenBenchmark):
                     raise UserError(f"{self.name}: could not ask the sandbox which libraries it has "
                                     f"({result.status}: {result.detail or result.exc_type})")
                 absent = set(decode_value(result.value))
-                kept = []
-                for item in items:
-                    lacking = [n for n in item["needs"] if n in absent]
-                    if lacking:
-                        skipped.append({"id": item["id"], "reason": "libraries not importable in the sandbox: "
-                                                                     + ", ".join(lacking)})
-                    else:
-                        kept.append(item)
-                items = kept
+                for item in items:   # kept: every sample of such a task is a recorded failure
+                    item["missing_libs"] = [n for n in item["needs"] if n in absent]
             if s["check_reference"]:
-                rows = run_tests(sandbox, [(item, item["reference"]) for item in items], float(s["timeout"]),
+                runnable = [item for item in items if not item.get("missing_libs")]
+                rows = run_tests(sandbox, [(item, item["reference"]) for item in runnable], float(s["timeout"]),
                                  int(s["workers"]), stop_at_first_failure=True)
-                kept = []
-                for item, (passed, reason, tests) in zip(items, rows):
-                    if passed:
-                        kept.append(item)
-                    else:
-                        failing = next((t for t in tests if not t["passed"]), {})
-                        skipped.append({"id": item["id"], "reason": f"reference solution fails here: "
-                                                                     f"{failing.get('test')}: {reason}"})
-                items = kept
+                for item, (passed, reason, tests) in zip(runnable, rows):
+                    failing = next((t for t in tests if not t["passed"]), {})
+                    item["reference_failure"] = None if passed else f"{failing.get('test')}: {reason}"
         return items, skipped
 
     def messages(self, item: dict, cot: bool) -> list[dict]:
@@ -615,8 +619,22 @@ class _BigCodeBench(CodegenBenchmark):
         return code
 
     def reference_answers(self, items: list[dict]) -> list[Sample] | None:
-        """The canonical solutions, as an answer would hold them (the prompt's code with the body)."""
-        return [Sample(i["id"], 0, fenced(i["reference"])) for i in items]
+        """The canonical solutions, as an answer would hold them (the prompt's code with the
+        body), of the tasks whose ground truth ran here (the others are reported apart)."""
+        return [Sample(i["id"], 0, fenced(i["reference"])) for i in items
+                if not i.get("missing_libs") and not i.get("reference_failure")] or None
+
+    def summarise(self, items: dict[str, dict], rows: list[dict], mode: EvalMode, **kwargs) -> dict:
+        """The codegen summary, every task in the denominator, plus BigCodeBench's separate
+        ground-truth report: tasks whose libraries were missing or whose reference failed."""
+        summary = super().summarise(items, rows, mode, **kwargs)
+        ids = {row["id"] for row in rows}
+        missing = sorted(i for i in ids if items[i].get("missing_libs"))
+        failing = sorted(i for i in ids if items[i].get("reference_failure"))
+        summary["ground_truth"] = {"tasks": len(ids), "missing_libs": missing, "reference_fails": failing,
+                                   "pass_rate": (len(ids) - len(set(missing) | set(failing))) / len(ids)
+                                   if ids else None}
+        return summary
 
     def score(self, items: dict[str, dict], samples: list[Sample], mode: EvalMode, cfg: dict,
               workers: int = 2) -> list[dict]:
@@ -632,6 +650,11 @@ class _BigCodeBench(CodegenBenchmark):
                 rows[n] = {**base, "passed": False, "reason": "parse:no_code", "compile_error": False, "tests": []}
                 continue
             item = items[sample.item_id]
+            if item.get("missing_libs"):   # the official environment has them: a failure, never a skip
+                rows[n] = {**base, "passed": False, "compile_error": False, "tests": [],
+                           "reason": "libraries not importable here: " + ", ".join(item["missing_libs"]),
+                           "tests_total": len(item["test_methods"])}
+                continue
             jobs.append((n, item, self.program(item, code, bool(s["calibrated"]))))
         if jobs:
             with Sandbox(workers=max(1, int(workers)), limits=SandboxLimits(memory_mb=int(s["memory_mb"])),
@@ -647,17 +670,24 @@ class _BigCodeBench(CodegenBenchmark):
 
 def run_tests(sandbox, jobs: list[tuple[dict, str]], timeout: float, workers: int,
               stop_at_first_failure: bool = True) -> list[tuple[bool, str | None, list[dict]]]:
-    """For each (item, program): run every expected test method in its own execution;
-    (passed, reason of the first failure, per-test records)."""
+    """For each (item, program): run every expected test method in its own execution,
+    all of them within one budget of ``timeout + 1`` seconds (BigCodeBench's limit for the
+    whole suite); (passed, reason of the first failure, per-test records)."""
 
     def one(job: tuple[dict, str]) -> tuple[bool, str | None, list[dict]]:
         item, program = job
         records, first_reason = [], None
+        budget = float(timeout) + 1.0
         for method in item["test_methods"]:
+            if budget <= 0:
+                records.append({"test": method, "passed": False, "reason": "timeout", "seconds": 0.0})
+                first_reason = first_reason or "timeout"
+                break
             nonce = secrets.token_hex(16)
             args = {"solution": program, "test": item["test"], "method": method, "nonce": nonce,
                     "guard": list(item.get("guard") or [])}
-            result = sandbox.run(RUNNER, "run_test", args, timeout)
+            result = sandbox.run(RUNNER, "run_test", args, budget)
+            budget -= max(float(result.seconds), 0.0)
             ok, reason, report = judge_test(result, method, nonce, item["allowed"].get(method, []))
             record = {"test": method, "passed": ok, "reason": reason, "seconds": round(result.seconds, 4)}
             if report.get("detail"):
@@ -682,7 +712,7 @@ class BigCodeBenchFull(_BigCodeBench):
     smoke: ClassVar[str] = "bigcodebench_full.smoke.jsonl"
     downloads: ClassVar[tuple[dict, ...]] = tuple(DOWNLOADS["bigcodebench_full"])
     source_note = (f"HF dataset bigcode/bigcodebench, split {VERSION} (1140 tasks), at {FULL_REVISION}; "
-                   "tasks whose libraries the sandbox cannot import are skipped")
+                   "every task counts; run in the bigcodebench image (its pinned libraries)")
 
 
 class BigCodeBenchHard(_BigCodeBench):
@@ -691,4 +721,4 @@ class BigCodeBenchHard(_BigCodeBench):
     smoke: ClassVar[str] = "bigcodebench_hard.smoke.jsonl"
     downloads: ClassVar[tuple[dict, ...]] = tuple(DOWNLOADS["bigcodebench_hard"])
     source_note = (f"HF dataset bigcode/bigcodebench-hard, split {VERSION} (148 tasks), at {HARD_REVISION}; "
-                   "tasks whose libraries the sandbox cannot import are skipped")
+                   "every task counts; run in the bigcodebench image (its pinned libraries)")

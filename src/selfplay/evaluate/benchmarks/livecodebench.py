@@ -12,12 +12,24 @@ itself) and metadata (JSON text; ``func_name`` for functional problems).
 
 Selection, as LiveCodeBench's runner does it: a release's files, then the evaluation
 window ``start_date <= contest_date <= end_date`` (dates as YYYY-MM-DD, both ends
-inclusive, compared with the contest's timestamp). EvolveCoder evaluates "LiveCodeBench
-v5 (2024.10-2025.02)": release_v5 with 2024-10-01 .. 2025-02-01. ``training_problems``
+inclusive; the end day counts whole, so a contest at 14:00 on the end day is in, where
+the runner's ``contest_date <= end_date`` compares with midnight). ``training_problems``
 returns the problems dated before ``train_before`` (the RL training pool must not
-overlap the evaluation window; by default it ends where the window starts).
+overlap the evaluation window).
 
-Tests, two kinds (a problem has one kind):
+Which release holds the papers' window. Paper 004 (following Qwen3) evaluates on
+"2024.10 - 2025.02, 216 problems" and trains on "before 2024.08, 601 problems"; paper
+002 on "LCB v5 (2024.10-2025.02)". Releases are cumulative and end where their last
+file ends: release_v5 (test.jsonl .. test5.jsonl, 880 problems) ends in January 2025
+and its last file (167 problems) starts in October 2024, so it holds at most 167 of
+the window; only release_v6 (test6.jsonl adds February - April 2025) reaches February.
+The default is therefore release_v6 with 2024-10-01 .. 2025-02-28. The count is
+checked on the data: with ``paper_counts`` set, preparing stops naming both counts when
+the window (or the training split) holds another number, unless ``accepted_counts``
+names exactly that number (a known difference; the table's caption records it).
+
+Tests, two kinds, told apart as LiveCodeBench's ``run_test`` does: call-based exactly
+when the metadata names a ``func_name`` (the tests' ``testtype`` is not consulted):
 
 - functional (LeetCode): ``class Solution`` with the method named by metadata
   ``func_name`` (or a module-level function of that name); each input line is one JSON
@@ -34,17 +46,27 @@ Tests, two kinds (a problem has one kind):
   "0.3333" does not equal "0.33333").
 
 Both kinds run LiveCodeBench's import preamble (the star imports of common stdlib
-modules and a recursion limit of 50000) before the solution. Each test is its own
-sandboxed process with the per-test timeout (LiveCodeBench's default is 6 s); a
-sample's tests stop at the first failure, as LiveCodeBench's grader does.
+modules and a recursion limit of 50000) before the solution. Public tests come first,
+then private ones; each test is its own sandboxed process with the per-test timeout
+(LiveCodeBench's default, 6 s); a sample's tests stop at the first failure, as
+LiveCodeBench's grader does. The runner's global timeout, ``(timeout + 1) * tests + 5``
+seconds, can never be reached here: each test is bounded by its own timeout.
+
+The answer's code, as LiveCodeBench's ``extract_code`` reads it for chat models: the
+lines between the last two lines that contain a fence (three backticks anywhere in the
+line, whatever the label); with fewer than two such lines there is no code and the
+sample fails (a block cut off before its closing fence fails too).
+
+A stdin program that raises SystemExit, with any status, has ended: its output is
+judged (LiveCodeBench's stdin runner swallows every SystemExit); in a call-based
+solution a SystemExit is a runtime error, as there.
 
 Deliberate differences from LiveCodeBench's grader: a stdin program runs as a real
 ``__main__`` script instead of being wrapped into a function (so ``global`` and nested
-definitions behave as on a judge); ``sys.exit(0)`` / ``exit()`` end it normally but a
-nonzero exit status is a runtime error (LiveCodeBench ignores any SystemExit); every
-test starts a fresh process (LiveCodeBench reuses one Solution instance); and a
-functional answer's return value must be a builtin value (a numpy scalar, which
-LiveCodeBench's ``==`` would accept, is reported as an opaque object and fails).
+definitions behave as on a judge); every test starts a fresh process (LiveCodeBench
+reuses one Solution instance); and a functional answer's return value must be a builtin
+value (a numpy scalar, which LiveCodeBench's ``==`` would accept, is reported as an
+opaque object and fails).
 
 Verdicts: only the value returned through the sandbox (the encoded return value, or
 the captured standard output) is judged, in the host, against expected outputs that
@@ -61,7 +83,7 @@ import pickle
 import re
 import zlib
 from concurrent.futures import ThreadPoolExecutor
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, ClassVar, Iterable
@@ -97,10 +119,12 @@ DOWNLOADS = {
 }
 
 DEFAULTS = {
-    "release": "release_v5",
+    "release": "release_v6",
     "start_date": "2024-10-01",
-    "end_date": "2025-02-01",
-    "train_before": "2024-10-01",
+    "end_date": "2025-02-28",
+    "train_before": "2024-08-01",
+    "paper_counts": {},
+    "accepted_counts": {},
     "timeout": 6.0,          # seconds per test (LiveCodeBench's default)
     "memory_mb": 2048,
     "max_output_kb": 16384,  # the largest standard output / return value read back
@@ -317,16 +341,14 @@ def item_from_row(row: dict, max_bytes: int) -> tuple[dict | None, str | None]:
     cases = public + private
     if not cases:
         return None, "no tests"
-    kinds = {c["testtype"] for c in cases}
-    if kinds == {"functional"}:
+    # LiveCodeBench's run_test: call-based exactly when the metadata has a func_name
+    func_name = metadata.get("func_name") if isinstance(metadata, dict) else None
+    if func_name is None:
+        kind = "stdin"
+    elif isinstance(func_name, str) and func_name:
         kind = "functional"
-        func_name = metadata.get("func_name") if isinstance(metadata, dict) else None
-        if not isinstance(func_name, str) or not func_name:
-            return None, "functional tests but no metadata func_name"
-    elif kinds == {"stdin"}:
-        kind, func_name = "stdin", None
     else:
-        return None, f"unsupported test types {sorted(map(str, kinds))}"
+        return None, f"malformed metadata: func_name {func_name!r}"
     return {"id": qid, "group": difficulty, "title": row.get("question_title"), "platform": row.get("platform"),
             "contest_id": row.get("contest_id"), "contest_date": when.isoformat(),
             "question": row["question_content"], "starter_code": row.get("starter_code") or "",
@@ -334,7 +356,39 @@ def item_from_row(row: dict, max_bytes: int) -> tuple[dict | None, str | None]:
             "public_tests": public, "private_tests": row.get("private_test_cases", "[]")}, None
 
 
-def _select(rows: Iterable[dict], keep, why_not: str, max_bytes: int, limit: int | None):
+def check_count(which: str, found: int, settings: dict, where: str) -> str | None:
+    """Stop when ``found`` problems differ from the paper's count (``paper_counts``),
+    unless ``accepted_counts`` names exactly ``found``; returns the caption note of an
+    accepted difference (None when the counts agree or none is configured)."""
+    paper = (settings.get("paper_counts") or {}).get(which)
+    if paper is None or found == paper:
+        return None
+    accepted = settings.get("accepted_counts") or {}
+    if accepted.get(which) == found:
+        reason = accepted.get("reason") or "no reason given"
+        return f"LiveCodeBench {which}: {found} problems where the paper had {paper} (accepted: {reason})"
+    raise UserError(f"livecodebench: {where} holds {found} problems, the paper had {paper}; if the difference is "
+                    f"known, set evaluation.benchmarks.livecodebench.accepted_counts.{which}: {found} (and a reason)")
+
+
+def count_note(settings: dict | None) -> list[str]:
+    """Caption lines for the accepted count differences of these settings."""
+    s = settings_of(settings)
+    accepted, paper = s.get("accepted_counts") or {}, s.get("paper_counts") or {}
+    return [f"LiveCodeBench {which}: {accepted[which]} problems where the paper had {paper[which]} "
+            f"(accepted: {accepted.get('reason') or 'no reason given'})"
+            for which in ("eval", "train")
+            if accepted.get(which) is not None and paper.get(which) is not None and accepted[which] != paper[which]]
+
+
+def _select(rows: Iterable[dict], keep, why_not: str, max_bytes: int, limit: int | None,
+            count: tuple[str, dict, str] | None = None):
+    rows = list(rows)
+    if count is not None:
+        which, settings, where = count
+        in_window = {row.get("question_id") for row in rows
+                     if (when := _contest_date(row)) is None or keep(when)}
+        check_count(which, len(in_window), settings, where)
     items, skipped, seen = [], [], set()
     for row in rows:
         qid = row.get("question_id")
@@ -369,7 +423,8 @@ def training_problems(source: str | Path | None, settings: dict | None = None) -
                         f"{start.date()}: the training problems would overlap the evaluation")
     return _select(load_rows(source, s["release"]), lambda when: when < before,
                    f"not before train_before {before.date()}", int(s["max_decompressed_mb"]) * 1024 * 1024,
-                   s.get("train_limit"))
+                   s.get("train_limit"),
+                   ("train", s, f"{s['release']} before {before.date()}") if source is not None else None)
 
 
 def all_tests(item: dict, max_bytes: int = DEFAULTS["max_decompressed_mb"] * 1024 * 1024) -> list[dict]:
@@ -377,6 +432,16 @@ def all_tests(item: dict, max_bytes: int = DEFAULTS["max_decompressed_mb"] * 102
 
 
 # --- answers and comparison ---------------------------------------------------
+
+def extract_code(text: str) -> str | None:
+    """LiveCodeBench's reading of a chat model's answer (``extract_code``): the lines
+    between the last two lines that contain a fence; None with fewer than two."""
+    lines = text.split("\n")
+    fences = [i for i, line in enumerate(lines) if "```" in line]
+    if len(fences) < 2:
+        return None
+    return "\n".join(lines[fences[-2] + 1:fences[-1]])
+
 
 _FENCE = re.compile(r"^```[ \t]*([A-Za-z0-9_+-]*)[ \t]*$")
 
@@ -464,8 +529,8 @@ def judge_result(item: dict, test: dict, result) -> tuple[bool, str | None]:
         return False, "error"
     if not (isinstance(out, list) and len(out) == 2 and isinstance(out[0], str) and type(out[1]) is int):
         return False, "error"
-    if out[1] != 0:
-        return False, "exception:SystemExit"
+    # out[1] is the SystemExit status; LiveCodeBench's stdin runner swallows every
+    # SystemExit and judges what was printed, so the status is not part of the verdict
     return (True, None) if stdout_matches(out[0], test["output"]) else (False, "wrong_output")
 
 
@@ -477,8 +542,8 @@ class LiveCodeBench(CodegenBenchmark):
     smoke: ClassVar[str] = "livecodebench.smoke.jsonl"
     # all six files (release_latest); ``release`` picks which of them are read
     downloads: ClassVar[tuple[dict, ...]] = tuple(DOWNLOADS["livecodebench"])
-    source_note = (f"HF dataset {HF_REPO} at {REVISION} (test.jsonl .. test6.jsonl; release_v5 = the first five "
-                   "files, 880 problems); evaluated on the contest-date window of config "
+    source_note = (f"HF dataset {HF_REPO} at {REVISION} (test.jsonl .. test6.jsonl; release_v6 = all six, "
+                   "release_v5 = the first five, 880 problems); evaluated on the contest-date window of config "
                    "evaluation.benchmarks.livecodebench (start_date .. end_date)")
 
     def prepare(self, source: str | None, settings: dict, cfg: dict) -> tuple[list[dict], list[dict]]:
@@ -487,9 +552,12 @@ class LiveCodeBench(CodegenBenchmark):
         end = _as_datetime(s["end_date"], "end_date")
         if end < start:
             raise UserError(f"livecodebench: end_date {end.date()} is before start_date {start.date()}")
-        return _select(load_rows(source, s["release"]), lambda when: start <= when <= end,
+        after_end = end + timedelta(days=1)   # the end day counts whole
+        return _select(load_rows(source, s["release"]), lambda when: start <= when < after_end,
                        f"outside the evaluation window {start.date()} .. {end.date()}",
-                       int(s["max_decompressed_mb"]) * 1024 * 1024, s.get("limit"))
+                       int(s["max_decompressed_mb"]) * 1024 * 1024, s.get("limit"),
+                       ("eval", s, f"the window {start.date()} .. {end.date()} of {s['release']}")
+                       if source is not None else None)
 
     def messages(self, item: dict, cot: bool) -> list[dict]:
         parts = [f"Problem:\n\n{item['question'].strip()}\n"]
@@ -554,7 +622,7 @@ class LiveCodeBench(CodegenBenchmark):
 
     def _score_sample(self, sandbox, item: dict, tests: list[dict], sample: Sample, timeout: float) -> dict:
         row = {"id": sample.item_id, "sample": sample.index, "tests_total": len(tests), "compile_error": False}
-        code = last_python_block(sample.text)
+        code = extract_code(sample.text)
         if code is None or not code.strip():
             return {**row, "passed": False, "reason": "parse:no_code", "tests": []}
         results = []

@@ -2,15 +2,27 @@
 MBPP in Haskell from MultiPL-E, and this project's ten shipped problems for the default;
 pass@1 and compilation errors, averaged over samples.
 
-A problem is ``{name, entry_point, description, signature, tests: [{args, expected}]}``:
-the model writes the whole function, and each test is one GHC check of
-``entry_point args`` (haskell/ghc_check.py, confined by the sandbox) whose ``show``
-must equal ``expected``; the comparison happens here, in the host. A sample passes
-when every test does; it is a compilation error when GHC refused the code. The shipped
-problems (``data/haskell_bench/mini.jsonl``) are written for this project in that
-format; MultiPL-E's Haskell translations (downloaded by a rule, pinned revision) are
-turned into it: each ``candidate ARGS == EXPECTED`` test line becomes a check, and
-``EXPECTED`` is evaluated once with GHC.
+MultiPL-E (humaneval_hs, mbpp_hs), as its harness judges it. The row's ``prompt`` is a
+Haddock comment, the type signature and the head of the equation (``f a b =``); the
+model continues it (a completion, not a whole function: the chat prompt shows that text
+and asks for what follows). The continuation is cut at the first of the row's
+``stop_tokens`` (MultiPL-E's Haskell translator: ``\n\n``, ``\n{-``, ``\ntype``,
+``\ndata``, ``\nnewtype``), and the program is ``prompt + continuation + "\n" +
+tests``, the row's ``tests`` kept verbatim: one ``main`` that checks every
+``candidate ARGS == EXPECTED`` line with ``if ... then pure () else error ...``. The
+harness runs that program with ``runghc`` and passes it when it exits with status 0,
+15 seconds for the whole program. Here the same text runs through the confined GHC
+checker (haskell/ghc_check.py), which evaluates pure values: ``main :: IO ()`` becomes
+``selfplayTests :: Maybe ()`` (every line of the do-block unchanged; ``Maybe``'s bind
+forces each ``if`` in turn, and ``error`` raises as it would in IO), and the sample
+passes when that value is ``Just ()``, within ``timeout`` (15 s) for the whole
+program. No test line is parsed, so none can be dropped; a row whose tests are not one
+``main`` is kept and each of its samples fails with that reason.
+
+The shipped problems (``data/haskell_bench/mini.jsonl``, haskell_mini) are written for
+this project as ``{name, entry_point, description, signature, tests: [{args,
+expected}]}``: the model writes the whole function, and each test is one GHC check of
+``entry_point args`` whose ``show`` must equal ``expected``, compared in the host.
 """
 
 from __future__ import annotations
@@ -22,9 +34,7 @@ from typing import ClassVar
 
 from ...errors import UserError
 from ...haskell.ghc_check import CheckRequest, GhcChecker, GhcSettings
-from ...haskell.literals import split_arguments
 from ...llm.answer_format import AnswerFormat, fenced_body, lark_string
-from ...tracks.seq.parse import MODULE_HEADER
 from ...tracks.seq.translate import parse_translation
 from ..benchmark import CodegenBenchmark, Sample, fenced
 from ..modes import EvalMode
@@ -96,111 +106,130 @@ def evaluate(problems: dict[str, dict], samples: list[Sample], settings: dict, w
     return rows
 
 
-def _balanced_prefix(text: str) -> str:
-    """``text`` up to where a closing bracket would close something opened before it."""
-    depth, quote, i = 0, None, 0
-    while i < len(text):
-        c = text[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = None
-        elif c in "\"'" and not (c == "'" and i and (text[i - 1].isalnum() or text[i - 1] == "_")):
-            quote = c
-        elif c in "([":
-            depth += 1
-        elif c in ")]":
-            if depth == 0:
-                return text[:i]
-            depth -= 1
-        i += 1
-    return text
+# MultiPL-E's Haskell translator's stop sequences (used when a row carries none).
+STOP_TOKENS = ("\n\n", "\n{-", "\ntype", "\ndata", "\nnewtype")
+TESTS_ENTRY = "selfplayTests"
+_MAIN_SIG = re.compile(r"(?m)^main[ \t]*::[ \t]*IO[ \t]*\([ \t]*\)[ \t]*$")
+_MAIN_DEF = re.compile(r"(?m)^main(?=[ \t]*=)")
+_HS_FENCE = re.compile(r"^```[ \t]*([A-Za-z0-9_+-]*)[ \t]*$")
+
+COMPLETION_SYSTEM = """\
+You are an expert Haskell programmer. You are shown the start of a Haskell program: a \
+comment, a type signature and the head of an equation that ends with '='. Continue the \
+program from exactly where it stops: write the right-hand side (helpers may follow in \
+a where clause). Use only the Prelude and the base library. Answer with the \
+continuation alone in one ```haskell block."""
 
 
-def parse_test_line(line: str) -> tuple[str, str] | None:
-    """(arguments, expected expression) of a test line ``... candidate ARGS == EXPECTED ...``
-    (bare, inside ``assert (...)`` or ``if ... then ... else ...``), or None."""
-    at = re.search(r"\bcandidate\s+", line)
-    if at is None:
-        return None
-    rest = _balanced_prefix(line[at.end():])
-    rest = re.split(r"\s+then\s+", rest, maxsplit=1)[0]
-    depth, quote = 0, None
-    for i, c in enumerate(rest):
-        if quote:
-            quote = None if c == quote and rest[i - 1] != "\\" else quote
-        elif c in "\"":
-            quote = c
-        elif c in "([":
-            depth += 1
-        elif c in ")]":
-            depth -= 1
-        elif depth == 0 and rest.startswith(" == ", i):
-            return rest[:i].strip(), rest[i + 4:].strip()
-    return None
+def completion_messages(item: dict, cot: bool = False) -> list[dict]:
+    user = f"Continue this Haskell program:\n```haskell\n{item['prompt'].rstrip()}\n```\n"
+    if cot:
+        user += "Explain your approach briefly first, then give the continuation.\n"
+    return [{"role": "system", "content": COMPLETION_SYSTEM}, {"role": "user", "content": user}]
 
 
-def multipl_e_problems(parquet_path: str) -> tuple[list[dict], list[dict]]:
-    """MultiPL-E Haskell rows as problems: the prompt's last signature, and each test line
-    ``candidate ARGS == EXPECTED`` as a check. Rows whose tests cannot be read this way
-    are returned separately with a reason, not guessed at."""
+def answer_text(text: str) -> str:
+    """The code of an answer: the body of its last fenced block labelled haskell / hs or
+    unlabelled (an unclosed one at the end counts), else the whole text."""
+    lines = text.split("\n")
+    blocks, open_at, label = [], None, ""
+    for i, line in enumerate(lines):
+        m = _HS_FENCE.match(line.strip())
+        if not m:
+            continue
+        if open_at is None:
+            open_at, label = i, m.group(1).lower()
+        elif m.group(1) == "":
+            if label in ("haskell", "hs", ""):
+                blocks.append("\n".join(lines[open_at + 1:i]))
+            open_at = None
+        else:
+            open_at, label = i, m.group(1).lower()
+    if open_at is not None and label in ("haskell", "hs", ""):
+        blocks.append("\n".join(lines[open_at + 1:]))
+    return blocks[-1] if blocks else text
+
+
+def continuation(prompt: str, text: str, stop_tokens=STOP_TOKENS) -> str:
+    """What the answer adds to the prompt, cut at the first stop sequence (as MultiPL-E
+    cuts a completion). A chat model often repeats the prompt: when the answer holds the
+    prompt's last line (the equation's head), what follows it is the continuation."""
+    code = answer_text(text)
+    head = prompt.rstrip().split("\n")[-1].strip()
+    if head:
+        at = code.find(head)
+        if at >= 0:
+            code = code[at + len(head):]
+    cut = len(code)
+    for stop in stop_tokens:
+        at = code.find(stop)
+        if at >= 0:
+            cut = min(cut, at)
+    return code[:cut]
+
+
+def tests_as_value(tests: str) -> tuple[str | None, str | None]:
+    """The row's test program with ``main :: IO ()`` turned into ``selfplayTests :: Maybe ()``
+    (the do-block itself unchanged), or (None, reason) when it is not one such ``main``."""
+    if len(_MAIN_SIG.findall(tests)) != 1 or len(_MAIN_DEF.findall(tests)) != 1:
+        return None, "tests are not one `main :: IO ()` program"
+    return _MAIN_DEF.sub(TESTS_ENTRY, _MAIN_SIG.sub(f"{TESTS_ENTRY} :: Maybe ()", tests)), None
+
+
+def program_of(item: dict, text: str) -> str:
+    """MultiPL-E's program for one sample: prompt + continuation + newline + tests."""
+    return item["prompt"] + continuation(item["prompt"], text, item.get("stop_tokens") or STOP_TOKENS) \
+        + "\n" + item["tests_value"]
+
+
+def evaluate_programs(items: dict[str, dict], samples: list[Sample], settings: dict,
+                      workers: int = 2) -> list[dict]:
+    """One scored row per sample of a MultiPL-E item: the whole program checked at once."""
+    rows, requests, pending = [], [], []
+    timeout = float(settings["timeout"])
+    for s in samples:
+        item = items[s.item_id]
+        row = {"id": s.item_id, "sample": s.index, "tests": []}
+        if item.get("tests_problem"):
+            row.update(passed=False, compile_error=False, reason=f"tests:{item['tests_problem']}")
+        else:
+            pending.append(row)
+            requests.append(CheckRequest(program_of(item, s.text), TESTS_ENTRY, (), timeout))
+        rows.append(row)
+    if requests:
+        with GhcChecker(ghc_settings(settings), workers=workers) as checker:
+            outcomes = checker.check(requests)
+        for row, o in zip(pending, outcomes):
+            row["passed"] = o.status == "value" and o.value == "Just ()"
+            row["compile_error"] = o.status == "compile_error"
+            row["reason"] = None if row["passed"] else (
+                "compile_error" if row["compile_error"] else
+                f"exception:{o.exc_type}" if o.status == "exception" else o.status)
+            row["tests"] = [{"status": o.status, "value": o.value, "detail": o.exc_message or o.detail}]
+    return rows
+
+
+def multipl_e_items(parquet_path: str) -> tuple[list[dict], list[dict]]:
+    """MultiPL-E Haskell rows as items, prompt and tests verbatim (nothing parsed out of
+    the tests); rows without the fields are returned separately with a reason."""
     import pandas as pd
 
     frame = pd.read_parquet(parquet_path)
-    problems, skipped = [], []
+    items, skipped = [], []
     for row in frame.to_dict("records"):
-        prompt = MODULE_HEADER.sub("", str(row["prompt"]))
-        sigs = re.findall(r"(?m)^([a-z_][\w']*)\s*::\s*(.+)$", prompt)
-        if not sigs:
-            skipped.append({"name": row.get("name"), "reason": "no signature in the prompt"})
+        name, prompt, tests = row.get("name"), row.get("prompt"), row.get("tests")
+        if not isinstance(name, str) or not isinstance(prompt, str) or not isinstance(tests, str):
+            skipped.append({"id": name if isinstance(name, str) else None,
+                            "reason": "malformed row: needs name, prompt and tests as text"})
             continue
-        name, sig = sigs[-1]
-        tests = []
-        for line in str(row["tests"]).splitlines():
-            parsed = parse_test_line(line)
-            if parsed:
-                try:
-                    args = split_arguments(parsed[0])
-                except UserError:
-                    continue
-                tests.append({"args": args, "expected_expr": parsed[1]})
-        if not tests:
-            skipped.append({"name": row.get("name"), "reason": "no `candidate ... == ...` test lines"})
-            continue
-        doc = "\n".join(line.lstrip("- ").rstrip() for line in prompt.splitlines() if line.strip().startswith("--"))
-        problems.append({"name": str(row.get("name", name)), "entry_point": name, "description": doc or name,
-                         "signature": f"{name} :: {sig.strip()}", "tests": tests})
-    return problems, skipped
-
-
-def resolve_expected(problems: list[dict], settings: dict, workers: int = 2) -> tuple[list[dict], list[dict]]:
-    """Turn each test's ``expected_expr`` (a Haskell expression from MultiPL-E) into the
-    ``show`` text it evaluates to at the function's result type, by running it with GHC.
-    Problems with an expression GHC cannot evaluate are returned with a reason."""
-    from ...haskell.signature import find_signature
-    from ...haskell.types import render_type
-
-    pending = []
-    for p in problems:
-        result = render_type(find_signature(p["signature"], p["entry_point"]).result_type)
-        for t in p["tests"]:
-            if "expected_expr" in t:
-                src = f"selfplayExpected :: {result}\nselfplayExpected = {t['expected_expr']}\n"
-                pending.append((p, t, CheckRequest(src, "selfplayExpected", (), 10.0)))
-    if pending:
-        with GhcChecker(ghc_settings(settings), workers=workers) as checker:
-            outcomes = checker.check([req for _, _, req in pending])
-        for (_, t, _), o in zip(pending, outcomes):
-            t["expected"] = o.value if o.status == "value" else None
-    ok, bad = [], []
-    for p in problems:
-        broken = [t for t in p["tests"] if t.get("expected") is None]
-        if broken:
-            bad.append({"name": p["name"], "reason": f"{len(broken)} expected value(s) GHC could not evaluate"})
-        else:
-            ok.append(p)
-    return ok, bad
+        stops = row.get("stop_tokens")
+        stops = [str(t) for t in stops] if stops is not None and len(stops) else list(STOP_TOKENS)
+        heads = re.findall(r"(?m)^([a-z_][\w']*)\s*::", prompt)
+        value, problem = tests_as_value(tests)
+        items.append({"id": name, "group": None, "name": name, "entry_point": heads[-1] if heads else None,
+                      "prompt": prompt, "tests": tests, "stop_tokens": stops,
+                      "tests_value": value, "tests_problem": problem})
+    return items, skipped
 
 
 class _HaskellCodegen(CodegenBenchmark):
@@ -246,17 +275,35 @@ class HaskellMini(_HaskellCodegen):
 
 
 class _MultiplE(_HaskellCodegen):
+    """MultiPL-E's completion task and whole-program verdict (module docstring)."""
+
     split: ClassVar[str]
 
     def prepare(self, source: str | None, settings: dict, cfg: dict) -> tuple[list[dict], list[dict]]:
         if source is None:
             raise UserError(f"{self.name}: MultiPL-E's Haskell problems are downloaded by a rule "
-                            "(evaluation.benchmarks.{self.name}.source: download)")
-        problems, skipped = multipl_e_problems(source)
+                            f"(evaluation.benchmarks.{self.name}.source: download)")
+        items, skipped = multipl_e_items(source)
         if settings.get("limit"):
-            problems = problems[: int(settings["limit"])]
-        problems, bad = resolve_expected(problems, settings, workers=int(cfg["evaluation"]["workers"]))
-        return self._as_items(problems), [{"id": s.get("name"), "reason": s["reason"]} for s in skipped + bad]
+            for item in items[int(settings["limit"]):]:
+                skipped.append({"id": item["id"], "reason": f"beyond limit {int(settings['limit'])}"})
+            items = items[: int(settings["limit"])]
+        return items, skipped
+
+    def messages(self, item: dict, cot: bool) -> list[dict]:
+        return completion_messages(item, cot)
+
+    def score(self, items: dict[str, dict], samples: list[Sample], mode: EvalMode, cfg: dict,
+              workers: int = 2) -> list[dict]:
+        return evaluate_programs(items, samples, cfg["evaluation"]["benchmarks"][self.name], workers)
+
+    def reference_answers(self, items: list[dict]) -> list[Sample] | None:
+        return None   # MultiPL-E ships no solutions
+
+
+# The dataset commit the downloads default to (config evaluation.benchmarks.<b>.revision):
+# one that holds the <split>-<language>/test-00000-of-00001.parquet layout.
+REVISION = "28441b6024e71d4a1c1c0f6bf171c935cd5a43f2"
 
 
 def _multipl_e_download(split: str) -> dict:
@@ -270,7 +317,7 @@ class HumanEvalHs(_MultiplE):
     title = "HumanEval (Haskell)"
     split = "humaneval"
     downloads = (_multipl_e_download("humaneval"),)
-    source_note = "MultiPL-E's humaneval-hs split (Hugging Face nuprl/MultiPL-E, pinned revision)"
+    source_note = f"MultiPL-E's humaneval-hs split (Hugging Face nuprl/MultiPL-E at {REVISION} by default)"
 
 
 class MbppHs(_MultiplE):
@@ -278,4 +325,4 @@ class MbppHs(_MultiplE):
     title = "MBPP (Haskell)"
     split = "mbpp"
     downloads = (_multipl_e_download("mbpp"),)
-    source_note = "MultiPL-E's mbpp-hs split (Hugging Face nuprl/MultiPL-E, pinned revision)"
+    source_note = f"MultiPL-E's mbpp-hs split (Hugging Face nuprl/MultiPL-E at {REVISION} by default)"

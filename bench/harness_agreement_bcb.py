@@ -1,0 +1,135 @@
+"""Our BigCodeBench verdicts against BigCodeBench's own scorer (``bigcodebench==0.2.5``,
+``bigcodebench.eval.untrusted_check``) on the same programs.
+
+Completions per task of the shipped smoke set (standard-library tasks, so both run
+here): the reference solution, mutants of it (one textual change each: a constant, a
+comparison, a method), bodies that raise, loop forever or exit early, and hostile
+programs. Both sides score the same program text (the calibrated program:
+``code_prompt + "\\n    pass\\n" + answer``). Both suite limits are shortened the same way
+(ours: ``timeout``; theirs: ``bigcodebench.eval.TIMEOUT_LIMIT``) so a program that loops
+costs seconds, not four minutes.
+
+Run: ``.venv/bin/python bench/harness_agreement_bcb.py`` (writes
+bench/results/harness_agreement_bcb.md). tests/test_harness_agreement_bcb.py runs the same
+comparison.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+SUITE_SECONDS = 4.0
+
+# One textual change each; a mutant is made where the reference holds the text.
+MUTATIONS = (("lower()", "upper()"), ("<", "<="), ("not numbers", "numbers"), ("1, 6", "1, 5"),
+             ("mean(numbers)", "median(numbers)"), ("+", "-"), ("[r[key]]", "[key]"), ("Counter(", "list("),
+             ("exist_ok=True", "exist_ok=False"), ("[a-z']+", "[a-z]+"))
+
+BODIES = {
+    "raises": "    raise RuntimeError('not implemented')\n",
+    "loops_forever": "    while True:\n        pass\n",
+    "exits_early": "    import sys\n    sys.exit(0)\n",
+    "returns_none": "    return None\n",
+}
+
+# Hostile programs: the first four fail under both harnesses; the last two are the
+# known forgeries of the official harness (it counts skips as passes, and its verdict
+# follows a patched assertEqual), which ours refuses.
+HOSTILE = {
+    "os_exit_at_import": "import os\nos._exit(0)\n",
+    "fake_report": "print('Ran 9 tests in 0.001s\\n\\nOK')\nimport sys\nsys.exit(0)\n",
+    "exit_in_call": "import os\ndef task_func(*args, **kwargs):\n    os._exit(0)\n",
+    "syntax_error": "def task_func(*args, **kwargs)\n    return 1\n",
+    "skip_every_test": "import unittest\ndef task_func(*args, **kwargs):\n    raise unittest.SkipTest('no')\n",
+    "patch_assertions": "import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n"
+                        "unittest.TestCase.assertRaises = lambda *a, **k: __import__('contextlib').nullcontext()\n"
+                        "def task_func(*args, **kwargs):\n    return None\n",
+}
+KNOWN_FORGERIES = {"skip_every_test", "patch_assertions"}
+
+
+def completions(item: dict) -> list[tuple[str, str, str]]:
+    """(kind, name, answer code) for one prepared task."""
+    reference = item["reference"]
+    out = [("right", "reference", reference)]
+    for old, new in MUTATIONS:
+        body = reference[len(item["code_prompt"]):] if reference.startswith(item["code_prompt"]) else reference
+        if old in body:
+            out.append(("wrong", f"mutant {old!r}->{new!r}", reference.replace(body, body.replace(old, new, 1), 1)))
+    for name, body in BODIES.items():
+        out.append(("wrong", name, item["code_prompt"] + "\n" + body))
+    for name, code in HOSTILE.items():
+        out.append(("hostile", name, code))
+    return out
+
+
+def official_verdict(program: str, test: str, entry_point: str) -> bool:
+    import bigcodebench.eval as official
+
+    official.TIMEOUT_LIMIT = SUITE_SECONDS
+    status, _ = official.untrusted_check(program, test, entry_point, max_as_limit=30 * 1024,
+                                         max_data_limit=30 * 1024, max_stack_limit=10, min_time_limit=1.0,
+                                         gt_time_limit=1.0)
+    return status == "pass"
+
+
+def compare(limit_tasks: int | None = None) -> list[dict]:
+    """One row per completion: task, kind, name, ours, official."""
+    from selfplay.evaluate.benchmark import Sample, fenced
+    from selfplay.evaluate.benchmarks.bigcodebench import BigCodeBenchFull
+    from selfplay.evaluate.modes import EvalMode
+
+    bench = BigCodeBenchFull()
+    items, _ = bench.prepare(None, {"timeout": SUITE_SECONDS}, {})
+    items = items[:limit_tasks] if limit_tasks else items
+    by_id = {item["id"]: item for item in items}
+    cases = [(item, kind, name, code) for item in items for kind, name, code in completions(item)]
+    samples = [Sample(item["id"], n, fenced(code)) for n, (item, _, _, code) in enumerate(cases)]
+    cfg = {"evaluation": {"benchmarks": {bench.name: {"timeout": SUITE_SECONDS}}}}
+    ours = bench.score(by_id, samples, EvalMode("single", 1, False, "single", {}), cfg, workers=2)
+    import multiprocessing
+
+    rows = []
+    for (item, kind, name, code), mine in zip(cases, ours):
+        program = bench.program(item, code, calibrated=True)
+        rows.append({"task": item["id"], "kind": kind, "name": name, "ours": bool(mine["passed"]),
+                     "official": official_verdict(program, item["test"], item["entry_point"]),
+                     "our_reason": mine["reason"]})
+        # untrusted_check starts a multiprocessing Manager per call and never stops it
+        for child in multiprocessing.active_children():
+            child.terminate()
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    lines = ["# BigCodeBench: our verdicts against bigcodebench 0.2.5's untrusted_check", "",
+             "Same program text through both (the calibrated program); smoke tasks (standard library only);",
+             f"both suite limits shortened to {SUITE_SECONDS:g} s. Command: "
+             "`.venv/bin/python bench/harness_agreement_bcb.py`.", "",
+             "| completions | kind | both pass | both fail | disagreements |", "|---|---|---|---|---|"]
+    for kind in ("right", "wrong", "hostile", "all"):
+        sub = [r for r in rows if kind == "all" or r["kind"] == kind]
+        both_pass = sum(r["ours"] and r["official"] for r in sub)
+        both_fail = sum(not r["ours"] and not r["official"] for r in sub)
+        lines.append(f"| {len(sub)} | {kind} | {both_pass} | {both_fail} | {len(sub) - both_pass - both_fail} |")
+    differ = [r for r in rows if r["ours"] != r["official"]]
+    lines += ["", "Disagreements (ours / official):", ""]
+    lines += [f"- {r['task']} {r['name']}: {'pass' if r['ours'] else 'fail'} / "
+              f"{'pass' if r['official'] else 'fail'} ({r['our_reason']})"
+              + ("; a known forgery of the official harness, refused here" if r["name"] in KNOWN_FORGERIES else "")
+              for r in differ] or ["- none"]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    rows = compare()
+    out = Path(__file__).resolve().parent / "results" / "harness_agreement_bcb.md"
+    out.write_text(table(rows))
+    (out.with_suffix(".json")).write_text(json.dumps(rows, indent=1) + "\n")
+    sys.stdout.write(table(rows))
+
+
+if __name__ == "__main__":
+    main()
