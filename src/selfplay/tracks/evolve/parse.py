@@ -7,8 +7,10 @@ its own reason, so nothing the model wrote is lost without a word.
 * each test must be exactly one Python ``assert`` statement that calls the problem's
   function; duplicates (same syntax tree) of earlier tests or of tests already in the
   suite are dropped as ``duplicate``;
-* solutions: the program in the answer's last ```python block (the evaluation layer's
-  reader, shared with EvalPlus).
+* solutions: the program in the answer's last ```python block that defines the problem's
+  function (else its last block; an answer without a fence only when it defines the
+  function). This is the track's own reading: the benchmark layer's EvalPlus reader
+  follows EvalPlus's sanitizer, which keeps prose it cannot parse as the program.
 
 Models often wrap the JSON in a code fence or add a sentence around it; the reader takes
 the first complete JSON object in the text that has the wanted keys.
@@ -19,11 +21,14 @@ from __future__ import annotations
 import ast
 import builtins
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from ...evaluate.benchmarks.evalplus import extract_code
+
+# A fenced block (```python, ```py or a bare fence) up to its closing fence or the end.
+_BLOCK = re.compile(r"```[ \t]*(?:python|py|Python)?[ \t]*\n(.*?)(?:\n```|\Z)", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -149,11 +154,22 @@ def guess_entry(tests: object) -> str | None:
 _BUILTIN_NAMES = frozenset(dir(builtins)) | {"isclose"}
 
 
+def _program_in(text: str, entry: str) -> str | None:
+    defines = re.compile(rf"(?m)^\s*def\s+{re.escape(entry)}\s*\(")
+    blocks = _BLOCK.findall(text)
+    for block in reversed(blocks):
+        if defines.search(block):
+            return block
+    if blocks:
+        return blocks[-1]
+    return text if re.search(rf"(?m)^def\s+{re.escape(entry)}\s*\(", text) else None
+
+
 def parse_solution(text: str, entry: str) -> tuple[str | None, str | None]:
     """(program, None), or (None, reason) when the answer holds no program."""
     if not text or not text.strip():
         return None, "parse:empty_output"
-    code = extract_code(text, entry)
+    code = _program_in(text, entry)
     if code is None:
         return None, "parse:no_code_block"
     try:
