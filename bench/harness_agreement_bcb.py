@@ -69,9 +69,23 @@ def official_verdict(program: str, test: str, entry_point: str) -> bool:
     import bigcodebench.eval as official
 
     official.TIMEOUT_LIMIT = SUITE_SECONDS
-    status, _ = official.untrusted_check(program, test, entry_point, max_as_limit=30 * 1024,
-                                         max_data_limit=30 * 1024, max_stack_limit=10, min_time_limit=1.0,
-                                         gt_time_limit=1.0)
+    # untrusted_check starts a multiprocessing Manager per call and never stops it: track
+    # them and shut each down, so no server process outlives the comparison
+    started, real_manager = [], official.Manager
+
+    def manager():
+        started.append(real_manager())
+        return started[-1]
+
+    official.Manager = manager
+    try:
+        status, _ = official.untrusted_check(program, test, entry_point, max_as_limit=30 * 1024,
+                                             max_data_limit=30 * 1024, max_stack_limit=10, min_time_limit=1.0,
+                                             gt_time_limit=1.0)
+    finally:
+        official.Manager = real_manager
+        for m in started:
+            m.shutdown()
     return status == "pass"
 
 
@@ -89,17 +103,12 @@ def compare(limit_tasks: int | None = None) -> list[dict]:
     samples = [Sample(item["id"], n, fenced(code)) for n, (item, _, _, code) in enumerate(cases)]
     cfg = {"evaluation": {"benchmarks": {bench.name: {"timeout": SUITE_SECONDS}}}}
     ours = bench.score(by_id, samples, EvalMode("single", 1, False, "single", {}), cfg, workers=2)
-    import multiprocessing
-
     rows = []
     for (item, kind, name, code), mine in zip(cases, ours):
         program = bench.program(item, code, calibrated=True)
         rows.append({"task": item["id"], "kind": kind, "name": name, "ours": bool(mine["passed"]),
                      "official": official_verdict(program, item["test"], item["entry_point"]),
                      "our_reason": mine["reason"]})
-        # untrusted_check starts a multiprocessing Manager per call and never stops it
-        for child in multiprocessing.active_children():
-            child.terminate()
     return rows
 
 
