@@ -34,9 +34,10 @@ BODIES = {
     "returns_none": "    return None\n",
 }
 
-# Hostile programs: the first four fail under both harnesses; the last two are the
-# known forgeries of the official harness (it counts skips as passes, and its verdict
-# follows a patched assertEqual), which ours refuses.
+# Hostile programs: the first four fail under both harnesses. The official harness counts
+# skips as passes, and so does ours by default (the headline number is the official one;
+# the row says it passed only through skips). Its verdict follows a patched assertEqual,
+# which ours refuses (a known forgery of the official harness).
 HOSTILE = {
     "os_exit_at_import": "import os\nos._exit(0)\n",
     "fake_report": "print('Ran 9 tests in 0.001s\\n\\nOK')\nimport sys\nsys.exit(0)\n",
@@ -47,7 +48,7 @@ HOSTILE = {
                         "unittest.TestCase.assertRaises = lambda *a, **k: __import__('contextlib').nullcontext()\n"
                         "def task_func(*args, **kwargs):\n    return None\n",
 }
-KNOWN_FORGERIES = {"skip_every_test", "patch_assertions"}
+KNOWN_FORGERIES = {"patch_assertions"}
 
 
 def completions(item: dict) -> list[tuple[str, str, str]]:
@@ -65,13 +66,20 @@ def completions(item: dict) -> list[tuple[str, str, str]]:
     return out
 
 
-def official_verdict(program: str, test: str, entry_point: str) -> bool:
-    import bigcodebench.eval as official
+# The official scorer runs in a fresh interpreter of its own session: untrusted_check
+# forks a process per program and some of them outlive it (stuck, holding its pipes), so
+# the verdicts go to a file, and when the scorer exits its whole process group is killed.
+OFFICIAL = r"""
+import json, sys
+import bigcodebench.eval as official
 
-    official.TIMEOUT_LIMIT = SUITE_SECONDS
-    # untrusted_check starts a multiprocessing Manager per call and never stops it: track
-    # them and shut each down, so no server process outlives the comparison
-    started, real_manager = [], official.Manager
+official.TIMEOUT_LIMIT = float(sys.argv[1])
+real_manager, verdicts = official.Manager, []
+with open(sys.argv[2]) as fh:
+    cases = json.load(fh)
+for program, test, entry in cases:
+    # untrusted_check starts a multiprocessing Manager per call and never stops it
+    started = []
 
     def manager():
         started.append(real_manager())
@@ -79,14 +87,45 @@ def official_verdict(program: str, test: str, entry_point: str) -> bool:
 
     official.Manager = manager
     try:
-        status, _ = official.untrusted_check(program, test, entry_point, max_as_limit=30 * 1024,
-                                             max_data_limit=30 * 1024, max_stack_limit=10, min_time_limit=1.0,
-                                             gt_time_limit=1.0)
+        status, _ = official.untrusted_check(program, test, entry, max_as_limit=30 * 1024,
+                                             max_data_limit=30 * 1024, max_stack_limit=10,
+                                             min_time_limit=1.0, gt_time_limit=1.0)
     finally:
         official.Manager = real_manager
         for m in started:
             m.shutdown()
-    return status == "pass"
+    verdicts.append(status == "pass")
+with open(sys.argv[3], "w") as fh:
+    json.dump(verdicts, fh)
+"""
+
+
+def official_verdicts(cases: list[tuple[str, str, str]]) -> list[bool]:
+    """bigcodebench's verdict on each (program, test, entry point), in a fresh interpreter."""
+    import os
+    import signal
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        given, got = Path(tmp, "cases.json"), Path(tmp, "verdicts.json")
+        given.write_text(json.dumps(cases))
+        proc = subprocess.Popen([sys.executable, "-c", OFFICIAL, str(SUITE_SECONDS), str(given), str(got)],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
+        try:
+            code = proc.wait(timeout=60 + 3 * SUITE_SECONDS * len(cases))
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # what its forks left behind
+            except ProcessLookupError:
+                pass
+            proc.wait()
+        if code != 0 or not got.is_file():
+            raise RuntimeError(f"the official scorer failed (exit code {code})")
+        verdicts = json.loads(got.read_text())
+    if len(verdicts) != len(cases):
+        raise RuntimeError(f"the official scorer gave {len(verdicts)} verdicts for {len(cases)} programs")
+    return verdicts
 
 
 def compare(limit_tasks: int | None = None) -> list[dict]:
@@ -103,12 +142,13 @@ def compare(limit_tasks: int | None = None) -> list[dict]:
     samples = [Sample(item["id"], n, fenced(code)) for n, (item, _, _, code) in enumerate(cases)]
     cfg = {"evaluation": {"benchmarks": {bench.name: {"timeout": SUITE_SECONDS}}}}
     ours = bench.score(by_id, samples, EvalMode("single", 1, False, "single", {}), cfg, workers=2)
+    official = official_verdicts([(bench.program(item, code, calibrated=True), item["test"], item["entry_point"])
+                                  for item, _, _, code in cases])
     rows = []
-    for (item, kind, name, code), mine in zip(cases, ours):
-        program = bench.program(item, code, calibrated=True)
+    for (item, kind, name, code), mine, theirs in zip(cases, ours, official):
         rows.append({"task": item["id"], "kind": kind, "name": name, "ours": bool(mine["passed"]),
-                     "official": official_verdict(program, item["test"], item["entry_point"]),
-                     "our_reason": mine["reason"]})
+                     "official": theirs,
+                     "our_reason": mine["reason"], "through_skips": bool(mine.get("passed_through_skips"))})
     return rows
 
 
@@ -123,6 +163,9 @@ def table(rows: list[dict]) -> str:
         both_pass = sum(r["ours"] and r["official"] for r in sub)
         both_fail = sum(not r["ours"] and not r["official"] for r in sub)
         lines.append(f"| {len(sub)} | {kind} | {both_pass} | {both_fail} | {len(sub) - both_pass - both_fail} |")
+    skips = sorted({r["name"] for r in rows if r["through_skips"]})
+    lines += ["", f"Passed only through skips the answer raised (official verdict, kept; `answer_skips: fail` "
+                  f"fails them): {sum(r['through_skips'] for r in rows)} ({', '.join(skips) or 'none'})."]
     differ = [r for r in rows if r["ours"] != r["official"]]
     lines += ["", "Disagreements (ours / official):", ""]
     lines += [f"- {r['task']} {r['name']}: {'pass' if r['ours'] else 'fail'} / "

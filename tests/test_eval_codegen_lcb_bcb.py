@@ -458,7 +458,8 @@ def test_bcb_wrong_and_hostile_answers_fail(bcb_full):
         "loops_forever": "def task_func(text):\n    while True:\n        pass\n",
         "syntax_error": "def task_func(text)\n    return {}\n",
     }
-    rows = bcb_score(items, [(target, fenced(code)) for code in answers.values()], timeout=2.0)
+    # strict about skips the answer raises (the official harness, and our default, pass them)
+    rows = bcb_score(items, [(target, fenced(code)) for code in answers.values()], timeout=2.0, answer_skips="fail")
     got = {name: row for name, row in zip(answers, rows)}
     assert not any(row["passed"] for row in rows), {n: r["reason"] for n, r in got.items() if r["passed"]}
     expect = {
@@ -490,6 +491,21 @@ def test_bcb_wrong_and_hostile_answers_fail(bcb_full):
     assert bcb_score(items, [(target, "no code here")])[0]["reason"] == "parse:no_code"
 
 
+def test_bcb_a_skip_raised_by_the_answer_passes_as_officially_and_is_flagged(bcb_full):
+    """BigCodeBench's untrusted_check counts every skip as a pass, so the headline verdict
+    does too; the row says the sample passed only through skips it raised."""
+    items, _ = bcb_full
+    target = sorted(items)[0]
+    skip = fenced("import unittest\ndef task_func(*args, **kwargs):\n    raise unittest.SkipTest('not today')\n")
+    official, = bcb_score(items, [(target, skip)], timeout=5.0)
+    assert official["passed"] and official["passed_through_skips"], official
+    assert all(t.get("skipped_by_answer") for t in official["tests"])
+    right, = bcb_score(items, [(target, fenced(items[target]["reference"]))], timeout=5.0)
+    assert right["passed"] and not right["passed_through_skips"]
+    strict, = bcb_score(items, [(target, skip)], timeout=5.0, answer_skips="fail")
+    assert not strict["passed"] and strict["reason"] == "skipped"
+
+
 def test_bcb_host_accepts_only_a_well_formed_report_for_the_test_it_asked():
     def result(value):
         return SimpleNamespace(status="ok", value=encode_value(value, 1000, 50, 1 << 16, 200), seconds=0.0)
@@ -502,7 +518,9 @@ def test_bcb_host_accepts_only_a_well_formed_report_for_the_test_it_asked():
     assert bcb.judge_test(result("passed"), "test_a", "n1", [])[1] == "integrity:malformed_report"
     assert bcb.judge_test(result({**good, "violations": ["canary"]}), "test_a", "n1", [])[1] == "integrity:canary"
     skipped = {**good, "outcome": "skipped"}
-    assert bcb.judge_test(result(skipped), "test_a", "n1", [])[1] == "skipped"
+    assert bcb.judge_test(result(skipped), "test_a", "n1", [], "fail")[1] == "skipped"
+    passed, reason, report = bcb.judge_test(result(skipped), "test_a", "n1", [])  # BigCodeBench's verdict
+    assert passed is True and reason is None and report["skipped_by_answer"] is True
     assert bcb.judge_test(result(skipped), "test_a", "n1", ["skipped"])[0] is True
     for status in ("timeout", "killed", "error"):
         assert bcb.judge_test(SimpleNamespace(status=status, value=None), "t", "n", [])[1] == status

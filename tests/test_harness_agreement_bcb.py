@@ -1,7 +1,7 @@
 """Our BigCodeBench verdicts equal bigcodebench 0.2.5's own scorer (untrusted_check) on
-right, mutant, broken and hostile completions of stdlib-only tasks; the only allowed
-difference is a forgery of the official harness (a solution that raises SkipTest passes
-there, since it counts skips as passes), which ours refuses. The full table:
+right, mutant, broken and hostile completions of stdlib-only tasks, with no difference:
+a solution that raises SkipTest passes in both (the official harness counts skips as
+passes; ours records that it passed only through skips). The full table:
 bench/harness_agreement_bcb.py -> bench/results/harness_agreement_bcb.md."""
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ def test_verdicts_equal_the_official_scorer_on_two_tasks():
     assert all(r["ours"] and r["official"] for r in rows if r["kind"] == "right")
     assert sum(r["kind"] == "wrong" for r in rows) >= 8
     differ = [r for r in rows if r["ours"] != r["official"]]
-    assert all(r["name"] in bench.KNOWN_FORGERIES and r["official"] and not r["ours"] for r in differ), differ
-    assert {r["name"] for r in differ} == {"skip_every_test"}
+    assert differ == []
+    skipped = [r for r in rows if r["name"] == "skip_every_test"]
+    assert skipped and all(r["ours"] and r["official"] and r["through_skips"] for r in skipped)
+    assert not any(r["through_skips"] for r in rows if r["name"] != "skip_every_test")
     table = bench.table(rows)
     assert "| completions | kind | both pass | both fail | disagreements |" in table

@@ -43,14 +43,15 @@ model's code. Here:
   host's per-run nonce). The host accepts a test only when the execution returned
   normally, the structure is well-formed, the nonce and method are the ones it sent, no
   integrity violation was reported, and the outcome is "passed" (or "skipped" /
-  "expected failure" for a method the source itself decorates that way). Skips raised
-  from the solution (``raise unittest.SkipTest``) therefore fail, where BigCodeBench's
-  harness counts them as passes.
+  "expected failure" for a method the source itself decorates that way). A skip raised
+  from the solution (``raise unittest.SkipTest``) passes, as in BigCodeBench's harness,
+  which counts every skip as a pass (setting ``answer_skips``: "fail" refuses it); each
+  such test is recorded (``skipped_by_answer``).
 
 What this stops: a solution that exits the process (``os._exit``, ``sys.exit`` or
 ``SystemExit`` at import or inside the tested function: no structure comes back, or the
 test errors), prints a fake report (stdout is not read), loops forever (per-test wall
-clock), raises SkipTest, replaces or deletes assertion methods, the result or suite
+clock), replaces or deletes assertion methods, the result or suite
 classes, ``unittest.mock.patch``, the ``unittest`` module in ``sys.modules``,
 ``AssertionError`` or ``__import__`` (an integrity violation, caught after import and
 after the test), rewrites a captured function's code (refused), patches the running
@@ -88,11 +89,12 @@ ground-truth check does) and records a failure in the item (``reference_failure`
 the summary reports the ground truth's pass rate separately, as BigCodeBench does, and
 such tasks stay in the denominator.
 
-Where the verdict deliberately differs from ``untrusted_check``: a ``SkipTest`` raised
-by the solution's code fails here (BigCodeBench counts every skip as a pass, so an
-answer that skips every test would score), and the integrity checks above fail
+Where the verdict differs from ``untrusted_check``: the integrity checks above fail
 answers that tamper with the test machinery, where BigCodeBench's verdict follows
-whatever the tampered machinery reports.
+whatever the tampered machinery reports. A ``SkipTest`` raised by the solution's code
+passes by default, as BigCodeBench counts it, so the headline number is the official
+one; the summary counts the samples that passed only through such skips
+(``passed_through_skips``), and ``answer_skips: fail`` scores them as failures.
 """
 
 from __future__ import annotations
@@ -109,6 +111,7 @@ from ...sandbox.encoding import decode_value
 from ..benchmark import CodegenBenchmark, Sample, fenced
 from ..files import read_json_lines
 from ..modes import EvalMode
+from ...verifier_canary import checked_sandbox
 from .livecodebench import last_python_block
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "eval"
@@ -134,6 +137,7 @@ DEFAULTS = {
     "check_reference": True,
     "check_libs": True,
     "stop_at_first_failure": True,
+    "answer_skips": "pass",   # BigCodeBench counts a skip the answer raises as a pass
     "workers": 2,             # sandbox workers at prepare time
 }
 
@@ -521,8 +525,11 @@ def item_from_row(row: dict, group: str | None) -> tuple[dict | None, str | None
 
 # --- judging --------------------------------------------------------------------
 
-def judge_test(result, method: str, nonce: str, allowed: list[str]) -> tuple[bool, str | None, dict]:
-    """(passed, reason, report) for one test method's execution, decided in the host."""
+def judge_test(result, method: str, nonce: str, allowed: list[str],
+               answer_skips: str = "pass") -> tuple[bool, str | None, dict]:
+    """(passed, reason, report) for one test method's execution, decided in the host. A
+    skip the source does not declare was raised by the answer: it passes with
+    ``answer_skips`` "pass" (BigCodeBench's verdict), else fails as ``skipped``."""
     if result.status == "timeout":
         return False, "timeout", {}
     if result.status == "killed":
@@ -548,6 +555,8 @@ def judge_test(result, method: str, nonce: str, allowed: list[str]) -> tuple[boo
     outcome = report["outcome"]
     if outcome == "passed" or outcome in allowed:
         return True, None, report
+    if outcome == "skipped" and answer_skips == "pass":
+        return True, None, dict(report, skipped_by_answer=True)
     if outcome == "failed":
         return False, "wrong_output", report
     if outcome in ("import_error", "error"):
@@ -582,7 +591,7 @@ class _BigCodeBench(CodegenBenchmark):
         if not items or not (s["check_libs"] or s["check_reference"]):
             return items, skipped
         limits = SandboxLimits(memory_mb=int(s["memory_mb"]))
-        with Sandbox(workers=max(1, int(s["workers"])), limits=limits, site_packages=True) as sandbox:
+        with checked_sandbox(Sandbox(workers=max(1, int(s["workers"])), limits=limits, site_packages=True)) as sandbox:
             if s["check_libs"]:
                 names = sorted({n for item in items for n in item["needs"]})
                 result = sandbox.run(RUNNER, "missing_modules", {"names": names}, 60.0)
@@ -657,19 +666,21 @@ class _BigCodeBench(CodegenBenchmark):
                 continue
             jobs.append((n, item, self.program(item, code, bool(s["calibrated"]))))
         if jobs:
-            with Sandbox(workers=max(1, int(workers)), limits=SandboxLimits(memory_mb=int(s["memory_mb"])),
-                         site_packages=True) as sb:
+            with checked_sandbox(Sandbox(workers=max(1, int(workers)),
+                                         limits=SandboxLimits(memory_mb=int(s["memory_mb"])), site_packages=True)) as sb:
                 results = run_tests(sb, [(item, program) for _, item, program in jobs], float(s["timeout"]),
-                                    int(workers), bool(s["stop_at_first_failure"]))
+                                    int(workers), bool(s["stop_at_first_failure"]), str(s["answer_skips"]))
             for (n, item, _), (passed, reason, tests) in zip(jobs, results):
                 compile_error = bool(tests) and tests[0].get("compile_error", False)
                 rows[n] = {"id": samples[n].item_id, "sample": samples[n].index, "passed": passed, "reason": reason,
-                           "compile_error": compile_error, "tests": tests, "tests_total": len(item["test_methods"])}
+                           "compile_error": compile_error, "tests": tests, "tests_total": len(item["test_methods"]),
+                           "passed_through_skips": passed and any(t.get("skipped_by_answer") for t in tests)}
         return rows  # type: ignore[return-value]
 
 
 def run_tests(sandbox, jobs: list[tuple[dict, str]], timeout: float, workers: int,
-              stop_at_first_failure: bool = True) -> list[tuple[bool, str | None, list[dict]]]:
+              stop_at_first_failure: bool = True,
+              answer_skips: str = "pass") -> list[tuple[bool, str | None, list[dict]]]:
     """For each (item, program): run every expected test method in its own execution,
     all of them within one budget of ``timeout + 1`` seconds (BigCodeBench's limit for the
     whole suite); (passed, reason of the first failure, per-test records)."""
@@ -688,8 +699,10 @@ def run_tests(sandbox, jobs: list[tuple[dict, str]], timeout: float, workers: in
                     "guard": list(item.get("guard") or [])}
             result = sandbox.run(RUNNER, "run_test", args, budget)
             budget -= max(float(result.seconds), 0.0)
-            ok, reason, report = judge_test(result, method, nonce, item["allowed"].get(method, []))
+            ok, reason, report = judge_test(result, method, nonce, item["allowed"].get(method, []), answer_skips)
             record = {"test": method, "passed": ok, "reason": reason, "seconds": round(result.seconds, 4)}
+            if report.get("skipped_by_answer"):
+                record["skipped_by_answer"] = True
             if report.get("detail"):
                 record["detail"] = report["detail"][:300]
             if report.get("outcome") == "import_error" and (report.get("detail") or "") in (
