@@ -51,6 +51,7 @@ from ...sandbox.encoding import Opaque, decode_value, encode_value
 from ..benchmark import CodegenBenchmark, Sample, fenced, unrunnable
 from ..files import read_json_lines
 from ..modes import EvalMode
+from ...verifier_canary import checked_sandbox
 from ..python_calls import (CallOutcome, args_source, judge, parse_args, record_reference, same_value, timed_job,
                             timed_outcomes)
 
@@ -427,7 +428,7 @@ class _EvalPlusBase(CodegenBenchmark):
         if limit:
             rows = rows[: int(limit)]
         items, skipped = [], []
-        with Sandbox(workers=int(settings.get("workers", 2))) as sandbox:
+        with checked_sandbox(Sandbox(workers=int(settings.get("workers", 2)))) as sandbox:
             for row in rows:
                 item, why = self._prepare_release_row(sandbox, row, settings)
                 if item is None:
@@ -487,7 +488,7 @@ class _EvalPlusBase(CodegenBenchmark):
                 owners.append((row, item, tests))
         results = []
         if jobs:
-            with Sandbox(workers=workers) as sandbox:
+            with checked_sandbox(Sandbox(workers=workers)) as sandbox:
                 results = sandbox.run_many(jobs)
         verdicts: dict[int, list] = {}
         for (row, item, tests), result in zip(owners, results):
@@ -564,7 +565,7 @@ class HumanEval(_EvalPlusBase):
             rows = rows[: int(limit)]
         timeout = float(settings["timeout"])
         items, skipped = [], []
-        with Sandbox(workers=int(settings.get("workers", 2))) as sandbox:
+        with checked_sandbox(Sandbox(workers=int(settings.get("workers", 2)))) as sandbox:
             for row in rows:
                 program = row["prompt"] + row["canonical_solution"] + "\n\n" + row["test"]
                 pairs, why = record_reference(sandbox, program, row["entry_point"], timeout * 20)

@@ -94,6 +94,7 @@ from ...sandbox.encoding import decode_value
 from ..benchmark import CodegenBenchmark, Sample, fenced
 from ..files import read_json_lines
 from ..modes import EvalMode
+from ...verifier_canary import checked_sandbox
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "eval"
 
@@ -613,7 +614,7 @@ class LiveCodeBench(CodegenBenchmark):
                 raise UserError(f"livecodebench {item_id}: stored tests unreadable: {exc}") from None
             return [self._score_sample(sandbox, item, tests, sample, timeout) for sample in by_item[item_id]]
 
-        with Sandbox(workers=max(1, int(workers)), limits=limits) as sandbox:
+        with checked_sandbox(Sandbox(workers=max(1, int(workers)), limits=limits)) as sandbox:
             with ThreadPoolExecutor(max(1, int(workers))) as pool:
                 done = list(pool.map(score_item, list(by_item)))
         rows = [row for group in done for row in group]

@@ -38,6 +38,7 @@ from ...llm.answer_format import AnswerFormat, fenced_body, lark_string
 from ...tracks.seq.translate import parse_translation
 from ..benchmark import CodegenBenchmark, Sample, fenced
 from ..modes import EvalMode
+from ...verifier_canary import check_ghc
 
 MINI = Path(__file__).resolve().parents[2] / "data" / "haskell_bench" / "mini.jsonl"
 
@@ -94,6 +95,7 @@ def evaluate(problems: dict[str, dict], samples: list[Sample], settings: dict, w
         rows.append(row)
     if requests:
         with GhcChecker(ghc_settings(settings), workers=workers) as checker:
+            check_ghc(checker)  # the compiler must accept a good program and refuse a bad one first
             outcomes = checker.check(requests)
         for row, start, end in spans:
             tests = problems[row["id"]]["tests"]
@@ -198,6 +200,7 @@ def evaluate_programs(items: dict[str, dict], samples: list[Sample], settings: d
         rows.append(row)
     if requests:
         with GhcChecker(ghc_settings(settings), workers=workers) as checker:
+            check_ghc(checker)  # the compiler must accept a good program and refuse a bad one first
             outcomes = checker.check(requests)
         for row, o in zip(pending, outcomes):
             row["passed"] = o.status == "value" and o.value == "Just ()"
