@@ -216,6 +216,14 @@ def test_float_tolerance_follows_evalplus(got, expected, atol, same):
     assert same_value(enc(got), enc(expected), atol) is same
 
 
+@pytest.mark.parametrize("value", [math.nan, [1.0, math.nan], {"k": (math.nan,)}, complex(math.nan, 1)])
+def test_nan_never_equals_nan(value):
+    """EvalPlus (== then np.allclose without equal_nan) and LiveCodeBench (==) fail a nan
+    against a nan; equal encodings used to pass it."""
+    assert not same_value(enc(value), enc(value))
+    assert same_value(enc([1.0, 2.5]), enc([1.0, 2.5]))
+
+
 def test_objects_the_encoding_does_not_rebuild_match_only_their_own_encoding():
     assert mismatch(["object", "T", "T(1)"], ["object", "T", "T(2)"]) == "wrong_output"
     assert mismatch(["object", "T", "T()"], ["int", 1]) == "wrong_output"

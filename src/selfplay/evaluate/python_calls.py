@@ -307,7 +307,9 @@ def mismatch(got: Any, expected: Any, atol: float | None = None) -> str | None:
     """None when the encoded returned value ``got`` matches the encoded ``expected``, else
     why not: ``wrong_output``, ``malformed_result:..`` or ``malformed_expected:..``."""
     try:
-        if got == expected:  # the same encoding (nan matches nan here)
+        # the same encoding is the same value, unless it holds a nan: nan == nan is False
+        # in Python, and in EvalPlus's and LiveCodeBench's comparisons
+        if got == expected and not _holds_nan(expected):
             return None
     except RecursionError:
         pass
@@ -322,6 +324,19 @@ def mismatch(got: Any, expected: Any, atol: float | None = None) -> str | None:
     if isinstance(g, Opaque) or isinstance(e, Opaque):
         return "wrong_output"
     return None if values_match(g, e, atol) else "wrong_output"
+
+
+def _holds_nan(node: Any) -> bool:
+    """Whether an encoded value holds a float nan (or a complex with a nan part)."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            if len(item) == 2 and item[0] in ("float", "complex") and isinstance(item[1], str) \
+                    and "nan" in item[1].lower():
+                return True
+            stack.extend(item)
+    return False
 
 
 def values_match(got: Any, expected: Any, atol: float | None = None) -> bool:
@@ -400,6 +415,8 @@ def _failure_reason(out: CallOutcome) -> str:
         return f"exception:{detail}"
     if out.status == "missing":
         return "missing_entry_point"
+    if not out.status.strip():
+        return f"{MALFORMED}:an outcome without a status"
     return f"{out.status}:{detail}" if detail else out.status
 
 
