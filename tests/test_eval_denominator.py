@@ -57,3 +57,21 @@ def test_only_skipped_rows_marked_as_belonging_count():
     one that cannot run here (its reference fails, its libraries are missing) is."""
     row = unrunnable("HumanEval/7", "reference check failed")
     assert row == {"id": "HumanEval/7", "reason": "reference check failed", "counts": True}
+
+
+def test_a_table_says_which_items_count_as_failed_and_names_any_pass_at_k(tmp_path):
+    from selfplay.records import write_json
+    from selfplay.report.evaluation import grid_table
+
+    m = mode(4, (1, 2))
+    items = {i: {"id": i} for i in ("a", "b", "c")}
+    rows = _rows({"a": [True, False, False, False], "b": [True, True, True, True]})
+    summary = HumanEval().summarise(items, rows, m, unrunnable_ids=["c"], runnable_only=True)
+    write_json(tmp_path / "s.json", summary)
+    frame = grid_table({("humaneval", "base"): str(tmp_path / "s.json")}, [("HumanEval", "humaneval")],
+                       [("Base", ("base",))], "pass@2", str(tmp_path / "t.csv"), str(tmp_path / "t.md"), "T")
+    assert frame.loc[0, "Base"] == pytest.approx(100 * summary["pass@2"])
+    text = (tmp_path / "t.md").read_text()
+    assert "Pass@2 per cell" in text
+    assert "HumanEval / Base: 1 of 3 items cannot run here and count as failed (the official denominator)" in text
+    assert f"over the 2 runnable items only: {100 * summary['runnable_only']['pass@2']:.2f}%" in text

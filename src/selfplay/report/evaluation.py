@@ -20,9 +20,32 @@ METRIC_NAMES = {"accuracy": "Accuracy", "precision": "Precision", "recall": "Rec
                 "pass@1": "Pass@1", "compile_errors": "Compilation errors"}
 
 
+def metric_name(metric: str) -> str:
+    """A metric's column title (Pass@k for any k)."""
+    if metric.startswith("pass@"):
+        return "Pass@" + metric[len("pass@"):]
+    return METRIC_NAMES.get(metric, metric)
+
+
+def denominator_notes(labelled: list[tuple[str, dict]], metric: str) -> list[str]:
+    """Notes on items that cannot run here: they count as failed in the cells (the
+    official harnesses' denominator), and the runnable-only value where it was asked for."""
+    notes = []
+    for label, summary in labelled:
+        if summary.get("unrunnable"):
+            note = (f"{label}: {summary['unrunnable']} of {summary.get('n')} items cannot run here and count as "
+                    "failed (the official denominator)")
+            runnable = summary.get("runnable_only") or {}
+            value = metric_of(runnable, metric) if metric in runnable else None
+            if value is not None:
+                note += f"; over the {runnable.get('n')} runnable items only: {cell(value, metric)}"
+            notes.append(note + ".")
+    return notes
+
+
 def metric_of(summary: dict, metric: str, group: str | None = None) -> float | None:
     """A metric of a summary (or of one of its groups), as a percentage except for counts."""
-    part = summary["groups"].get(group, {}) if group else summary
+    part = (summary.get("groups") or {}).get(group, {}) if group else summary
     value = part.get(metric)
     if value is None:
         return None
@@ -46,7 +69,7 @@ def grid_table(summaries: dict[tuple, str], rows: list[tuple[str, str]], columns
     """Rows x columns of one metric. ``rows`` = [(label, row key)], ``columns`` =
     [(label, column key)]; the file of a cell is ``summaries[(row key, *column key)]``."""
     loaded = {key: read_json(path) for key, path in summaries.items()}
-    plain, shown = [], []
+    plain, shown, counted = [], [], []
     for label, rkey in rows:
         prow, srow = {first: label}, {first: label}
         for clabel, ckey in columns:
@@ -55,11 +78,14 @@ def grid_table(summaries: dict[tuple, str], rows: list[tuple[str, str]], columns
             prow[clabel] = None if value is None else round(value, 4)
             srow[clabel] = cell(value, metric)
         used = [loaded[(rkey, *ckey)] for _, ckey in columns if (rkey, *ckey) in loaded]
+        counted += [(f"{label} / {clabel}", loaded[(rkey, *ckey)]) for clabel, ckey in columns
+                    if (rkey, *ckey) in loaded]
         prow["Items"] = srow["Items"] = max((s.get("n") or 0 for s in used), default=0)
         prow["Decoding"] = srow["Decoding"] = decodings(used)
         plain.append(prow)
         shown.append(srow)
-    notes = [f"{METRIC_NAMES.get(metric, metric)} per cell; n/a: undefined or no items."] + list(notes or [])
+    notes = ([f"{metric_name(metric)} per cell; n/a: undefined or no items."] + list(notes or [])
+             + denominator_notes(counted, metric))
     write_table(pd.DataFrame(plain), csv_path, md_path, title, notes, md_frame=pd.DataFrame(shown))
     return pd.DataFrame(plain)
 
@@ -72,11 +98,11 @@ def base_vs_trained(summaries: dict[str, str], metrics: list[str], csv_path: str
     for m in metrics:
         b, t = metric_of(base, m), metric_of(trained, m)
         d = None if b is None or t is None else t - b
-        plain.append({"Metric": METRIC_NAMES.get(m, m), "Base Model": b, "Trained": t, "Δ": d})
-        shown.append({"Metric": METRIC_NAMES.get(m, m), "Base Model": cell(b), "Trained": cell(t),
+        plain.append({"Metric": metric_name(m), "Base Model": b, "Trained": t, "Δ": d})
+        shown.append({"Metric": metric_name(m), "Base Model": cell(b), "Trained": cell(t),
                       "Δ": "n/a" if d is None else f"{d:+.2f}"})
     notes = [f"Items: {base.get('n')}; answers decoded: {decodings([base, trained])}; mode: {base.get('mode')}."] \
-        + list(notes or [])
+        + list(notes or []) + denominator_notes([("Base Model", base), ("Trained", trained)], metrics[0])
     write_table(pd.DataFrame(plain), csv_path, md_path, title, notes, md_frame=pd.DataFrame(shown))
     return pd.DataFrame(plain)
 
@@ -104,7 +130,7 @@ def grouped_bars(summaries: dict[str, str], labels: dict[str, str], metric: str,
         empty += [names[i] or "all" for i, v in enumerate(values) if v is None]
     ax.set_xticks([i + width * (len(loaded) - 1) / 2 for i in range(len(names))])
     ax.set_xticklabels([g or "all" for g in names])
-    ax.set_ylabel(f"{METRIC_NAMES.get(metric, metric)} (%)")
+    ax.set_ylabel(f"{metric_name(metric)} (%)")
     ax.set_ylim(0, 100)
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7)
