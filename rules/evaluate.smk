@@ -128,7 +128,7 @@ for _track in LOADED_TRACKS:
                 model=EVAL_NAME,
             container:
                 image(_image)
-            threads: 2
+            threads: int(config["evaluation"]["workers"])
             resources:
                 **resources_of("verify"),
             params:
@@ -177,7 +177,7 @@ for _image, _benches in EVAL_IMAGES.items():
             bench=_benches,
         container:
             image(_image)
-        threads: 2
+        threads: int(config["evaluation"]["workers"])
         resources:
             **resources_of("verify"),
         params:
@@ -228,7 +228,7 @@ for _image, _benches in EVAL_IMAGES.items():
             bench=_benches,
         container:
             image(_image)
-        threads: 2
+        threads: int(config["evaluation"]["workers"])
         resources:
             **resources_of("verify"),
         params:

@@ -240,7 +240,7 @@ rule evolve_matrix:
         f"{EVOLVE_BENCH}/round{{er}}/matrix.tsv"
     container:
         image("sandbox")
-    threads: 2
+    threads: int(config["evolve"]["matrix"]["workers"])  # one CPU per sandbox worker
     resources:
         **resources_of("verify"),
     params:

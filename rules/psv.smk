@@ -7,6 +7,7 @@
 # methods of S. Paths: selfplay.tracks.psv.layout; steps: selfplay.pipeline.psv.
 from selfplay.tracks.psv import layout as psv_layout
 from selfplay.tracks.psv.methods import BUILT_IN as PSV_BASELINES
+from selfplay.tracks.psv import verifier as psv_verifier
 
 PSV_ROOT = psv_layout.root(config)
 PSV_LOG = log_dir("psv")
@@ -115,6 +116,10 @@ TRACK_OUTPUTS["psv"] = {
 }
 
 
+# Verifier jobs ask for one CPU per sandbox worker of the active language's verifier.
+PSV_VERIFY_WORKERS = psv_verifier.verify_workers(config)
+
+
 rule psv_all:
     input:
         PSV_EVERYTHING + ["results/tables/psv/yield.md"],
@@ -150,7 +155,7 @@ rule psv_problem_set:
         f"{PSV_BENCH}/problems/{{pset}}.tsv"
     container:
         image("verus") if PSV_CFG["language"] == "verus" else image("sandbox")
-    threads: 2
+    threads: PSV_VERIFY_WORKERS
     resources:
         **resources_of("verify"),
     params:
@@ -194,7 +199,7 @@ rule psv_score_solutions:
         f"{PSV_BENCH}/{{setting}}/{{method}}/seed{{rseed}}/iter{{t}}/solutions.tsv"
     container:
         image("verus") if PSV_CFG["language"] == "verus" else image("sandbox")
-    threads: 2
+    threads: PSV_VERIFY_WORKERS
     resources:
         **resources_of("verify"),
     params:
@@ -290,7 +295,7 @@ rule psv_check_proposals:
         f"{PSV_LOG}/{{setting}}/{{method}}/seed{{rseed}}/iter{{t}}/proposals.log",
     container:
         image("verus") if PSV_CFG["language"] == "verus" else image("sandbox")
-    threads: 2
+    threads: PSV_VERIFY_WORKERS
     resources:
         **resources_of("verify"),
     params:
@@ -364,7 +369,7 @@ rule psv_eval_score:
         f"{PSV_LOG}/{{setting}}/{{method}}/seed{{rseed}}/model{{t}}/eval_{{pset}}_scores.log",
     container:
         image("verus") if PSV_CFG["language"] == "verus" else image("sandbox")
-    threads: 2
+    threads: PSV_VERIFY_WORKERS
     resources:
         **resources_of("verify"),
     params:
@@ -549,7 +554,7 @@ rule psv_t6_eval_score:
         f"{PSV_LOG}/table6/{{t6model}}/{{condition}}/eval_{{pset}}_scores.log",
     container:
         image("verus") if PSV_CFG["language"] == "verus" else image("sandbox")
-    threads: 2
+    threads: PSV_VERIFY_WORKERS
     resources:
         **resources_of("verify"),
     params:

@@ -149,3 +149,20 @@ def test_a_job_survives_the_loss_of_the_template(kind):
         given, expected = _secret()
         _earlier_job(sb, kind, given, expected)  # asserts the right answer
         assert sb._servers[0] is not server and not server.alive()
+
+
+def test_a_pool_never_runs_more_programs_than_the_job_has_cpus(monkeypatch):
+    """Paper 002's pass matrix asked for 16 workers in a job given 2 CPUs: wall-clock time
+    limits then fail correct programs. The pool follows the job's CPUs."""
+    from selfplay.sandbox import pool
+
+    monkeypatch.setenv("SLURM_CPUS_PER_TASK", "1")
+    assert pool.job_cpus() == 1
+    with Sandbox(workers=4, limits=LIMITS) as sb:
+        assert sb.workers == 1 and sb.workers_asked == 4 and len(sb._servers) == 1
+        assert decode_value(sb.run("def f():\n    return 7\n", "f", {}, 5.0).value) == 7
+    monkeypatch.delenv("SLURM_CPUS_PER_TASK")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2})
+    assert pool.job_cpus() == 3
+    monkeypatch.setenv("SLURM_CPUS_PER_TASK", "16")
+    assert pool.job_cpus() == 3  # the affinity the job really has

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import threading
@@ -20,6 +21,8 @@ from .launch import ServerProcess
 from .limits import SandboxLimits
 from .protocol import FrameError
 from .result import ExecResult
+
+log = logging.getLogger("selfplay")
 
 # Time allowed on top of an execution's own timeout for the server to kill,
 # sweep and report before the host declares the server broken.
@@ -116,8 +119,25 @@ def _shutdown(servers: list[ServerProcess], lock: threading.Lock) -> None:
             pass
 
 
+def job_cpus() -> int:
+    """The CPUs this process may use: its affinity mask, and under SLURM no more than the
+    job's ``SLURM_CPUS_PER_TASK``."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    slurm = os.environ.get("SLURM_CPUS_PER_TASK", "")
+    if slurm.isdigit() and int(slurm) > 0:
+        cpus = min(cpus, int(slurm))
+    return max(1, cpus)
+
+
 class Sandbox:
     """Keeps ``workers`` fork servers; each runs one execution at a time.
+
+    A pool never runs more programs at once than the CPUs the job may use
+    (:func:`job_cpus`): time limits are wall-clock, so a correct program starved of CPU
+    by its neighbours would time out. ``workers_asked`` keeps what the caller asked for.
 
     >>> with Sandbox(workers=2) as sb:
     ...     sb.run("def f(n): return n + 1", "f", "{'n': 1}", 1.0).value
@@ -141,7 +161,11 @@ class Sandbox:
             why = refused_tool_dir(folder)
             if why:
                 raise ValueError(f"tool_dirs: {why}")
-        self.workers = workers
+        self.workers_asked = workers
+        self.workers = workers = min(workers, job_cpus())
+        if workers < self.workers_asked:
+            log.info("sandbox: %d workers, not the %d asked for: this job may use %d CPUs",
+                     workers, self.workers_asked, workers)
         self.site_packages = bool(site_packages)
         self._lock = threading.Lock()
         self._servers: list[ServerProcess] = []

@@ -60,6 +60,17 @@ def verus_settings(cfg: dict):
     return VerusSettings(**cfg["psv"]["verify"]["verus"])
 
 
+def verify_workers(cfg: dict) -> int:
+    """How many verifier processes a PSV job runs at once (the active language's
+    ``workers``): its rules ask the cluster for that many CPUs."""
+    language = cfg["psv"]["language"]
+    if language == "dafny":
+        return int(dafny_settings(cfg).workers)
+    if language == "verus":
+        return int(verus_settings(cfg).workers)
+    raise UserError(f"PSV language {language!r} has no verifier")
+
+
 def verifier_description(cfg: dict) -> dict:
     """What decided the verdicts, for the records: the verifier, its settings and its
     canary's outcome in this job (None when the job never ran it)."""

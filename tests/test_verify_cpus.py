@@ -1,0 +1,38 @@
+"""Jobs that run sandboxed programs ask the cluster for one CPU per sandbox worker.
+
+Paper 002's pass matrix ran 16 sandbox workers in a job that asked SLURM for 2 CPUs;
+time limits are wall-clock, so correct solutions could time out under that load. The
+plan now asks for the workers' CPUs (and the pool never runs more programs than the job
+has CPUs: tests/test_sandbox_job_isolation.py).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+
+
+def planned_threads(configfile: str, rule: str) -> set[int]:
+    done = subprocess.run([SNAKEMAKE, "-n", "--cores", "64", "--configfile", configfile], cwd=REPO,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    blocks = re.split(r"\n(?=\[[^\]]+\]\nrule |rule )", done.stdout)
+    found = set()
+    for block in blocks:
+        if re.match(rf"(\[[^\]]+\]\n)?rule {rule}:", block):
+            threads = re.search(r"^\s+threads: (\d+)$", block, re.M)
+            found.add(int(threads.group(1)) if threads else 1)
+    return found
+
+
+def test_the_pass_matrix_asks_for_a_cpu_per_worker():
+    workers = yaml.safe_load((REPO / "config/papers/evolve.yaml").read_text())["evolve"]["matrix"]["workers"]
+    assert workers > 2
+    assert planned_threads("config/papers/evolve.yaml", "evolve_matrix") == {workers}
