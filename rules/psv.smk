@@ -217,7 +217,10 @@ rule psv_trainset:
         f"{PSV_LOG}/{{setting}}/{{method}}/seed{{rseed}}/model{{t}}/trainset.log",
     container:
         image("verus") if PSV_CFG["language"] == "verus" else image("sandbox")
-    threads: 2
+    # re-verifies the chosen solutions: a verifier out of memory would drop examples
+    threads: PSV_VERIFY_WORKERS
+    resources:
+        **resources_of("verify"),
     params:
         cfg=lambda w: cfg_of(
             "psv.language",
@@ -485,7 +488,10 @@ rule psv_t6_trainset:
         f"{PSV_LOG}/table6/{{condition}}/trainset.log",
     container:
         image("verus") if PSV_CFG["language"] == "verus" else image("sandbox")
-    threads: 2
+    # re-verifies the chosen solutions: a verifier out of memory would drop examples
+    threads: PSV_VERIFY_WORKERS
+    resources:
+        **resources_of("verify"),
     params:
         cfg=cfg_of("psv.language", "psv.verify"),
     script:
