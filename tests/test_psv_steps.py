@@ -128,14 +128,33 @@ def test_proposals_are_parsed_deduplicated_spec_checked_and_join_the_pool(tmp_pa
     out = tmp_path / "proposals.jsonl"
     stats = psv.check_proposals(cfg(), "psv", str(gens), str(pool), str(out))
     rows = read_jsonl(out)
-    assert stats == {"proposed": 6, "parsed": 5, "unique": 2, "valid": 1}
+    assert stats == {"proposed": 6, "parsed": 5, "valid": 4, "unique": 1}
     assert [r["reason"] for r in rows][1:3] == ["duplicate:text", "duplicate:name"]
     assert rows[3]["reason"] and not rows[3]["valid"] and rows[4]["reason"] == "parse:no_code_block"
-    assert rows[5]["reason"] == "duplicate:text"
+    assert rows[5]["reason"] == "duplicate:text" and rows[5]["valid"] and not rows[5]["unique"]
     grown = tmp_path / "pool1.jsonl"
     assert psv.grow_pool(str(pool), str(out), 0, str(grown)) == 2
     added = read_jsonl(grown)[1]
     assert added["spec"] == new and added["origin"] == "iter0" and added["id"] == rows[0]["id"]
+
+
+def test_an_invalid_proposal_does_not_block_a_valid_one_of_the_same_name(tmp_path):
+    """The release de-duplicates valid proposals only; checking names before the spec
+    check let an unsatisfiable Neg keep out a later valid Neg."""
+    pool = tmp_path / "pool.jsonl"
+    write_jsonl(pool, [{"id": "abs", "name": "abs_value", "target": "Abs", "spec": ABS}])
+    outputs = ["```dafny\nmethod Neg(x: int) returns (y: int)\n  requires x > 0 && x < 0\n  ensures y == 1\n{\n```",
+               "```dafny\nmethod Neg(x: int) returns (y: int)\n  ensures y == -x\n{\n```"]
+    gens = tmp_path / "propose.jsonl"
+    write_jsonl(gens, [{"messages": [{"role": "user", "content": "x"}], "outputs": [o],
+                        "meta": {"index": i, "target": "EASY"}} for i, o in enumerate(outputs)])
+    out = tmp_path / "proposals.jsonl"
+    assert psv.check_proposals(cfg(), "psv", str(gens), str(pool), str(out)) == {
+        "proposed": 2, "parsed": 2, "valid": 1, "unique": 1}
+    first, second = read_jsonl(out)
+    assert not first["valid"] and not first["reason"].startswith("duplicate")
+    assert second["valid"] and second["unique"] and second["reason"] is None
+    assert psv.grow_pool(str(pool), str(out), 0, str(tmp_path / "pool1.jsonl")) == 2
 
 
 def test_table6_takes_the_earliest_verified_solution_of_each_problem(scored, tmp_path):

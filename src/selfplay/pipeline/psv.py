@@ -228,7 +228,10 @@ def _labelled(path: str) -> list[dict]:
 
 
 def check_proposals(cfg: dict, method: str, generations_path: str, pool_path: str, out: str) -> dict:
-    """Parse, de-duplicate and spec-check every proposal; each record says where it stopped."""
+    """Parse and spec-check every proposal, then de-duplicate the valid ones in order
+    (against the pool too, with ``dedup_scope: run``), as the paper's release does: an
+    invalid proposal never blocks a later valid one of the same name. Each record says
+    where it stopped; ``unique`` ones join the pool."""
     ms = method_settings(cfg, method)
     language = cfg["psv"]["language"]
     seen = Deduplicator()
@@ -243,28 +246,29 @@ def check_proposals(cfg: dict, method: str, generations_path: str, pool_path: st
                "parsed": parsed.text is not None, "spec": parsed.text, "unique": False, "valid": False,
                "reason": parsed.reason, "id": None, "name": None}
         if parsed.text is not None:
-            name = spec_target_name(language, parsed.text)
-            row["name"] = name
-            dup = seen.duplicate_of(parsed.text, name)
-            if dup:
-                row["reason"] = f"duplicate:{dup}"
-            else:
-                row["unique"] = True
-                seen.add(parsed.text, name)
+            row["name"] = spec_target_name(language, parsed.text)
         rows.append(row)
-    unique = [r for r in rows if r["unique"]]
-    for row, verdict in zip(unique, check_specs(cfg, [r["spec"] for r in unique]) if unique else []):
+    readable = [r for r in rows if r["parsed"]]
+    for row, verdict in zip(readable, check_specs(cfg, [r["spec"] for r in readable]) if readable else []):
         row["valid"] = bool(verdict["ok"])
         row["reason"] = verdict["reason"]
         row["target"] = verdict.get("target") or row["name"]
-        if row["valid"]:
+    for row in rows:
+        if not row["valid"]:
+            continue
+        dup = seen.duplicate_of(row["spec"], row["name"])
+        if dup:
+            row["reason"] = f"duplicate:{dup}"
+        else:
+            row["unique"] = True
             row["id"] = spec_id(row["spec"])
+            seen.add(row["spec"], row["name"])
     verifier = verifier_description(cfg)
     for row in rows:
         row["verifier"] = verifier
     write_jsonl(out, rows)
-    stats = {"proposed": len(rows), "parsed": sum(r["parsed"] for r in rows),
-             "unique": len(unique), "valid": sum(r["valid"] for r in rows)}
+    stats = {"proposed": len(rows), "parsed": len(readable), "valid": sum(r["valid"] for r in rows),
+             "unique": sum(r["unique"] for r in rows)}
     log.info("proposals %s: %s", generations_path, stats)
     return stats
 
@@ -274,7 +278,7 @@ def grow_pool(pool_path: str, proposals_path: str, iteration: int, out: str) -> 
     pool = read_jsonl(pool_path)
     have = {p["id"] for p in pool}
     for row in read_jsonl(proposals_path):
-        if row["valid"] and row["id"] not in have:
+        if row["valid"] and row["unique"] and row["id"] not in have:
             pool.append({"id": row["id"], "name": row["target"], "target": row["target"], "spec": row["spec"],
                          "set": "proposed", "origin": f"iter{iteration}"})
             have.add(row["id"])

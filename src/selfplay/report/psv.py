@@ -115,16 +115,17 @@ def yield_table(runs: dict[tuple, dict[int, dict]], csv_path: str, md_path: str,
                         reasons[("solution", _reason_head(s["reason"]))] += 1
             props = read_jsonl(paths["proposals"]) if paths.get("proposals") else []
             row.update({"proposed": len(props), "parsed": sum(p["parsed"] for p in props),
-                        "unique": sum(p["unique"] for p in props), "spec-valid": sum(p["valid"] for p in props)})
+                        "spec-valid": sum(p["valid"] for p in props), "unique": sum(p["unique"] for p in props)})
             for p in props:
-                if not p["valid"] and p["reason"]:
+                if not p["unique"] and p["reason"]:
                     reasons[("proposal", _reason_head(p["reason"]))] += 1
             rows.append(row)
     frame = pd.DataFrame(rows)
     notes = ["easy/medium/hard/impossible: pool problems per class after solving at this iteration (pass rate of "
              "k samples: easy >= tau_E, medium >= tau_M, hard > 0, impossible 0).",
-             "proposed/parsed/unique/spec-valid: the proposals made after this iteration's solving; the valid "
-             "ones join the next iteration's pool."]
+             "proposed/parsed/spec-valid/unique: the proposals made after this iteration's solving; the valid "
+             "ones are de-duplicated (in order, and against the pool) and the unique ones join the next "
+             "iteration's pool."]
     write_table(frame, csv_path, md_path, "PSV yield per iteration", notes)
     rframe = pd.DataFrame([{"what": w, "reason": r, "count": n} for (w, r), n in sorted(reasons.items())],
                           columns=["what", "reason", "count"])
