@@ -168,3 +168,39 @@ def test_table6_takes_the_earliest_verified_solution_of_each_problem(scored, tmp
     out = tmp_path / "t6.jsonl"
     assert psv.table6_trainset(cfg(), [str(first), str(second)], str(out))["examples"] == 1
     assert read_jsonl(out)[0]["completion"][0]["content"] == scored["outputs"][0]
+
+
+def test_a_problem_is_never_its_own_worked_example(tmp_path):
+    """The prompting baseline's worked examples leave out the problem being evaluated (as
+    the release does); the count is still filled from the other problems."""
+    seen = {}
+
+    def fake_generate(cfg, model_dir, requests, metas, out, what):
+        seen["metas"], seen["messages"] = metas, [r.messages for r in requests]
+
+    sols = tmp_path / "seed_solutions.jsonl"
+    rows = []
+    for pid, name in (("a", "Alpha"), ("b", "Beta"), ("c", "Gamma")):
+        spec = f"method {name}(x: int) returns (y: int)\n  ensures y == x\n"
+        rows.append({"problem_id": pid, "spec": spec, "samples": [{"verified": True, "solution": f"{spec}{{ y := x; }}"}]})
+    write_jsonl(sols, rows)
+    problems = tmp_path / "problems.jsonl"
+    write_jsonl(problems, [{"id": "b", "spec": rows[1]["spec"]}, {"id": "z", "spec": "method Z() {}\n"}])
+    c = cfg()
+    c["psv"]["fewshot"] = {"exemplars": 2}
+    c["psv"]["evaluation"] = {"samples": 1, "sampling": {"temperature": 0.8, "top_p": 1.0, "max_new_tokens": 8}}
+    c["psv"]["solve"] = {"answer_format": {"constrained": False}}
+    import selfplay.pipeline.psv as module
+
+    original = module.generate_to_file
+    module.generate_to_file = fake_generate
+    try:
+        psv.eval_generate(c, "fewshot", str(problems), None, None, str(tmp_path / "out.jsonl"), str(sols))
+    finally:
+        module.generate_to_file = original
+    assert [m["exemplars"] for m in seen["metas"]] == [2, 2]
+    text_b = "\n".join(m["content"] for m in seen["messages"][0])
+    assert text_b.count("method Beta") == 1  # only as the problem to solve
+    assert "method Alpha" in text_b and "method Gamma" in text_b
+    text_z = "\n".join(m["content"] for m in seen["messages"][1])
+    assert "method Alpha" in text_z and "method Beta" in text_z and "method Gamma" not in text_z

@@ -289,15 +289,23 @@ def grow_pool(pool_path: str, proposals_path: str, iteration: int, out: str) -> 
 
 # --- evaluation -------------------------------------------------------------------
 
-def fewshot_exemplars(cfg: dict, solutions_path: str) -> list[tuple[str, str]]:
+def fewshot_exemplars(cfg: dict, solutions_path: str) -> list[tuple[str, str, str]]:
     """In-domain worked examples for the prompting baseline: the base model's own verified
-    solutions on the seed set (one per problem, at most ``fewshot.exemplars``)."""
+    solutions on the seed set, one per problem, as (problem id, spec, solution)."""
     out = []
     for row in sorted(read_jsonl(solutions_path), key=lambda r: r["problem_id"]):
         good = [s for s in row["samples"] if s["verified"]]
         if good:
-            out.append((row["spec"], good[0]["solution"]))
-    return out[: int(cfg["psv"]["fewshot"]["exemplars"])]
+            out.append((row["problem_id"], row["spec"], good[0]["solution"]))
+    return out
+
+
+def exemplars_for(exemplars: list[tuple[str, str, str]], problem: dict, count: int) -> list[tuple[str, str]]:
+    """At most ``count`` worked examples for one problem, never the problem itself (the
+    release leaves the evaluated problem out of its own prompt)."""
+    own = (problem["id"], problem["spec"].strip())
+    return [(spec, solution) for pid, spec, solution in exemplars
+            if pid != own[0] and spec.strip() != own[1]][:count]
 
 
 def eval_generate(cfg: dict, tag: str, problems_path: str, model_dir: str | None, adapter_dir: str | None,
@@ -306,14 +314,16 @@ def eval_generate(cfg: dict, tag: str, problems_path: str, model_dir: str | None
     ev = cfg["psv"]["evaluation"]
     problems = read_jsonl(problems_path)
     adapter = resolve_adapter(adapter_dir)
-    exemplars = fewshot_exemplars(cfg, exemplars_path) if exemplars_path else None
+    exemplars = fewshot_exemplars(cfg, exemplars_path) if exemplars_path else []
     if exemplars_path:
         log.info("prompting baseline: %d in-domain worked examples%s", len(exemplars),
                  "" if exemplars else " (none verified: the shipped worked example is used)")
+    count = int(cfg["psv"]["fewshot"]["exemplars"]) if exemplars_path else 0
+    shown = [exemplars_for(exemplars, p, count) for p in problems]
     requests = [solve_request(cfg, p, f"eval/{tag}", int(ev["samples"]), ev["sampling"], adapter,
-                              cfg["psv"]["solve"]["answer_format"], exemplars or None) for p in problems]
+                              cfg["psv"]["solve"]["answer_format"], mine or None) for p, mine in zip(problems, shown)]
     metas = [{"role": "solver", "model": tag, "problem_id": p["id"], "adapter_dir": adapter,
-              "exemplars": len(exemplars or [])} for p in problems]
+              "exemplars": len(mine)} for p, mine in zip(problems, shown)]
     generate_to_file(cfg, model_dir, requests, metas, out,
                      f"evaluate {tag}")
 
