@@ -333,7 +333,7 @@ def test_fill_defaults_keeps_a_null_and_does_not_descend_into_it(schema):
     filled = fill_defaults(cfg, schema)
     assert filled["seq"]["regime"] is None and filled["bundle"]["name"] is None
     assert filled["seq"]["translate"]["model"] is None and filled["seq"]["translate"]["backend"] == {}
-    assert filled["evaluation"]["benchmarks"]["humaneval_hs"]["revision"] == "main"
+    assert filled["evaluation"]["benchmarks"]["humaneval_hs"]["revision"] == "28441b6024e71d4a1c1c0f6bf171c935cd5a43f2"
 
 
 def test_an_absent_benchmarks_section_means_no_benchmark_tables(schema):

@@ -37,14 +37,16 @@ def resolve_adapter(adapter_dir: str | None) -> str | None:
 
 def resolve_policy(model_dir: str | None, trained_dir: str | None) -> tuple[str | None, str | None]:
     """(model folder, adapter) a generation job loads for a training output folder: a
-    LoRA adapter over the base model, or, when training saved a whole model (full
-    fine-tuning), that model in place of the base and no adapter."""
+    LoRA adapter over the base model, or, when its training record says the whole model
+    was fine-tuned (``finetune: full``), that model in place of the base and no adapter.
+    The record decides, so a bundle's replay (records without weights) resolves alike."""
     adapter = resolve_adapter(trained_dir)
-    if adapter is None or Path(adapter, "adapter_config.json").is_file():
-        return model_dir, adapter
-    if Path(adapter, "config.json").is_file():
+    if adapter is None:
+        return model_dir, None
+    record = read_json(Path(adapter) / TRAINING_RECORD) if (Path(adapter) / TRAINING_RECORD).is_file() else {}
+    if record.get("trained") and record.get("finetune") == "full":
         return adapter, None
-    raise UserError(f"{adapter}: neither a LoRA adapter (adapter_config.json) nor a model (config.json)")
+    return model_dir, adapter
 
 
 def generation_backend_config(cfg: dict, model_dir: str | None) -> dict:
