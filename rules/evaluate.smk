@@ -77,34 +77,41 @@ for _track in LOADED_TRACKS:
     if "benchmarks" not in config[_track]:
         continue
 
-    rule:
-        name:
-            f"{_track}_eval_generate"
-        input:
-            prepared="resources/data/eval/{bench}.jsonl",
-            model=eval_model_input(_track),
-            adapter=eval_adapter_input(_track),
-        output:
-            _eval_generate_rule(_track),
-        log:
-            f"{log_dir(_track)}/eval/{{bench}}_{{model}}_{{mode}}.log",
-        benchmark:
-            f"{bench_dir(_track)}/eval/{{bench}}_{{model}}_{{mode}}.tsv"
-        wildcard_constraints:
-            bench="|".join(ADAPTERS),
-            mode=EVAL_NAME,
-            model=EVAL_NAME,
-        container:
-            image("gpu")
-        threads: GENERATION_THREADS
-        resources:
-            **resources_of("generate"),
-        params:
-            cfg=eval_generate_cfg,
-            model_dir=eval_model_param(_track),
-            other=eval_other_param(_track),
-        script:
-            "../workflow_scripts/eval_generate.py"
+    # A model the track loads runs on a GPU; one served elsewhere (other_models) is an
+    # HTTP client: it holds no GPU and runs on the machine Snakemake runs on (a login
+    # node), which reaches the public APIs and the server you start for a local model.
+    for _kind, _models in model_tag_patterns(config[_track], EVAL_NAME).items():
+        _client = _kind == "client"
+
+        rule:
+            name:
+                f"{_track}_eval_generate" + ("_client" if _client else "")
+            input:
+                prepared="resources/data/eval/{bench}.jsonl",
+                model=eval_model_input(_track),
+                adapter=eval_adapter_input(_track),
+            output:
+                _eval_generate_rule(_track),
+            log:
+                f"{log_dir(_track)}/eval/{{bench}}_{{model}}_{{mode}}.log",
+            benchmark:
+                f"{bench_dir(_track)}/eval/{{bench}}_{{model}}_{{mode}}.tsv"
+            wildcard_constraints:
+                bench="|".join(ADAPTERS),
+                mode=EVAL_NAME,
+                model=_models,
+            localrule: _client
+            container:
+                image("python" if _client else "gpu")
+            threads: 1 if _client else GENERATION_THREADS
+            resources:
+                **({} if _client else resources_of("generate")),
+            params:
+                cfg=eval_generate_cfg,
+                model_dir=eval_model_param(_track),
+                other=eval_other_param(_track),
+            script:
+                "../workflow_scripts/eval_generate.py"
 
     for _image, _benches in EVAL_IMAGES.items():
 

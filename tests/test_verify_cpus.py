@@ -54,3 +54,32 @@ def test_psv_re_verification_jobs_declare_the_verifiers_memory():
     for rule in ("psv_trainset", "psv_t6_trainset"):  # Table 6 is planned only where configured
         for block in planned_blocks("config/papers/psv.yaml", rule):
             assert f"mem_mb={verify['mem_mb']}" in block, (rule, block)
+
+
+def test_models_served_elsewhere_are_http_clients_that_hold_no_gpu():
+    """Paper 001's Figure 4 models are public APIs or a server you start: their generation
+    jobs are local HTTP clients (no GPU, not submitted), the track's own models GPU jobs."""
+    clients = planned_blocks("config/papers/sinq.yaml", "sinq_eval_generate_client")
+    tags = {m["tag"] for m in yaml.safe_load((REPO / "config/papers/sinq.yaml").read_text())
+            ["sinq"]["benchmarks"]["other_models"]}
+    assert clients and {re.search(r"model=(\w+)", b).group(1) for b in clients} == tags
+    assert all("gpu=" not in b and "mem_mb=" not in b for b in clients)
+    own = planned_blocks("config/papers/sinq.yaml", "sinq_eval_generate")
+    assert own and not {re.search(r"model=(\w+)", b).group(1) for b in own} & tags
+
+
+def test_the_client_rule_is_local():
+    from selfplay.evaluate.settings import model_tag_patterns
+
+    pattern = model_tag_patterns({"benchmarks": {"other_models": [{"tag": "o1"}]}}, r"[a-z][a-z0-9_]*")
+    assert re.fullmatch(pattern["client"] + "/x", "o1/x")
+    assert re.fullmatch(pattern["own"] + "/x", "o1_mini/x") and not re.fullmatch(pattern["own"] + "/x", "o1/x")
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings
+
+    with SnakemakeApi(OutputSettings()) as api:
+        workflow = api.workflow(resource_settings=ResourceSettings(cores=1),
+                                config_settings=ConfigSettings(configfiles=[REPO / "config/papers/sinq.yaml"]),
+                                snakefile=REPO / "Snakefile", workdir=REPO)._workflow
+        local = set(workflow._localrules)
+    assert "sinq_eval_generate_client" in local and "sinq_eval_generate" not in local

@@ -56,6 +56,18 @@ def other_model(track_cfg: dict, tag: str) -> dict | None:
     return next((m for m in track_cfg.get("benchmarks", {}).get("other_models", []) if m["tag"] == tag), None)
 
 
+def model_tag_patterns(track_cfg: dict, any_tag: str) -> dict[str, str]:
+    """Wildcard patterns splitting a track's evaluated model tags (``any_tag`` matches
+    every tag): ``own`` for the models its jobs load, and, when it has ``other_models``,
+    ``client`` for those served elsewhere, whose jobs are HTTP clients."""
+    others = [m["tag"] for m in track_cfg.get("benchmarks", {}).get("other_models", [])]
+    if not others:
+        return {"own": any_tag}
+    names = "|".join(re.escape(tag) for tag in others)
+    # not one of those tags followed by anything but a tag character (the file name goes on)
+    return {"own": f"(?!(?:{names})(?![A-Za-z0-9_])){any_tag}", "client": f"(?:{names})"}
+
+
 def check_model_tag(tag: str, rounds: int, others: tuple[str, ...] = ()) -> None:
     m = re.fullmatch(r"alice_r(\d+)", tag)
     g = re.fullmatch(r"grpo_r(\d+)", tag)
