@@ -111,7 +111,7 @@ class ForkServer:
             gc.collect()
             gc.freeze()
         # Last, so that it holds everything prepared above and nothing that comes after.
-        self.template = Template.start([self.inp, self.out], lambda job_fd, fds: _job_main(self.cfg, job_fd, fds))
+        self.template = Template.start([self.inp, self.out], lambda channel: _job_main(self.cfg, channel))
 
         uid_text: Any
         if self.uid is not None:
@@ -290,8 +290,11 @@ class ForkServer:
                 os.close(fd)
 
     def _kept(self, *more: int) -> tuple[int, ...]:
-        """Processes a sweep must leave alive: the template, and ``more``."""
-        return (*((self.template.pid,) if self.template is not None else ()), *more)
+        """Processes a sweep must leave alive: the template, its spare job process, and ``more``."""
+        if self.template is None:
+            return more
+        spare = self.template.spare_pid()
+        return (self.template.pid, *((spare,) if spare else ()), *more)
 
     def _new_workdir(self) -> str:
         """A fresh private work directory for one execution, owned by the sandbox uid."""
@@ -779,11 +782,11 @@ def _empty(folder: str) -> None:
                     pass
 
 
-def _job_main(cfg: dict[str, Any], job_fd: int, fds: list[int]) -> None:  # pragma: no cover - a job process
-    """Entry of a job process forked from the template: read this job, then run it as a
-    single run, a loader or a command.  Never returns."""
+def _job_main(cfg: dict[str, Any], channel: int) -> None:  # pragma: no cover - a job process
+    """Entry of a job process forked from the template: wait for this job, then run it as
+    a single run, a loader or a command.  Never returns."""
     try:
-        job = template.read_job(job_fd)
+        job, fds = template.read_job(channel)
         entry = job.get("entry")
         if entry == "run":
             child_main(cfg, job["req"], fds[0], job["workdir"], job["deadline"])

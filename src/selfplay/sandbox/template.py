@@ -12,16 +12,18 @@ use, and answers with the pid of the process it started.  So every job process
 starts from a state that never held any job's data, and learns its own job (and
 only it) through a pipe of its own.
 
-Starting a job (``Template.spawn``): the server makes the job's pipes and sends
-their child ends to the template; the template forks an intermediate process,
-which forks the job process and exits at once, so the job process is re-parented
-to the server (PID 1 of the namespace, or a child subreaper) and the server
-watches, times, kills and reaps it exactly as it would its own child.  The
-template reaps the intermediate, then sends the job process's pid.  Only then
-does the server write the job (``JOB`` frame: which entry, its request, work
-directory, deadline) on the job pipe; the job process reads it, closes the pipe
-and enters the harness (``job_main``), which checks that its parent is the server
-before it confines itself.
+Starting a job (``Template.spawn``): the template forks an intermediate process, which
+forks the job process and exits at once, so the job process is re-parented to the server
+(PID 1 of the namespace, or a child subreaper), which watches, times, kills and reaps it
+exactly as it would its own child. The template reaps the intermediate, then sends the
+job process's pid. Each job process holds one end of a socket pair whose other end the
+server keeps; it waits there, holding nothing, until the server sends it the job's
+descriptors and then the job itself (a ``JOB`` frame: which entry, its request, work
+directory, deadline); it enters the harness (``job_main``), which checks that its parent
+is the server before it confines itself. The server orders the next job process as soon
+as it has handed out one, so the forks happen while a job runs, not before the next one:
+between jobs a server has one such *spare* besides its template, and sweeps leave both
+alone.
 
 The template never runs untrusted code and runs as the server's uid, so a
 sandboxed program cannot signal it; it dies with the server (parent-death
@@ -51,17 +53,19 @@ class TemplateGone(Exception):
 
 
 class Template:
-    """The server's handle on its template process."""
+    """The server's handle on its template process and on the spare job process it made."""
 
     def __init__(self, pid: int, sock: socket.socket):
         self.pid = pid
         self.sock = sock
+        self._ordered: socket.socket | None = None  # our end of an ordered job process, pid not read yet
+        self._spare: tuple[int, socket.socket] | None = None
 
     @classmethod
-    def start(cls, close_in_template: list[int], job_entry: Callable[[int, list[int]], None]) -> "Template":
+    def start(cls, close_in_template: list[int], job_entry: Callable[[int], None]) -> "Template":
         """Fork the template now; it closes ``close_in_template`` (the server's own
-        channels) and serves orders until the server goes away.  ``job_entry(job_fd,
-        fds)`` runs in each job process and never returns."""
+        channels) and serves orders until the server goes away. ``job_entry(channel)``
+        runs in each job process and never returns."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the template
@@ -74,45 +78,87 @@ class Template:
             finally:
                 os._exit(0)
         theirs.close()
-        return cls(pid, ours)
+        template = cls(pid, ours)
+        template._order()
+        return template
+
+    def spare_pid(self) -> int | None:
+        """The pid of the prepared job process (a sweep must leave it alone), or None."""
+        try:
+            self._settle()
+        except TemplateGone:
+            return None
+        return self._spare[0] if self._spare else None
 
     def spawn(self, job: dict[str, Any], fds: list[int]) -> int:
-        """Start a job process holding ``fds`` (which the caller still closes on its side)
-        and hand it ``job``; its pid.  Raises TemplateGone when the template is gone, and
-        OSError when the job process died before it read its job."""
-        job_r, job_w = os.pipe()
-        try:
+        """Hand ``job`` and ``fds`` (which the caller still closes on its side) to a job
+        process, then order the next one; its pid. Raises TemplateGone when the template
+        is gone or no job process takes the job."""
+        for attempt in (1, 2):
+            if self._spare is None and self._ordered is None:
+                self._order()
+            self._settle()
+            pid, channel = self._spare
+            self._spare = None
             try:
-                socket.send_fds(self.sock, [ORDER], [job_r, *fds])
-                answer = self.sock.recv(PID_BYTES)
-            except OSError as exc:
-                raise TemplateGone(f"the template process is gone ({type(exc).__name__})") from None
-        finally:
-            os.close(job_r)
-        pid = int.from_bytes(answer, "big") if len(answer) == PID_BYTES else 0
-        if pid <= 0:
-            raise TemplateGone("the template process could not start a job process")
-        try:
-            write_frame(job_w, job)
-        except OSError:
-            _kill_and_reap(pid)
-            raise
-        finally:
-            os.close(job_w)
-        return pid
+                socket.send_fds(channel, [ORDER], fds)
+                write_frame(channel.fileno(), job)
+            except OSError:  # it died while it waited (only a process of the same uid could do that)
+                _kill_and_reap(pid)
+                if attempt == 2:
+                    raise TemplateGone("no job process took the job") from None
+                continue
+            finally:
+                channel.close()
+            try:
+                self._order()
+            except TemplateGone:
+                pass  # the next spawn says so
+            return pid
+        raise AssertionError("unreachable")
 
     def close(self) -> None:
+        for channel in (self._ordered, self._spare[1] if self._spare else None):
+            if channel is not None:
+                channel.close()
         self.sock.close()
 
+    def _order(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            socket.send_fds(self.sock, [ORDER], [theirs.fileno()])
+        except OSError as exc:
+            ours.close()
+            raise TemplateGone(f"the template process is gone ({type(exc).__name__})") from None
+        finally:
+            theirs.close()
+        self._ordered = ours
 
-def _serve(sock: socket.socket, job_entry: Callable[[int, list[int]], None]) -> None:  # pragma: no cover
-    """The template's loop: per order, start one job process holding the order's fds."""
+    def _settle(self) -> None:
+        """Take the template's answer to the pending order (its pid arrives once the job
+        process is the server's child)."""
+        if self._ordered is None:
+            return
+        channel, self._ordered = self._ordered, None
+        try:
+            answer = self.sock.recv(PID_BYTES)
+        except OSError:
+            answer = b""
+        pid = int.from_bytes(answer, "big") if len(answer) == PID_BYTES else 0
+        if pid <= 0:
+            channel.close()
+            raise TemplateGone("the template process is gone or could not start a job process")
+        self._spare = (pid, channel)
+
+
+def _serve(sock: socket.socket, job_entry: Callable[[int], None]) -> None:  # pragma: no cover
+    """The template's loop: per order, start one job process holding the order's channel."""
     while True:
         try:
             message, fds, _, _ = socket.recv_fds(sock, len(ORDER), MAX_FDS)
         except OSError:
             return
-        if message != ORDER or not fds:
+        if message != ORDER or len(fds) != 1:
             for fd in fds:
                 os.close(fd)
             if not message:
@@ -128,13 +174,12 @@ def _serve(sock: socket.socket, job_entry: Callable[[int, list[int]], None]) -> 
                 if pid == 0:
                     os.close(report_w)
                     sock.close()
-                    job_entry(fds[0], fds[1:])
+                    job_entry(fds[0])
                 os.write(report_w, pid.to_bytes(PID_BYTES, "big"))
             finally:
                 os._exit(0)
         os.close(report_w)
-        for fd in fds:
-            os.close(fd)
+        os.close(fds[0])
         answer = _read_exactly(report_r, PID_BYTES)
         os.close(report_r)
         try:
@@ -145,15 +190,17 @@ def _serve(sock: socket.socket, job_entry: Callable[[int, list[int]], None]) -> 
         sock.send(answer if len(answer) == PID_BYTES else bytes(PID_BYTES))
 
 
-def read_job(job_fd: int) -> dict[str, Any]:
-    """In a job process: its job, read from the job pipe, which is then closed."""
-    try:
-        job = read_frame(job_fd, MAX_JOB_BYTES)
-    finally:
-        os.close(job_fd)
+def read_job(channel: int) -> tuple[dict[str, Any], list[int]]:
+    """In a job process: wait for its descriptors and its job on ``channel``, which is then
+    closed. Exits quietly when the server goes away first."""
+    with socket.socket(fileno=channel) as sock:
+        message, fds, _, _ = socket.recv_fds(sock, len(ORDER), MAX_FDS)
+        if message != ORDER:
+            os._exit(0)  # the server is gone: nothing to do
+        job = read_frame(sock.fileno(), MAX_JOB_BYTES)
     if not isinstance(job, dict):
         raise FrameError("the job is not an object")
-    return job
+    return job, fds
 
 
 def _read_exactly(fd: int, count: int) -> bytes:
