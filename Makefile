@@ -34,6 +34,8 @@ bench: install-test
 	$(VENV)/python bench/dafny_bench.py
 	$(VENV)/python bench/pass_matrix_bench.py
 	$(VENV)/python bench/template_bench.py
+	$(VENV)/python bench/harness_agreement.py --problems 6
+	$(VENV)/python bench/harness_agreement_bcb.py
 	$(VENV)/python bench/grpo_step_bench.py
 	$(VENV)/python bench/default_run.py
 
