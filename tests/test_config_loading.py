@@ -177,8 +177,10 @@ def test_the_paper_benchmark_tables_and_figures_plan_at_paper_scale(tmp_path):
                    "--configfile", str(REPO / "config/papers/sinq.yaml"))
     assert sinq.returncode == 0, sinq.stderr[-3000:] + sinq.stdout[-3000:]
     jobs = jobs_of(sinq)
-    # 7 benchmarks: 12 (benchmark, mode) runs of base and Bob, plus Figure 4's four served models x 2 modes
-    assert jobs["sinq_eval_generate"] == 12 * 2 + 4 * 2 and jobs["eval_download"] >= 6
+    # 7 benchmarks: 12 (benchmark, mode) runs of base and Bob on GPUs, and Figure 4's four served
+    # models x 2 modes as local HTTP clients
+    assert jobs["sinq_eval_generate"] == 12 * 2 and jobs["eval_download"] >= 6
+    assert jobs["sinq_eval_generate_client"] == 4 * 2
     assert jobs["eval_supplied"] == 1  # PySecDB: gated, a file the user supplies
     seq = dry_run(tmp_path, *[f"results/tables/seq/e0/table{n}.md" for n in (3, 4, 5)],
                   *[f"results/figures/seq/e0/figure{n}.png" for n in (4, 5, 8, 9)],
