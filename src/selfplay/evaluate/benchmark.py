@@ -97,6 +97,28 @@ def unrunnable(item_id, reason: str) -> dict:
     return {"id": item_id, "reason": reason, "counts": True}
 
 
+_FENCE_LINE = re.compile(r"^```[ \t]*([A-Za-z0-9_+-]*)[ \t]*$")
+
+
+def fenced_blocks(text: str, labels: tuple[str, ...]) -> tuple[list[str], tuple[str, str] | None]:
+    """The bodies of the closed fenced blocks of ``text`` labelled one of ``labels`` (or
+    unlabelled), in order, and the block still open at the end as (label, body), or None.
+    A labelled fence while a block is open starts a new block."""
+    lines = text.split("\n")
+    blocks, open_at, label = [], None, ""
+    for i, line in enumerate(lines):
+        m = _FENCE_LINE.match(line.strip())
+        if not m:
+            continue
+        if open_at is None or m.group(1) != "":
+            open_at, label = i, m.group(1).lower()
+            continue
+        if label in labels or label == "":
+            blocks.append("\n".join(lines[open_at + 1:i]))
+        open_at = None
+    return blocks, (None if open_at is None else (label, "\n".join(lines[open_at + 1:])))
+
+
 def fenced(code: str, language: str = "python") -> str:
     return f"```{language}\n{code.rstrip()}\n```\n"
 

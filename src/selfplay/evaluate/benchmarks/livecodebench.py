@@ -91,7 +91,7 @@ from typing import Any, ClassVar, Iterable
 from ...errors import UserError
 from ...llm.answer_format import AnswerFormat, fenced_body, lark_string
 from ...sandbox.encoding import decode_value
-from ..benchmark import CodegenBenchmark, Sample, fenced
+from ..benchmark import CodegenBenchmark, Sample, fenced, fenced_blocks
 from ..files import read_json_lines
 from ..modes import EvalMode
 from ...verifier_canary import checked_sandbox
@@ -444,31 +444,16 @@ def extract_code(text: str) -> str | None:
     return "\n".join(lines[fences[-2] + 1:fences[-1]])
 
 
-_FENCE = re.compile(r"^```[ \t]*([A-Za-z0-9_+-]*)[ \t]*$")
 
 
 def last_python_block(text: str) -> str | None:
     """The body of the last closed fenced code block labelled python (or py, python3)
     or unlabelled; without a closed one, an unclosed ```python block at the end."""
-    lines = text.split("\n")
-    blocks, open_at, label = [], None, ""
-    for i, line in enumerate(lines):
-        m = _FENCE.match(line.strip())
-        if not m:
-            continue
-        if open_at is None:
-            open_at, label = i, m.group(1).lower()
-        elif m.group(1) == "":
-            if label in ("python", "py", "python3", ""):
-                blocks.append("\n".join(lines[open_at + 1:i]))
-            open_at = None
-        else:  # a labelled fence while one is open: treat it as the start of a new block
-            open_at, label = i, m.group(1).lower()
+    blocks, still_open = fenced_blocks(text, ("python", "py", "python3"))
     if blocks:
         return blocks[-1]
-    if open_at is not None and label in ("python", "py", "python3"):
-        body = "\n".join(lines[open_at + 1:])
-        return body if body.strip() else None
+    if still_open is not None and still_open[0] in ("python", "py", "python3"):
+        return still_open[1] if still_open[1].strip() else None
     return None
 
 

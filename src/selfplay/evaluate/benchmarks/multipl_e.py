@@ -36,7 +36,7 @@ from ...errors import UserError
 from ...haskell.ghc_check import CheckRequest, GhcChecker, GhcSettings
 from ...llm.answer_format import AnswerFormat, fenced_body, lark_string
 from ...tracks.seq.translate import parse_translation
-from ..benchmark import CodegenBenchmark, Sample, fenced
+from ..benchmark import CodegenBenchmark, Sample, fenced, fenced_blocks
 from ..modes import EvalMode
 from ...verifier_canary import check_ghc
 
@@ -113,7 +113,6 @@ STOP_TOKENS = ("\n\n", "\n{-", "\ntype", "\ndata", "\nnewtype")
 TESTS_ENTRY = "selfplayTests"
 _MAIN_SIG = re.compile(r"(?m)^main[ \t]*::[ \t]*IO[ \t]*\([ \t]*\)[ \t]*$")
 _MAIN_DEF = re.compile(r"(?m)^main(?=[ \t]*=)")
-_HS_FENCE = re.compile(r"^```[ \t]*([A-Za-z0-9_+-]*)[ \t]*$")
 
 COMPLETION_SYSTEM = """\
 You are an expert Haskell programmer. You are shown the start of a Haskell program: a \
@@ -133,22 +132,9 @@ def completion_messages(item: dict, cot: bool = False) -> list[dict]:
 def answer_text(text: str) -> str:
     """The code of an answer: the body of its last fenced block labelled haskell / hs or
     unlabelled (an unclosed one at the end counts), else the whole text."""
-    lines = text.split("\n")
-    blocks, open_at, label = [], None, ""
-    for i, line in enumerate(lines):
-        m = _HS_FENCE.match(line.strip())
-        if not m:
-            continue
-        if open_at is None:
-            open_at, label = i, m.group(1).lower()
-        elif m.group(1) == "":
-            if label in ("haskell", "hs", ""):
-                blocks.append("\n".join(lines[open_at + 1:i]))
-            open_at = None
-        else:
-            open_at, label = i, m.group(1).lower()
-    if open_at is not None and label in ("haskell", "hs", ""):
-        blocks.append("\n".join(lines[open_at + 1:]))
+    blocks, still_open = fenced_blocks(text, ("haskell", "hs"))
+    if still_open is not None and still_open[0] in ("haskell", "hs", ""):
+        blocks.append(still_open[1])
     return blocks[-1] if blocks else text
 
 
