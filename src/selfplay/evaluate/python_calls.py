@@ -348,7 +348,7 @@ def values_match(got: Any, expected: Any, atol: float | None = None) -> bool:
     except Exception:  # noqa: BLE001 - e.g. RecursionError on a deeply nested value
         return False
     tol = float(atol) if atol else 0.0
-    if tol == 0.0 and _floats_only(expected):
+    if tol == 0.0 and floats_only(expected):
         tol = FLOAT_ATOL
     if tol == 0.0 or type(got) is not type(expected):
         return False
@@ -358,7 +358,7 @@ def values_match(got: Any, expected: Any, atol: float | None = None) -> bool:
         return False
 
 
-def _floats_only(value: Any) -> bool:
+def floats_only(value: Any) -> bool:
     """A float, or a non-empty list or tuple of nothing but floats (EvalPlus's test for
     applying its default tolerance)."""
     if type(value) is float:

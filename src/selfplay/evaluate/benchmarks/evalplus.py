@@ -52,8 +52,8 @@ from ..benchmark import CodegenBenchmark, Sample, fenced, unrunnable
 from ..files import read_json_lines
 from ..modes import EvalMode
 from ...verifier_canary import checked_sandbox
-from ..python_calls import (CallOutcome, args_source, judge, parse_args, record_reference, same_value, timed_job,
-                            timed_outcomes)
+from ..python_calls import (CallOutcome, args_source, floats_only, judge, parse_args, record_reference, same_value,
+                            timed_job, timed_outcomes)
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "eval"
 
@@ -314,12 +314,6 @@ def _padded_digits(a, b):
     return sum(abs(int(p) - int(q)) for p, q in zip(x.zfill(width), y.zfill(width)))
 
 
-def _is_floats(value) -> bool:
-    if isinstance(value, float):
-        return True
-    return isinstance(value, (list, tuple)) and bool(value) and all(isinstance(v, float) for v in value)
-
-
 def _decoded(node):
     value = decode_value(node)
     if isinstance(value, Opaque):
@@ -363,7 +357,7 @@ def evalplus_checker(oracle: str | None, atol: float):
                 exact = exact or got == _padded_digits(*parse_args(test["args"]))
             elif oracle == "set_equal":
                 exact = set(got) == set(expected)
-        if state["atol"] == 0 and _is_floats(expected):
+        if state["atol"] == 0 and floats_only(expected):
             state["atol"] = FLOATS_ATOL
         if exact:
             return True
