@@ -52,8 +52,12 @@ def cfg_of(*paths):
 
 
 def resources_of(kind):
-    """What a kind of job asks a cluster for (config resources.<kind>)."""
-    return dict(config["resources"][kind])
+    """What a kind of job asks a cluster for (config resources.<kind>). The scaled ones
+    (config resources.retry.scaled: runtime and mem_mb) grow with Snakemake's attempt, so a
+    retry of a job killed for time or memory asks for more (selfplay.cluster.attempts)."""
+    from selfplay.cluster.attempts import attempt_scaled
+
+    return attempt_scaled(config["resources"][kind], config["resources"]["retry"])
 
 
 # --- a track's files ----------------------------------------------------------
