@@ -61,8 +61,9 @@ def check_revision(url: str) -> str:
     return rev
 
 
-def read_lock(path: str | os.PathLike) -> dict[tuple[str, str], str]:
-    """(key, url) -> sha256 of a lock file (empty when it does not exist)."""
+def read_lock(path: str | os.PathLike, value: re.Pattern = SHA256) -> dict[tuple[str, str], str]:
+    """(key, url) -> sha256 of a lock file (empty when it does not exist). ``value`` is
+    the form of the third column (a sha256; a commit for the lock of resolved branches)."""
     path = Path(path)
     if not path.is_file():
         return {}
@@ -71,8 +72,9 @@ def read_lock(path: str | os.PathLike) -> dict[tuple[str, str], str]:
         if not line.strip() or line.startswith("#"):
             continue
         parts = line.split("\t")
-        if len(parts) != 3 or not SHA256.match(parts[2]):
-            raise UserError(f"{path}:{n}: expected '<bench>/<file><TAB>url<TAB>sha256', got {line[:120]!r}")
+        if len(parts) != 3 or not value.match(parts[2]):
+            raise UserError(f"{path}:{n}: expected '<key><TAB>url<TAB>{'sha256' if value is SHA256 else 'commit'}', "
+                            f"got {line[:120]!r}")
         key = (parts[0], parts[1])
         if key in pins and pins[key] != parts[2]:
             raise UserError(f"{path}:{n}: {parts[0]} is pinned twice with different sha256")
@@ -80,7 +82,8 @@ def read_lock(path: str | os.PathLike) -> dict[tuple[str, str], str]:
     return pins
 
 
-def record_pin(path: str | os.PathLike, key: str, url: str, sha256: str) -> str:
+def record_pin(path: str | os.PathLike, key: str, url: str, sha256: str, value: re.Pattern = SHA256,
+               header: str = LOCK_HEADER) -> str:
     """Add a pin to the lock file (under an exclusive lock, so parallel downloads do not
     lose each other's lines) and return the pin now in force: an existing pin for the
     same key and URL wins, and a different one is reported by the caller as a mismatch."""
@@ -89,12 +92,12 @@ def record_pin(path: str | os.PathLike, key: str, url: str, sha256: str) -> str:
     with open(path, "a+", encoding="utf-8") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
-            existing = read_lock(path).get((key, url))
+            existing = read_lock(path, value).get((key, url))
             if existing:
                 return existing
             handle.seek(0, os.SEEK_END)
             if handle.tell() == 0:
-                handle.write(LOCK_HEADER)
+                handle.write(header)
             handle.write(f"{key}\t{url}\t{sha256}\n")
             handle.flush()
             os.fsync(handle.fileno())
