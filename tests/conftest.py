@@ -28,3 +28,47 @@ def tiny_model_dir() -> Path:
         if not (target / "config.json").is_file():
             prepare_default_model(target)
     return target
+
+
+# ----------------------------------------------------------------------------- SLURM
+def etc_slurm_files() -> dict:
+    """/etc/slurm's two config files: name -> (mtime, sha256), None where absent."""
+    import hashlib
+
+    out = {}
+    for name in ("slurm.conf", "gres.conf"):
+        path = Path("/etc/slurm", name)
+        out[name] = (path.stat().st_mtime_ns, hashlib.sha256(path.read_bytes()).hexdigest()) if path.exists() else None
+    return out
+
+
+@pytest.fixture(scope="session")
+def etc_slurm_before():
+    """/etc/slurm files as they were before the cluster (checked again after stop)."""
+    return etc_slurm_files()
+
+
+@pytest.fixture(scope="session")
+def cluster(etc_slurm_before):
+    """A real one-node SLURM cluster (selfplay.cluster.local_slurm: slurmctld, slurmd,
+    munged, one fake GPU), started once per session for tests/test_slurm.py and the
+    paper rehearsals (tests/rehearsal.py); skips, naming what is missing, without root or
+    the Debian packages. A test that stops it starts it again before it ends."""
+    from selfplay.cluster.local_slurm import LocalSlurm, missing_pieces
+
+    missing = missing_pieces()
+    if missing:
+        pytest.skip("a local SLURM cluster needs " + "; ".join(missing)
+                    + " (run scripts/install_system_test.sh as root)")
+    try:
+        import snakemake_executor_plugin_slurm  # noqa: F401
+    except ImportError:
+        pytest.skip("snakemake-executor-plugin-slurm is not installed (pip install -r requirements.txt)")
+    c = LocalSlurm().start()
+    print(f"\n[slurm] cluster start: {c.start_seconds:.2f} s")
+    try:
+        yield c
+    finally:
+        if c.started:
+            c.stop()
+

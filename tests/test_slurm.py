@@ -30,6 +30,7 @@ import yaml
 
 from selfplay.records import read_json, read_jsonl
 
+from conftest import etc_slurm_files
 from test_workflow_replay import build_scenario
 from workflow_helpers import REPO, jobs_run, write_config
 
@@ -104,33 +105,8 @@ def finished_jobs(text: str) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- fixtures
-@pytest.fixture(scope="module")
-def etc_slurm_before():
-    """/etc/slurm files as they were before the cluster (checked again after stop)."""
-    return {name: fingerprint(Path("/etc/slurm", name)) if Path("/etc/slurm", name).exists() else None
-            for name in ("slurm.conf", "gres.conf")}
-
-
-@pytest.fixture(scope="module")
-def cluster(etc_slurm_before):
-    from selfplay.cluster.local_slurm import LocalSlurm, missing_pieces
-
-    missing = missing_pieces()
-    if missing:
-        pytest.skip("a local SLURM cluster needs " + "; ".join(missing)
-                    + " (run scripts/install_system_test.sh as root)")
-    try:
-        import snakemake_executor_plugin_slurm  # noqa: F401
-    except ImportError:
-        pytest.skip("snakemake-executor-plugin-slurm is not installed (pip install -r requirements.txt)")
-    c = LocalSlurm().start()
-    print(f"\n[slurm] cluster start: {c.start_seconds:.2f} s")
-    try:
-        yield c
-    finally:
-        c.stop()
-
-
+# The cluster itself (fixture `cluster`, one per session) is in tests/conftest.py: the
+# paper rehearsals (tests/rehearsal.py) share it.
 @pytest.fixture(scope="module")
 def slurm_run(cluster, tmp_path_factory, tiny_model_dir):
     """Round 1 of the replay scenario through SLURM: generation (GPU rules), verification,
@@ -347,10 +323,9 @@ def test_stop_ends_only_what_it_started(cluster, etc_slurm_before):
         for name, pid in started.items():
             assert not local_slurm._is_running(pid, name), f"{name} {pid} still runs"
         assert bystander.poll() is None  # still running
-        after = {name: fingerprint(Path("/etc/slurm", name)) if Path("/etc/slurm", name).exists() else None
-                 for name in ("slurm.conf", "gres.conf")}
-        assert after == etc_slurm_before  # /etc/slurm is as it was
+        assert etc_slurm_files() == etc_slurm_before  # /etc/slurm is as it was
         assert not cluster.state_file.exists()
     finally:
         bystander.kill()
         bystander.wait()
+        cluster.start()  # the session's cluster, for the tests that come after (the rehearsals)

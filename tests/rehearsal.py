@@ -1,0 +1,175 @@
+"""Dress rehearsals of the paper configs (issue 19): shared machinery.
+
+A rehearsal runs a paper config with its shipped overlay (config/rehearsals/<paper>.yaml,
+checked by selfplay.config.rehearsal) end to end: vLLM's CPU build, the paper's trainers,
+sharding and benchmark adapters, every table and figure (Snakemake's default target, rule
+`all`), submitted through `--executor slurm --profile tests/slurm/profile` to the real
+one-node SLURM cluster the tests start (fixture `cluster`, tests/conftest.py, one per
+session). How to write one for a paper::
+
+    import pytest
+    from rehearsal import rehearse
+
+    pytestmark = [pytest.mark.slow, pytest.mark.rehearsal]
+
+    @pytest.fixture(scope="module")
+    def run(cluster, tmp_path_factory, tiny_model_dir):
+        return rehearse(cluster, tmp_path_factory.mktemp("rehearsal_psv"), ["psv.yaml"], ["psv.yaml"],
+                        extra={"psv.some_key": "why this paper must change it"},
+                        fixtures={"resources/downloads/psv/x.json": "tests/psv_fixtures/x.json"},
+                        model_dir=tiny_model_dir)
+
+    def test_every_table_and_figure_is_built(run, record_property):
+        run.record(record_property)              # wall time and job count into the JUnit XML
+        assert run.missing == []                 # every report of rule `all` exists
+        assert "results/tables/psv/table1.md" in run.targets
+        assert run.jobs["train_alice"] == 2      # run.jobs: Snakemake's job stats
+
+`rehearse` fails the test with the end of Snakemake's log when the run fails (that is a
+defect of the paper path, or of the overlay); `run.wall` is the run's seconds, printed as
+`[rehearsal] <paper>: ...` (run pytest with -s to see it) and kept in the JUnit XML
+by `run.record(record_property)`. Run the rehearsals alone with
+`.venv/bin/python -m pytest -m rehearsal` (docs/rehearsals.md).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from snakemake.utils import update_config
+
+from selfplay.config.rehearsal import Change, check_overlay
+
+from test_vllm_real import vllm_python
+from workflow_helpers import REPO, jobs_run
+
+PAPERS = REPO / "config" / "papers"
+OVERLAYS = REPO / "config" / "rehearsals"
+PROFILE = REPO / "tests" / "slurm" / "profile"
+SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+)")
+# The address the overlays give models served elsewhere; a test swaps in its own server's.
+LOCAL_SERVER = "http://127.0.0.1:8000/v1"
+# What the run needs from the repository at the same relative paths (the overlays name
+# fixtures relative to the repository root, the run happens in a temporary folder).
+LINKED = ("tests/eval_fixtures",)
+
+
+@dataclass
+class Rehearsal:
+    paper: str
+    workdir: Path
+    proc: subprocess.CompletedProcess
+    wall: float
+    changes: list[Change]
+    overlay: dict
+    targets: list[str] = field(default_factory=list)
+
+    @property
+    def output(self) -> str:
+        return self.proc.stdout + self.proc.stderr
+
+    @property
+    def jobs(self) -> dict[str, int]:
+        """Snakemake's job stats: rule -> jobs run."""
+        return jobs_run(self.proc)
+
+    @property
+    def slurm_jobs(self) -> dict[str, str]:
+        """Snakemake job id -> SLURM job id, one per job submitted with sbatch."""
+        return {m.group(1): m.group(2) for m in SUBMITTED.finditer(self.output)}
+
+    def record(self, record_property) -> None:
+        """Wall time and job counts into pytest's report (record_property)."""
+        record_property(f"rehearsal_{self.paper}_wall_s", round(self.wall, 1))
+        record_property(f"rehearsal_{self.paper}_jobs", sum(self.jobs.values()))
+        record_property(f"rehearsal_{self.paper}_sbatch_jobs", len(self.slurm_jobs))
+
+    @property
+    def missing(self) -> list[str]:
+        """The run's targets (every table and figure of the paper) that do not exist."""
+        return [t for t in self.targets if not (self.workdir / t).exists()]
+
+
+def snakemake_command(workdir: Path, configfiles: list[Path], *args: str) -> list[str]:
+    """Snakemake from vLLM's virtualenv (the jobs run the same interpreter), through SLURM."""
+    return [str(vllm_python()), "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory",
+            str(workdir), "--configfile", *map(str, configfiles), "--executor", "slurm", "--profile", str(PROFILE),
+            *args]
+
+
+def rehearse(cluster, workdir: Path, papers: list[str], overlays: list[str], *, extra: dict[str, str] | None = None,
+             replace: dict[str, str] | None = None, fixtures: dict[str, str] | None = None,
+             env: dict[str, str] | None = None, model_dir: Path | None = None, targets: list[str] | None = None,
+             timeout: int = 3000) -> Rehearsal:
+    """Run config/papers/<papers...> + config/rehearsals/<overlays...> to rule `all` on SLURM.
+
+    extra: per-paper keys the overlay may change beyond the kinds of
+    selfplay.config.rehearsal, each with its reason. replace: text substitutions in the
+    overlay before it is used (e.g. LOCAL_SERVER -> a test server's address). fixtures:
+    run-relative path -> repository file copied there before the run (a download the
+    paper's rule would fetch, already in place). model_dir: the prepared tiny model,
+    linked at resources/models/<model.name> so rule prepare_model has nothing to do.
+    targets: instead of rule `all` (its reports are then listed by a dry run).
+    """
+    workdir.mkdir(parents=True, exist_ok=True)
+    over, changes, written = {}, [], []
+    for overlay in overlays:
+        text = (OVERLAYS / overlay).read_text()
+        for old, new in (replace or {}).items():
+            text = text.replace(old, new)
+        this = yaml.safe_load(text)
+        changes += check_overlay(this, extra, name=f"config/rehearsals/{overlay}")
+        update_config(over, this)
+        written.append(workdir / f"rehearsal_{overlay}")
+        written[-1].write_text(text)
+    for rel in LINKED:
+        link = workdir / rel
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if not link.exists():
+            link.symlink_to(REPO / rel)
+    for rel, src in (fixtures or {}).items():
+        dest = workdir / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(REPO / src, dest)
+    if model_dir is not None:
+        dest = workdir / "resources" / "models" / over["model"]["name"]
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if not dest.exists():
+            dest.symlink_to(model_dir, target_is_directory=True)
+    configfiles = [PAPERS / p for p in papers] + written
+    run_env = cluster.client_env()
+    run_env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    run_env.update(env or {})
+    wanted = list(targets or all_reports(workdir, configfiles, run_env))
+    t0 = time.monotonic()
+    proc = subprocess.run(snakemake_command(workdir, configfiles, *(targets or [])), capture_output=True, text=True,
+                          timeout=timeout, env=run_env)
+    wall = time.monotonic() - t0
+    run = Rehearsal("+".join(o.removesuffix(".yaml") for o in overlays), workdir, proc, wall, changes, over, wanted)
+    summary = (f"[rehearsal] {run.paper}: {wall:.0f} s wall, {sum(run.jobs.values())} jobs "
+               f"({len(run.slurm_jobs)} through sbatch), exit {proc.returncode}")
+    print("\n" + summary)
+    if proc.returncode != 0:
+        raise AssertionError(f"{summary}\n{run.output[-15000:]}")
+    return run
+
+
+def all_reports(workdir: Path, configfiles: list[Path], env: dict) -> list[str]:
+    """The inputs of rule `all` (every table and figure the config builds): the workflow's
+    own all_targets(), written out while Snakemake only reads the workflow (--list-rules)."""
+    probe, listing = workdir / ".rehearsal_targets.smk", workdir / ".rehearsal_targets.txt"
+    probe.write_text(f'include: "{REPO / "Snakefile"}"\n\n'
+                     f'open("{listing}", "w").write("\\n".join(all_targets()))\n')
+    proc = subprocess.run([str(vllm_python()), "-m", "snakemake", "--list-rules", "--snakefile", str(probe),
+                           "--directory", str(workdir), "--configfile", *map(str, configfiles)],
+                          capture_output=True, text=True, timeout=600, env=env)
+    if proc.returncode != 0 or not listing.exists():
+        raise AssertionError(f"the rehearsal's config does not load:\n{(proc.stdout + proc.stderr)[-8000:]}")
+    return listing.read_text().split()
