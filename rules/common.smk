@@ -31,6 +31,15 @@ try:
 except UserError as _exc:
     sys.exit(f"Configuration error: {_exc}")
 
+try:
+    # Each GPU job's memory need, from the config, against the GPU its resources ask for
+    # (selfplay.plan.gpu_memory): a job that cannot fit is refused before anything runs.
+    from selfplay.plan.gpu_memory import check as _check_gpu_memory
+
+    _check_gpu_memory(config)
+except UserError as _exc:
+    sys.exit(f"Resources error: {_exc}")
+
 
 def image(name):
     """The container a rule runs in with --sdm apptainer (containers/images.yaml,

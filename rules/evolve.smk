@@ -186,6 +186,26 @@ rule evolve_suites0:
         "../workflow_scripts/evolve_suites0.py"
 
 
+def evolve_pool_cfg(pmodel):
+    """A pool job's config slice, its backend with the model's own serving settings on
+    top (evolve.pool.models[i].backend: tensor parallelism for the 32B models)."""
+    from selfplay.plan.serving import pool_backend
+
+    cfg = cfg_of(*GENERATION_KEYS, "evolve.pool.sampling", "evolve.pool.answer_format")
+    cfg["backend"] = pool_backend(config, pmodel)
+    return cfg
+
+
+def evolve_pool_resources():
+    """The generation kind's resources, with as many GPUs as the model is split over."""
+    from selfplay.plan.serving import job_gpus, pool_backend
+
+    return {
+        **resources_of("generate"),
+        "gpu": lambda w: job_gpus(resources_of("generate"), pool_backend(config, w.pmodel)),
+    }
+
+
 rule evolve_pool_generate:
     input:
         suite=f"{EVOLVE_ROOT}/round0/suite.jsonl",
@@ -202,9 +222,9 @@ rule evolve_pool_generate:
         image("gpu")
     threads: GENERATION_THREADS
     resources:
-        **resources_of("generate"),
+        **evolve_pool_resources(),
     params:
-        cfg=lambda w: cfg_of(*GENERATION_KEYS, "evolve.pool.sampling", "evolve.pool.answer_format"),
+        cfg=lambda w: evolve_pool_cfg(w.pmodel),
         samples=lambda w: EVOLVE_POOL[w.pmodel]["samples"],
         model_dir=lambda w: generation_model_param(
             spec=config["model"] if w.pmodel == "track" else EVOLVE_CFG["models"][w.pmodel]

@@ -101,6 +101,43 @@ def prepare_cpu_environment(threads: int | None) -> None:
         os.environ["OMP_NUM_THREADS"] = str(threads)
 
 
+def engine_args(model: str, *, max_lora_rank: int = 64, gpu_memory_utilization: float = 0.9,
+                max_model_len: int | None = 8192, dtype: str = "auto", seed: int = 0, enable_lora: bool = True,
+                max_loras: int = 1, engine_kwargs: dict | None = None, device: str = "cuda",
+                cpu_kvcache_gib: float = 1.0, tensor_parallel_size: int = 1) -> dict[str, Any]:
+    """The keyword arguments ``vllm.LLM`` is built with (no vLLM import: testable anywhere).
+
+    ``tensor_parallel_size`` splits every layer over that many GPUs of the job (a 32B model
+    with a 40,960-token context does not fit one 80 GB GPU); the job must hold that many
+    GPUs (its rule asks for them). ``engine_kwargs`` is applied last, so it can override any
+    of these; naming tensor_parallel_size in both places with different values is refused.
+    """
+    if isinstance(tensor_parallel_size, bool) or not isinstance(tensor_parallel_size, int) or tensor_parallel_size < 1:
+        raise UserError(f"vllm backend: tensor_parallel_size must be an integer >= 1, got {tensor_parallel_size!r}")
+    extra = dict(engine_kwargs or {})
+    if tensor_parallel_size != 1 and extra.get("tensor_parallel_size", tensor_parallel_size) != tensor_parallel_size:
+        raise UserError("vllm backend: tensor_parallel_size is set both as a setting "
+                        f"({tensor_parallel_size}) and in engine_kwargs ({extra['tensor_parallel_size']}); keep one")
+    kwargs: dict[str, Any] = dict(
+        model=str(model),
+        dtype=dtype,
+        seed=int(seed),
+        gpu_memory_utilization=float(gpu_memory_utilization),
+        # answer formats are llguidance Lark grammars (llm/answer_format.py)
+        structured_outputs_config={"backend": "guidance"},
+    )
+    if tensor_parallel_size > 1:
+        kwargs["tensor_parallel_size"] = int(tensor_parallel_size)
+    if max_model_len:
+        kwargs["max_model_len"] = int(max_model_len)
+    if enable_lora:
+        kwargs.update(enable_lora=True, max_lora_rank=int(max_lora_rank), max_loras=int(max_loras))
+    if device == "cpu":
+        kwargs["kv_cache_memory_bytes"] = int(float(cpu_kvcache_gib) * GIB)
+    kwargs.update(extra)
+    return kwargs
+
+
 class VLLMBackend(Backend):
     name = "vllm"
 
@@ -119,6 +156,7 @@ class VLLMBackend(Backend):
         device: str = "cuda",
         threads: int | None = None,
         cpu_kvcache_gib: float = 1.0,
+        tensor_parallel_size: int = 1,
     ):
         if device not in DEVICES:
             raise UserError(f"vllm backend: device must be one of {DEVICES}, got {device!r}")
@@ -152,22 +190,15 @@ class VLLMBackend(Backend):
             "enable_lora": bool(enable_lora),
             "max_loras": int(max_loras),
         }
-        kwargs = dict(
-            model=self.model_id,
-            dtype=dtype,
-            seed=int(seed),
-            gpu_memory_utilization=float(gpu_memory_utilization),
-            # answer formats are llguidance Lark grammars (llm/answer_format.py)
-            structured_outputs_config={"backend": "guidance"},
-        )
-        if max_model_len:
-            kwargs["max_model_len"] = int(max_model_len)
-        if enable_lora:
-            kwargs.update(enable_lora=True, max_lora_rank=int(max_lora_rank), max_loras=int(max_loras))
         if on_cpu:
-            kwargs["kv_cache_memory_bytes"] = int(float(cpu_kvcache_gib) * GIB)
             self.settings.update(threads=threads, cpu_kvcache_gib=float(cpu_kvcache_gib))
-        kwargs.update(engine_kwargs or {})
+        if tensor_parallel_size != 1:  # recorded only where used, so earlier recordings still compare equal
+            self.settings["tensor_parallel_size"] = tensor_parallel_size
+        kwargs = engine_args(self.model_id, max_lora_rank=max_lora_rank,
+                             gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len,
+                             dtype=dtype, seed=seed, enable_lora=enable_lora, max_loras=max_loras,
+                             engine_kwargs=engine_kwargs, device=device, cpu_kvcache_gib=cpu_kvcache_gib,
+                             tensor_parallel_size=tensor_parallel_size)
         self.use_tqdm = use_tqdm
         self.llm = self._vllm.LLM(**kwargs)
         self._lora_ids: dict[str, int] = {}

@@ -1,0 +1,119 @@
+"""Resources checked before anything is submitted (issue 19).
+
+- vLLM gets tensor_parallel_size from the config (engine arguments built without vLLM),
+  and paper 002's 32B pool models are planned on 2 GPUs each, the others on 1.
+- The plan-time GPU memory check: a 32B model with a 40,960-token context on one 80 GB
+  GPU, or full fine-tuning that does not fit the GPU its kind asks for, is refused in one
+  line naming the rule and the resources key; every shipped paper config fits.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+from test_config_loading import REPO, SHIPPED, dry_run, load_as_snakemake
+
+from selfplay.errors import UserError
+from selfplay.llm.factory import checked_settings
+from selfplay.llm.vllm_backend import engine_args
+from selfplay.plan import gpu_memory
+from selfplay.plan.serving import job_gpus, pool_backend
+
+
+def evolve_cfg(overrides=()):
+    return load_as_snakemake(("config/papers/evolve.yaml",), list(overrides))
+
+
+def test_vllm_engine_args_carry_tensor_parallel_size():
+    args = engine_args("m", tensor_parallel_size=2, max_model_len=40960)
+    assert args["tensor_parallel_size"] == 2 and args["max_model_len"] == 40960
+    assert "tensor_parallel_size" not in engine_args("m")  # vLLM's own default (1)
+    # a backend setting the factory accepts (checked against the constructor)
+    cls, settings = checked_settings({"name": "vllm", "model": "m", "tensor_parallel_size": 2})
+    assert settings["tensor_parallel_size"] == 2
+    with pytest.raises(UserError, match="tensor_parallel_size must be an integer >= 1"):
+        engine_args("m", tensor_parallel_size=0)
+    with pytest.raises(UserError, match="keep one"):
+        engine_args("m", tensor_parallel_size=2, engine_kwargs={"tensor_parallel_size": 4})
+
+
+def test_the_32b_pool_models_are_served_over_two_gpus():
+    cfg = evolve_cfg()
+    for name in ("qwen3-32b", "r1-distill-qwen-32b"):
+        backend = pool_backend(cfg, name)
+        assert backend["tensor_parallel_size"] == 2 and backend["max_model_len"] == 40960
+        assert job_gpus(cfg["resources"]["generate"], backend) == 2
+        assert engine_args("m", tensor_parallel_size=backend["tensor_parallel_size"])["tensor_parallel_size"] == 2
+    assert job_gpus(cfg["resources"]["generate"], pool_backend(cfg, "qwen3-4b")) == 1
+
+
+def test_the_evolve_plan_asks_for_two_gpus_for_each_32b_pool_job(tmp_path):
+    proc = dry_run(tmp_path, "--configfile", str(REPO / "config/papers/evolve.yaml"))
+    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
+    gpus = {}
+    for block in proc.stdout.split("rule evolve_pool_generate:")[1:]:
+        model = re.search(r"wildcards: pmodel=(\S+)", block).group(1)
+        gpus[model] = int(re.search(r"resources: .*\bgpu=(\d+)", block).group(1))
+    assert gpus == {"qwen3-4b": 1, "qwen3-8b": 1, "qwen3-14b": 1, "qwen3-30b-a3b": 1, "qwen3-32b": 2,
+                    "mimo-7b-rl": 1, "phi-4-reasoning": 1, "r1-distill-qwen-32b": 2}
+
+
+@pytest.mark.parametrize("files", [f for f in SHIPPED if f], ids=lambda f: "+".join(p.split("/")[-1][:-5] for p in f))
+def test_every_paper_config_fits_the_gpus_it_asks_for(files):
+    rows = gpu_memory.check(load_as_snakemake(files))
+    assert rows, "a paper config plans GPU jobs"
+    for need, gib, _ in rows:
+        assert 0 < need.total <= need.budget_share * gib
+
+
+def test_a_32b_model_with_a_40960_token_context_on_one_80gb_gpu_is_refused():
+    """The defect: no tensor parallelism for the 32B pool models (61 GiB of weights plus
+    10 GiB for one 40,960-token sequence, over 90% of an 80 GB GPU)."""
+    cfg = evolve_cfg()
+    for entry in cfg["evolve"]["pool"]["models"]:
+        entry.pop("backend", None)
+    with pytest.raises(UserError) as err:
+        gpu_memory.check(cfg)
+    message = str(err.value)
+    assert "\n" not in message
+    assert message.startswith("resources.generate: rule evolve_pool_generate (qwen3-32b) needs ~")
+    assert "but asks for 1 x h100 (80 GiB)" in message and "tensor_parallel_size" in message
+
+
+def test_full_fine_tuning_on_a_48gb_gpu_is_refused_at_the_start_in_one_line(tmp_path):
+    proc = dry_run(tmp_path, "--configfile", str(REPO / "config/papers/evolve.yaml"),
+                   "--config", "resources={'train': {'gpu_model': 'l40s'}}")
+    assert proc.returncode != 0
+    lines = [line for line in (proc.stderr + proc.stdout).splitlines() if line.startswith("Resources error:")]
+    assert len(lines) == 1, proc.stderr[-2000:]
+    assert lines[0].startswith("Resources error: resources.train: rule evolve_grpo needs ~")
+    assert "full fine-tuning of qwen3-4b in bfloat16" in lines[0] and "1 x l40s (45 GiB)" in lines[0]
+    assert "Traceback" not in proc.stderr
+
+
+def test_gpu_names_and_an_unknown_one():
+    assert gpu_memory.gpu_of({"gpu_model": "A100-80GB"}, "train")[0] == 80
+    assert gpu_memory.gpu_of({"gpu_model": "a100"}, "train")[0] == 40  # ambiguous: the smaller
+    assert gpu_memory.gpu_of({"gpu_mem_gib": 94, "gpu_model": "site_gpu"}, "train")[0] == 94
+    gib, named, said = gpu_memory.gpu_of({}, "generate")
+    assert not said and gib == max(gpu_memory.GPU_MIB.values()) / 1024 and "largest" in named
+    with pytest.raises(UserError, match=r"^resources.train.gpu_model: 'site_gpu' is not in the plan's GPU table"):
+        gpu_memory.gpu_of({"gpu_model": "site_gpu"}, "train")
+
+
+def test_a_downloaded_models_config_json_is_read(tmp_path):
+    folder = tmp_path / "resources/models/m"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text('{"hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2, '
+                                        '"num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 1000, '
+                                        '"tie_word_embeddings": true}')
+    arch = gpu_memory.architecture({"name": "m", "source": "hf", "path": "Qwen/Qwen3-32B"}, str(folder))
+    assert (arch.layers, arch.kv_heads, arch.head_dim) == (2, 2, 16)
+    # 2 layers x (attention 2*64*64 + 2*64*32, MLP 3*64*128) + tied embeddings 1000*64
+    assert arch.params_b * 1e9 == pytest.approx(2 * (8192 + 4096 + 24576) + 64000)
+    # not downloaded: the table (Qwen3-32B's published config: 64 layers, 8 KV heads)
+    arch = gpu_memory.architecture({"name": "m", "source": "hf", "path": "Qwen/Qwen3-32B"}, str(tmp_path / "none"))
+    assert (arch.layers, arch.kv_heads, arch.params_b) == (64, 8, 32.8)
