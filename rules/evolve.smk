@@ -101,6 +101,21 @@ rule evolve_seeds:
         "../workflow_scripts/evolve_seeds.py"
 
 
+# The sentence-embedding model of de-duplication: null (the model shipped in a PyPI
+# wheel), a local folder, or a hub model spec that rule prepare_model downloads, pinned
+# like every hub model (selfplay.llm.model_prep), into resources/models/<name>.
+EVOLVE_EMBEDDER = EVOLVE_CFG["dedup"]["model"]
+if isinstance(EVOLVE_EMBEDDER, dict):
+    MODELS[EVOLVE_EMBEDDER["name"]] = EVOLVE_EMBEDDER
+
+
+def evolve_embedder_input(wildcards):
+    """The downloaded embedding model, unless embeddings are restored from a bundle."""
+    if training_restore_root() or not isinstance(EVOLVE_EMBEDDER, dict):
+        return []
+    return model_input(spec=EVOLVE_EMBEDDER)
+
+
 rule evolve_embed:
     """Sentence embeddings of the seed questions (or a bundle's, restored)."""
     input:
@@ -125,6 +140,8 @@ rule evolve_embed:
     threads: 2
     params:
         cfg=cfg_of("evolve.dedup.model"),
+        # the folder the encoder loads (None: the packaged model)
+        embedder=model_dir(EVOLVE_EMBEDDER) if isinstance(EVOLVE_EMBEDDER, dict) else EVOLVE_EMBEDDER,
     script:
         "../workflow_scripts/evolve_embed.py"
 

@@ -130,3 +130,83 @@ def test_prepare_model_reads_revision_and_files_from_the_model_spec(tmp_path, hu
     model_prep.prepare_model({"name": "m", "source": "hf", "path": "org/m", "revision": C1, "files": ["*.json"]},
                              tmp_path / "m")
     assert seen == {"repo": "org/m", "rev": C1, "files": ["*.json"]}
+
+
+# --- the embedding model of EvolveCoder's de-duplication (paper 002 Sec. 2.1) ---------
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def plan_jobs(stdout: str) -> list[str]:
+    """A dry run's job blocks, each from its 'rule <name>:' line."""
+    import re
+
+    return re.split(r"\n(?=(?:local)?rule \w+:)", stdout)
+
+
+def test_the_evolve_paper_config_downloads_the_embedder_and_feeds_it_to_the_embedding_job(tmp_path):
+    """Planning the seeds' embeddings of the paper config: rule prepare_model downloads
+    all-mpnet-base-v2 and evolve_embed takes the folder as an input (it had no download
+    and loaded a hub id offline, which cannot work)."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "results/evolve/paper/seeds/embeddings.npy", "-n", "--snakefile",
+         str(REPO / "Snakefile"), "--directory", str(tmp_path), "--cores", "2", "--configfile",
+         str(REPO / "config/papers/evolve.yaml")], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
+    jobs = plan_jobs(proc.stdout)
+    download = [j for j in jobs if "rule prepare_model:" in j and "model=all-mpnet-base-v2" in j]
+    embed = [j for j in jobs if "rule evolve_embed:" in j]
+    assert len(download) == 1 and len(embed) == 1
+    assert "resources/models/all-mpnet-base-v2" in embed[0].split("input:")[1].split("\n")[0]
+
+
+def test_the_embedded_default_embeds_with_the_packaged_model_and_downloads_nothing(tmp_path):
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "results/evolve/default/seeds/embeddings.npy", "-n", "--snakefile",
+         str(REPO / "Snakefile"), "--directory", str(tmp_path), "--cores", "2", "--configfile",
+         str(REPO / "config.yaml")], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
+    embed = [j for j in plan_jobs(proc.stdout) if "rule evolve_embed:" in j]
+    assert len(embed) == 1 and "resources/models" not in embed[0]
+
+
+def test_the_embedder_loads_a_folder_downloaded_the_way_the_rule_downloads_it(tmp_path):
+    """The packaged MiniLM served as a hub repository by the FakeHub test double, fetched
+    with the paper config's file patterns by the download prepare_model runs, then loaded
+    offline by the embedding step: same vectors as the packaged folder, and the identity
+    recorded beside the embeddings names the hub repository and commit."""
+    import numpy as np
+    import yaml
+
+    pytest.importorskip("sentence_transformers")
+    from selfplay.tracks.evolve import embed
+
+    packaged = embed.packaged_model_path()
+    spec = yaml.safe_load((REPO / "config/papers/evolve.yaml").read_text())["evolve"]["dedup"]["model"]
+    root = tmp_path / "hub"
+    shutil.copytree(packaged, root / spec["path"] / spec["revision"])
+    (root / spec["path"] / spec["revision"] / "onnx").mkdir()
+    (root / spec["path"] / spec["revision"] / "onnx/model.onnx").write_text("not fetched")
+    hub = FakeHub(root, {})
+    folder = tmp_path / "resources/models" / spec["name"]
+    model_prep.download_hf_model(spec["path"], folder, spec["revision"], spec["files"], hub=hub, **locks(tmp_path))
+    assert not (folder / "onnx").exists() and (folder / "modules.json").is_file()
+    texts = ["Return the sum of two integers.", "Add two numbers and return the result.", "Sort a list."]
+    got = embed.embed_texts(texts, str(folder))
+    want = embed.embed_texts(texts, None)
+    assert got.shape == want.shape and np.allclose(got, want, atol=1e-5)
+    identity = embed.model_identity(str(folder))
+    assert identity["source"] == f"hf:{spec['path']}" and identity["commit"] == spec["revision"]
+
+
+def test_the_embedder_refuses_a_folder_that_is_not_a_sentence_transformers_model(tmp_path):
+    from selfplay.tracks.evolve import embed
+
+    with pytest.raises(UserError, match="no modules.json"):
+        embed.resolve_model_path(tmp_path)

@@ -8,4 +8,4 @@ with step("evolve embed", snakemake.log[0]):
         vectors, meta = i.restored
         evolve.restore_embeddings(i.seeds, vectors, meta, o.vectors, o.meta)
     else:
-        evolve.embed_seeds(snakemake.params.cfg, i.seeds, o.vectors, o.meta)
+        evolve.embed_seeds(snakemake.params.cfg, i.seeds, o.vectors, o.meta, model=snakemake.params.embedder)

