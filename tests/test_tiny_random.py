@@ -158,3 +158,32 @@ def test_generates_through_the_transformers_backend(folders, family):
     assert [len(x) for x in out] == [1, 2, 2]
     assert all(t for x in out for t in x)  # random weights still write tokens
     assert out[1] == out[2] and out[1][0] != out[1][1]  # seeded samples repeat, and differ from each other
+
+
+@pytest.mark.slow
+def test_every_family_loads_and_generates_in_vllms_cpu_build(folders, tmp_path):
+    """vLLM (CPU build, .venv-vllm) serves each family's folder; in float32 its greedy
+    tokens equal the transformers backend's, as they do for the default model."""
+    from test_vllm_real import EngineRun, vllm_config
+
+    from selfplay.llm.base import GenerationRequest, SamplingParams
+    from selfplay.llm.factory import make_backend
+
+    greedy = [GenerationRequest(CHAT, SamplingParams(temperature=0.0, max_new_tokens=12, n=1, seed=0)),
+              GenerationRequest([{"role": "system", "content": "Be brief."}] + CHAT,
+                                SamplingParams(temperature=0.0, max_new_tokens=12, n=1, seed=0))]
+    for family in FAMILIES:  # one engine at a time: each takes the machine's cores
+        run = EngineRun(tmp_path / family, {**vllm_config(folders[family]), "max_model_len": 1024}, [greedy])
+        try:
+            result = run.result()
+        finally:
+            run.stop()
+        assert result["engine"]["model_dtype"] == "torch.float32"
+        outputs = result["outputs"][0]
+        assert [len(x) for x in outputs] == [1, 1] and all(x[0] for x in outputs), (family, outputs)
+        hf = make_backend({"name": "transformers", "model": str(folders[family]), "dtype": "float32",
+                           "batch_size": 2, "threads": 1, "progress": False})
+        try:
+            assert hf.generate(greedy) == outputs, family
+        finally:
+            hf.close()
