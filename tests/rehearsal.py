@@ -48,6 +48,7 @@ from snakemake.utils import update_config
 from selfplay.config.rehearsal import Change, check_overlay
 
 from test_vllm_real import vllm_python
+from conftest import CACHE
 from workflow_helpers import REPO, jobs_run
 
 PAPERS = REPO / "config" / "papers"
@@ -59,6 +60,12 @@ LOCAL_SERVER = "http://127.0.0.1:8000/v1"
 # What the run needs from the repository at the same relative paths (the overlays name
 # fixtures relative to the repository root, the run happens in a temporary folder).
 LINKED = ("tests/eval_fixtures",)
+# Where overlays name a tiny randomly initialised model of a paper model's family
+# (selfplay.llm.tiny_random): `source: local, path: resources/tiny-models/<family>`, a
+# folder relative to the run's directory that `python -m selfplay.llm.tiny_random <family>
+# resources/tiny-models/<family>` writes; the tests write it once into the test cache.
+TINY_MODELS = "resources/tiny-models"
+TINY_CACHE = CACHE / "tiny-models"
 
 
 @dataclass
@@ -107,16 +114,18 @@ def snakemake_command(workdir: Path, configfiles: list[Path], *args: str) -> lis
 def rehearse(cluster, workdir: Path, papers: list[str], overlays: list[str], *, extra: dict[str, str] | None = None,
              replace: dict[str, str] | None = None, fixtures: dict[str, str] | None = None,
              env: dict[str, str] | None = None, model_dir: Path | None = None, targets: list[str] | None = None,
-             timeout: int = 3000) -> Rehearsal:
+             also: list[str] = (), timeout: int = 3000) -> Rehearsal:
     """Run config/papers/<papers...> + config/rehearsals/<overlays...> to rule `all` on SLURM.
 
     extra: per-paper keys the overlay may change beyond the kinds of
     selfplay.config.rehearsal, each with its reason. replace: text substitutions in the
     overlay before it is used (e.g. LOCAL_SERVER -> a test server's address). fixtures:
     run-relative path -> repository file copied there before the run (a download the
-    paper's rule would fetch, already in place). model_dir: the prepared tiny model,
-    linked at resources/models/<model.name> so rule prepare_model has nothing to do.
-    targets: instead of rule `all` (its reports are then listed by a dry run).
+    paper's rule would fetch, already in place). A tiny random model the overlay names
+    (TINY_MODELS) is written (cached) and linked in. model_dir: the prepared tiny model,
+    linked at resources/models/<name> for each model the overlay converts from the PyPI
+    wheel, so rule prepare_model has nothing to do.
+    targets: instead of rule `all`; also: paper outputs beyond rule `all` (built too).
     """
     workdir.mkdir(parents=True, exist_ok=True)
     over, changes, written = {}, [], []
@@ -138,18 +147,30 @@ def rehearse(cluster, workdir: Path, papers: list[str], overlays: list[str], *, 
         dest = workdir / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(REPO / src, dest)
-    if model_dir is not None:
-        dest = workdir / "resources" / "models" / over["model"]["name"]
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        if not dest.exists():
-            dest.symlink_to(model_dir, target_is_directory=True)
+    for spec in _model_specs(over):  # the tiny random models of a family, at their documented path
+        family = _tiny_family(spec)
+        if family:
+            from selfplay.llm.tiny_random import ensure_tiny_model
+
+            dest = workdir / spec["path"]
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            if not dest.exists():
+                dest.symlink_to(ensure_tiny_model(family, TINY_CACHE / family), target_is_directory=True)
+    if model_dir is not None:  # every model the overlay converts from the PyPI wheel
+        names = [spec["name"] for spec in _model_specs(over) if spec.get("source") == "pypi-smollm2"]
+        for name in names:
+            dest = workdir / "resources" / "models" / name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            if not dest.exists():
+                dest.symlink_to(model_dir, target_is_directory=True)
     configfiles = [PAPERS / p for p in papers] + written
     run_env = cluster.client_env()
     run_env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     run_env.update(env or {})
-    wanted = list(targets or all_reports(workdir, configfiles, run_env))
+    wanted = list(targets or all_reports(workdir, configfiles, run_env)) + list(also)
+    asked = list(targets or (["all"] if also else [])) + list(also)
     t0 = time.monotonic()
-    proc = subprocess.run(snakemake_command(workdir, configfiles, *(targets or [])), capture_output=True, text=True,
+    proc = subprocess.run(snakemake_command(workdir, configfiles, *asked), capture_output=True, text=True,
                           timeout=timeout, env=run_env)
     wall = time.monotonic() - t0
     run = Rehearsal("+".join(o.removesuffix(".yaml") for o in overlays), workdir, proc, wall, changes, over, wanted)
@@ -159,6 +180,25 @@ def rehearse(cluster, workdir: Path, papers: list[str], overlays: list[str], *, 
     if proc.returncode != 0:
         raise AssertionError(f"{summary}\n{run.output[-15000:]}")
     return run
+
+
+def _tiny_family(spec: dict) -> str | None:
+    """The family of a tiny random model named as the overlays name it (source: local,
+    path: resources/tiny-models/<family>), else None."""
+    path = str(spec.get("path") or "")
+    if spec.get("source") == "local" and path.startswith(TINY_MODELS + "/"):
+        return path[len(TINY_MODELS) + 1:].strip("/")
+    return None
+
+
+def _model_specs(tree):
+    """Every `model` mapping in a config tree."""
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            if key == "model" and isinstance(value, dict):
+                yield value
+            else:
+                yield from _model_specs(value)
 
 
 def all_reports(workdir: Path, configfiles: list[Path], env: dict) -> list[str]:

