@@ -30,11 +30,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .bundle.cli import add_parser as add_bundle
     from .containers.cli import add_parser as add_containers
+    from .plan.cli import add_parser as add_plan
     from .sandbox.cli import add_parser as add_sandbox
 
     add_sandbox(commands)
     add_bundle(commands)
     add_containers(commands)
+    add_plan(commands)
     return parser
 
 
