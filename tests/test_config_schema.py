@@ -292,7 +292,7 @@ def test_fill_defaults_fills_nested_and_referenced_defaults(schema):
     assert cfg["containers"] == {} and cfg["replay_training_from"] is None
     assert set(cfg["resources"]) == set(schema["properties"]["resources"]["properties"])
     assert all(v == {} for v in cfg["resources"].values())
-    assert cfg["model"] == {"name": "m", "source": "pypi-smollm2", "revision": None}
+    assert cfg["model"] == {"name": "m", "source": "pypi-smollm2", "revision": None, "files": None}
     assert not errors_of(schema, cfg)
 
 

@@ -210,3 +210,137 @@ def test_the_embedder_refuses_a_folder_that_is_not_a_sentence_transformers_model
 
     with pytest.raises(UserError, match="no modules.json"):
         embed.resolve_model_path(tmp_path)
+
+
+# --- the audit of what a paper config leaves unpinned ---------------------------------
+
+PAPERS = {"sinq": ["sinq.yaml"], "seq": ["seq.yaml"], "seq_e1": ["seq.yaml", "seq_e1.yaml"],
+          "seq_e2": ["seq.yaml", "seq_e2.yaml"], "seq_e3": ["seq.yaml", "seq_e3.yaml"], "psv": ["psv.yaml"],
+          "evolve": ["evolve.yaml"]}
+
+
+def paper_config(name):
+    from selfplay.pin_audit import load_config_files
+
+    return load_config_files([REPO / "config/papers" / f for f in PAPERS[name]])
+
+
+@pytest.mark.parametrize("name", sorted(PAPERS))
+def test_every_paper_config_model_is_pinned_by_commit_but_the_ones_no_source_gave(name, tmp_path):
+    """Only the models whose commit no stored source gave are at a branch; every other hub
+    model of a paper config names a full commit (they were all at main)."""
+    from selfplay.pin_audit import audit
+
+    models = [p for p in audit(paper_config(name), tmp_path) if p.kind == "model"]
+    assert models, "every paper config downloads at least its base model"
+    without_commit = {p.repo for p in models if not p.commit}
+    assert without_commit == ({"XiaomiMiMo/MiMo-7B-RL"} if name == "evolve" else set())
+    assert all(p.commit_from == "config" for p in models if p.commit)
+
+
+def test_the_audit_lists_the_unpinned_downloads_of_the_paper_configs_until_the_locks_pin_them(tmp_path, hub):
+    """Without lock files the models lack their files' sha256; the OpenCodeInstruct shard
+    is pinned by commit and sha256 in config; seeds without a confirmed commit lack both.
+    After a first download wrote the locks, the same model counts as pinned."""
+    from selfplay.pin_audit import audit, unpinned
+
+    seq = unpinned(paper_config("seq"), tmp_path)
+    assert not any("OpenCodeInstruct" in line for line in seq)
+    assert "model deepseek-ai/DeepSeek-R1-Distill-Qwen-7B (model): no sha256 (recorded by the first download)" in seq
+    evolve = unpinned(paper_config("evolve"), tmp_path)
+    for repo in ("PrimeIntellect/verifiable-coding-problems", "open-r1/codeforces-cots", "open-r1/codeforces"):
+        assert any(line.startswith(f"dataset {repo} ") and "no commit" in line for line in evolve)
+    assert not any("code_contests/data/valid" in line for line in evolve)      # sha256 in the module
+    assert any(line.startswith("dataset codeparrot/apps/train.jsonl") and "no commit" not in line for line in evolve)
+
+    cfg = {"tracks": [], "model": {"name": "m", "source": "hf", "path": "org/m", "revision": "main"}}
+    assert unpinned(cfg, tmp_path) == ["model org/m (model): no commit (revision 'main' not resolved yet); no sha256 "
+                                       "(recorded by the first download)"]
+    model_prep.download_hf_model("org/m", tmp_path / "resources/models/m", "main", hub=hub,
+                                 lock_path=tmp_path / model_prep.MODEL_LOCK,
+                                 revision_lock=tmp_path / model_prep.REVISION_LOCK)
+    (pin,) = audit(cfg, tmp_path)
+    assert pin.pinned and pin.commit == C1 and pin.commit_from.endswith("revision-pins.tsv")
+    assert unpinned(cfg, tmp_path) == []
+
+
+def test_a_dataset_file_without_a_config_sha256_is_recorded_once_and_must_match_after(tmp_path, monkeypatch):
+    """The sinq/seq download rule's step: no sha256 in config, so the first download records
+    the file's in the lock; a later download of other bytes at the same URL stops."""
+    from selfplay.data import sources
+
+    served = {"bytes": b"rows-1"}
+
+    def fake_download_checked(url, dest, sha256, timeout=120.0):     # test double for the HTTP fetch
+        Path(dest).parent.mkdir(parents=True, exist_ok=True)
+        Path(dest).write_bytes(served["bytes"])
+        return pins.file_sha256(dest)
+
+    monkeypatch.setattr(sources, "download_checked", fake_download_checked)
+    lock = tmp_path / "download-pins.tsv"
+    url = f"https://huggingface.co/datasets/org/d/resolve/{C1}/f.parquet"
+    log_ = logging.getLogger("test")
+    got = sources.download_pinned(url, str(tmp_path / "a"), None, "seq.sources.hsx_sha256", log_, lock_path=lock)
+    assert pins.read_lock(lock) == {("seq.sources.hsx_sha256", url): got}
+    assert sources.download_pinned(url, str(tmp_path / "b"), None, "seq.sources.hsx_sha256", log_,
+                                   lock_path=lock) == got
+    served["bytes"] = b"rows-2"
+    with pytest.raises(UserError, match="sha256 mismatch"):
+        sources.download_pinned(url, str(tmp_path / "c"), None, "seq.sources.hsx_sha256", log_, lock_path=lock)
+    assert not (tmp_path / "c").exists()
+
+
+def test_a_dataset_url_at_a_branch_is_fetched_at_the_commit_recorded_for_it(tmp_path, hub):
+    hub.branches[("org/d", "main")] = C2
+    lock = tmp_path / "revision-pins.tsv"
+    url = "https://huggingface.co/datasets/org/d/resolve/main/data/f.parquet"
+    want = f"https://huggingface.co/datasets/org/d/resolve/{C2}/data/f.parquet"
+    assert model_prep.pin_hub_url(url, lock, hub) == want
+    hub.branches[("org/d", "main")] = C1                     # the branch moves: the recorded commit stays
+    assert model_prep.pin_hub_url(url, lock, hub) == want and hub.resolved == [("org/d", "main")]
+    pinned = f"https://huggingface.co/datasets/org/d/resolve/{C1}/x"
+    assert model_prep.pin_hub_url(pinned, lock, hub) == pinned
+
+
+def test_an_evolve_seed_source_without_a_confirmed_commit_is_fetched_at_the_commit_recorded_for_it(
+        tmp_path, monkeypatch):
+    """Codeforces has no confirmed commit: the first download resolves the default branch
+    once (recorded), lists the repository there and records each file's sha256; the second
+    download uses the recorded commit though the branch moved (test doubles: the hub's
+    resolution, listing and file fetch)."""
+    import huggingface_hub
+
+    from selfplay.data import sources
+    from selfplay.pipeline import evolve
+    from selfplay.records import read_json
+
+    monkeypatch.chdir(tmp_path)
+    branch = {"open-r1/codeforces-cots": C1, "open-r1/codeforces": C2}
+    listed, fetched = [], []
+    monkeypatch.setattr(model_prep.HubClient, "resolve", lambda self, repo, rev, kind="model": branch[repo])
+
+    def fake_list_repo_files(repo, repo_type=None, revision=None):      # test double for the hub listing
+        listed.append((repo, revision))
+        return ["README.md", "solutions_py/train-00000-of-00001.parquet", "data/train-00000-of-00001.parquet",
+                "data/test-00000-of-00001.parquet"]
+
+    def fake_download_checked(url, dest, sha256, timeout=120.0):          # test double for the HTTP fetch
+        fetched.append(url)
+        Path(dest).parent.mkdir(parents=True, exist_ok=True)
+        Path(dest).write_text(url.rsplit("/", 1)[1])
+        return pins.file_sha256(dest)
+
+    monkeypatch.setattr(huggingface_hub, "list_repo_files", fake_list_repo_files)
+    monkeypatch.setattr(sources, "download_checked", fake_download_checked)
+    cfg = {"evolve": {"seeds": {"revisions": {}, "sha256": {}}}}
+    log_ = logging.getLogger("test")
+    evolve.download_seed_source(cfg, "codeforces", str(tmp_path / "a"), log_)
+    assert listed == [("open-r1/codeforces-cots", C1), ("open-r1/codeforces", C2)]
+    assert all(f"/resolve/{C1}/" in u or f"/resolve/{C2}/" in u for u in fetched) and len(fetched) == 3
+    assert len(pins.read_lock(tmp_path / pins.LOCK_FILE)) == 3
+    assert len(pins.read_lock(tmp_path / model_prep.REVISION_LOCK, model_prep.FULL_COMMIT)) == 2
+    branch.update({"open-r1/codeforces-cots": C2, "open-r1/codeforces": C1})   # the branches move
+    evolve.download_seed_source(cfg, "codeforces", str(tmp_path / "b"), log_)
+    assert listed[2:] == listed[:2]
+    assert read_json(tmp_path / "b/files.json")["codeforces"]["train"][0].endswith(
+        "solutions_py__train-00000-of-00001.parquet")

@@ -161,13 +161,28 @@ def download_checked(url: str, dest: str | Path, sha256: str | None, timeout: fl
 
 
 def download_pinned(url: str, dest: str, sha256: str | None, pin_key: str | None, log,
-                    sha256_out: str | None = None) -> str:
+                    sha256_out: str | None = None, lock_path: str | Path | None = None) -> str:
     """A download rule's step: fetch, check the pinned sha256, and say which config key to
-    pin when none is (``pin_key``); ``sha256_out`` also gets ``<sha256>  <file name>``."""
+    pin when none is (``pin_key``); ``sha256_out`` also gets ``<sha256>  <file name>``.
+    With ``lock_path`` (a lock file of ``selfplay.evaluate.pins``), a file config does not
+    pin is checked against the lock's pin for its URL, or, at its first download, recorded
+    there (trust on first use); a mismatch deletes the file and stops with one line."""
     from ..records import write_text_atomic
 
     got = download_checked(url, dest, sha256)
-    if not sha256:
+    if not sha256 and lock_path is not None:
+        from ..evaluate.pins import mismatch, read_lock, record_pin
+
+        key = pin_key or Path(dest).name
+        known = read_lock(lock_path).get((key, url))
+        pinned = known or record_pin(lock_path, key, url, got)
+        if pinned != got:
+            Path(dest).unlink()
+            raise mismatch(Path(dest).name, pinned, str(lock_path), got)
+        if not known:
+            log.warning("%s: no sha256 was pinned%s; recorded %s in %s (commit it: later downloads must match)",
+                        url, f" (config {pin_key})" if pin_key else "", got, lock_path)
+    elif not sha256:
         log.warning("%s has no pinned sha256%s; observed %s: pin it", url,
                     f" (config {pin_key})" if pin_key else "", got)
     if sha256_out:

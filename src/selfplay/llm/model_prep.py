@@ -172,6 +172,18 @@ def resolve_commit(repo_id: str, revision: str | None, repo_type: str = "model",
     return commit
 
 
+def pin_hub_url(url: str, revision_lock: str | os.PathLike = REVISION_LOCK, hub: HubClient | None = None,
+                log_=log) -> str:
+    """A hub dataset file URL (``.../datasets/<repo>/resolve/<revision>/<path>``) at a
+    commit: a branch or tag in it is replaced by the commit ``resolve_commit`` gives (the
+    revision lock's, or resolved once now and recorded). Other URLs are returned as they are."""
+    m = re.match(r"^https://huggingface\.co/datasets/(?P<repo>[^/]+/[^/]+)/resolve/(?P<rev>[^/]+)/(?P<path>.+)$", url)
+    if not m or FULL_COMMIT.match(m.group("rev")):
+        return url
+    commit = resolve_commit(m.group("repo"), m.group("rev"), "dataset", revision_lock, hub, log_)
+    return hub_url(m.group("repo"), commit, m.group("path"), "dataset")
+
+
 def folder_files(folder: str | os.PathLike) -> list[str]:
     """The files of a downloaded model folder (relative, sorted), without the download
     tool's cache and our own record."""

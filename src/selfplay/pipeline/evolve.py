@@ -48,7 +48,9 @@ NO_PROGRAM = "no_program"
 
 def download_seed_source(cfg: dict, source: str, out_dir: str, log_) -> None:
     """Fetch one seed source's files (paper scale; needs network) into ``out_dir``, at
-    the revision config ``evolve.seeds.revisions.<download>`` names or the pinned one;
+    the revision config ``evolve.seeds.revisions.<download>`` names or the pinned one (a
+    branch, or none where no commit is confirmed, resolved once and recorded; every file's
+    sha256 checked against, or first recorded in, config/download-pins.tsv);
     a listing of the repository picks the files of a source pinned only by pattern.
     Writes ``files.json``: per split, the local files in order, for ``prepare_seeds``."""
     from ..data.sources import download_pinned
@@ -58,10 +60,17 @@ def download_seed_source(cfg: dict, source: str, out_dir: str, log_) -> None:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     index: dict[str, dict[str, list[str]]] = {}
+    from ..evaluate.pins import LOCK_FILE
+    from ..llm.model_prep import resolve_commit
+    from ..tracks.evolve.downloads import UNCONFIRMED
+
     for name, dl in DOWNLOADS.items():
         if dl.source != source:
             continue
-        revision = spec["revisions"].get(name)
+        revision = spec["revisions"].get(name) or (None if dl.revision == UNCONFIRMED else dl.revision)
+        # a branch (or no confirmed revision: the default branch) is resolved to a commit once and
+        # recorded in config/revision-pins.tsv; later downloads fetch that commit
+        revision = resolve_commit(dl.repo, revision, "dataset", log_=log_)
         listing = None
         if not dl.files_complete:
             from huggingface_hub import list_repo_files
@@ -71,7 +80,8 @@ def download_seed_source(cfg: dict, source: str, out_dir: str, log_) -> None:
 
         for row in rule_downloads(name, revision, spec["sha256"], listing):
             dest = out / name / row["file"]
-            download_pinned(row["url"], str(dest), row["sha256"], f"evolve.seeds.sha256.{row['file']}", log_)
+            download_pinned(row["url"], str(dest), row["sha256"], f"evolve.seeds.sha256.{row['file']}", log_,
+                            lock_path=LOCK_FILE)
             index.setdefault(name, {}).setdefault(row["split"], []).append(str(dest))
     write_json(out / "files.json", index)
 
