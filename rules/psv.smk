@@ -203,7 +203,7 @@ rule psv_score_solutions:
     resources:
         **resources_of("verify"),
     params:
-        cfg=cfg_of("psv.language", "psv.verify", "psv.difficulty"),
+        cfg=cfg_of("psv.language", "psv.solve.completion", "psv.verify", "psv.difficulty"),
     script:
         "../workflow_scripts/psv_score.py"
 
@@ -224,6 +224,7 @@ rule psv_trainset:
     params:
         cfg=lambda w: cfg_of(
             "psv.language",
+            "psv.solve.completion",
             "psv.verify",
             "psv.rft",
             "psv.iterations",
@@ -354,6 +355,7 @@ rule psv_eval_generate:
             "psv.evaluation.samples",
             "psv.evaluation.sampling",
             "psv.solve.answer_format",
+            "psv.solve.completion",
             "psv.fewshot",
         ),
         model_dir=generation_model_param,
@@ -376,7 +378,7 @@ rule psv_eval_score:
     resources:
         **resources_of("verify"),
     params:
-        cfg=cfg_of("psv.language", "psv.verify", "psv.difficulty"),
+        cfg=cfg_of("psv.language", "psv.solve.completion", "psv.verify", "psv.difficulty"),
     script:
         "../workflow_scripts/psv_score.py"
 
@@ -493,7 +495,7 @@ rule psv_t6_trainset:
     resources:
         **resources_of("verify"),
     params:
-        cfg=cfg_of("psv.language", "psv.verify"),
+        cfg=cfg_of("psv.language", "psv.solve.completion", "psv.verify"),
     script:
         "../workflow_scripts/psv_t6_trainset.py"
 
@@ -542,6 +544,7 @@ rule psv_t6_eval_generate:
             "psv.evaluation.samples",
             "psv.evaluation.sampling",
             "psv.solve.answer_format",
+            "psv.solve.completion",
             "psv.fewshot",
         ),
         model_dir=lambda w: generation_model_param(spec=PSV_T6_MODELS[w.t6model]),
@@ -564,7 +567,7 @@ rule psv_t6_eval_score:
     resources:
         **resources_of("verify"),
     params:
-        cfg=cfg_of("psv.language", "psv.verify", "psv.difficulty"),
+        cfg=cfg_of("psv.language", "psv.solve.completion", "psv.verify", "psv.difficulty"),
     script:
         "../workflow_scripts/psv_score.py"
 

@@ -63,22 +63,37 @@ def test_the_solvers_worked_example_verifies():
     assert rec["verified"], rec["reason"]
 
 
-@pytest.fixture
-def scored(tmp_path):
-    problems = tmp_path / "pool.jsonl"
-    write_jsonl(problems, [{"id": "abs", "name": "abs_value", "target": "Abs", "spec": ABS}])
-    outputs = [
+# the same five answers in each answer format (psv.solve.completion): the body format
+# gets the target's body only, the spec is put in front of it before the screen
+ANSWERS = {
+    "full_program": [
         answer(ABS + BODY),                                                      # verified
         answer(ABS + "{\n  assume false;\n}\n"),                                 # escape hatch
         answer(ABS.replace("y >= 0", "y >= -5") + "{\n  y := x;\n}\n"),          # weakened spec
         "I would write it like this, but no code block.",                        # malformed
         answer(ABS + "{\n  // no need to assume anything here\n" + BODY[2:]),    # mentions assume: fine
-    ]
+    ],
+    "body": [
+        answer(BODY),
+        answer("{\n  assume false;\n}\n"),
+        answer("{\n  y := x;\n}\n" + ABS.replace("y >= 0", "y >= -5") + "{\n  y := x;\n}\n"),
+        "I would write it like this, but no code block.",
+        answer("{\n  // no need to assume anything here\n" + BODY[2:]),
+    ],
+}
+
+
+@pytest.fixture(params=["full_program", "body"])
+def scored(tmp_path, request):
+    problems = tmp_path / "pool.jsonl"
+    write_jsonl(problems, [{"id": "abs", "name": "abs_value", "target": "Abs", "spec": ABS}])
     gens = tmp_path / "solve.jsonl"
-    write_jsonl(gens, [{"messages": prompts.solver_messages("dafny", ABS), "outputs": outputs,
-                        "meta": {"problem_id": "abs"}, "answer_format": None}])
+    write_jsonl(gens, [{"messages": prompts.solver_messages("dafny", ABS, completion=request.param),
+                        "outputs": ANSWERS[request.param], "meta": {"problem_id": "abs"}, "answer_format": None}])
     out = tmp_path / "solutions.jsonl"
-    psv.score_generations(cfg(), str(gens), str(problems), str(out))
+    c = cfg()
+    c["psv"]["solve"] = {"completion": request.param}
+    psv.score_generations(c, str(gens), str(problems), str(out))
     return read_jsonl(out)[0]
 
 
@@ -87,7 +102,13 @@ def test_samples_are_screened_and_verified_with_a_reason_each(scored):
     assert flags == [True, False, False, False, True]
     reasons = [s["reason"] for s in scored["samples"]]
     assert "assume" in reasons[1] and reasons[1].startswith("screen:")
-    assert reasons[2].startswith("screen:") and reasons[3] == "parse:no_code_block"
+    assert reasons[3] == "parse:no_code_block"
+    if scored["completion"] == "body":  # a body that declares Abs again is refused before the screen
+        assert reasons[2] == "parse:redeclares_spec" and not scored["samples"][2]["parsed"]
+        assert scored["samples"][0]["solution"] == ABS + BODY  # what was verified: spec + body
+        assert scored["samples"][0]["answer"] == BODY
+    else:
+        assert reasons[2].startswith("screen:") and scored["samples"][0]["solution"] == ABS + BODY
     assert (scored["n"], scored["c"], scored["pass_rate"], scored["difficulty"]) == (5, 2, 0.4, "MEDIUM")
 
 

@@ -181,12 +181,17 @@ def tok(tiny_model_dir):
 
 
 def test_the_solver_format_copies_the_spec_and_leaves_the_body_free(tok):
-    fmt = formats.solver_format("dafny", SPEC, {"code_chars": 400})
+    fmt = formats.solver_format("dafny", SPEC, {"code_chars": 400}, "full_program")
     check_grammar(fmt)
     assert text_matches(fmt, SOLUTION_ANSWER, *tok)
     changed = SOLUTION_ANSWER.replace("ensures y >= 0", "ensures y >= -1")
     assert not text_matches(fmt, changed, *tok)
     assert not text_matches(fmt, SOLUTION_ANSWER.replace("```dafny", "```python"), *tok)
+    # psv.solve.completion: body: the block opens with the body's brace, the spec is not repeated
+    body = formats.solver_format("dafny", SPEC, {"code_chars": 400}, "body")
+    check_grammar(body)
+    assert text_matches(body, "```dafny\n{\n  y := x;\n}\n```", *tok)
+    assert not text_matches(body, SOLUTION_ANSWER, *tok)
 
 
 def test_the_proposer_format_is_reasoning_then_a_block_ending_with_an_open_brace(tok):

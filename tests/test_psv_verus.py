@@ -47,15 +47,42 @@ def test_verus_solutions_are_screened_then_verified_by_the_double(tmp_path):
     outputs = [f"```rust\n{SPEC}{HONEST}```", f"```rust\n{SPEC}{CHEAT}```",
                f"```rust\n{SPEC.replace('2 * x', '3 * x')}{HONEST}```"]
     gens = tmp_path / "solve.jsonl"
-    write_jsonl(gens, [{"messages": prompts.solver_messages("verus", SPEC), "outputs": outputs,
-                        "meta": {"problem_id": "d"}}])
+    write_jsonl(gens, [{"messages": prompts.solver_messages("verus", SPEC, completion="full_program"),
+                        "outputs": outputs, "meta": {"problem_id": "d"}}])
     out = tmp_path / "solutions.jsonl"
-    psv.score_generations(cfg(), str(gens), str(pool), str(out))
+    c = cfg()
+    c["psv"]["solve"] = {"completion": "full_program"}
+    psv.score_generations(c, str(gens), str(pool), str(out))
     row = read_jsonl(out)[0]
     assert [s["verified"] for s in row["samples"]] == [True, False, False]
     assert row["samples"][1]["reason"].startswith("screen:") and "assume" in row["samples"][1]["reason"]
     assert row["samples"][2]["reason"].startswith("screen:")
     assert row["verifier"]["verifier"] == "verus" and row["difficulty"] == "MEDIUM"
+
+
+def test_verus_bodies_are_assembled_with_the_spec_then_screened_and_verified(tmp_path):
+    """psv.solve.completion: body (the release's format): the answer is the body; the
+    program the double verifies is the spec with it, main and the block's close."""
+    pool = tmp_path / "pool.jsonl"
+    write_jsonl(pool, [{"id": "d", "name": "double", "target": "double", "spec": SPEC}])
+    body, cheat = HONEST.replace("\n\n} // verus!", ""), CHEAT.replace("\n\n} // verus!", "")
+    outputs = [f"```rust\n{body}```", f"```rust\n{cheat}```", f"```rust\n{SPEC}{HONEST}```",
+               f"```rust\n{body}fn double(x: u32) -> (r: u64) {{\n    0\n}}\n```"]
+    gens = tmp_path / "solve.jsonl"
+    write_jsonl(gens, [{"messages": prompts.solver_messages("verus", SPEC), "outputs": outputs,
+                        "meta": {"problem_id": "d"}}])
+    out = tmp_path / "solutions.jsonl"
+    c = cfg()
+    c["psv"]["solve"] = {"completion": "body"}
+    psv.score_generations(c, str(gens), str(pool), str(out))
+    row = read_jsonl(out)[0]
+    assert [s["verified"] for s in row["samples"]] == [True, False, False, False]
+    first = row["samples"][0]
+    assert first["answer"] == body and first["solution"].startswith(SPEC)
+    assert first["solution"].rstrip().endswith("fn main() {}\n\n} // verus!")
+    reasons = [s["reason"] for s in row["samples"]]
+    assert reasons[1].startswith("screen:") and "assume" in reasons[1]
+    assert reasons[2:] == ["parse:body_not_braced", "parse:redeclares_spec"]
 
 
 def test_verus_proposals_are_parsed_and_spec_checked(tmp_path):

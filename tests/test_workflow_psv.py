@@ -57,7 +57,8 @@ def scenario(workdir, model_dir) -> dict:
     for p in seed:
         req = solve_request(cfg, p, "base/seed1", 2, psv["solve"]["sampling"], None, psv["solve"]["answer_format"])
         bodies = [(GOOD if kind == "good" else BAD)[p["target"]] for kind in SAMPLES[p["target"]]]
-        recs.append({"key": req.key, "outputs": [f"```dafny\n{p['spec']}{b}```" for b in bodies]})
+        # psv.solve.completion: body (the default): the answer is the body; the spec is put in front
+        recs.append({"key": req.key, "outputs": [f"```dafny\n{b}```" for b in bodies]})
     write_jsonl(rec_file, recs)
     return cfg
 
@@ -92,6 +93,10 @@ def test_samples_are_verified_by_real_dafny_and_classed_by_pass_rate(psv_run):
         assert row["difficulty"] == CLASSES[target]
     negate = by_target["Negate"]["samples"][0]
     assert negate["reason"].startswith("screen:") and "assume" in negate["reason"]
+    double = by_target["DoubleValue"]
+    # the model wrote the body; the spec + body is what Dafny verified
+    assert double["samples"][0]["answer"] == GOOD["DoubleValue"]
+    assert double["samples"][0]["solution"] == double["spec"] + GOOD["DoubleValue"]
 
 
 def test_rft_trains_theta1_on_one_verified_solution_per_problem(psv_run):
@@ -131,6 +136,8 @@ def test_tables_and_figures(psv_run):
         assert (workdir / f"results/figures/psv/{fig}.png").stat().st_size > 0
     fewshot = read_jsonl(workdir / RUN / "fewshot/seed1/model0/eval_eval/generations.jsonl")
     assert fewshot and all(g["meta"]["exemplars"] == 3 for g in fewshot)  # the base model's verified solutions
+    # shown as they were written: bodies, in the body format's prompt
+    assert all(m["content"].startswith("```dafny\n{") for g in fewshot for m in g["messages"][2::2])
 
 
 def test_a_changed_setting_reruns_only_what_uses_it(psv_run):

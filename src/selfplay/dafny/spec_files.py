@@ -86,6 +86,15 @@ def _with_body(spec: Spec, statements: list[str]) -> str:
     return spec.text[:cut] + body + spec.text[cut:]
 
 
+def program_with_body(spec: Spec, completion: str) -> str:
+    """The program a body-format answer stands for (``psv.solve.completion: body``, as the
+    paper's release assembles it): the spec with ``completion`` (the target's body from
+    its ``{``, and any declarations of the solver's own after it) right after the
+    target's header. Screen the result as any solution."""
+    cut = spec.target.header_end
+    return spec.text[:cut] + "\n" + completion.strip("\n") + "\n" + spec.text[cut:].lstrip("\n")
+
+
 def validity_file(spec: Spec) -> str:
     """The target with an ``assume false;`` stub body. Verify WITHOUT ``/noCheating``: the
     spec is valid exactly when this verifies (the stub proves the body, so what is left to

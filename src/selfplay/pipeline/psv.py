@@ -26,10 +26,11 @@ from ..errors import UserError
 from ..records import derive_seed, read_jsonl, write_jsonl
 from ..tracks.psv import parse
 from ..tracks.psv.difficulty import difficulty_class, pass_rate
+from ..tracks.psv.completion import read_answer
 from ..tracks.psv.examples import solver_example
-from ..tracks.psv.game import propose_request, solve_request
+from ..tracks.psv.game import propose_request, solve_request, solver_completion
 from ..tracks.psv.methods import method_settings, train_settings
-from ..tracks.psv.prompts import FENCE
+from ..tracks.psv.prompts import FENCE, solver_messages
 from ..tracks.psv.proposer import Deduplicator, proposal_targets, sample_examples, spec_id
 from ..tracks.psv.verifier import check_specs, spec_target_name, verifier_description, verify_solutions
 from .agents import generate_to_file, resolve_adapter
@@ -121,7 +122,7 @@ def solve_generate(cfg: dict, tag: str, pool_path: str, model_dir: str | None, a
 def score_generations(cfg: dict, generations_path: str, problems_path: str, out: str) -> dict:
     """Parse and verify every sample; one record per problem with its pass rate and class."""
     problems = {p["id"]: p for p in read_jsonl(problems_path)}
-    fence = FENCE[cfg["psv"]["language"]]
+    language, completion = cfg["psv"]["language"], solver_completion(cfg)
     records = read_jsonl(generations_path)
     pairs, where = [], []
     rows = []
@@ -132,16 +133,20 @@ def score_generations(cfg: dict, generations_path: str, problems_path: str, out:
                             f"which is not in {problems_path}")
         samples = []
         for j, output in enumerate(rec["outputs"]):
-            parsed = parse.solver_solution(output, fence)
-            sample = {"index": j, "parsed": parsed.text is not None, "verified": False, "reason": parsed.reason,
-                      "solution": parsed.text}
-            if parsed.text is not None:
-                pairs.append((problem["spec"], parsed.text))
+            # the answer as written, and the program it stands for (the spec + a body, or
+            # the whole program): the program is what is screened and verified
+            read = read_answer(language, problem["spec"], output, completion)
+            sample = {"index": j, "parsed": read.program is not None, "verified": False, "reason": read.reason,
+                      "solution": read.program, "answer": read.answer}
+            if read.detail:
+                sample["detail"] = read.detail
+            if read.program is not None:
+                pairs.append((problem["spec"], read.program))
                 where.append((len(rows), j))
             samples.append(sample)
         rows.append({"problem_id": problem["id"], "name": problem["name"], "origin": problem.get("origin"),
                      "spec": problem["spec"], "prompt": rec["messages"], "outputs": rec["outputs"],
-                     "answer_format": rec.get("answer_format"),
+                     "answer_format": rec.get("answer_format"), "completion": completion,
                      "samples": samples})
     for (r, j), verdict in zip(where, verify_solutions(cfg, pairs) if pairs else []):
         sample = rows[r]["samples"][j]
@@ -185,8 +190,9 @@ def solver_trainset(cfg: dict, method: str, solutions_path: str, out: str) -> di
         if dropped:
             log.warning("%d chosen solutions failed re-verification and were dropped", dropped)
         chosen = kept
+    completion = solver_completion(cfg)
     rows = [{"kind": "solver", "problem_id": row["problem_id"], "verified": s["verified"],
-             **solver_example(language, row["spec"], row["outputs"][s["index"]])} for row, s in chosen]
+             **solver_example(language, row["spec"], row["outputs"][s["index"]], completion)} for row, s in chosen]
     write_jsonl(out, rows)
     stats = {"examples": len(rows), "dropped_on_reverification": dropped, "train_on": ms["train_on"]}
     log.info("solver training set: %s", stats)
@@ -291,39 +297,179 @@ def grow_pool(pool_path: str, proposals_path: str, iteration: int, out: str) -> 
 
 def fewshot_exemplars(cfg: dict, solutions_path: str) -> list[tuple[str, str, str]]:
     """In-domain worked examples for the prompting baseline: the base model's own verified
-    solutions on the seed set, one per problem, as (problem id, spec, solution)."""
+    solutions on the seed set, one per problem, as (problem id, spec, answer as written)."""
     out = []
     for row in sorted(read_jsonl(solutions_path), key=lambda r: r["problem_id"]):
         good = [s for s in row["samples"] if s["verified"]]
         if good:
-            out.append((row["problem_id"], row["spec"], good[0]["solution"]))
+            out.append((row["problem_id"], row["spec"], good[0].get("answer") or good[0]["solution"]))
     return out
 
 
-def exemplars_for(exemplars: list[tuple[str, str, str]], problem: dict, count: int) -> list[tuple[str, str]]:
-    """At most ``count`` worked examples for one problem, never the problem itself (the
-    release leaves the evaluated problem out of its own prompt)."""
+def exemplars_for(exemplars: list[tuple[str, str, str]], problem: dict,
+                  count: int | None = None) -> list[tuple[str, str, str]]:
+    """The worked examples one problem may be shown (at most ``count``), in id order,
+    never the problem itself (the release leaves the evaluated problem out of its own
+    prompt)."""
     own = (problem["id"], problem["spec"].strip())
-    return [(spec, solution) for pid, spec, solution in exemplars
-            if pid != own[0] and spec.strip() != own[1]][:count]
+    mine = [e for e in exemplars if e[0] != own[0] and e[1].strip() != own[1]]
+    return mine if count is None else mine[:count]
+
+
+def fewshot_context(cfg: dict, model_dir: str | None) -> int | None:
+    """The context, in tokens, the prompting baseline's prompts and answers must share:
+    ``psv.fewshot.max_model_len``, else ``backend.max_model_len``, else the backend's own
+    default (vLLM's), else the model's ``max_position_embeddings``; None when unknown
+    (answers replayed without a model)."""
+    import inspect
+    import json
+    from pathlib import Path
+
+    from ..llm.factory import backend_class
+
+    own = cfg["psv"].get("fewshot", {}).get("max_model_len")
+    if own:
+        return int(own)
+    backend = cfg.get("backend") or {"name": "replay"}
+    if backend.get("max_model_len"):
+        return int(backend["max_model_len"])
+    if backend["name"] == "replay":
+        return None
+    param = inspect.signature(backend_class(backend["name"]).__init__).parameters.get("max_model_len")
+    if param is not None and param.default not in (None, inspect.Parameter.empty):
+        return int(param.default)
+    config = Path(str(model_dir or ""), "config.json")
+    if model_dir and config.is_file():
+        limit = json.loads(config.read_text()).get("max_position_embeddings")
+        return int(limit) if limit else None
+    return None
+
+
+def prompt_token_counter(cfg: dict, model_dir: str | None):
+    """Counts a chat's prompt tokens as the backends do (the model's chat template with the
+    generation prompt, then its tokenizer), or None when no tokenizer is at hand (answers
+    replayed without a local model folder)."""
+    from pathlib import Path
+
+    where = model_dir or (cfg.get("model") or {}).get("path")
+    if not where or not Path(str(where), "tokenizer_config.json").is_file():
+        return None
+    import transformers
+
+    tokenizer = transformers.AutoTokenizer.from_pretrained(str(where))
+
+    def count(messages: list[dict]) -> int:
+        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    return count
+
+
+def pack_exemplars(language: str, completion: str, problem: dict, candidates: list[tuple[str, str, str]],
+                   count: int, budget: int, counter, costs: dict) -> tuple[list[tuple[str, str, str]], int, int]:
+    """The prompting baseline's worked examples for one problem under a token budget.
+
+    The rule: candidates are taken in id order, each added when it still fits, until
+    ``count`` are in (an example too long for what is left is passed over, and a
+    shorter later one may take its place). ``budget`` is the context minus the answer's
+    ``max_new_tokens``; the problem's own prompt comes first. What an example adds is
+    measured once (``costs``, by problem id) as the tokens of its two turns in a chat;
+    the finished prompt is then counted whole, dropping the last example until it
+    fits. Returns (chosen, passed over, prompt tokens); raises a one-line UserError when
+    the problem's own prompt does not fit, or when examples exist and none fits."""
+    spec = problem["spec"]
+    framed = solver_messages(language, spec, [("", "")], completion)
+    own = counter([framed[0], framed[-1]])  # the system turn and the problem, no example
+    if own > budget:
+        raise UserError(f"psv.fewshot: problem {problem['id']}'s own prompt takes {own} tokens, over the "
+                        f"{budget} left for prompts (psv.fewshot.max_model_len or backend.max_model_len minus "
+                        "psv.evaluation.sampling.max_new_tokens)")
+    chosen: list[tuple[str, str, str]] = []
+    left, passed = budget - own, 0
+    for pid, ex_spec, ex_answer in candidates:
+        if len(chosen) >= count:
+            break
+        if pid not in costs:
+            with_one = solver_messages(language, spec, [(ex_spec, ex_answer)], completion)
+            costs[pid] = counter(with_one) - own
+        if costs[pid] <= left:
+            chosen.append((pid, ex_spec, ex_answer))
+            left -= costs[pid]
+        else:
+            passed += 1
+
+    def messages(shots):
+        return solver_messages(language, spec, [(a, b) for _, a, b in shots] or None, completion)
+
+    total = counter(messages(chosen))
+    while chosen and total > budget:  # a template whose turns do not add up exactly
+        chosen.pop()
+        passed += 1
+        total = counter(messages(chosen))
+    if candidates and not chosen:
+        smallest = min(costs.get(pid, 0) for pid, _, _ in candidates)
+        raise UserError(f"psv.fewshot: not one of problem {problem['id']}'s {len(candidates)} worked examples fits: "
+                        f"the smallest needs {smallest} tokens, {budget - own} are left of {budget} (raise "
+                        "psv.fewshot.max_model_len or lower psv.evaluation.sampling.max_new_tokens)")
+    if total > budget:  # the shipped worked example (no verified solution to show)
+        raise UserError(f"psv.fewshot: problem {problem['id']}'s prompt with the shipped worked example takes "
+                        f"{total} tokens, over the {budget} left (raise psv.fewshot.max_model_len)")
+    return chosen, passed, total
+
+
+def _fewshot_cfg(cfg: dict) -> dict:
+    """The config the prompting baseline generates with: ``psv.fewshot.max_model_len``,
+    when set, is the engine's context (vLLM and transformers)."""
+    own = cfg["psv"].get("fewshot", {}).get("max_model_len")
+    if not own or cfg["backend"]["name"] not in ("vllm", "transformers"):
+        return cfg
+    return {**cfg, "backend": {**cfg["backend"], "max_model_len": int(own)}}
 
 
 def eval_generate(cfg: dict, tag: str, problems_path: str, model_dir: str | None, adapter_dir: str | None,
                   out: str, exemplars_path: str | None = None) -> None:
-    """n samples per evaluation problem from the model ``tag`` names."""
+    """n samples per evaluation problem from the model ``tag`` names. The prompting
+    baseline (``exemplars_path``: the base model's solutions of the seed set) shows each
+    problem up to ``psv.fewshot.exemplars`` worked examples that fit the context with
+    room for the answer (:func:`pack_exemplars`); its records say how many."""
     ev = cfg["psv"]["evaluation"]
+    language, completion = cfg["psv"]["language"], solver_completion(cfg)
     problems = read_jsonl(problems_path)
     adapter = resolve_adapter(adapter_dir)
-    exemplars = fewshot_exemplars(cfg, exemplars_path) if exemplars_path else []
+    shown: list[list[tuple[str, str, str]]] = [[] for _ in problems]
+    notes: list[dict] = [{} for _ in problems]
     if exemplars_path:
-        log.info("prompting baseline: %d in-domain worked examples%s", len(exemplars),
-                 "" if exemplars else " (none verified: the shipped worked example is used)")
-    count = int(cfg["psv"]["fewshot"]["exemplars"]) if exemplars_path else 0
-    shown = [exemplars_for(exemplars, p, count) for p in problems]
+        cfg = _fewshot_cfg(cfg)
+        exemplars = fewshot_exemplars(cfg, exemplars_path)
+        count = int(cfg["psv"]["fewshot"]["exemplars"])
+        context = fewshot_context(cfg, model_dir)
+        counter = prompt_token_counter(cfg, model_dir) if context else None
+        log.info("prompting baseline: %d in-domain worked examples%s, up to %d per prompt, context %s tokens",
+                 len(exemplars), "" if exemplars else " (none verified: the shipped worked example is used)",
+                 count, context or "unknown")
+        if counter is None:
+            log.warning("prompting baseline: no context length or tokenizer (answers replayed without a model): "
+                        "the first %d worked examples are shown, unmeasured", count)
+        costs: dict = {}
+        for i, p in enumerate(problems):
+            candidates = exemplars_for(exemplars, p)
+            if counter is None:
+                shown[i] = candidates[:count]
+                continue
+            budget = context - int(ev["sampling"]["max_new_tokens"])
+            shown[i], passed, tokens = pack_exemplars(language, completion, p, candidates, count, budget, counter,
+                                                      costs)
+            notes[i] = {"exemplars_passed_over": passed, "prompt_tokens": tokens, "context_tokens": context}
+        used = [len(m) for m in shown]
+        if used:
+            log.info("prompting baseline: %d to %d worked examples per problem (mean %.1f)", min(used), max(used),
+                     sum(used) / len(used))
     requests = [solve_request(cfg, p, f"eval/{tag}", int(ev["samples"]), ev["sampling"], adapter,
-                              cfg["psv"]["solve"]["answer_format"], mine or None) for p, mine in zip(problems, shown)]
+                              cfg["psv"]["solve"]["answer_format"], [(a, b) for _, a, b in mine] or None)
+                for p, mine in zip(problems, shown)]
     metas = [{"role": "solver", "model": tag, "problem_id": p["id"], "adapter_dir": adapter,
-              "exemplars": len(mine)} for p, mine in zip(problems, shown)]
+              "exemplars": len(mine), "exemplar_ids": [pid for pid, _, _ in mine], **note}
+             for p, mine, note in zip(problems, shown, notes)]
     generate_to_file(cfg, model_dir, requests, metas, out,
                      f"evaluate {tag}")
 
@@ -342,8 +488,9 @@ def table6_trainset(cfg: dict, solutions_paths: list[str], out: str) -> dict:
                 chosen[row["problem_id"]] = (row, good[0])
     items = [chosen[k] for k in sorted(chosen)]
     again = verify_solutions(cfg, [(row["spec"], s["solution"]) for row, s in items]) if items else []
+    completion = solver_completion(cfg)
     rows = [{"kind": "solver", "problem_id": row["problem_id"], "verified": True,
-             **solver_example(language, row["spec"], row["outputs"][s["index"]])}
+             **solver_example(language, row["spec"], row["outputs"][s["index"]], completion)}
             for (row, s), v in zip(items, again) if v["verified"]]
     write_jsonl(out, rows)
     log.info("table 6 training set: %d solutions from %d files", len(rows), len(solutions_paths))

@@ -83,16 +83,25 @@ def _with_body(spec: Spec, statements: list[str], *, attribute: str | None = Non
                extra_items: tuple[str, ...] = ()) -> str:
     """The spec's text with the target's body replaced by ``statements`` (see the
     module docstring for what else is added)."""
+    indent = _indent_of(spec.text, spec.target.start)
+    body = "\n" + indent + "{\n" + "".join(f"{indent}    {s}\n" for s in statements) + indent + "}\n"
+    return _assemble(spec, body, attribute=attribute, extra_items=extra_items)
+
+
+def _assemble(spec: Spec, body: str, *, attribute: str | None = None, extra_items: tuple[str, ...] = (),
+              add_main: bool = True) -> str:
+    """The spec's text with ``body`` (text starting at the body's ``{``) after the
+    target's header, in place of the target's own body or ``;``; then ``main`` (unless
+    the spec has one or ``add_main`` is false), the verus! close, the vstd import."""
     text = spec.text
     target = spec.target
     indent = _indent_of(text, target.start)
     head = text[:target.start]
     if attribute is not None:
         head += attribute + "\n" + indent
-    body = "\n" + indent + "{\n" + "".join(f"{indent}    {s}\n" for s in statements) + indent + "}\n"
     tail = "" if target.open_body else text[target.end:]  # a body or a closing ';' is replaced
     items = list(extra_items)
-    if not spec.has_main:
+    if add_main and not spec.has_main:
         items.append(MAIN)
     added = "".join("\n" + indent + item.replace("\n", "\n" + indent) + "\n" for item in items)
     out = head + text[target.start:target.header_end] + body + added + tail
@@ -103,6 +112,15 @@ def _with_body(spec: Spec, statements: list[str], *, attribute: str | None = Non
     if not any(d.kind == "use" and "vstd" in d.text for d in spec.program.items):
         out = "use vstd::prelude::*;\n\n" + out
     return out
+
+
+def program_with_body(spec: Spec, completion: str, declares_main: bool = False) -> str:
+    """The program a body-format answer stands for (``psv.solve.completion: body``, as the
+    paper's release assembles it): the spec, then ``completion`` (the target's body from
+    its ``{``, and any items of the solver's own after it) as the target's body, then
+    ``fn main() {}`` unless the spec or the completion (``declares_main``) has one, inside
+    the spec's verus! block. Screen the result as any solution."""
+    return _assemble(spec, "\n" + completion.strip("\n") + "\n", add_main=not declares_main)
 
 
 def validity_file(spec: Spec) -> str:

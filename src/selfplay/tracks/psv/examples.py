@@ -7,6 +7,7 @@ from __future__ import annotations
 from . import prompts
 
 
-def solver_example(language: str, spec: str, output: str) -> dict:
-    return {"prompt": prompts.solver_messages(language, spec),
+def solver_example(language: str, spec: str, output: str, completion: str = "body") -> dict:
+    """``completion``: the answer format the output was written in (its prompt asks for it)."""
+    return {"prompt": prompts.solver_messages(language, spec, completion=completion),
             "completion": [{"role": "assistant", "content": output}]}

@@ -1,9 +1,11 @@
 """The skeletons of PSV's two answers, for format-constrained decoding (llm/answer_format.py).
 
-Solver: one code block holding the whole program. The spec is the problem's, not the
-model's choice (a changed spec is refused anyway), so the grammar copies it verbatim
-after the opening fence and leaves everything after it to the model: the body, its
-invariants and proof code, and the closing brace, up to ``code_chars`` characters.
+Solver (``psv.solve.completion``): with ``full_program``, one code block holding the
+whole program. The spec is the problem's, not the model's choice (a changed spec is
+refused anyway), so the grammar copies it verbatim after the opening fence and leaves
+everything after it to the model: the body, its invariants and proof code, and the
+closing brace, up to ``code_chars`` characters. With ``body``, the block opens with the
+body's ``{`` and the rest, up to ``code_chars`` characters, is the model's.
 
 Proposer (Appendix A): ``# Reasoning``, free text, then one code block whose text ends
 with the target function's open brace ``{`` on the block's last line. Everything in the
@@ -16,7 +18,12 @@ from ...llm.answer_format import AnswerFormat, fenced_body, lark_string
 from .prompts import FENCE
 
 
-def solver_format(language: str, spec: str, settings: dict) -> AnswerFormat:
+def solver_format(language: str, spec: str, settings: dict, completion: str = "body") -> AnswerFormat:
+    if completion == "body":
+        opening = f"```{FENCE[language]}\n{{"
+        grammar = (f"start: {lark_string(opening)} BODY\n"
+                   f"BODY: /{fenced_body(settings['code_chars'])}/\n")
+        return AnswerFormat(f"psv.{language}.solver_body", grammar)
     opening = f"```{FENCE[language]}\n{spec.strip(chr(10))}\n"
     grammar = (f"start: {lark_string(opening)} BODY\n"
                f"BODY: /{fenced_body(settings['code_chars'])}/\n")

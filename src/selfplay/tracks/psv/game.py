@@ -14,17 +14,23 @@ from ...records import derive_seed
 from . import formats, prompts
 
 
+def solver_completion(cfg: dict) -> str:
+    """What the solver writes (config ``psv.solve.completion``: body or full_program)."""
+    return str(cfg["psv"].get("solve", {}).get("completion", "body"))
+
+
 def solve_request(cfg: dict, problem: dict, model_tag: str, n: int, sampling: dict, adapter: str | None,
                   answer_format: dict, exemplars: list[tuple[str, str]] | None = None) -> GenerationRequest:
     """``n`` samples of the solver for one problem; ``model_tag`` names the generating model."""
     language = cfg["psv"]["language"]
+    completion = solver_completion(cfg)
     seed = derive_seed(cfg["seed"], "psv-solve", model_tag, problem["id"])
     return GenerationRequest(
-        messages=prompts.solver_messages(language, problem["spec"], exemplars),
+        messages=prompts.solver_messages(language, problem["spec"], exemplars, completion),
         sampling=SamplingParams.from_config(sampling, n, seed),
         adapter=adapter,
         answer_format=format_when_constrained(
-            answer_format, lambda s: formats.solver_format(language, problem["spec"], s)),
+            answer_format, lambda s: formats.solver_format(language, problem["spec"], s, completion)),
     )
 
 

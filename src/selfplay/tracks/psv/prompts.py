@@ -3,8 +3,11 @@
 What the paper fixes and the parser relies on:
 
 * the solver gets one worked example (a spec and its verified implementation, written
-  for this project) and then the spec to implement, and answers with the whole program
-  in one code block (paper Sec. 3, following AlphaVerus's one-shot setup);
+  for this project) and then the spec to implement (paper Sec. 3, following
+  AlphaVerus's one-shot setup). What it answers is config ``psv.solve.completion``:
+  ``body`` (the paper's release: the target's body in one code block, from its ``{`` to
+  its ``}``, optionally followed by proof helpers; the spec is put in front of it by
+  :mod:`.completion`) or ``full_program`` (the whole program, spec copied byte for byte);
 * the proposer gets ``k_prop`` pool problems, each shown with its difficulty class
   (``Problem i: EASY``; without the class in the difficulty-unaware ablation, Appendix
   G), is asked for one new spec of a target class, and answers ``# Reasoning`` and then
@@ -39,11 +42,10 @@ EXAMPLE_SPEC = {
         "        c <= a.len(),"
     ),
 }
-EXAMPLE_SOLUTION = {
+# The implementations as body-format answers: the target's body and nothing else (the
+# assembled program, spec + body, is checked to verify in tests/test_psv_completion.py).
+EXAMPLE_BODY = {
     "dafny": (
-        "method Max(a: int, b: int) returns (m: int)\n"
-        "  ensures m >= a && m >= b\n"
-        "  ensures m == a || m == b\n"
         "{\n"
         "  if a >= b {\n"
         "    m := a;\n"
@@ -53,11 +55,6 @@ EXAMPLE_SOLUTION = {
         "}"
     ),
     "verus": (
-        "use vstd::prelude::*;\n\n"
-        "verus! {\n\n"
-        "fn count_below(a: &Vec<i32>, t: i32) -> (c: usize)\n"
-        "    ensures\n"
-        "        c <= a.len(),\n"
         "{\n"
         "    let mut c: usize = 0;\n"
         "    let mut i: usize = 0;\n"
@@ -73,10 +70,15 @@ EXAMPLE_SOLUTION = {
         "        i = i + 1;\n"
         "    }\n"
         "    c\n"
-        "}\n\n"
-        "fn main() {}\n\n"
-        "} // verus!"
+        "}"
     ),
+}
+COMPLETIONS = ("body", "full_program")
+# The whole programs (the full_program format): the spec, the body, and for Verus main and
+# the close of the verus! block.
+EXAMPLE_SOLUTION = {
+    "dafny": EXAMPLE_SPEC["dafny"] + "\n" + EXAMPLE_BODY["dafny"],
+    "verus": EXAMPLE_SPEC["verus"] + "\n" + EXAMPLE_BODY["verus"] + "\n\nfn main() {}\n\n} // verus!",
 }
 
 
@@ -89,37 +91,67 @@ def block(language: str, text: str) -> str:
     return f"```{FENCE[language]}\n{text.strip(chr(10))}\n```"
 
 
-def solver_system(language: str) -> str:
+def _check_completion(completion: str) -> None:
+    if completion not in COMPLETIONS:
+        raise UserError(f"psv.solve.completion must be one of {list(COMPLETIONS)}, not {completion!r}")
+
+
+def solver_system(language: str, completion: str = "body") -> str:
     _check_language(language)
+    _check_completion(completion)
     name = LANGUAGE_NAME[language]
+    rules = ("Never use assume, axioms, bodiless helpers or attributes that turn verification "
+             "off; such answers are rejected.")
+    if completion == "body":
+        return (
+            f"You write {name} code that a formal verifier proves correct. You are given a "
+            "specification: the signature of the last function with its preconditions "
+            "(requires) and postconditions (ensures), after any spec-only helpers they use. "
+            "Write only that function's body, from its opening curly brace to its closing "
+            "one, with whatever loop invariants, assertions and proof blocks the verifier "
+            "needs, so that every postcondition is proved. If the proof needs a lemma of your "
+            "own, put it after the body. Do not repeat the signature, the requires or ensures "
+            "clauses or any helper of the specification: your body is placed right after them "
+            f"and the whole program is verified. {rules} Answer with the body in a single code block."
+        )
     return (
         f"You write {name} code that a formal verifier proves correct. You are given a "
         "specification: a function's signature with its preconditions (requires) and "
         "postconditions (ensures), and any spec-only helpers they use. Write the body, "
         "with whatever loop invariants, assertions or proof helpers the verifier needs, "
         "so that every postcondition is proved. Copy the specification exactly as it is "
-        "given: a changed signature or contract does not count. Never use assume, axioms, "
-        "bodiless helpers or attributes that turn verification off; such answers are "
-        "rejected. Answer with the complete program in a single code block."
+        f"given: a changed signature or contract does not count. {rules} "
+        "Answer with the complete program in a single code block."
     )
 
 
-def solver_messages(language: str, spec: str, exemplars: list[tuple[str, str]] | None = None) -> list[dict]:
+def example_answer(language: str, completion: str = "body") -> str:
+    """The shipped worked example's answer in the given answer format."""
+    _check_completion(completion)
+    return (EXAMPLE_BODY if completion == "body" else EXAMPLE_SOLUTION)[language]
+
+
+def solver_messages(language: str, spec: str, exemplars: list[tuple[str, str]] | None = None,
+                    completion: str = "body") -> list[dict]:
     """The solver's chat: the worked example(s) as earlier turns, then the spec.
 
-    ``exemplars`` (spec, verified solution) replace the shipped worked example; the
-    prompting baseline passes several in-domain ones (AlphaVerus-style few-shot)."""
+    ``exemplars`` (spec, verified answer in the ``completion`` format) replace the shipped
+    worked example; the prompting baseline passes several in-domain ones (AlphaVerus-style
+    few-shot)."""
     _check_language(language)
-    shots = exemplars or [(EXAMPLE_SPEC[language], EXAMPLE_SOLUTION[language])]
-    messages = [{"role": "system", "content": solver_system(language)}]
-    for ex_spec, ex_solution in shots:
-        messages.append({"role": "user", "content": solver_user(language, ex_spec)})
-        messages.append({"role": "assistant", "content": block(language, ex_solution)})
-    messages.append({"role": "user", "content": solver_user(language, spec)})
+    shots = exemplars or [(EXAMPLE_SPEC[language], example_answer(language, completion))]
+    messages = [{"role": "system", "content": solver_system(language, completion)}]
+    for ex_spec, ex_answer in shots:
+        messages.append({"role": "user", "content": solver_user(language, ex_spec, completion)})
+        messages.append({"role": "assistant", "content": block(language, ex_answer)})
+    messages.append({"role": "user", "content": solver_user(language, spec, completion)})
     return messages
 
 
-def solver_user(language: str, spec: str) -> str:
+def solver_user(language: str, spec: str, completion: str = "body") -> str:
+    if completion == "body":
+        return ("Write the body of the last function of this specification (only the body, "
+                f"starting with its opening curly brace).\n\n{block(language, spec)}")
     return f"Implement this specification.\n\n{block(language, spec)}"
 
 
