@@ -244,7 +244,7 @@ def test_real_dafny_passes_and_the_scoring_job_records_it(tmp_path):
     write_jsonl(pool, [{"id": "i", "name": "inc", "target": "Inc", "spec": spec}])
     gens = tmp_path / "solve.jsonl"
     write_jsonl(gens, [{"messages": prompts.solver_messages("dafny", spec), "meta": {"problem_id": "i"},
-                        "outputs": [f"```dafny\n{spec}{{\n  y := x + 1;\n}}\n```"]}])
+                        "outputs": ["```dafny\n{\n  y := x + 1;\n}\n```"]}])  # a body (psv.solve.completion)
     out = tmp_path / "scores.jsonl"
     psv.score_generations(psv_cfg(), str(gens), str(pool), str(out))
     row = read_jsonl(out)[0]
