@@ -58,3 +58,29 @@ localrule b:
     assert plans["a"].gpu_hours_asked == pytest.approx(2 * 1.5 + 1 * 1.0)
     assert plans["a"].cpu_hours_asked == pytest.approx(16 * 1.5 + 8 * 1.0)
     assert plans["b"].gpu_hours_asked == 0 and plans["b"].cpu_hours_asked == pytest.approx(4 * 0.5)
+
+
+def test_vllm_rates_follow_the_public_anchors_and_the_gpus_bandwidth():
+    from selfplay.plan.tokens import ANCHORS, tokens_per_s
+
+    r7 = {"name": "r1-7b", "source": "hf", "path": "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"}
+    q32 = {"name": "q32", "source": "hf", "path": "Qwen/Qwen3-32B"}
+    assert tokens_per_s(r7, "a100_80gb")[0] == pytest.approx(ANCHORS[0][1])
+    assert tokens_per_s(r7, "l40s")[0] == pytest.approx(3363 * 864 / 2039)  # ~1,425 tokens/s
+    assert tokens_per_s(q32, None)[0] == pytest.approx(577 * 32.8 / 32.8)
+    # split over 2 GPUs: 16.4B per GPU, between the 14.8B and 32.8B anchors
+    assert 577 < tokens_per_s(q32, None, tp=2)[0] < 3004
+    # a mixture of experts runs at the speed of its active parameters
+    moe = {"name": "moe", "source": "hf", "path": "Qwen/Qwen3-30B-A3B"}
+    assert tokens_per_s(moe, None)[0] == pytest.approx(ANCHORS[0][1])
+
+
+def test_the_evolve_plan_flags_pool_jobs_that_cannot_finish_within_their_time_limit(monkeypatch, capsys):
+    """Paper 002's pool: 30,437 problems x 8 samples x up to 32,768 tokens per model in one
+    12-hour job is far beyond any GPU's rate: the plan says so per rule."""
+    monkeypatch.chdir(REPO)
+    assert main(["plan", "--configfile", "config/papers/evolve.yaml"]) == 0
+    out = capsys.readouterr().out
+    row = re.search(r"^evolve_pool_generate\s+8\s+1/2\s+([\d.]+)\s+[\d.]+\s+([\d.]+)\s+(\d+)$", out, re.M)
+    assert row and float(row.group(2)) > float(row.group(1)) and int(row.group(3)) == 8
+    assert "30,437 seed problems after de-duplication" in out

@@ -6,10 +6,12 @@ on a fresh clone) and :func:`parse_plan` reads, per rule, the job count of Snake
 
 - GPU-hours and CPU-hours *asked*: per job, its GPUs (CPUs) times its time limit
   (``runtime``); an upper bound, since a job ends when its work does;
-- GPU-hours *estimated from tokens* for the benchmark generation cells, whose token
-  counts the config fixes: items x samples x ``max_new_tokens`` (the bound) times
-  :data:`EXPECTED_FRACTION`, at the planning throughput of
-  :data:`selfplay.evaluate.shards.PLANNING_TOKENS_PER_S` (its source is named there);
+- GPU-hours *estimated from tokens* for generation rules, whose token counts follow from
+  the config (and, where a step's inputs are made by the run, from the paper's counts):
+  each job's bound prompts x samples x ``max_new_tokens`` (:mod:`selfplay.plan.tokens`)
+  times :data:`EXPECTED_FRACTION`, at that job's vLLM rate
+  (:func:`selfplay.plan.tokens.tokens_per_s`, public measurements, source named there),
+  and the jobs whose expected time exceeds their time limit;
 - the paper's stated budget (:data:`BUDGETS`, each quoted with its section).
 """
 
@@ -49,6 +51,9 @@ class RulePlan:
     gpus: set = field(default_factory=set)
     gpu_hours_tokens: float | None = None  # (expected) from token counts, where known
     tokens_bound: int | None = None
+    over_limit: int = 0  # jobs whose expected tokens take longer than their time limit
+    detail: list = field(default_factory=list)  # per job: (wildcards, gpus, hours asked)
+    basis: str = ""  # how the tokens were counted and at what rate
 
 
 def dry_run(configfiles: list[str], repo: str | Path, extra: list[str] = ()) -> str:
@@ -92,53 +97,106 @@ def parse_plan(text: str) -> dict[str, RulePlan]:
         if gpus and values.get("cpus_per_gpu"):
             cpus = gpus * int(values["cpus_per_gpu"])
         plan = plans[m.group(1)]
+        wild = re.search(r"^\s*wildcards: (.*)$", block, re.M)
+        plan.detail.append((dict(re.findall(r"(\w+)=([^,]+)", wild.group(1))) if wild else {}, gpus, hours))
         plan.gpus.add(gpus)
         plan.gpu_hours_asked += gpus * hours
         plan.cpu_hours_asked += cpus * hours
     return plans
 
 
-def token_estimates(cfg: dict, plans: dict[str, RulePlan]) -> str | None:
-    """Fill in the benchmark generation rules' token-based GPU-hours; returns the source
-    of the throughput used (None where the shard planner is not available)."""
+def _job_model(cfg: dict, rule: str, wildcards: dict) -> tuple[dict, str, int]:
+    """(model spec, resources kind, tensor-parallel size) of one generation job."""
+    from .serving import pool_backend, tensor_parallel
+
+    if rule == "evolve_pool_generate":
+        name = wildcards["pmodel"]
+        spec = cfg["model"] if name == "track" else cfg["evolve"]["models"][name]
+        return spec, "generate", tensor_parallel(pool_backend(cfg, name))
+    if rule in ("evolve_refine", "evolve_generate"):
+        return cfg["evolve"].get("generator") or cfg["model"], "generate", tensor_parallel(cfg["backend"])
+    if rule == "seq_translate_generate":
+        tr = cfg["seq"]["translate"]
+        return tr["model"], "translate", tensor_parallel({**cfg["backend"], **(tr.get("backend") or {})})
+    return cfg["model"], "generate", tensor_parallel(cfg["backend"])
+
+
+def token_estimates(cfg: dict, plans: dict[str, RulePlan], workdir: str = ".") -> list[str]:
+    """Fill in each generation rule's token bound and expected GPU-hours (the tokens'
+    share :data:`EXPECTED_FRACTION` at :func:`selfplay.plan.tokens.tokens_per_s`), and
+    count the jobs whose expected time exceeds their time limit; returns the notes."""
+    from .tokens import job_tokens, tokens_per_s
+
+    counted = dict(job_tokens(cfg))
+    notes = []
+    cells = {}
     try:
-        from ..evaluate import shards
+        from ..evaluate import shards  # the benchmark layer's per-cell token counts
     except ImportError:
-        return None
-    for track in [t for t in ("sinq", "seq", "psv", "evolve") if t in cfg and "benchmarks" in cfg[t]]:
-        # one job per cell, or per shard of a cell where the benchmark is sharded
-        rule = next((r for r in (f"{track}_eval_generate_shard", f"{track}_eval_generate") if r in plans), None)
-        if rule is None:
+        shards = None
+    if shards is not None:
+        for track in [t for t in ("sinq", "seq", "psv", "evolve") if t in cfg and "benchmarks" in cfg[t]]:
+            for rule in (f"{track}_eval_generate_shard", f"{track}_eval_generate"):
+                if rule in plans:
+                    tokens = sum(c["tokens"] or 0 for c in shards.cell_plan(cfg, track))
+                    jobs = plans[rule].jobs
+                    cells[rule] = tokens
+                    counted[rule] = (lambda w, t=tokens, j=jobs: t // j,
+                                     "benchmark cells' items x samples x max_new_tokens, spread over the jobs")
+                    break
+    for rule, (per_job, how) in counted.items():
+        plan = plans.get(rule)
+        if plan is None or not plan.detail:
             continue
-        tokens = sum(c["tokens"] or 0 for c in shards.cell_plan(cfg, track))
-        plans[rule].tokens_bound = tokens
-        plans[rule].gpu_hours_tokens = tokens * EXPECTED_FRACTION / shards.PLANNING_TOKENS_PER_S / 3600
-    return (f"{shards.PLANNING_TOKENS_PER_S:,} tokens/s per GPU job "
-            "(selfplay.evaluate.shards.PLANNING_TOKENS_PER_S: a public vLLM benchmark's A100 figure scaled to L40S)")
+        bound = expected_h = 0.0
+        rate_note = ""
+        for wildcards, gpus, hours in plan.detail:
+            spec, kind, tp = _job_model(cfg, rule, wildcards)
+            gpu = ((cfg.get("resources") or {}).get(kind) or {}).get("gpu_model") or None
+            rate, rate_note = tokens_per_s(spec, gpu, tp, workdir)
+            tokens = per_job(wildcards)
+            bound += tokens
+            job_h = tokens * EXPECTED_FRACTION / rate / 3600
+            expected_h += job_h * max(gpus, 1)
+            if hours and job_h > hours:
+                plan.over_limit += 1
+        # the dry run lists each job once; the job table may count more (none here)
+        plan.tokens_bound = int(bound * plan.jobs / len(plan.detail))
+        plan.gpu_hours_tokens = expected_h * plan.jobs / len(plan.detail)
+        plan.basis = f"{how}; {rate_note}"
+        notes.append(f"  {rule}: {plan.tokens_bound:,} tokens at most ({how}); rate for {rate_note}")
+    return notes
 
 
-def report(configfiles: list[str], cfg: dict, plans: dict[str, RulePlan], throughput: str | None) -> str:
+def report(configfiles: list[str], cfg: dict, plans: dict[str, RulePlan], notes: list[str]) -> str:
     lines = [f"Plan of {' + '.join(configfiles)}", "",
-             f"{'rule':38s} {'jobs':>6s} {'GPUs/job':>8s} {'GPU-h asked':>12s} {'CPU-h asked':>12s} {'GPU-h tokens':>13s}"]
+             f"{'rule':38s} {'jobs':>6s} {'GPUs/job':>8s} {'GPU-h asked':>12s} {'CPU-h asked':>12s} {'GPU-h tokens':>13s}"
+             f" {'over limit':>10s}"]
     for p in sorted(plans.values(), key=lambda p: (-p.gpu_hours_asked, -p.jobs, p.rule)):
         g = "/".join(str(x) for x in sorted(p.gpus)) or "-"
         tok = f"{p.gpu_hours_tokens:13.1f}" if p.gpu_hours_tokens is not None else f"{'':13s}"
-        lines.append(f"{p.rule:38s} {p.jobs:6d} {g:>8s} {p.gpu_hours_asked:12.1f} {p.cpu_hours_asked:12.1f} {tok}")
+        over = f"{p.over_limit:10d}" if p.gpu_hours_tokens is not None else ""
+        lines.append(f"{p.rule:38s} {p.jobs:6d} {g:>8s} {p.gpu_hours_asked:12.1f} {p.cpu_hours_asked:12.1f} {tok} {over}".rstrip())
     total_jobs = sum(p.jobs for p in plans.values())
     gpu = sum(p.gpu_hours_asked for p in plans.values())
     cpu = sum(p.cpu_hours_asked for p in plans.values())
-    lines.append(f"{'total':38s} {total_jobs:6d} {'':8s} {gpu:12.1f} {cpu:12.1f}")
-    lines += ["", "GPU-h / CPU-h asked: each job's GPUs (CPUs) x its time limit (resources runtime); an upper bound."]
-    if throughput:
-        lines.append(f"GPU-h tokens: benchmark cells' items x samples x max_new_tokens x {EXPECTED_FRACTION} "
-                     f"(expected share of the limit, a guess) at {throughput}.")
+    tok_total = sum(p.gpu_hours_tokens or 0 for p in plans.values())
+    lines.append(f"{'total':38s} {total_jobs:6d} {'':8s} {gpu:12.1f} {cpu:12.1f} {tok_total:13.1f}")
+    lines += ["", "GPU-h / CPU-h asked: each job's GPUs (CPUs) x its time limit (resources runtime); an upper bound.",
+              f"GPU-h tokens: each generation job's token bound x {EXPECTED_FRACTION} (the share of max_new_tokens "
+              "an answer is expected to use: a guess) / its vLLM rate (selfplay.plan.tokens: public A100 80GB "
+              "measurements of 7B-32B models, https://www.morphllm.com/vllm-benchmarks, scaled by the parameters "
+              "per GPU and the GPU's memory bandwidth), x its GPUs; rules without a token count (training, "
+              "GRPO's rollouts, CPU jobs) are left out. over limit: jobs whose expected time exceeds their runtime.",
+              *notes]
     for track in [t for t in BUDGETS if t in cfg and t in (cfg.get("tracks") or [])]:
         hours, source = BUDGETS[track]
         if hours is None:
             lines.append(f"Budget ({track}): {source}.")
         else:
-            lines.append(f"Budget ({track}): {hours} GPU-hours, {source}; asked here: {gpu:.0f} GPU-hours "
-                         f"({gpu / hours:.1f}x, an upper bound).")
+            lines.append(f"Budget ({track}): {hours} GPU-hours, {source}; here: {tok_total:.0f} GPU-hours of "
+                         f"generation from token counts ({tok_total / hours:.2f}x; training not included), "
+                         f"{gpu:.0f} GPU-hours asked ({gpu / hours:.1f}x, an upper bound).")
     return "\n".join(lines)
 
 
@@ -150,5 +208,15 @@ def plan(configfiles: list[str], repo: str | Path = ".") -> tuple[dict[str, Rule
     for path in configfiles:
         update_config(cfg, load_configfile(str(path)))
     plans = parse_plan(dry_run(configfiles, repo))
-    throughput = token_estimates(cfg, plans)
-    return plans, report(configfiles, cfg, plans, throughput)
+    cfg = _prepared(cfg)
+    notes = token_estimates(cfg, plans)
+    return plans, report(configfiles, cfg, plans, notes)
+
+
+def _prepared(cfg: dict) -> dict:
+    """The config with the schema's defaults, as the workflow sees it."""
+    from ..config import prepare_config
+
+    model = cfg.get("model") or {}
+    folder = model.get("path") if model.get("source") == "local" else f"resources/models/{model.get('name')}"
+    return prepare_config(cfg, folder)

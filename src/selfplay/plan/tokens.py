@@ -1,0 +1,113 @@
+"""Tokens each generation job of a paper config can generate, and how fast a GPU makes them.
+
+Per generation rule, :func:`job_tokens` gives one job's bound, prompts x samples x
+``max_new_tokens``, from the config and, where the number of prompts is only known once
+the run has made its data, from the paper's own counts (each named below). The plan
+multiplies by :data:`selfplay.plan.estimate.EXPECTED_FRACTION` for its estimate.
+
+:func:`tokens_per_s` is one job's vLLM output rate: public measurements of vLLM on one
+A100 80GB (:data:`ANCHORS`), interpolated in the parameters each GPU holds (active ones
+for a mixture of experts), and scaled to the job's GPU by memory bandwidth (decoding a
+batch reads the weights and the KV cache once per step). A rough guide, not a measurement
+of this project's jobs, which run nowhere here on a GPU.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Mapping
+
+from .gpu_memory import Architecture, architecture
+
+# Output tokens/s of vLLM (default settings) on one A100 80GB, by model size (billions of
+# parameters): DeepSeek-R1-Distill-Qwen-7B 3,363, -14B 3,004, -32B 577, as tabulated on
+# https://www.morphllm.com/vllm-benchmarks ("Throughput Benchmarks", third-party numbers
+# published 2025-2026; read through this project's stored-pages search, not re-measured).
+ANCHORS = [(7.61, 3363.0), (14.8, 3004.0), (32.8, 577.0)]
+ANCHOR_GBPS = 2039.0  # A100 80GB SXM memory bandwidth (NVIDIA datasheet)
+# Memory bandwidth, GB/s, NVIDIA datasheets (SXM where a card has two forms).
+BANDWIDTH_GBPS = {"a100": 1555.0, "a10040": 1555.0, "a10080": 2039.0, "h100": 3350.0, "h10080": 3350.0,
+                  "h100nvl": 3900.0, "h200": 4800.0, "l40s": 864.0, "l40": 864.0, "a40": 696.0,
+                  "a6000": 768.0, "l4": 300.0, "a10": 600.0, "v100": 900.0}
+# Active parameters of a mixture of experts (model card: "3.3B activated").
+ACTIVE_B = {"Qwen/Qwen3-30B-A3B": 3.3}
+
+# Problem counts the papers state, for steps whose inputs exist only once the run has made them.
+EVOLVE_PROBLEMS = (30437, "paper 002 Table 1: 30,437 seed problems after de-duplication")
+PSV_SETS = {"dafny2verus": 271, "mbpp": 78, "humaneval": 85}  # paper 003 Sec. 4 (docs/psv-data.md)
+
+
+def tokens_per_s(spec: Mapping, gpu: str | None, tp: int = 1, workdir: str = ".") -> tuple[float, str]:
+    """One job's output tokens/s for model ``spec`` on GPU type ``gpu`` (None: the anchor's)."""
+    arch: Architecture = architecture(spec, f"{workdir}/resources/models/{spec.get('name')}")
+    size = ACTIVE_B.get(str(spec.get("path")), arch.params_b) / tp
+    if size <= ANCHORS[0][0]:
+        rate = ANCHORS[0][1]  # smaller models: no faster than the smallest anchor (conservative)
+    elif size >= ANCHORS[-1][0]:
+        rate = ANCHORS[-1][1] * ANCHORS[-1][0] / size
+    else:
+        (x0, y0), (x1, y1) = next((a, b) for a, b in zip(ANCHORS, ANCHORS[1:]) if a[0] <= size <= b[0])
+        w = (math.log(size) - math.log(x0)) / (math.log(x1) - math.log(x0))
+        rate = math.exp(math.log(y0) + w * (math.log(y1) - math.log(y0)))
+    from .gpu_memory import _norm
+
+    bw = BANDWIDTH_GBPS.get(_norm(gpu)) if gpu else None
+    if bw:
+        rate *= bw / ANCHOR_GBPS
+    return rate, f"{size:.1f}B per GPU on {gpu or 'an A100 80GB'}"
+
+
+def _sampling(section: Mapping) -> int:
+    return int(section["sampling"]["max_new_tokens"])
+
+
+def job_tokens(cfg: Mapping[str, Any]) -> dict[str, tuple[Callable[[Mapping], int], str]]:
+    """Per generation rule: (wildcards -> one job's token bound, how it is counted)."""
+    out: dict[str, tuple[Callable[[Mapping], int], str]] = {}
+    if "evolve" in cfg:
+        e = cfg["evolve"]
+        n, source = EVOLVE_PROBLEMS
+        samples = {m["name"]: int(m["samples"]) for m in e["pool"]["models"]}
+        out["evolve_refine"] = (lambda w: n * _sampling(e["refine"]), f"{source}, one refinement each")
+        out["evolve_pool_generate"] = (lambda w: n * samples[w["pmodel"]] * _sampling(e["pool"]),
+                                       f"{source} x the model's samples")
+        out["evolve_generate"] = (lambda w: n * (_sampling(e["adversarial"]) + _sampling(e["discriminative"])),
+                                  f"{source}, one adversarial and one discriminative request each")
+    if "seq" in cfg:
+        s = cfg["seq"]
+        per_round, p_seq = int(s["sources"]["per_round"]), float(s["game"]["seq_probability"])
+        shards = int(s["shards"])
+
+        def count(w):  # sources of one shard of the stage
+            stage = w.get("stage", "round1")
+            total = per_round if stage.startswith("round") else int(s["sources"].get(stage, 0) or 0)
+            return math.ceil(total / shards)
+
+        out["seq_alice_generate"] = (lambda w: count(w) * int(s["alice"]["samples_per_source"]) * _sampling(s["alice"]),
+                                     "sources per round (seq.sources) / shards")
+        out["seq_proof_generate"] = (lambda w: math.ceil(count(w) * p_seq) * _sampling(s["proof"]),
+                                     "SEQ instances (seq.game.seq_probability) of a shard, one request per attempt")
+        out["seq_bob_generate"] = (lambda w: count(w) * int(s["bob"]["samples"]) * _sampling(s["bob"]),
+                                   "candidates of a shard x Bob's samples")
+        out["seq_translate_generate"] = (lambda w: int(s["sources"]["opinstruct_limit"]) * _sampling(s["translate"]),
+                                         "seq.sources.opinstruct_limit programs")
+    if "psv" in cfg:
+        p = cfg["psv"]
+        budget = int(p["propose"]["budget"])
+        seed_sets = {name: setting["seed_set"] for name, setting in p["settings"].items()}
+
+        def budget_of(w):
+            return int((p["methods"].get(w.get("method", "")) or {}).get("budget", budget))
+
+        def pool(w):  # the seed set, and from iteration 1 one budget of proposals (the pool grows by verified ones)
+            seed = PSV_SETS.get(seed_sets.get(w.get("setting", ""), ""), max(PSV_SETS.values()))
+            return seed + (budget_of(w) if int(w.get("t", 0)) > 0 else 0)
+
+        out["psv_propose"] = (lambda w: budget_of(w) * _sampling(p["propose"]),
+                              "the method's proposal budget (psv.propose.budget), one request each")
+        out["psv_solve"] = (lambda w: pool(w) * int(p["solve"]["samples"]) * _sampling(p["solve"]),
+                            "the seed set (paper 003 Sec. 4 sizes), plus one budget of proposals after "
+                            "iteration 0, x k_trn")
+        out["psv_eval_generate"] = (lambda w: PSV_SETS.get(w.get("pset", ""), 271) * int(p["evaluation"]["samples"])
+                                    * _sampling(p["evaluation"]), "the evaluated set (paper 003 Sec. 4 sizes) x n")
+    return out
