@@ -36,7 +36,10 @@ try:
     # (selfplay.plan.gpu_memory): a job that cannot fit is refused before anything runs.
     from selfplay.plan.gpu_memory import check as _check_gpu_memory
 
-    _check_gpu_memory(config)
+    _unchecked = []
+    _check_gpu_memory(config, unchecked=_unchecked)
+    for _line in _unchecked:  # e.g. a local model folder the run writes before it starts
+        print(f"Resources note: {_line}", file=sys.stderr)
 except UserError as _exc:
     sys.exit(f"Resources error: {_exc}")
 

@@ -117,3 +117,21 @@ def test_a_downloaded_models_config_json_is_read(tmp_path):
     # not downloaded: the table (Qwen3-32B's published config: 64 layers, 8 KV heads)
     arch = gpu_memory.architecture({"name": "m", "source": "hf", "path": "Qwen/Qwen3-32B"}, str(tmp_path / "none"))
     assert (arch.layers, arch.kv_heads, arch.params_b) == (64, 8, 32.8)
+
+
+def test_a_model_whose_size_is_not_known_yet_is_named_not_refused(tmp_path):
+    """The rehearsals' tiny models are folders the run writes before Snakemake starts: a
+    plan without them names the jobs it could not check instead of refusing the config."""
+    cfg = evolve_cfg()
+    cfg["model"] = {"name": "tiny-x", "source": "local", "path": str(tmp_path / "not-yet")}
+    unchecked = []
+    rows = gpu_memory.check(cfg, unchecked=unchecked)
+    assert any(line.startswith("resources.train: rule evolve_grpo not checked: model 'tiny-x'") for line in unchecked)
+    assert {n.rule for n, _, _ in rows} >= {"evolve_pool_generate (qwen3-32b)"}
+    # once the folder exists, its config.json is read and the job is checked
+    (tmp_path / "not-yet").mkdir()
+    (tmp_path / "not-yet" / "config.json").write_text(
+        '{"hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 1000}')
+    unchecked = []
+    rows = gpu_memory.check(cfg, unchecked=unchecked)
+    assert not unchecked and "evolve_grpo" in {n.rule for n, _, _ in rows}

@@ -151,10 +151,13 @@ def architecture(spec: Mapping[str, Any], model_dir: str | None = None) -> Archi
         found = _from_config_json(Path(folder) / "config.json")
         if found:
             return found
-    row = _table().get(str(spec.get("path") or ""))
+    # the table and the name describe hub models; another source (a PyPI-packaged model,
+    # a local folder) is known only by its own config.json
+    hub = spec.get("source") == "hf"
+    row = _table().get(str(spec.get("path") or "")) if hub else None
     if row:
         return Architecture(source=f"selfplay/plan/models.yaml ({spec['path']})", **row)
-    found = _from_name(str(spec.get("path") or spec.get("name") or ""))
+    found = _from_name(str(spec.get("path") or spec.get("name") or "")) if hub else None
     if found:
         return found
     raise UserError(f"model {spec.get('name')!r}: its size is unknown to the plan (no config.json in "
@@ -279,12 +282,15 @@ def _train_dtype(settings: Mapping, backend: Mapping) -> str:
     return str(dtype) if dtype in ("float32", "bfloat16", "float16") else "bfloat16"
 
 
-def gpu_jobs(cfg: Mapping[str, Any], workdir: str = ".") -> list[Need]:
-    """Every kind of GPU job the config's tracks plan, with its memory need per GPU."""
+def gpu_jobs(cfg: Mapping[str, Any], workdir: str = ".", unchecked: list[str] | None = None) -> list[Need]:
+    """Every kind of GPU job the config's tracks plan, with its memory need per GPU. A job
+    whose model's size cannot be known before the run (a local folder the run writes first,
+    as the rehearsals' tiny models) is left out, with a line in ``unchecked``."""
     res = cfg.get("resources") or {}
     backend = cfg["backend"]
     tracks = [t for t in ("sinq", "seq", "psv", "evolve") if t in cfg]
     out: list[Need] = []
+    unknown = unchecked if unchecked is not None else []
 
     def arch_of(spec):
         return architecture(spec, str(Path(workdir) / _model_folder(spec)))
@@ -293,7 +299,10 @@ def gpu_jobs(cfg: Mapping[str, Any], workdir: str = ".") -> list[Need]:
         if bk.get("name") != "vllm" or not _gpus(res, kind):
             return
         tp = tensor_parallel(bk)
-        out.append(vllm_need(rule, kind, spec, bk, arch_of(spec), max(_gpus(res, kind), tp)))
+        try:
+            out.append(vllm_need(rule, kind, spec, bk, arch_of(spec), max(_gpus(res, kind), tp)))
+        except UserError as exc:  # a model whose size the plan cannot know yet
+            unknown.append(f"resources.{kind}: rule {rule} not checked: {exc}")
 
     model = cfg["model"]
     for track in tracks:
@@ -318,8 +327,11 @@ def gpu_jobs(cfg: Mapping[str, Any], workdir: str = ".") -> list[Need]:
         if track == "evolve":
             g = tcfg.get("grpo") or {}
             batch = int(g.get("batch_size", 8))
+            arch = _arch_or_note(arch_of, model, "resources.train: rule evolve_grpo", unknown)
+            if arch is None:
+                continue
             out.append(training_need(
-                "evolve_grpo", "train", model, arch_of(model), finetune=str(g.get("finetune", "full")),
+                "evolve_grpo", "train", model, arch, finetune=str(g.get("finetune", "full")),
                 dtype=_train_dtype(g, backend), micro_batch=batch,
                 seq_len=int(g.get("max_prompt_tokens", 4096)) + int(g.get("max_completion_length", 32768)),
                 checkpointing=g.get("gradient_checkpointing", "auto") is not False,
@@ -334,8 +346,12 @@ def gpu_jobs(cfg: Mapping[str, Any], workdir: str = ".") -> list[Need]:
                 specs = [model] + (list((tcfg.get("table6") or {}).get("models", [])) if track == "psv" else [])
                 for spec in specs:
                     r = rule if spec is model else "psv_t6_train"
+                    name = f"{r} ({spec['name']})" if r == "psv_t6_train" else r
+                    arch = _arch_or_note(arch_of, spec, f"resources.train: rule {name}", unknown)
+                    if arch is None:
+                        continue
                     out.append(training_need(
-                        f"{r} ({spec['name']})" if r == "psv_t6_train" else r, "train", spec, arch_of(spec),
+                        name, "train", spec, arch,
                         finetune="lora", dtype=_train_dtype(s, backend), micro_batch=int(s.get("batch_size", 1)),
                         seq_len=int(s.get("max_length", 2048)),
                         checkpointing=bool(s.get("gradient_checkpointing", True)), lora_r=int(s["lora_r"]),
@@ -343,12 +359,22 @@ def gpu_jobs(cfg: Mapping[str, Any], workdir: str = ".") -> list[Need]:
     return out
 
 
-def check(cfg: Mapping[str, Any], workdir: str = ".") -> list[tuple[Need, float, str]]:
+def _arch_or_note(arch_of, spec, where: str, unknown: list[str]):
+    try:
+        return arch_of(spec)
+    except UserError as exc:
+        unknown.append(f"{where} not checked: {exc}")
+        return None
+
+
+def check(cfg: Mapping[str, Any], workdir: str = ".", unchecked: list[str] | None = None
+          ) -> list[tuple[Need, float, str]]:
     """(need, GiB per GPU, GPU named) of every GPU job; a job that does not fit raises a
-    one-line UserError naming the resources key and the rule."""
+    one-line UserError naming the resources key and the rule. Jobs that cannot be checked
+    yet are named in ``unchecked``."""
     rows = []
     res = cfg.get("resources") or {}
-    for need in gpu_jobs(cfg, workdir):
+    for need in gpu_jobs(cfg, workdir, unchecked):
         gib, named, _ = gpu_of(res.get(need.kind) or {}, need.kind)
         rows.append((need, gib, named))
         if need.total > need.budget_share * gib:
