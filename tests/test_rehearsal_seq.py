@@ -1,0 +1,88 @@
+"""Dress rehearsal of paper 000 (config/papers/seq.yaml, regime E0; E1-E3 planned), issue 19.
+
+The paper config as shipped, with config/rehearsals/seq.yaml on top (a tiny random
+Qwen2-family model for the game, the tiny SmolLM2, a llama like the paper's 70B
+translator, for the translation; counts, vLLM's CPU build, the test cluster's job sizes,
+benchmark fixtures in the release formats: checked by selfplay.config.rehearsal), run
+through the real local SLURM cluster with the test profile to rule `all` (Tables 2-6,
+the data yield, Figures 3-7 and Alice's per-round figures) and to Tables 7-8 and Figure
+19 over the rehearsed regimes. The paper's path from the start: OpenCodeInstruct rows
+(tests/seq_fixtures/opinstruct.parquet, in the release's format, put where the download
+rule writes) pre-filtered, translated by the model, filtered with GHC, split; then the
+game at SEQ/SINQ 50/50 with proof retries, training, the benchmark layer. Liquid Haskell
+is the haskell image's ($SELFPLAY_LIQUID): here its test double tests/fakes/liquid.
+Regimes E1-E3 change only seq_probability and where P comes from: each is planned on
+top of the rehearsed E0 (E2/E3 read E0's rehearsed regimes.json in their jobs).
+Machinery: tests/rehearsal.py; run alone: `.venv/bin/python -m pytest -m rehearsal`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+import yaml
+
+from selfplay.records import read_json, read_jsonl
+
+from rehearsal import OVERLAYS, PAPERS, REPO, rehearse, snakemake_command
+from workflow_helpers import jobs_run
+
+pytestmark = [pytest.mark.slow, pytest.mark.rehearsal, pytest.mark.skipif(shutil.which("ghc") is None, reason=(
+    "GHC is missing: apt-get install ghc (scripts/install_system_test.sh does it as root)"))]
+
+EXP = "results/seq/rehearsal_e0"
+PAPER = yaml.safe_load((PAPERS / "seq.yaml").read_text())
+REGIME_WIDE = [f"{EXP}/regimes.json", "results/tables/seq/table7.md", "results/tables/seq/table8.md", "results/figures/seq/figure19.png"]
+
+
+@pytest.fixture(scope="module")
+def run(cluster, tmp_path_factory, tiny_model_dir):
+    return rehearse(cluster, tmp_path_factory.mktemp("rehearsal_seq"), ["seq.yaml"], ["seq.yaml"],
+                    fixtures={"resources/downloads/seq/opinstruct.parquet": "tests/seq_fixtures/opinstruct.parquet"},
+                    model_dir=tiny_model_dir, env={"SELFPLAY_LIQUID": str(REPO / "tests" / "fakes" / "liquid")},
+                    also=REGIME_WIDE)
+
+
+def test_every_table_and_figure_of_the_paper_is_built(run, record_property):
+    run.record(record_property)
+    assert run.missing == []
+    tables = {t.rsplit("/", 1)[1] for t in run.targets if t.startswith("results/tables/seq/")}
+    assert {"table2.md", "table3.md", "table4.md", "table5.md", "table6.md", "data_yield.md",
+            "table7.md", "table8.md"} <= tables
+    figures = {t.rsplit("/", 1)[1] for t in run.targets if t.startswith("results/figures/seq/")}
+    assert {"figure3.png", "figure4.png", "figure5.png", "figure6.png", "figure7.png", "figure19.png"} <= figures
+    jobs = run.jobs
+    assert jobs["seq_translate_generate"] == 1 and jobs["seq_translate_filter"] == 1
+    attempts, stages = run.overlay["seq"]["proof"]["attempts"], run.overlay["seq"]["rounds"] + 2
+    assert jobs["seq_proof_generate"] == attempts * stages * run.overlay["seq"]["shards"]
+    assert jobs["train_alice"] == 1 and jobs["train_bob"] == 1
+
+
+def test_the_translation_and_the_game_ran_on_vllm_with_the_papers_sampling(run):
+    exp = run.workdir / EXP
+    translated = read_jsonl(run.workdir / "results/seq/translate/generations.jsonl")
+    assert translated and all(r["backend"]["name"] == "vllm" for r in translated)
+    want = PAPER["seq"]["alice"]["sampling"]
+    records = [r for f in sorted(exp.glob("*/*/shard*.jsonl")) if f.parent.name.startswith(("alice", "proof_gen", "bob"))
+               for r in read_jsonl(f)]
+    assert records
+    for rec in records:
+        assert rec["backend"]["name"] == "vllm" and rec["backend"]["device"] == "cpu"
+        assert rec["backend"]["max_lora_rank"] == PAPER["backend"]["max_lora_rank"]
+        for key in ("temperature", "top_p", "top_k", "presence_penalty"):
+            assert rec["sampling"][key] == want[key], key
+    assert read_json(exp / "bob/adapter/training_record.json")["finetune"] != "full"  # the paper's LoRA
+
+
+def test_the_other_regimes_plan_on_the_rehearsed_e0(run, cluster):
+    assert (run.workdir / EXP / "regimes.json").is_file()  # what E2 and E3 read, from the rehearsed E0
+    for regime in ("seq_e1.yaml", "seq_e2.yaml", "seq_e3.yaml"):
+        files = [PAPERS / "seq.yaml", PAPERS / regime, run.workdir / "rehearsal_seq.yaml", OVERLAYS / regime]
+        proc = subprocess.run(snakemake_command(run.workdir, files, "-n"), capture_output=True, text=True,
+                              timeout=600, env=cluster.client_env())
+        assert proc.returncode == 0, (proc.stdout + proc.stderr)[-5000:]
+        jobs = jobs_run(proc)
+        # the translation is E0's (shared); the game runs again under the regime's own name
+        assert "seq_translate_generate" not in jobs and jobs["seq_alice_generate"] >= 1, (regime, jobs)
