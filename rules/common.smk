@@ -192,7 +192,7 @@ def generation_model_param(wildcards=None, spec=None):
     return None if config["backend"]["name"] == "replay" else model_dir(spec)
 
 
-GENERATION_KEYS = ("seed", "backend", "model")  # what every generation job reads besides its track's keys
+GENERATION_KEYS = ("seed", "backend", "model", "generation")  # what every generation job reads besides its track's keys
 # Cores a generation job holds: the backend's `threads` (what torch is told to use), or 2
 # when the backend leaves that to the library. With `threads: 1` two generation jobs run
 # side by side on a 2-core machine (config.yaml says why).

@@ -5,6 +5,8 @@
 # samples -> metrics. A track lists what it runs in <track>.benchmarks and builds its
 # tables from the metrics files (eval_summary).
 
+from selfplay.evaluate.shards import shard_count
+
 
 rule eval_download:
     """One pinned file of a benchmark's release (needs network: runs on the machine that
@@ -73,6 +75,30 @@ for _image, _benches in EVAL_IMAGES.items():
             "../workflow_scripts/eval_items.py"
 
 
+# A benchmark with evaluation.benchmarks.<b>.shards = n > 1 has each cell a track's GPU
+# jobs generate split into n jobs (<track>_eval_generate_shard: the items at positions
+# k, k + n, ...), merged back in item order by a local job (<track>_eval_merge) into the
+# file one job would write; scoring reads that (src/selfplay/evaluate/shards.py).
+EVAL_SHARDS = {b: shard_count(config, b) for b in ADAPTERS}
+EVAL_SHARDED = [b for b in ADAPTERS if EVAL_SHARDS[b] > 1]
+EVAL_WHOLE = [b for b in ADAPTERS if EVAL_SHARDS[b] == 1]
+
+
+def eval_shard_file(track):
+    return _eval_generate_rule(track)[: -len(".jsonl")] + ".shards{shards}/{shard}.jsonl"
+
+
+def eval_shard_inputs(track):
+    """Every shard file of one cell, in shard order."""
+    return lambda w: expand(
+        eval_shard_file(track), shards=EVAL_SHARDS[w.bench], shard=range(EVAL_SHARDS[w.bench]), allow_missing=True
+    )
+
+
+def eval_merge_cfg(wildcards):
+    return cfg_of("seed", f"evaluation.benchmarks.{wildcards.bench}")
+
+
 for _track in LOADED_TRACKS:
     if "benchmarks" not in config[_track]:
         continue
@@ -80,6 +106,7 @@ for _track in LOADED_TRACKS:
     # A model the track loads runs on a GPU; one served elsewhere (other_models) is an
     # HTTP client: it holds no GPU and runs on the machine Snakemake runs on (a login
     # node), which reaches the public APIs and the server you start for a local model.
+    # A client has no cluster time limit: its cells are one job whatever the shards.
     for _kind, _models in model_tag_patterns(config[_track], EVAL_NAME).items():
         _client = _kind == "client"
 
@@ -97,7 +124,7 @@ for _track in LOADED_TRACKS:
             benchmark:
                 f"{bench_dir(_track)}/eval/{{bench}}_{{model}}_{{mode}}.tsv"
             wildcard_constraints:
-                bench="|".join(ADAPTERS),
+                bench="|".join(ADAPTERS if _client else EVAL_WHOLE) or "^$",
                 mode=EVAL_NAME,
                 model=_models,
             localrule: _client
@@ -112,6 +139,62 @@ for _track in LOADED_TRACKS:
                 other=eval_other_param(_track),
             script:
                 "../workflow_scripts/eval_generate.py"
+
+        if _client or not EVAL_SHARDED:
+            continue
+
+        rule:
+            name:
+                f"{_track}_eval_generate_shard"
+            input:
+                prepared="resources/data/eval/{bench}.jsonl",
+                model=eval_model_input(_track),
+                adapter=eval_adapter_input(_track),
+            output:
+                eval_shard_file(_track),
+            log:
+                f"{log_dir(_track)}/eval/{{bench}}_{{model}}_{{mode}}_shard{{shard}}of{{shards}}.log",
+            benchmark:
+                f"{bench_dir(_track)}/eval/{{bench}}_{{model}}_{{mode}}_shard{{shard}}of{{shards}}.tsv"
+            wildcard_constraints:
+                bench="|".join(EVAL_SHARDED),
+                mode=EVAL_NAME,
+                model=_models,
+                shard=r"\d+",
+                shards=r"\d+",
+            container:
+                image("gpu")
+            threads: GENERATION_THREADS
+            resources:
+                **resources_of("generate"),
+            params:
+                cfg=eval_generate_cfg,
+                model_dir=eval_model_param(_track),
+                other=eval_other_param(_track),
+            script:
+                "../workflow_scripts/eval_generate.py"
+
+        rule:
+            name:
+                f"{_track}_eval_merge"
+            input:
+                prepared="resources/data/eval/{bench}.jsonl",
+                shards=eval_shard_inputs(_track),
+            output:
+                _eval_generate_rule(_track),
+            log:
+                f"{log_dir(_track)}/eval/{{bench}}_{{model}}_{{mode}}_merge.log",
+            wildcard_constraints:
+                bench="|".join(EVAL_SHARDED),
+                mode=EVAL_NAME,
+                model=_models,
+            localrule: True
+            container:
+                image("python")
+            params:
+                cfg=eval_merge_cfg,
+            script:
+                "../workflow_scripts/eval_merge.py"
 
     for _image, _benches in EVAL_IMAGES.items():
 

@@ -239,7 +239,7 @@ rule seq_translate_generate:
     resources:
         **resources_of("translate"),
     params:
-        cfg=cfg_of("seed", "backend", "model", "seq.translate"),
+        cfg=cfg_of(*GENERATION_KEYS, "seq.translate"),
         model_dir=lambda w: generation_model_param(spec=SEQ_TRANSLATOR),
     script:
         "../workflow_scripts/seq_translate_generate.py"

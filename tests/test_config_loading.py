@@ -178,8 +178,10 @@ def test_the_paper_benchmark_tables_and_figures_plan_at_paper_scale(tmp_path):
     assert sinq.returncode == 0, sinq.stderr[-3000:] + sinq.stdout[-3000:]
     jobs = jobs_of(sinq)
     # 7 benchmarks: 12 (benchmark, mode) runs of base and Bob on GPUs, and Figure 4's four served
-    # models x 2 modes as local HTTP clients
-    assert jobs["sinq_eval_generate"] == 12 * 2 and jobs["eval_download"] >= 6
+    # models x 2 modes as local HTTP clients; PySecDB's and CodeXGLUE's 3 modes each in 4 and 3
+    # shards (evaluation.benchmarks.<b>.shards), merged by a local job per cell
+    assert jobs["sinq_eval_generate"] == (12 - 6) * 2 and jobs["eval_download"] >= 6
+    assert jobs["sinq_eval_generate_shard"] == 3 * (4 + 3) * 2 and jobs["sinq_eval_merge"] == 6 * 2
     assert jobs["sinq_eval_generate_client"] == 4 * 2
     assert jobs["eval_supplied"] == 1  # PySecDB: gated, a file the user supplies
     seq = dry_run(tmp_path, *[f"results/tables/seq/e0/table{n}.md" for n in (3, 4, 5)],
@@ -188,8 +190,12 @@ def test_the_paper_benchmark_tables_and_figures_plan_at_paper_scale(tmp_path):
                   "--configfile", str(REPO / "config/papers/seq.yaml"))
     assert seq.returncode == 0, seq.stderr[-3000:] + seq.stdout[-3000:]
     jobs = jobs_of(seq)
-    # Table 3 / Figures 8-9: base, Bob and 7 rounds of Alice on two Haskell benchmarks
-    assert jobs["seq_eval_generate"] == 2 * (2 + 7) + 3 * 2
+    # Table 3 / Figures 8-9: base, Bob and 7 rounds of Alice on two Haskell benchmarks, then
+    # base and Bob on three; every cell but HumanEval's in shards (MBPP 3, EquiBench 16,
+    # CodeXGLUE 16, PySecDB 24), merged by a local job per cell
+    assert jobs["seq_eval_generate"] == 2 + 7
+    assert jobs["seq_eval_generate_shard"] == (2 + 7) * 3 + 2 * (16 + 16 + 24)
+    assert jobs["seq_eval_merge"] == (2 + 7) + 3 * 2
     assert jobs["seq_file_of_other_regime"] > 0 and "seq_table7" in jobs and "seq_figure19" in jobs
 
 

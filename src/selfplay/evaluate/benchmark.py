@@ -60,6 +60,9 @@ class Benchmark(abc.ABC):
     # The pinned release files a download rule fetches (source: download), each
     # {"url", "file", "sha256" (None: logged on first download, to pin in the config)}.
     downloads: ClassVar[tuple[dict, ...]] = ()
+    # How many items the paper-scale data holds (an upper bound: rows the adapter skips
+    # only lower it), for sizing generation jobs (evaluate/shards.py); None if unknown.
+    release_items: ClassVar[int | None] = None
 
     @abc.abstractmethod
     def prepare(self, source: str | None, settings: dict, cfg: dict) -> tuple[list[dict], list[dict]]:

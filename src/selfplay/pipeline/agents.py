@@ -77,7 +77,8 @@ def generate_to_file(cfg: dict, model_dir, requests, metas, out: str, what: str)
         return
     backend = make_generation_backend(cfg, model_dir)
     try:
-        records = generate_and_record(backend, requests, out, meta=metas)
+        records = generate_and_record(backend, requests, out, meta=metas,
+                                      chunk=cfg["generation"]["chunk_requests"])
     finally:
         backend.close()
     log.info("%s: %d requests, %d outputs -> %s", what, len(records), sum(len(r["outputs"]) for r in records), out)

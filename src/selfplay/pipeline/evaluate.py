@@ -5,6 +5,8 @@ samples, and summarise the scores.
 Files (see rules/evaluate.smk):
   resources/data/eval/<bench>.jsonl (+ .skipped.jsonl)             prepared items
   results/<track>/<exp>/eval/<bench>/<model>/<mode>.jsonl           generations
+  results/<track>/<exp>/eval/<bench>/<model>/<mode>.shards<n>/<k>.jsonl
+                                                                    shard k of n (merged into the above)
   results/<track>/<exp>/eval/<bench>/<model>/<mode>.scored.jsonl    one row per sample
   results/<track>/<exp>/eval/<bench>/<model>/<mode>.json            the metrics
 """
@@ -19,6 +21,8 @@ from ..records import derive_seed, read_jsonl, write_json, write_jsonl
 from ..evaluate.benchmark import Sample
 from ..evaluate.modes import mode_of
 from ..evaluate.registry import benchmark
+from ..evaluate.shards import check_shard, merge_records, shard_count
+from ..tracks.stages import shard_of
 from ..report.decoding import decoding_of
 from ..containers.runtime import runtime_record
 from .agents import generate_to_file, resolve_policy
@@ -105,17 +109,40 @@ def other_backend_config(cfg: dict, other: dict) -> dict:
 
 
 def generate(cfg: dict, name: str, mode_name: str, model_tag: str, items_path: str, model_dir: str | None,
-             adapter_dir: str | None, out: str, other: dict | None = None) -> None:
+             adapter_dir: str | None, out: str, other: dict | None = None,
+             shard: tuple[int, int] | None = None) -> None:
     """``other``: the model is served elsewhere (generation goes through the openai
-    backend, unless the run replays recordings)."""
+    backend, unless the run replays recordings). ``shard`` (k, n): answer only shard k
+    of the cell's n (evaluate/shards.py); each item's request is the same either way."""
     items = items_for(cfg, model_tag, read_jsonl(items_path), other)
+    what = f"{name} / {mode_name} / {model_tag}"
+    if shard is not None:
+        check_shard(cfg, name, *shard)
+        items = shard_of(items, *shard)
+        what += f" / shard {shard[0]} of {shard[1]}"
     model_dir, adapter = resolve_policy(model_dir, adapter_dir)  # a fully fine-tuned policy replaces the base
     if other and cfg["backend"]["name"] != "replay":
         cfg, model_dir = other_backend_config(cfg, other), other["model"]
     requests = [eval_request(cfg, name, mode_name, model_tag, item, adapter) for item in items]
     metas = [{"role": "evaluation", "benchmark": name, "mode": mode_name, "model": model_tag,
               "item": item["id"], "adapter_dir": adapter} for item in items]
-    generate_to_file(cfg, model_dir, requests, metas, out, f"{name} / {mode_name} / {model_tag}")
+    generate_to_file(cfg, model_dir, requests, metas, out, what)
+
+
+def merge(cfg: dict, name: str, mode_name: str, model_tag: str, items_path: str, shard_paths: list[str],
+          out: str) -> int:
+    """One cell's generations from its shards (in shard order), in item order: the file
+    the unsharded job would have written, less each record's timing."""
+    items = items_for(cfg, model_tag, read_jsonl(items_path), None)
+    if len(shard_paths) != shard_count(cfg, name):
+        raise UserError(f"{name} / {mode_name} / {model_tag}: {len(shard_paths)} shard files for "
+                        f"evaluation.benchmarks.{name}.shards = {shard_count(cfg, name)}")
+    records = merge_records([read_jsonl(p) for p in shard_paths], [i["id"] for i in items],
+                            f"{name} / {mode_name} / {model_tag}")
+    write_jsonl(out, records)
+    log.info("%s / %s / %s: %d records from %d shards -> %s", name, mode_name, model_tag, len(records),
+             len(shard_paths), out)
+    return len(records)
 
 
 def samples_of(records: list[dict]) -> list[Sample]:

@@ -721,6 +721,7 @@ def run_tests(sandbox, jobs: list[tuple[dict, str]], timeout: float, workers: in
 
 class BigCodeBenchFull(_BigCodeBench):
     name = "bigcodebench_full"
+    release_items = 1_140
     title = "BigCodeBench-Instruct (Full)"
     smoke: ClassVar[str] = "bigcodebench_full.smoke.jsonl"
     downloads: ClassVar[tuple[dict, ...]] = tuple(DOWNLOADS["bigcodebench_full"])
@@ -730,6 +731,7 @@ class BigCodeBenchFull(_BigCodeBench):
 
 class BigCodeBenchHard(_BigCodeBench):
     name = "bigcodebench_hard"
+    release_items = 148
     title = "BigCodeBench-Instruct (Hard)"
     smoke: ClassVar[str] = "bigcodebench_hard.smoke.jsonl"
     downloads: ClassVar[tuple[dict, ...]] = tuple(DOWNLOADS["bigcodebench_hard"])

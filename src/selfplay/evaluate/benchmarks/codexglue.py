@@ -44,6 +44,7 @@ SYSTEM = ("You are a security auditor for C code. You look for memory-safety err
 
 class CodeXGlueDefect(ClassificationBenchmark):
     name = "codexglue"
+    release_items = 2_732  # the test split
     title = "CodeXGLUE defect detection"
     smoke = "codexglue.smoke.parquet"
     source_note = (f"CodeXGLUE Defect Detection test split (Devign, FFmpeg and QEMU; 2,732 C functions), "

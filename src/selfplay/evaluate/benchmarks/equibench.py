@@ -89,6 +89,7 @@ SYSTEM = ("You are an expert in program semantics. You decide whether two progra
 
 class EquiBench(ClassificationBenchmark):
     name = "equibench"
+    release_items = 2_400  # six categories
     title = "EquiBench"
     smoke = "equibench.smoke.jsonl"
     source_note = (f"EquiBench (Wei et al. 2025): 2,400 program pairs in six categories, Hugging Face dataset "

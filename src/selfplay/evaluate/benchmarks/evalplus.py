@@ -540,6 +540,7 @@ def record_suite(sandbox, item: dict, calls: list[str], suite: str, settings: di
 
 class HumanEval(_EvalPlusBase):
     name = "humaneval"
+    release_items = 164  # HumanEval's 164 problems
     title = "HumanEval"
     family = "humaneval"
     plus = False
@@ -597,6 +598,7 @@ def human_eval_rows() -> list[dict]:
 
 class HumanEvalPlus(_EvalPlusBase):
     name = "humaneval_plus"
+    release_items = 164  # HumanEval+ v0.1.10: 164 tasks
     title = "HumanEval+"
     family = "humaneval"
     plus = True
@@ -607,6 +609,7 @@ class HumanEvalPlus(_EvalPlusBase):
 
 class Mbpp(_EvalPlusBase):
     name = "mbpp"
+    release_items = 378  # MBPP+ v0.2.0: 378 tasks
     title = "MBPP"
     family = "mbpp"
     plus = False
@@ -617,6 +620,7 @@ class Mbpp(_EvalPlusBase):
 
 class MbppPlus(_EvalPlusBase):
     name = "mbpp_plus"
+    release_items = 378  # MBPP+ v0.2.0: 378 tasks
     title = "MBPP+"
     family = "mbpp"
     plus = True

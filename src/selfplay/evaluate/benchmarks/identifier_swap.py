@@ -64,6 +64,7 @@ SYSTEM = ("You are an expert Python programmer. You read code exactly as the int
 
 class IdentifierSwap(ClassificationBenchmark):
     name = "identifier_swap"
+    release_items = 2_000  # 1,000 rows, each in both orders
     title = "Python builtin identifier swap"
     smoke = "identifier_swap.smoke.csv"
     source_note = ("python_builtins_swap.csv of the inverse scaling prize submission by Miceli Barone et al. "

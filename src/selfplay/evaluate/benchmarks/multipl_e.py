@@ -252,6 +252,7 @@ class _HaskellCodegen(CodegenBenchmark):
 
 class HaskellMini(_HaskellCodegen):
     name = "haskell_mini"
+    release_items = 10
     title = "Haskell mini (shipped)"
     smoke = "../haskell_bench/mini.jsonl"
     source_note = "ten problems written for this project (data/haskell_bench/mini.jsonl), in MultiPL-E's spirit"
@@ -303,6 +304,7 @@ def _multipl_e_download(split: str) -> dict:
 
 class HumanEvalHs(_MultiplE):
     name = "humaneval_hs"
+    release_items = 161  # at most HumanEval's 161 problems MultiPL-E translates
     title = "HumanEval (Haskell)"
     split = "humaneval"
     downloads = (_multipl_e_download("humaneval"),)
@@ -311,6 +313,7 @@ class HumanEvalHs(_MultiplE):
 
 class MbppHs(_MultiplE):
     name = "mbpp_hs"
+    release_items = 397  # at most MBPP's 397 problems MultiPL-E translates
     title = "MBPP (Haskell)"
     split = "mbpp"
     downloads = (_multipl_e_download("mbpp"),)

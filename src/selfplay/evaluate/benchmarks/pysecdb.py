@@ -51,6 +51,7 @@ SYSTEM = ("You are a security engineer who reviews commits to Python projects. Y
 
 class PySecDB(ClassificationBenchmark):
     name = "pysecdb"
+    release_items = 4_049  # 1,258 security and 2,791 non-security commits (Sun et al. 2023)
     title = "PySecDB"
     smoke = "pysecdb.smoke.json"
     source_note = ("PySecDB (Sun et al., ICSME 2023): about 1.2k security and 2.8k non-security Python commits; "
