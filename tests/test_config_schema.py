@@ -221,6 +221,7 @@ EDGES = {
     "max_steps": [-2, -1, 0, 1, 100, 2.0], "target_modules": [[], ["q_proj"], "all-linear", "q_proj", [""]],
     "lr_scheduler": ["cosine", "warmup_stable_decay", "nope"], "dtype": ["bfloat16", "int8"],
     "gradient_checkpointing": [True, "auto", "yes"], "bf16": [False, "auto", 1],
+    "checkpoint_steps": [-1, 0, 1, 50, 2.5, True],
 }
 
 
@@ -251,7 +252,7 @@ def test_resource_kinds_are_the_ones_the_rules_ask_for(schema):
     used = set()
     for rules in (REPO / "rules").glob("*.smk"):
         used |= set(re.findall(r'resources_of\("([a-z_]+)"\)', rules.read_text()))
-    assert used and used == set(schema["properties"]["resources"]["properties"])
+    assert used and used == set(schema["properties"]["resources"]["properties"]) - {"retry"}  # retry: how they grow
 
 
 # --------------------------------------------------------------------------- fill_defaults
@@ -291,9 +292,25 @@ def test_fill_defaults_fills_nested_and_referenced_defaults(schema):
     assert cfg["bundle"] == {"name": None, "include_adapters": False, "report": True}
     assert cfg["containers"] == {} and cfg["replay_training_from"] is None
     assert set(cfg["resources"]) == set(schema["properties"]["resources"]["properties"])
-    assert all(v == {} for v in cfg["resources"].values())
+    assert all(v == {} for k, v in cfg["resources"].items() if k != "retry")
+    assert cfg["resources"]["retry"] == {"factor": 1.5, "scaled": ["runtime", "mem_mb"], "max": {}}
     assert cfg["model"] == {"name": "m", "source": "pypi-smollm2", "revision": None, "files": None}
     assert not errors_of(schema, cfg)
+
+
+def test_fill_defaults_fills_each_entry_of_a_list_of_mappings():
+    """Paper 001's Figure 4 models o1 and o3-mini name no api_key_env: the entry's schema
+    default (OPENAI_API_KEY) was never filled in, and their generation job stopped with
+    KeyError: 'api_key_env' (found by the paper's rehearsal, issue 19)."""
+    import yaml
+
+    from selfplay.config import validate_config
+    from selfplay.pipeline.evaluate import other_backend_config
+
+    cfg = validate_config(yaml.safe_load(open("config/papers/sinq.yaml")))
+    other = {m["tag"]: m for m in cfg["sinq"]["benchmarks"]["other_models"]}
+    assert other["o1"]["api_key_env"] == "OPENAI_API_KEY" and other["r1"]["api_key_env"] == "DEEPSEEK_API_KEY"
+    assert other_backend_config(cfg, other["o3_mini"])["backend"]["api_key_env"] == "OPENAI_API_KEY"
 
 
 def test_fill_defaults_keeps_what_the_config_says_and_copies(schema):

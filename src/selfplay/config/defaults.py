@@ -70,6 +70,13 @@ def _fill(obj: dict, node: dict, root: dict) -> None:
             obj[key] = copy.deepcopy(prop["default"])
         if isinstance(obj[key], dict) and prop.get("properties"):
             _fill(obj[key], prop, root)
+        elif isinstance(obj[key], list) and isinstance(prop.get("items"), dict):
+            # a list of mappings (e.g. sinq.benchmarks.other_models): each entry gets its defaults
+            item = resolve(prop["items"], root)
+            if item.get("properties"):
+                for entry in obj[key]:
+                    if isinstance(entry, dict):
+                        _fill(entry, item, root)
 
 
 def fill_defaults(cfg: dict, schema: dict) -> dict:
