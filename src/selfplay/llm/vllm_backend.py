@@ -16,7 +16,7 @@ Mapping of our request onto vLLM's offline API:
   (the caller's seed mixed with the request key, as in the transformers backend).
 
 Device. ``device: cuda`` (the default) leaves everything to vLLM as before.
-``device: cpu`` is for the CPU build and applies three things before the engine
+``device: cpu`` is for the CPU build and applies four things before the engine
 starts, because vLLM's CPU defaults do not suit a small shared machine:
 - the engine runs inside this process (``VLLM_ENABLE_V1_MULTIPROCESSING=0`` is set
   in the environment): it starts several times faster and needs less memory than
@@ -28,7 +28,12 @@ starts, because vLLM's CPU defaults do not suit a small shared machine:
   Without an explicit size vLLM reserves ``gpu_memory_utilization`` as a share of
   the machine's RAM and refuses to start when that much is not free. An exported
   ``VLLM_CPU_KVCACHE_SPACE`` would silently override the setting, so it is removed
-  from the environment.
+  from the environment;
+- chunked prefill is turned off (every prompt is prefilled in one step; vLLM then
+  raises the step's token budget to ``max_model_len``). With it on, a batch whose
+  prompts exceed the budget (4,096 tokens) prefills one request in part and rewinds
+  that request's seeded generator, which CPU generators cannot do: the job died with
+  "CPU Generator does not use offset" (paper 002's test writer, 18 prompts).
 The chosen device is checked against the platform vLLM detected (a CPU build with
 ``device: cuda``, or a GPU build with ``device: cpu``, is a UserError), so
 :meth:`VLLMBackend.describe` reports where the texts were really generated.
@@ -134,6 +139,7 @@ def engine_args(model: str, *, max_lora_rank: int = 64, gpu_memory_utilization: 
         kwargs.update(enable_lora=True, max_lora_rank=int(max_lora_rank), max_loras=int(max_loras))
     if device == "cpu":
         kwargs["kv_cache_memory_bytes"] = int(float(cpu_kvcache_gib) * GIB)
+        kwargs["enable_chunked_prefill"] = False   # see the module doc
     kwargs.update(extra)
     return kwargs
 
