@@ -223,6 +223,13 @@ def evolve_pool_resources():
     }
 
 
+# One generation job per pool model, or per block of problems when evolve.pool.shards > 1
+# (paper scale: one model's 30,437 problems x 8 samples do not fit one job's time limit),
+# merged back into the model's recording by evolve_pool_merge.
+EVOLVE_POOL_SHARDS = int(EVOLVE_CFG["pool"].get("shards", 1))
+_POOL_JOB = "{pmodel}" if EVOLVE_POOL_SHARDS == 1 else "{pmodel}.shards/{pshard}"
+
+
 rule evolve_pool_generate:
     input:
         suite=f"{EVOLVE_ROOT}/round0/suite.jsonl",
@@ -230,11 +237,13 @@ rule evolve_pool_generate:
             spec=config["model"] if w.pmodel == "track" else EVOLVE_CFG["models"][w.pmodel]
         ),
     output:
-        f"{EVOLVE_ROOT}/pool/{{pmodel}}.jsonl",
+        f"{EVOLVE_ROOT}/pool/{_POOL_JOB}.jsonl",
     log:
-        f"{EVOLVE_LOG}/pool/{{pmodel}}.log",
+        f"{EVOLVE_LOG}/pool/{_POOL_JOB}.log",
     benchmark:
-        f"{EVOLVE_BENCH}/pool/pool_{{pmodel}}.tsv"
+        f"{EVOLVE_BENCH}/pool/pool_{_POOL_JOB}.tsv"
+    wildcard_constraints:
+        pshard=r"[0-9]+",
     container:
         image("gpu")
     threads: GENERATION_THREADS
@@ -246,8 +255,25 @@ rule evolve_pool_generate:
         model_dir=lambda w: generation_model_param(
             spec=config["model"] if w.pmodel == "track" else EVOLVE_CFG["models"][w.pmodel]
         ),
+        shard=lambda w: int(w.get("pshard", 0)),
+        shards=EVOLVE_POOL_SHARDS,
     script:
         "../workflow_scripts/evolve_pool_generate.py"
+
+
+if EVOLVE_POOL_SHARDS > 1:
+
+    rule evolve_pool_merge:
+        input:
+            lambda w: [f"{EVOLVE_ROOT}/pool/{w.pmodel}.shards/{k}.jsonl" for k in range(EVOLVE_POOL_SHARDS)],
+        output:
+            f"{EVOLVE_ROOT}/pool/{{pmodel}}.jsonl",
+        log:
+            f"{EVOLVE_LOG}/pool/{{pmodel}}.merge.log",
+        container:
+            image("python")
+        script:
+            "../workflow_scripts/evolve_pool_merge.py"
 
 
 rule evolve_pool:

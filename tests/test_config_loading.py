@@ -204,7 +204,7 @@ def test_the_evolve_paper_config_plans_every_round_and_table(tmp_path):
     each, one GRPO policy per round, and every Table 3 cell (5 models x 7 benchmarks)."""
     proc = dry_run(tmp_path, "--configfile", str(REPO / "config/papers/evolve.yaml"))
     counts = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", proc.stdout, re.M)}
-    assert counts["evolve_pool_generate"] == 8
+    assert counts["evolve_pool_generate"] == 8 * 32 and counts["evolve_pool_merge"] == 8  # evolve.pool.shards
     assert counts["evolve_matrix"] == counts["evolve_dataset"] == counts["evolve_grpo"] == 4
     assert counts["evolve_generate"] == counts["evolve_suite"] == 3
     assert counts["evolve_eval_generate"] == 5 * 7

@@ -75,12 +75,33 @@ def test_vllm_rates_follow_the_public_anchors_and_the_gpus_bandwidth():
     assert tokens_per_s(moe, None)[0] == pytest.approx(ANCHORS[0][1])
 
 
-def test_the_evolve_plan_flags_pool_jobs_that_cannot_finish_within_their_time_limit(monkeypatch, capsys):
+def test_the_evolve_plan_flags_unsharded_pool_jobs_that_cannot_finish_within_their_time_limit(
+        monkeypatch, capsys, tmp_path):
     """Paper 002's pool: 30,437 problems x 8 samples x up to 32,768 tokens per model in one
-    12-hour job is far beyond any GPU's rate: the plan says so per rule."""
+    12-hour job is far beyond any GPU's rate: the plan says so per rule, and the paper
+    config's 32 shards per model bring every job within its limit."""
     monkeypatch.chdir(REPO)
-    assert main(["plan", "--configfile", "config/papers/evolve.yaml"]) == 0
+    one_job = tmp_path / "one_job.yaml"
+    one_job.write_text("evolve: {pool: {shards: 1}}\n")
+    row = r"^evolve_pool_generate\s+(\d+)\s+1/2\s+([\d.]+)\s+[\d.]+\s+([\d.]+)\s+(\d+)$"
+    assert main(["plan", "--configfile", "config/papers/evolve.yaml", str(one_job)]) == 0
     out = capsys.readouterr().out
-    row = re.search(r"^evolve_pool_generate\s+8\s+1/2\s+([\d.]+)\s+[\d.]+\s+([\d.]+)\s+(\d+)$", out, re.M)
-    assert row and float(row.group(2)) > float(row.group(1)) and int(row.group(3)) == 8
+    jobs, asked, tokens, over = re.search(row, out, re.M).groups()
+    assert int(jobs) == 8 and int(over) == 8 and float(tokens) > 10 * float(asked)
     assert "30,437 seed problems after de-duplication" in out
+    assert main(["plan", "--configfile", "config/papers/evolve.yaml"]) == 0
+    jobs, asked, sharded_tokens, over = re.search(row, capsys.readouterr().out, re.M).groups()
+    assert int(jobs) == 8 * 32 and int(over) == 0
+    assert float(sharded_tokens) == pytest.approx(float(tokens), rel=0.01)  # the same work, in blocks
+
+
+def test_a_config_the_workflow_refuses_is_one_line_from_selfplay_plan(monkeypatch, capsys, tmp_path):
+    monkeypatch.chdir(REPO)
+    small = tmp_path / "small_gpu.yaml"
+    small.write_text("resources: {train: {gpu_model: l40s}}\n")
+    assert main(["plan", "--configfile", "config/papers/evolve.yaml", str(small)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err
+    assert err.startswith("selfplay: error: the dry run failed: Resources error: resources.train: rule evolve_grpo")
+    assert main(["plan", "--configfile", str(tmp_path / "missing.yaml")]) == 2
+    assert capsys.readouterr().err.strip().endswith("missing.yaml: no such file")

@@ -225,12 +225,34 @@ def usable_problems(suite: list[dict]) -> list[dict]:
 
 # --- the solution pool --------------------------------------------------------------
 
+def pool_block(problems: list, shard: int, shards: int) -> list:
+    """Shard ``shard`` of ``shards`` contiguous blocks of the problems, so that the shards'
+    files, concatenated in order, hold the records one unsharded job writes (each request
+    draws its own seeded stream; only per-job fields, the timings and the backend's job
+    statistics, differ)."""
+    if not 0 <= shard < shards:
+        raise UserError(f"evolve pool: shard {shard} is not in 0..{shards - 1}")
+    size = -(-len(problems) // shards)
+    return problems[shard * size:(shard + 1) * size]
+
+
 def pool_generate(cfg: dict, suite_path: str, model_name: str, samples: int, model_dir: str | None,
-                  adapter: str | None, out: str) -> None:
-    problems = usable_problems(read_jsonl(suite_path))
+                  adapter: str | None, out: str, shard: int = 0, shards: int = 1) -> None:
+    problems = pool_block(usable_problems(read_jsonl(suite_path)), shard, shards)
     requests = [game.pool_request(cfg, p, model_name, samples, adapter) for p in problems]
     metas = [{"step": "pool", "problem_id": p["id"], "model": model_name} for p in problems]
     generate_to_file(cfg, model_dir, requests, metas, out, f"evolve pool {model_name}")
+
+
+def merge_pool_shards(shard_paths: list[str], out: str) -> None:
+    """One pool model's recording from its shards' files, concatenated in shard order
+    (streamed: at paper scale a model's recording is gigabytes)."""
+    import shutil
+
+    with open(out, "wb") as dst:
+        for path in shard_paths:
+            with open(path, "rb") as src:
+                shutil.copyfileobj(src, dst, 1 << 20)
 
 
 def pool_solutions(suite_path: str, generation_paths: list[str], out: str) -> None:

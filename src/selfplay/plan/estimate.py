@@ -149,11 +149,12 @@ def token_estimates(cfg: dict, plans: dict[str, RulePlan], workdir: str = ".") -
         if plan is None or not plan.detail:
             continue
         bound = expected_h = 0.0
-        rate_note = ""
+        rates: dict[str, None] = {}
         for wildcards, gpus, hours in plan.detail:
             spec, kind, tp = _job_model(cfg, rule, wildcards)
             gpu = ((cfg.get("resources") or {}).get(kind) or {}).get("gpu_model") or None
-            rate, rate_note = tokens_per_s(spec, gpu, tp, workdir)
+            rate, where = tokens_per_s(spec, gpu, tp, workdir)
+            rates[f"{rate:,.0f} tokens/s for {where}"] = None
             tokens = per_job(wildcards)
             bound += tokens
             job_h = tokens * EXPECTED_FRACTION / rate / 3600
@@ -163,8 +164,8 @@ def token_estimates(cfg: dict, plans: dict[str, RulePlan], workdir: str = ".") -
         # the dry run lists each job once; the job table may count more (none here)
         plan.tokens_bound = int(bound * plan.jobs / len(plan.detail))
         plan.gpu_hours_tokens = expected_h * plan.jobs / len(plan.detail)
-        plan.basis = f"{how}; {rate_note}"
-        notes.append(f"  {rule}: {plan.tokens_bound:,} tokens at most ({how}); rate for {rate_note}")
+        plan.basis = f"{how}; {', '.join(rates)}"
+        notes.append(f"  {rule}: {plan.tokens_bound:,} tokens at most ({how}); {', '.join(rates)}")
     return notes
 
 
@@ -206,6 +207,8 @@ def plan(configfiles: list[str], repo: str | Path = ".") -> tuple[dict[str, Rule
 
     cfg: dict = {}
     for path in configfiles:
+        if not Path(path).is_file():
+            raise UserError(f"--configfile {path}: no such file")
         update_config(cfg, load_configfile(str(path)))
     plans = parse_plan(dry_run(configfiles, repo))
     cfg = _prepared(cfg)

@@ -69,8 +69,9 @@ def job_tokens(cfg: Mapping[str, Any]) -> dict[str, tuple[Callable[[Mapping], in
         n, source = EVOLVE_PROBLEMS
         samples = {m["name"]: int(m["samples"]) for m in e["pool"]["models"]}
         out["evolve_refine"] = (lambda w: n * _sampling(e["refine"]), f"{source}, one refinement each")
-        out["evolve_pool_generate"] = (lambda w: n * samples[w["pmodel"]] * _sampling(e["pool"]),
-                                       f"{source} x the model's samples")
+        shards = int(e["pool"].get("shards", 1))
+        out["evolve_pool_generate"] = (lambda w: math.ceil(n / shards) * samples[w["pmodel"]] * _sampling(e["pool"]),
+                                       f"{source} / evolve.pool.shards x the model's samples")
         out["evolve_generate"] = (lambda w: n * (_sampling(e["adversarial"]) + _sampling(e["discriminative"])),
                                   f"{source}, one adversarial and one discriminative request each")
     if "seq" in cfg:
