@@ -90,9 +90,15 @@ def test_the_evolve_plan_flags_unsharded_pool_jobs_that_cannot_finish_within_the
     assert int(jobs) == 8 and int(over) == 8 and float(tokens) > 10 * float(asked)
     assert "30,437 seed problems after de-duplication" in out
     assert main(["plan", "--configfile", "config/papers/evolve.yaml"]) == 0
-    jobs, asked, sharded_tokens, over = re.search(row, capsys.readouterr().out, re.M).groups()
+    out = capsys.readouterr().out
+    jobs, asked, sharded_tokens, over = re.search(row, out, re.M).groups()
     assert int(jobs) == 8 * 32 and int(over) == 0
     assert float(sharded_tokens) == pytest.approx(float(tokens), rel=0.01)  # the same work, in blocks
+    # the pass matrices' CPU work: 30,437 problems x 64 solutions x (20 tests, then 40 new ones a round)
+    cells = 30437 * 64 * (20 + 3 * 40)
+    matrix = re.search(r"^evolve_matrix\s+4\s+0\s+[\d.]+\s+[\d.]+\s+(\d+)\s+([\d.]+)$", out, re.M)
+    assert float(matrix.group(2)) == pytest.approx(cells / 46.4 / 3600, rel=0.01)
+    assert f"{cells:,} cells" in out and "bench/results/pass_matrix.md" in out
 
 
 def test_a_config_the_workflow_refuses_is_one_line_from_selfplay_plan(monkeypatch, capsys, tmp_path):

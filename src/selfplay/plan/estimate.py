@@ -51,7 +51,8 @@ class RulePlan:
     gpus: set = field(default_factory=set)
     gpu_hours_tokens: float | None = None  # (expected) from token counts, where known
     tokens_bound: int | None = None
-    over_limit: int = 0  # jobs whose expected tokens take longer than their time limit
+    over_limit: int = 0  # jobs whose expected time exceeds their time limit
+    cpu_hours_work: float | None = None  # CPU-hours from the work's size and a measured rate
     detail: list = field(default_factory=list)  # per job: (wildcards, gpus, hours asked)
     basis: str = ""  # how the tokens were counted and at what rate
 
@@ -125,7 +126,7 @@ def token_estimates(cfg: dict, plans: dict[str, RulePlan], workdir: str = ".") -
     """Fill in each generation rule's token bound and expected GPU-hours (the tokens'
     share :data:`EXPECTED_FRACTION` at :func:`selfplay.plan.tokens.tokens_per_s`), and
     count the jobs whose expected time exceeds their time limit; returns the notes."""
-    from .tokens import job_tokens, tokens_per_s
+    from .tokens import MATRIX_CELLS_PER_S_PER_WORKER, job_tokens, matrix_cells, tokens_per_s
 
     counted = dict(job_tokens(cfg))
     notes = []
@@ -166,18 +167,36 @@ def token_estimates(cfg: dict, plans: dict[str, RulePlan], workdir: str = ".") -
         plan.gpu_hours_tokens = expected_h * plan.jobs / len(plan.detail)
         plan.basis = f"{how}; {', '.join(rates)}"
         notes.append(f"  {rule}: {plan.tokens_bound:,} tokens at most ({how}); {', '.join(rates)}")
+    cells_of = matrix_cells(cfg)
+    plan = plans.get("evolve_matrix")
+    if cells_of and plan and plan.detail:
+        rate, source = MATRIX_CELLS_PER_S_PER_WORKER
+        workers = int(cfg["evolve"]["matrix"]["workers"])
+        cells = core_h = 0.0
+        for wildcards, _, hours in plan.detail:
+            n = cells_of(wildcards)
+            cells += n
+            core_h += n / rate / 3600
+            if hours and n / rate / workers / 3600 > hours:
+                plan.over_limit += 1
+        plan.cpu_hours_work = core_h * plan.jobs / len(plan.detail)
+        notes.append(f"  evolve_matrix: {int(cells):,} cells (paper 002 Table 1's problems x pool solutions x "
+                     f"new tests per round) at {rate:.1f} cells/s per worker ({source}), {workers} workers a job")
     return notes
 
 
 def report(configfiles: list[str], cfg: dict, plans: dict[str, RulePlan], notes: list[str]) -> str:
     lines = [f"Plan of {' + '.join(configfiles)}", "",
              f"{'rule':38s} {'jobs':>6s} {'GPUs/job':>8s} {'GPU-h asked':>12s} {'CPU-h asked':>12s} {'GPU-h tokens':>13s}"
-             f" {'over limit':>10s}"]
+             f" {'over limit':>10s} {'CPU-h work':>10s}"]
     for p in sorted(plans.values(), key=lambda p: (-p.gpu_hours_asked, -p.jobs, p.rule)):
         g = "/".join(str(x) for x in sorted(p.gpus)) or "-"
         tok = f"{p.gpu_hours_tokens:13.1f}" if p.gpu_hours_tokens is not None else f"{'':13s}"
-        over = f"{p.over_limit:10d}" if p.gpu_hours_tokens is not None else ""
-        lines.append(f"{p.rule:38s} {p.jobs:6d} {g:>8s} {p.gpu_hours_asked:12.1f} {p.cpu_hours_asked:12.1f} {tok} {over}".rstrip())
+        estimated = p.gpu_hours_tokens is not None or p.cpu_hours_work is not None
+        over = f"{p.over_limit:10d}" if estimated else f"{'':10s}"
+        work = f"{p.cpu_hours_work:10.1f}" if p.cpu_hours_work is not None else ""
+        lines.append(f"{p.rule:38s} {p.jobs:6d} {g:>8s} {p.gpu_hours_asked:12.1f} {p.cpu_hours_asked:12.1f} {tok} {over} "
+                     f"{work}".rstrip())
     total_jobs = sum(p.jobs for p in plans.values())
     gpu = sum(p.gpu_hours_asked for p in plans.values())
     cpu = sum(p.cpu_hours_asked for p in plans.values())
@@ -188,7 +207,8 @@ def report(configfiles: list[str], cfg: dict, plans: dict[str, RulePlan], notes:
               "an answer is expected to use: a guess) / its vLLM rate (selfplay.plan.tokens: public A100 80GB "
               "measurements of 7B-32B models, https://www.morphllm.com/vllm-benchmarks, scaled by the parameters "
               "per GPU and the GPU's memory bandwidth), x its GPUs; rules without a token count (training, "
-              "GRPO's rollouts, CPU jobs) are left out. over limit: jobs whose expected time exceeds their runtime.",
+              "GRPO's rollouts, CPU jobs) are left out. CPU-h work: the pass matrices' cells at a rate measured "
+              "here. over limit: jobs whose expected time exceeds their runtime.",
               *notes]
     for track in [t for t in BUDGETS if t in cfg and t in (cfg.get("tracks") or [])]:
         hours, source = BUDGETS[track]

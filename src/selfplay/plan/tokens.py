@@ -112,3 +112,24 @@ def job_tokens(cfg: Mapping[str, Any]) -> dict[str, tuple[Callable[[Mapping], in
         out["psv_eval_generate"] = (lambda w: PSV_SETS.get(w.get("pset", ""), 271) * int(p["evaluation"]["samples"])
                                     * _sampling(p["evaluation"]), "the evaluated set (paper 003 Sec. 4 sizes) x n")
     return out
+
+
+# Pass-matrix cells (one solution on one test) per second per sandbox worker, measured here:
+# bench/results/pass_matrix.md (2026-11-26, 2 workers, 1-s limit per test): 92.8 cells/s
+# with one solution of 16 timing out on 3 of 20 tests, 338.9 without it. Per worker, the
+# slower figure (a pool always holds some slow solutions; the paper config's 4-s limit
+# makes each timeout 4x dearer, so this is still optimistic where many time out).
+MATRIX_CELLS_PER_S_PER_WORKER = (92.8 / 2, "bench/results/pass_matrix.md: 92.8 cells/s on 2 workers, "
+                                 "a pool with a slow solution, 1-s limit")
+
+
+def matrix_cells(cfg: Mapping[str, Any]) -> Callable[[Mapping], int] | None:
+    """Cells one evolve_matrix job judges (round 0: every refined test; later rounds only
+    the new ones): problems x pool solutions x tests."""
+    if "evolve" not in cfg:
+        return None
+    e = cfg["evolve"]
+    n = EVOLVE_PROBLEMS[0]
+    solutions = sum(int(m["samples"]) for m in e["pool"]["models"])
+    new_tests = int(e["adversarial"]["tests"]) + int(e["discriminative"]["tests"])
+    return lambda w: n * solutions * (int(e["refine"]["tests"]) if int(w.get("er", 0)) == 0 else new_tests)
