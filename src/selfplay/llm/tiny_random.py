@@ -154,16 +154,21 @@ def write_tiny_model(family: str, out_dir: str | os.PathLike, *, seed: int = 0, 
 def ensure_tiny_model(family: str, out_dir: str | os.PathLike, *, seed: int = 0, dtype: str = "bfloat16",
                       overrides: dict | None = None) -> Path:
     """``out_dir`` holding the tiny ``family`` model, written first unless the folder there
-    was made from the same arguments and committed files."""
+    was made from the same arguments and committed files. Processes that ask for the same
+    folder at once take turns (a lock file beside it), so it is written once."""
+    from filelock import FileLock
+
     out = Path(out_dir)
     _check_family(family)
-    record = out / "selfplay_model.json"
-    if record.is_file() and (out / "model.safetensors").is_file():
-        have = read_json(record)
-        want = recipe(family, seed, dtype, overrides)
-        if all(have.get(k) == v for k, v in want.items()):
-            return out
-    write_tiny_model(family, out, seed=seed, dtype=dtype, overrides=overrides)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(out) + ".lock"):
+        record = out / "selfplay_model.json"
+        if record.is_file() and (out / "model.safetensors").is_file():
+            have = read_json(record)
+            want = recipe(family, seed, dtype, overrides)
+            if all(have.get(k) == v for k, v in want.items()):
+                return out
+        write_tiny_model(family, out, seed=seed, dtype=dtype, overrides=overrides)
     return out
 
 
