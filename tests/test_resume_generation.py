@@ -14,11 +14,8 @@ last line, a partly written chunk, work of other settings) with a counting test 
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -26,6 +23,8 @@ import pytest
 from selfplay.llm.base import Backend, GenerationRequest, SamplingParams
 from selfplay.llm.recording import generate_and_record, partial_path
 from selfplay.records import read_jsonl
+
+from kill_midway import kill_when
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -175,18 +174,9 @@ def run_job(model_dir: Path, out: Path, kill_after_records: int | None = None) -
     args = [sys.executable, "-c", JOB, str(model_dir), str(out), str(out) + ".log"]
     if kill_after_records is None:
         return subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=600)
-    proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     partial = partial_path(out)
-    deadline = time.time() + 600
-    try:
-        while time.time() < deadline and proc.poll() is None:
-            if partial.is_file() and partial.read_bytes().count(b"\n") >= 1 + kill_after_records:
-                os.kill(proc.pid, signal.SIGKILL)
-                break
-            time.sleep(0.02)
-    finally:
-        proc.wait(timeout=60)
-    assert proc.returncode == -signal.SIGKILL, "the job ended before it could be killed"
+    kill_when(args, lambda: partial.is_file() and partial.read_bytes().count(b"\n") >= 1 + kill_after_records,
+              timeout=600, cwd=REPO)
     return None
 
 

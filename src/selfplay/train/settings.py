@@ -38,6 +38,8 @@ DEFAULTS: dict[str, Any] = {
     # bf16 mixed precision: "auto" turns it on only on a GPU that supports it.
     "bf16": "auto",
     "logging_steps": 1,
+    # Optimizer steps between two checkpoints a killed run resumes from (0: none).
+    "checkpoint_steps": 50,
 }
 
 DTYPES = ("float32", "bfloat16", "float16")
@@ -120,6 +122,10 @@ def validate_settings(settings: dict | None) -> dict[str, Any]:
         _fail("warmup_ratio", merged["warmup_ratio"], "a fraction of the training steps in [0, 1)")
     merged["weight_decay"] = _check_float_range("weight_decay", merged["weight_decay"], 0.0, None)
     merged["max_grad_norm"] = _check_float_range("max_grad_norm", merged["max_grad_norm"], 0.0, None)
+
+    if not _is_int(merged["checkpoint_steps"]) or merged["checkpoint_steps"] < 0:
+        _fail("checkpoint_steps", merged["checkpoint_steps"], "an integer >= 0 (0: no checkpoints)")
+    merged["checkpoint_steps"] = int(merged["checkpoint_steps"])
 
     steps = merged["max_steps"]
     if not _is_int(steps) or steps == 0 or steps < -1:

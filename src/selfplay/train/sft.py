@@ -42,6 +42,7 @@ from typing import Any, Iterator
 from ..containers.runtime import runtime_record
 from ..errors import UserError, require_module
 from ..records import sha256_tree, write_json
+from .checkpoints import checkpoint_folder, resume_key, resume_point, save_args
 from .settings import resolve_for_device, validate_settings
 
 log = logging.getLogger(__name__)
@@ -137,9 +138,9 @@ def build_sft_trainer(
     """Load the base model, wrap it in a fresh LoRA adapter and return ``(trainer, resolved_settings)``.
 
     The trainer's ``train_dataset`` is already tokenized, with ``labels`` masked to
-    the completion. ``work_dir`` is the trainer's scratch output folder (nothing is
-    saved there during training). Exposed so tests can inspect the exact data the
-    trainer trains on.
+    the completion. ``work_dir`` is the trainer's scratch output folder (its
+    checkpoints go there). Exposed so tests can inspect the exact data the trainer
+    trains on.
     """
     clean, resolved = _check_inputs(examples, settings, seed)
 
@@ -198,7 +199,8 @@ def build_sft_trainer(
         completion_only_loss=True,
         assistant_only_loss=False,
         packing=False,
-        save_strategy="no",
+        # checkpoints every `checkpoint_steps` into work_dir, for a rerun to resume from
+        **save_args(resolved["checkpoint_steps"]),
         eval_strategy="no",
         report_to="none",
         push_to_hub=False,
@@ -289,22 +291,32 @@ def _swap_into_place(staging: Path, out: Path) -> None:
 
 
 @contextmanager
-def staged_output(out_dir: str | os.PathLike) -> Iterator[tuple[Path, Path]]:
+def staged_output(out_dir: str | os.PathLike, keep_checkpoints: bool = False) -> Iterator[tuple[Path, Path]]:
     """A training run's output folder, written atomically: yields ``(staging, scratch)``
     folders beside ``out_dir``; the caller saves the result and its record into
     ``staging``, which replaces ``out_dir`` only when the block ends without an error.
-    ``scratch`` (the trainer's own files) is removed either way."""
+    ``scratch`` (the trainer's own files) is removed once the output is in place; with
+    ``keep_checkpoints`` it is the run's checkpoint folder (train/checkpoints.py), which
+    a failed run that saved a checkpoint leaves for its rerun to resume from, else a fresh
+    folder removed either way."""
     out = Path(out_dir).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     _check_out_dir(out)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
-    scratch = Path(tempfile.mkdtemp(prefix=f".{out.name}.scratch-", dir=out.parent))
+    if keep_checkpoints:
+        scratch = checkpoint_folder(out)
+        scratch.mkdir(exist_ok=True)
+    else:
+        scratch = Path(tempfile.mkdtemp(prefix=f".{out.name}.scratch-", dir=out.parent))
+    finished = False
     try:
         yield staging, scratch
         _open_permissions(staging)
         _swap_into_place(staging, out)
+        finished = True
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        if finished or not keep_checkpoints or not any(scratch.glob("checkpoint-*")):
+            shutil.rmtree(scratch, ignore_errors=True)  # kept only when it holds something to resume
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
 
@@ -356,7 +368,7 @@ def train_lora_sft(base_model: str, examples: list[dict], out_dir: str, settings
     started = time.perf_counter()
     clean, _ = _check_inputs(examples, settings, seed)
 
-    with staged_output(out_dir) as (staging, scratch):
+    with staged_output(out_dir, keep_checkpoints=True) as (staging, scratch):
         try:
             return _train_sft_into(staging, scratch, base_model, clean, settings, seed, started)
         finally:
@@ -385,8 +397,12 @@ def _train_sft_into(staging: Path, scratch: Path, base_model: str, clean: list[d
             n_at_max, n_prepared, resolved["max_length"],
         )
 
+    # A rerun of the same training after a kill resumes from its last checkpoint.
+    resume = resume_point(scratch, resume_key(
+        base_model=str(Path(base_model).resolve()) if Path(base_model).exists() else str(base_model),
+        examples=clean, settings=resolved, seed=seed, libraries=_library_versions()))
     train_started = time.perf_counter()
-    output = trainer.train()
+    output = trainer.train(resume_from_checkpoint=resume)
     train_seconds = time.perf_counter() - train_started
 
     history = [
@@ -413,6 +429,7 @@ def _train_sft_into(staging: Path, scratch: Path, base_model: str, clean: list[d
         "n_label_tokens": int(sum(counts)),
         "n_tokens": int(sum(lengths)),
         "steps": steps,
+        "resumed_from_step": int(Path(resume).name.split("-")[-1]) if resume else None,
         "epochs_completed": _finite(trainer.state.epoch),
         "final_train_loss": history[-1]["loss"] if history else None,
         "mean_train_loss": _finite(output.training_loss),
