@@ -64,7 +64,9 @@ def cluster(etc_slurm_before):
         import snakemake_executor_plugin_slurm  # noqa: F401
     except ImportError:
         pytest.skip("snakemake-executor-plugin-slurm is not installed (pip install -r requirements.txt)")
-    c = LocalSlurm().start()
+    # Finished jobs stay visible to squeue/scontrol for MinJobAge seconds: an hour, so a
+    # rehearsal (~18 min) can check every one of its jobs afterwards (600 s forgot the first).
+    c = LocalSlurm(min_job_age=3600).start()
     print(f"\n[slurm] cluster start: {c.start_seconds:.2f} s")
     try:
         yield c
