@@ -87,3 +87,26 @@ def test_the_evolve_paper_plan_shards_the_pool_and_merges_it(tmp_path):
     assert counts["evolve_pool_generate"] == 8 * 32 and counts["evolve_pool_merge"] == 8
     assert "pool/qwen3-32b.shards/31.jsonl" in proc.stdout
 
+
+@pytest.mark.slow
+def test_a_sharded_pool_runs_through_snakemake_and_merges_in_order(tmp_path, tiny_model_dir):
+    """The embedded workflow (answers replayed) with evolve.pool.shards = 3: three pool
+    jobs, one local merge, and the merged recording answers every usable problem in the
+    suite's order, as the scenario's recording says."""
+    from test_workflow_evolve import scenario
+    from workflow_helpers import jobs_run, run_snakemake, write_config
+
+    cfg, _ = scenario(tmp_path, tiny_model_dir)
+    cfg["evolve"]["pool"]["shards"] = 3
+    write_config(tmp_path, cfg)
+    root = tmp_path / "results/evolve/wf"
+    proc = run_snakemake(tmp_path, str(root.relative_to(tmp_path) / "pool/solutions.jsonl"))
+    jobs = jobs_run(proc)
+    assert jobs["evolve_pool_generate"] == 3 and jobs["evolve_pool_merge"] == 1
+    assert sorted(p.name for p in (root / "pool/track.shards").iterdir()) == ["0.jsonl", "1.jsonl", "2.jsonl"]
+    usable = [p["id"] for p in read_jsonl(root / "round0/suite.jsonl") if p["reason"] is None]
+    merged = read_jsonl(root / "pool/track.jsonl")
+    assert [r["meta"]["problem_id"] for r in merged] == usable and len(usable) >= 3
+    recorded = {r["key"]: r["outputs"] for r in read_jsonl(tmp_path / "recordings.jsonl")}
+    assert all(r["outputs"] == recorded[r["key"]] for r in merged)
+    assert [p["id"] for p in read_jsonl(root / "pool/solutions.jsonl")] == usable
