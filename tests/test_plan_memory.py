@@ -90,7 +90,7 @@ def test_full_fine_tuning_on_a_48gb_gpu_is_refused_at_the_start_in_one_line(tmp_
     lines = [line for line in (proc.stderr + proc.stdout).splitlines() if line.startswith("Resources error:")]
     assert len(lines) == 1, proc.stderr[-2000:]
     assert lines[0].startswith("Resources error: resources.train: rule evolve_grpo needs ~")
-    assert "full fine-tuning of qwen3-4b in bfloat16" in lines[0] and "1 x l40s (45 GiB)" in lines[0]
+    assert "full fine-tuning of qwen3-4b in float32 (computing in bfloat16)" in lines[0] and "1 x l40s (45 GiB)" in lines[0]
     assert "Traceback" not in proc.stderr
 
 

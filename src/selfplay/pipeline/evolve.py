@@ -489,6 +489,7 @@ def grpo_round(cfg: dict, round_: int, suite_path: str, dataset_path: str, model
     evaluation uses the base model. The policy trains on the job's GPU when it has one
     (``gpus``: what the job asked the cluster for; asked for and missing stops the job)."""
     from ..train.rl.grpo import train_grpo
+    from ..train.rl.settings import MASTER_DTYPE
     from ..train.settings import training_device
     from ..train.sft import RECORD_NAME, TrainingSkipped
 
@@ -499,10 +500,7 @@ def grpo_round(cfg: dict, round_: int, suite_path: str, dataset_path: str, model
         try:
             record = train_grpo(model_dir, prompts, suite_reward(sb, float(ev["matrix"]["time_limit"]), ev["reward"]),
                                 settings, out_dir, recordings_path=rollouts_out,
-                                device=training_device("auto", gpus_requested=gpus),
-                                # master weights in float32 (on a GPU TRL computes in bf16 where
-                                # supported): an update at lr 1e-6 is lost in bfloat16 weights
-                                dtype="float32")
+                                device=training_device("auto", gpus_requested=gpus), dtype=MASTER_DTYPE)
             record["trained"] = True
         except TrainingSkipped as exc:
             record = {"trained": False, "reason": str(exc), "use_adapter": None, "n_prompts": len(prompts)}

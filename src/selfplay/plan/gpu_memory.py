@@ -39,6 +39,7 @@ from typing import Any, Mapping
 import yaml
 
 from ..errors import UserError
+from ..train.rl.settings import MASTER_DTYPE
 from .serving import served_backend, tensor_parallel
 
 GIB = float(1 << 30)
@@ -239,10 +240,16 @@ def _activations(arch: Architecture, tokens: float, act_bytes: int, checkpointin
 
 def training_need(rule: str, kind: str, spec: Mapping, arch: Architecture, *, finetune: str, dtype: str,
                   micro_batch: int, seq_len: int, checkpointing: bool, lora_r: int = 16,
-                  lora_modules: list[str] | None = None, generation_batch: int = 0, gpus: int = 1) -> Need:
+                  lora_modules: list[str] | None = None, generation_batch: int = 0, gpus: int = 1,
+                  compute_dtype: str | None = None) -> Need:
+    """``dtype``: the weights' (and so the optimizer state's); ``compute_dtype``: what
+    activations and the rollouts' KV cache are held in (bf16 mixed precision computes in
+    bfloat16 over float32 weights); by default the weights' dtype."""
     pbytes = DTYPE_BYTES.get(dtype, 4)
+    cbytes = DTYPE_BYTES.get(compute_dtype or dtype, pbytes)
+    mixed = f" (computing in {compute_dtype})" if compute_dtype and compute_dtype != dtype else ""
     need = Need(rule, kind, str(spec.get("name")),
-                f"{'full fine-tuning' if finetune == 'full' else 'LoRA'} of {spec.get('name')} in {dtype}, "
+                f"{'full fine-tuning' if finetune == 'full' else 'LoRA'} of {spec.get('name')} in {dtype}{mixed}, "
                 f"{micro_batch} x {seq_len:,} tokens per micro-batch", gpus)
     params = arch.params_b * 1e9
     if finetune == "full":
@@ -251,9 +258,9 @@ def training_need(rule: str, kind: str, spec: Mapping, arch: Architecture, *, fi
         lora = arch.lora_params(lora_r, lora_modules or ["q_proj", "k_proj", "v_proj", "o_proj"])
         need.parts["frozen weights"] = params * pbytes / GIB
         need.parts["LoRA weights, grads, AdamW moments"] = lora * 16 / GIB
-    act = _activations(arch, micro_batch * seq_len, 2 if dtype != "float32" else 4, checkpointing)
+    act = _activations(arch, micro_batch * seq_len, cbytes, checkpointing)
     train_peak = sum(act.values())
-    gen_peak = arch.kv_bytes_per_token(pbytes) * generation_batch * seq_len / GIB if generation_batch else 0.0
+    gen_peak = arch.kv_bytes_per_token(cbytes) * generation_batch * seq_len / GIB if generation_batch else 0.0
     if gen_peak > train_peak:
         need.parts[f"kv cache ({generation_batch} rollouts x {seq_len:,} tokens)"] = gen_peak
         need.notes.append(f"training-step activations {train_peak:.1f} GiB (less than generation's)")
@@ -332,7 +339,9 @@ def gpu_jobs(cfg: Mapping[str, Any], workdir: str = ".", unchecked: list[str] | 
                 continue
             out.append(training_need(
                 "evolve_grpo", "train", model, arch, finetune=str(g.get("finetune", "full")),
-                dtype=_train_dtype(g, backend), micro_batch=batch,
+                dtype=MASTER_DTYPE, micro_batch=batch,
+                # bf16 mixed precision on the GPU unless the config turns it off
+                compute_dtype=MASTER_DTYPE if g.get("bf16") is False else "bfloat16",
                 seq_len=int(g.get("max_prompt_tokens", 4096)) + int(g.get("max_completion_length", 32768)),
                 checkpointing=g.get("gradient_checkpointing", "auto") is not False,
                 lora_r=int((g.get("lora") or {}).get("r", 16)),

@@ -49,6 +49,10 @@ ESTIMATORS = ("grpo", "task_relative_reinforce_pp")
 LOSS_TYPES = ("dapo", "grpo", "dr_grpo", "bnpo")
 SCALE_REWARDS = ("group", "batch", "none")
 FINETUNE = ("full", "lora")
+# The dtype a GRPO job keeps the policy's weights (and so its AdamW state) in. On a GPU TRL
+# computes in bf16 where supported; the master weights stay float32, since an update at
+# paper 002's lr 1e-6 is lost in bfloat16 weights. The plan's memory check uses the same.
+MASTER_DTYPE = "float32"
 
 
 @dataclass(frozen=True)
