@@ -43,6 +43,9 @@ COMPUTED_DEFAULT = {
 # backend; one filled in for another backend would be refused as an unknown setting.
 # In seq.translate.backend, an absent key (name included) keeps the top-level backend's.
 BACKEND_SPECIFIC = re.compile(r"^(backend\.(?!name$)|seq\.translate\.backend\.)")
+# what a kind of job asks SLURM for: absent means it asks for none of it (no GPU, any GPU
+# model, no constraint); a filled-in default would reach every kind's submission
+JOB_RESOURCE = re.compile(r"^resources\.[a-z_]+\.(gpu|gpu_model|constraint|gpu_mem_gib)$")
 
 # Paper files that are changes on top of another paper file (--configfile A B).
 OVERLAYS = {
@@ -161,7 +164,7 @@ def test_every_optional_property_has_a_default_that_is_valid_for_it(schema):
         if required:
             assert "default" not in prop, f"{path} is required, so its default would never be used"
             continue
-        if path in COMPUTED_DEFAULT or BACKEND_SPECIFIC.match(path):
+        if path in COMPUTED_DEFAULT or BACKEND_SPECIFIC.match(path) or JOB_RESOURCE.match(path):
             assert "default" not in prop, f"{path}: listed as having no fixed default, but has one"
             continue
         if "default" not in prop:
@@ -200,6 +203,11 @@ def test_every_definition_is_used(schema):
 def test_objects_stay_closed(schema):
     """Unknown keys are refused: every object with listed properties forbids others."""
     for path, node in object_nodes(schema):
+        if re.match(r"^resources\.[a-z_]+$", path or ""):
+            # a kind's resources are Snakemake resources: any name a site uses (mem_mb,
+            # runtime, slurm_extra, ...), typed values; the listed ones are the plan's
+            assert node["additionalProperties"] == {"type": ["integer", "number", "string"]}, path
+            continue
         assert node.get("additionalProperties") is False, path or "(top level)"
 
 
