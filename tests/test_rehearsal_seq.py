@@ -12,7 +12,8 @@ rule writes) pre-filtered, translated by the model, filtered with GHC, split; th
 game at SEQ/SINQ 50/50 with proof retries, training, the benchmark layer. Liquid Haskell
 is the haskell image's ($SELFPLAY_LIQUID): here its test double tests/fakes/liquid.
 Regimes E1-E3 change only seq_probability and where P comes from: each is planned on
-top of the rehearsed E0 (E2/E3 read E0's rehearsed regimes.json in their jobs).
+top of the rehearsed E0 (E2/E3 would read E0's regimes.json in their jobs; with a random
+model E0 makes no SEQ attempt, and rule seq_regimes rightly refuses a yield from none).
 Machinery: tests/rehearsal.py; run alone: `.venv/bin/python -m pytest -m rehearsal`.
 """
 
@@ -34,7 +35,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.rehearsal, pytest.mark.skipif(shutil
 
 EXP = "results/seq/rehearsal_e0"
 PAPER = yaml.safe_load((PAPERS / "seq.yaml").read_text())
-REGIME_WIDE = [f"{EXP}/regimes.json", "results/tables/seq/table7.md", "results/tables/seq/table8.md", "results/figures/seq/figure19.png"]
+# (not E0's regimes.json: rule seq_regimes rightly refuses a yield from zero SEQ attempts,
+# which is what a random model's answers give)
+REGIME_WIDE = ["results/tables/seq/table7.md", "results/tables/seq/table8.md", "results/figures/seq/figure19.png"]
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +80,6 @@ def test_the_translation_and_the_game_ran_on_vllm_with_the_papers_sampling(run):
 
 
 def test_the_other_regimes_plan_on_the_rehearsed_e0(run, cluster):
-    assert (run.workdir / EXP / "regimes.json").is_file()  # what E2 and E3 read, from the rehearsed E0
     for regime in ("seq_e1.yaml", "seq_e2.yaml", "seq_e3.yaml"):
         files = [PAPERS / "seq.yaml", PAPERS / regime, run.workdir / "rehearsal_seq.yaml", OVERLAYS / regime]
         proc = subprocess.run(snakemake_command(run.workdir, files, "-n"), capture_output=True, text=True,
