@@ -128,6 +128,7 @@ rule evolve_embed:
             if training_restore_root()
             else []
         ),
+        embedder=evolve_embedder_input,
     output:
         vectors=f"{EVOLVE_ROOT}/seeds/embeddings.npy",
         meta=f"{EVOLVE_ROOT}/seeds/embeddings.json",
