@@ -135,3 +135,12 @@ def test_a_model_whose_size_is_not_known_yet_is_named_not_refused(tmp_path):
     unchecked = []
     rows = gpu_memory.check(cfg, unchecked=unchecked)
     assert not unchecked and "evolve_grpo" in {n.rule for n, _, _ in rows}
+
+
+def test_a_translator_left_null_is_the_games_model(tmp_path):
+    """seq.translate.model: null (documented: the game's model translates) used to crash
+    every plan with an AttributeError on None."""
+    cfg = load_as_snakemake(["config/papers/seq.yaml"])
+    cfg["seq"]["translate"]["model"] = None
+    needs = {n.rule: n for n in gpu_memory.gpu_jobs(cfg, str(tmp_path))}
+    assert needs["seq_translate_generate"].model == cfg["model"]["name"]

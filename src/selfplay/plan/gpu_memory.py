@@ -328,7 +328,9 @@ def gpu_jobs(cfg: Mapping[str, Any], workdir: str = ".", unchecked: list[str] | 
                 serve(f"psv_t6_eval_generate ({spec['name']})", "generate", spec, backend)
         if track == "seq" and "translate" in tcfg:
             tr = tcfg["translate"]
-            serve("seq_translate_generate", "translate", tr["model"], {**backend, **(tr.get("backend") or {})})
+            # translate.model null: the game's model translates (config.yaml's schema)
+            serve("seq_translate_generate", "translate", tr.get("model") or model,
+                  {**backend, **(tr.get("backend") or {})})
         if not _gpus(res, "train"):
             continue
         if track == "evolve":
