@@ -5,7 +5,7 @@ VENV := .venv/bin
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test install install-test report bench clean-results
+.PHONY: run test rehearse install install-test report bench clean-results
 
 install:
 	scripts/install.sh default
@@ -19,8 +19,13 @@ install-test:
 run: install
 	$(VENV)/snakemake --profile profiles/local
 
+# The dress rehearsals of the paper configs (tests marked `rehearsal`, docs/rehearsals.md)
+# take about an hour together on 2 cores, past what CI allows beside the rest: `make rehearse`.
 test: install-test
-	$(VENV)/python -m pytest -ra --durations=40
+	$(VENV)/python -m pytest -ra --durations=40 -m "not rehearsal"
+
+rehearse: install-test
+	$(VENV)/python -m pytest -ra -s -m rehearsal
 
 report: install
 	$(VENV)/snakemake --profile profiles/local --report results/report.html
