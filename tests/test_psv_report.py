@@ -92,3 +92,24 @@ def test_table6_without_models_says_it_is_paper_scale_only(tmp_path):
                    "table6": {"models": [], "conditions": {}, "method": "psv", "eval_sets": [], "ks": [1, 10]}}}
     report.table6_of(cfg, str(tmp_path / "t6.csv"), str(tmp_path / "t6.md"))
     assert "Paper scale only" in (tmp_path / "t6.md").read_text()
+
+
+def test_figures_5_and_6_need_only_their_own_runs(tmp_path, monkeypatch):
+    """Rule psv_figures gives figures 5 and 6 only their own methods' scores as inputs; the
+    figure used to read Table 1's too, so on a cluster it failed whenever it ran before
+    Table 1's last evaluation (found by the PSV rehearsal: FileNotFoundError on
+    transfer/psv/seed1/model2)."""
+    from test_config_loading import load_as_snakemake
+
+    from selfplay.tracks.psv import layout
+
+    cfg = load_as_snakemake(["config/papers/psv.yaml"])
+    monkeypatch.chdir(tmp_path)
+    for figure in ("figure5", "figure6"):
+        for path in layout.score_files(cfg, list(cfg["psv"]["figures"][figure])).values():
+            (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+            scores_file(tmp_path / path, [(2, 1)])
+        data = report.figure_of(cfg, figure, f"{figure}.png", f"{figure}.pdf", f"{figure}.csv")
+        assert len(data) and (tmp_path / f"{figure}.png").stat().st_size > 0
+    table1 = layout.score_files(cfg, list(cfg["psv"]["tables"]["table1"]))
+    assert any(not (tmp_path / p).exists() for p in table1.values())  # Table 1's runs were never there

@@ -280,7 +280,6 @@ def figure_of(cfg: dict, figure: str, png: str, pdf: str, csv: str) -> pd.DataFr
 
     psv = cfg["psv"]
     methods = list(psv["tables"]["table1"])
-    frame = _frame(cfg, methods)
     settings = {s: v["eval_sets"] for s, v in psv["settings"].items()}
     if figure in ("figure5", "figure6"):
         from ..tracks.psv.methods import method_settings
@@ -297,6 +296,9 @@ def figure_of(cfg: dict, figure: str, png: str, pdf: str, csv: str) -> pd.DataFr
                 points[m] = {"x": rounds, "line": f"total {int(ms['budget']) * rounds}", "t": int(ms["iterations"])}
         xlabel = "questions per iteration (B)" if figure == "figure5" else "proposal rounds (iterations - 1)"
         return scaling_figure(frame, settings, points, xlabel, png, pdf, csv)
+    # figures 1 and 4 read Table 1's runs; figures 5 and 6 read only their own (the rule's
+    # inputs), which may be done before Table 1's are
+    frame = _frame(cfg, methods)
     if figure == "figure1":
         return figure1(frame, settings, [m for m in methods if m not in BUILT_IN], png, pdf, csv)
     full = "psv" if "psv" in methods else [m for m in methods if m not in BUILT_IN][0]
