@@ -192,7 +192,12 @@ def generation_model_param(wildcards=None, spec=None):
     return None if config["backend"]["name"] == "replay" else model_dir(spec)
 
 
-GENERATION_KEYS = ("seed", "backend", "model", "generation")  # what every generation job reads besides its track's keys
+GENERATION_KEYS = (
+    "seed",
+    "backend",
+    "model",
+    "generation",
+)  # what every generation job reads besides its track's keys
 # Cores a generation job holds: the backend's `threads` (what torch is told to use), or 2
 # when the backend leaves that to the library. With `threads: 1` two generation jobs run
 # side by side on a 2-core machine (config.yaml says why).
@@ -465,3 +470,53 @@ def print_outputs_summary():
             print(f"\n{REGISTRY[track].title}: tables and figures")
             for p in produced:
                 print(f"  {p}")
+
+
+# --- helpers of rules files that snakemake's linter wants kept out of them ------------
+# (rules/evaluate.smk: a benchmark cell's generation shards; rules/evolve.smk: the
+# embedder download and the pool's per-model serving; they read globals those files set)
+
+
+def eval_shard_file(track):
+    return _eval_generate_rule(track)[: -len(".jsonl")] + ".shards{shards}/{shard}.jsonl"
+
+
+def eval_shard_inputs(track):
+    """Every shard file of one cell, in shard order."""
+    return lambda w: expand(
+        eval_shard_file(track),
+        shards=EVAL_SHARDS[w.bench],
+        shard=range(EVAL_SHARDS[w.bench]),
+        allow_missing=True,
+    )
+
+
+def eval_merge_cfg(wildcards):
+    return cfg_of("seed", f"evaluation.benchmarks.{wildcards.bench}")
+
+
+def evolve_embedder_input(wildcards):
+    """The downloaded embedding model, unless embeddings are restored from a bundle."""
+    if training_restore_root() or not isinstance(EVOLVE_EMBEDDER, dict):
+        return []
+    return model_input(spec=EVOLVE_EMBEDDER)
+
+
+def evolve_pool_cfg(pmodel):
+    """A pool job's config slice, its backend with the model's own serving settings on
+    top (evolve.pool.models[i].backend: tensor parallelism for the 32B models)."""
+    from selfplay.plan.serving import pool_backend
+
+    cfg = cfg_of(*GENERATION_KEYS, "evolve.pool.sampling", "evolve.pool.answer_format")
+    cfg["backend"] = pool_backend(config, pmodel)
+    return cfg
+
+
+def evolve_pool_resources():
+    """The generation kind's resources, with as many GPUs as the model is split over."""
+    from selfplay.plan.serving import job_gpus, pool_backend
+
+    return {
+        **resources_of("generate"),
+        "gpu": lambda w: job_gpus(resources_of("generate"), pool_backend(config, w.pmodel)),
+    }

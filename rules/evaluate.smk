@@ -84,21 +84,6 @@ EVAL_SHARDED = [b for b in ADAPTERS if EVAL_SHARDS[b] > 1]
 EVAL_WHOLE = [b for b in ADAPTERS if EVAL_SHARDS[b] == 1]
 
 
-def eval_shard_file(track):
-    return _eval_generate_rule(track)[: -len(".jsonl")] + ".shards{shards}/{shard}.jsonl"
-
-
-def eval_shard_inputs(track):
-    """Every shard file of one cell, in shard order."""
-    return lambda w: expand(
-        eval_shard_file(track), shards=EVAL_SHARDS[w.bench], shard=range(EVAL_SHARDS[w.bench]), allow_missing=True
-    )
-
-
-def eval_merge_cfg(wildcards):
-    return cfg_of("seed", f"evaluation.benchmarks.{wildcards.bench}")
-
-
 for _track in LOADED_TRACKS:
     if "benchmarks" not in config[_track]:
         continue

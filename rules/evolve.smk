@@ -109,13 +109,6 @@ if isinstance(EVOLVE_EMBEDDER, dict):
     MODELS[EVOLVE_EMBEDDER["name"]] = EVOLVE_EMBEDDER
 
 
-def evolve_embedder_input(wildcards):
-    """The downloaded embedding model, unless embeddings are restored from a bundle."""
-    if training_restore_root() or not isinstance(EVOLVE_EMBEDDER, dict):
-        return []
-    return model_input(spec=EVOLVE_EMBEDDER)
-
-
 rule evolve_embed:
     """Sentence embeddings of the seed questions (or a bundle's, restored)."""
     input:
@@ -202,26 +195,6 @@ rule evolve_suites0:
         image("python")
     script:
         "../workflow_scripts/evolve_suites0.py"
-
-
-def evolve_pool_cfg(pmodel):
-    """A pool job's config slice, its backend with the model's own serving settings on
-    top (evolve.pool.models[i].backend: tensor parallelism for the 32B models)."""
-    from selfplay.plan.serving import pool_backend
-
-    cfg = cfg_of(*GENERATION_KEYS, "evolve.pool.sampling", "evolve.pool.answer_format")
-    cfg["backend"] = pool_backend(config, pmodel)
-    return cfg
-
-
-def evolve_pool_resources():
-    """The generation kind's resources, with as many GPUs as the model is split over."""
-    from selfplay.plan.serving import job_gpus, pool_backend
-
-    return {
-        **resources_of("generate"),
-        "gpu": lambda w: job_gpus(resources_of("generate"), pool_backend(config, w.pmodel)),
-    }
 
 
 # One generation job per pool model, or per block of problems when evolve.pool.shards > 1
