@@ -233,7 +233,8 @@ def text_length(prompts, completions, **_):
 
 def grpo_settings(ctx: Context, finetune: str) -> dict:
     settings = dict(paper_config([ROOT / "config/papers/evolve.yaml"])["evolve"]["grpo"])
-    # counts only: two optimizer steps from one generation of 2 prompts x 8 rollouts
+    # counts only (steps, lengths): the paper's schedule, two optimizer steps from one
+    # generation of one group of 8 rollouts
     settings.update(finetune=finetune, max_steps=ctx.steps, max_completion_length=ctx.new_tokens, seed=5)
     if finetune == "lora":
         settings["learning_rate"] = 1e-4
@@ -268,9 +269,12 @@ def part_grpo(ctx: Context, finetune: str) -> dict:
     check(record["device"] == ctx.device, f"GRPO trained on {record['device']}")
     check(record["resolved"]["bf16"] is ctx.cuda, f"GRPO bf16 compute is {record['resolved']['bf16']} on {ctx.device}")
     check(losses and all(x is not None and math.isfinite(x) for x in losses), f"GRPO losses not finite: {losses}")
-    check(record["n_rollouts"] >= settings["group_size"] * len(records),
-          f"GRPO wrote {record['n_rollouts']} rollouts for {len(records)} prompts x {settings['group_size']}")
-    check(len(read_jsonl(rollouts)) == len(records), "the rollouts file does not hold one record per prompt")
+    group = int(settings["group_size"])
+    check(record["n_rollouts"] >= group and record["n_rollouts"] % group == 0,
+          f"GRPO wrote {record['n_rollouts']} rollouts, not whole groups of {group}")
+    written = read_jsonl(rollouts)
+    check(len(written) == record["n_rollouts"] // group and all(len(r["outputs"]) == group for r in written),
+          "the rollouts file does not hold one record of a whole group per prompt generated")
     if finetune == "full":
         before = load_file(str(ctx.models["qwen3"] / "model.safetensors"))
         after = load_file(str(out / "model.safetensors"))
