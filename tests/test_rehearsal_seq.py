@@ -14,6 +14,11 @@ is the haskell image's ($SELFPLAY_LIQUID): here its test double tests/fakes/liqu
 Regimes E1-E3 change only seq_probability and where P comes from: each is planned on
 top of the rehearsed E0 (E2/E3 would read E0's regimes.json in their jobs; with a random
 model E0 makes no SEQ attempt, and rule seq_regimes rightly refuses a yield from none).
+A random translator writes no Haskell that the filter keeps, so, as the 002/003
+rehearsals plant answers, this one runs the translation on vLLM first, then plants one
+translation per Python row (a shipped reference program, reflectable ones first, marked
+`planted` with the engine that ran beside it) and runs the rest: the filter compiles and
+runs them with GHC, and the game, proofs and training have sources to work on.
 Machinery: tests/rehearsal.py; run alone: `.venv/bin/python -m pytest -m rehearsal`.
 """
 
@@ -25,7 +30,8 @@ import subprocess
 import pytest
 import yaml
 
-from selfplay.records import read_json, read_jsonl
+from selfplay.data.haskell_sources import load_reference_programs
+from selfplay.records import read_json, read_jsonl, write_jsonl
 
 from rehearsal import OVERLAYS, PAPERS, REPO, rehearse, snakemake_command
 from workflow_helpers import jobs_run
@@ -34,18 +40,51 @@ pytestmark = [pytest.mark.slow, pytest.mark.rehearsal, pytest.mark.skipif(shutil
     "GHC is missing: apt-get install ghc (scripts/install_system_test.sh does it as root)"))]
 
 EXP = "results/seq/rehearsal_e0"
+TRANSLATED = "results/seq/translate/generations.jsonl"
 PAPER = yaml.safe_load((PAPERS / "seq.yaml").read_text())
 # (not E0's regimes.json: rule seq_regimes rightly refuses a yield from zero SEQ attempts,
 # which is what a random model's answers give)
 REGIME_WIDE = ["results/tables/seq/table7.md", "results/tables/seq/table8.md", "results/figures/seq/figure19.png"]
 
 
+def plant_translations(path) -> list[dict]:
+    """Each translation request answered with a shipped reference program (reflectable
+    ones first, one per request) in a ```haskell block, as a capable translator would
+    answer; every record marked planted, with the engine that really ran kept beside it.
+    Returns the records as the engine wrote them."""
+    ran = read_jsonl(path)
+    programs = sorted(load_reference_programs(), key=lambda p: (not p["reflectable"], p["entry_point"]))
+    assert len(programs) >= len(ran), "fewer shipped programs than translation requests"
+    write_jsonl(path, [{**r, "outputs": [f"Here is the translation.\n```haskell\n{prog['code'].rstrip()}\n```\n"],
+                        "ran_backend": r["backend"], "backend": {"name": "planted"}, "planted": True}
+                       for r, prog in zip(ran, programs)])
+    return ran
+
+
 @pytest.fixture(scope="module")
 def run(cluster, tmp_path_factory, tiny_model_dir):
-    return rehearse(cluster, tmp_path_factory.mktemp("rehearsal_seq"), ["seq.yaml"], ["seq.yaml"],
-                    fixtures={"resources/downloads/seq/opinstruct.parquet": "tests/seq_fixtures/opinstruct.parquet"},
-                    model_dir=tiny_model_dir, env={"SELFPLAY_LIQUID": str(REPO / "tests" / "fakes" / "liquid")},
-                    also=REGIME_WIDE)
+    workdir = tmp_path_factory.mktemp("rehearsal_seq")
+
+    def step(targets, also=()):
+        return rehearse(cluster, workdir, ["seq.yaml"], ["seq.yaml"],
+                        fixtures={"resources/downloads/seq/opinstruct.parquet": "tests/seq_fixtures/opinstruct.parquet"},
+                        model_dir=tiny_model_dir, env={"SELFPLAY_LIQUID": str(REPO / "tests" / "fakes" / "liquid")},
+                        targets=targets, also=also)
+
+    first = step([TRANSLATED])
+    ran = plant_translations(workdir / TRANSLATED)
+    final = step(None, also=REGIME_WIDE)
+    final.steps, final.translation_ran = [first, final], ran
+    return final
+
+
+def jobs_over_steps(run) -> dict[str, int]:
+    """Jobs per rule over the run's Snakemake invocations."""
+    total: dict[str, int] = {}
+    for r in run.steps:
+        for rule, n in r.jobs.items():
+            total[rule] = total.get(rule, 0) + n
+    return total
 
 
 def test_every_table_and_figure_of_the_paper_is_built(run, record_property):
@@ -56,21 +95,21 @@ def test_every_table_and_figure_of_the_paper_is_built(run, record_property):
             "table7.md", "table8.md"} <= tables
     figures = {t.rsplit("/", 1)[1] for t in run.targets if t.startswith("results/figures/seq/")}
     assert {"figure3.png", "figure4.png", "figure5.png", "figure6.png", "figure7.png", "figure19.png"} <= figures
-    jobs = run.jobs
+    record_property("rehearsal_seq_wall_all_steps_s", round(sum(r.wall for r in run.steps), 1))
+    jobs = jobs_over_steps(run)
     assert jobs["seq_translate_generate"] == 1 and jobs["seq_translate_filter"] == 1
     attempts, stages = run.overlay["seq"]["proof"]["attempts"], run.overlay["seq"]["rounds"] + 2
     assert jobs["seq_proof_generate"] == attempts * stages * run.overlay["seq"]["shards"]
     assert jobs["train_alice"] == 1 and jobs["train_bob"] == 1
 
 
-@pytest.mark.xfail(strict=True, reason="the tiny random translator's programs never pass seq_translate_filter, so "
-                   "the rehearsed game has no sources and generates nothing (measured 2026-11-27: every alice, "
-                   "proof and bob shard empty); planting translated programs, as the 002/003 rehearsals plant "
-                   "answers, is still to do")
 def test_the_translation_and_the_game_ran_on_vllm_with_the_papers_sampling(run):
     exp = run.workdir / EXP
-    translated = read_jsonl(run.workdir / "results/seq/translate/generations.jsonl")
-    assert translated and all(r["backend"]["name"] == "vllm" for r in translated)
+    assert run.translation_ran and all(r["backend"]["name"] == "vllm" for r in run.translation_ran)
+    planted = read_jsonl(run.workdir / TRANSLATED)
+    assert all(r["planted"] and r["ran_backend"]["name"] == "vllm" for r in planted)
+    sources = read_jsonl(run.workdir / "results/seq/translate/translated.jsonl")
+    assert len(sources) == len(planted), "a planted translation did not pass GHC's filter"
     want = PAPER["seq"]["alice"]["sampling"]
     records = [r for f in sorted(exp.glob("*/*/shard*.jsonl")) if f.parent.name.startswith(("alice", "proof_gen", "bob"))
                for r in read_jsonl(f)]
