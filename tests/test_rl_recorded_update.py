@@ -1,0 +1,399 @@
+"""Policy-gradient updates on recorded rollouts (selfplay.train.rl.recorded).
+
+Every model here is the tiny random llama of ``selfplay.llm.tiny_random`` (hidden size 64,
+2 layers, ~3 M parameters), trained in float32 on CPU; one job takes about a second.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from selfplay.errors import UserError
+from selfplay.train.rl.recorded import (
+    OPTIMIZER_FILE,
+    POLICY_DIR,
+    RNG_FILE,
+    SCHEDULER_FILE,
+    STATE_FILE,
+    RecordedUpdateSettings,
+    clipped_token_loss,
+    update_on_recorded,
+)
+from selfplay.train.sft import RECORD_NAME, TrainingSkipped
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.filterwarnings("ignore:.*is_gradient_checkpointing.*:FutureWarning")
+
+REPO = Path(__file__).resolve().parents[1]
+BETA1 = 0.9
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> Path:
+    from selfplay.llm.tiny_random import ensure_tiny_model
+
+    return ensure_tiny_model("llama", tmp_path_factory.mktemp("tiny") / "llama", dtype="float32")
+
+
+def rollout(question: str, outputs: list[str], rewards: list, task: str | None = "deduction",
+            role: str | None = "solver", **meta) -> dict:
+    """A rollout record in the recording format (only the fields the update reads)."""
+    extra = {} if task is None else {"task": task, "role": role}
+    return {"key": "k", "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": question}],
+            "outputs": outputs, "meta": {"rewards": rewards, **extra, **meta}}
+
+
+# Two (task, role) partitions whose rewards live on different scales, one response per prompt.
+AZR_BATCH = [
+    rollout("What is 1 + 2?", ["3"], [1.0]),
+    rollout("What is 2 + 2?", ["five, I think"], [0.0]),
+    rollout("Write f.", ["def f(x):\n    return x * 2"], [0.5], task="abduction", role="proposer"),
+    rollout("Write g.", ["def g(): pass"], [-0.5], task="abduction", role="proposer"),
+    rollout("Write h.", ["def h(a, b): return a"], [-1.0], task="abduction", role="proposer"),
+]
+# Groups of two answers per prompt.
+GRPO_BATCH = [
+    rollout("Name a fruit.", ["apple", "a red apple from the tree"], [1.0, 0.0], task=None),
+    rollout("Name a colour.", ["blue", "green"], [0.2, 0.9], task=None),
+    rollout("Count to three.", ["1 2 3", "one two"], [1.0, -0.5], task=None),
+]
+SECOND_BATCH = [
+    rollout("What is 3 + 3?", ["6"], [1.0]),
+    rollout("What is 5 - 2?", ["2"], [0.0]),
+    rollout("What is 4 * 2?", ["8 of course"], [1.0]),
+    rollout("Write k.", ["def k(s): return s[::-1]"], [0.8], task="abduction", role="proposer"),
+    rollout("Write m.", ["def m(): return 0"], [0.1], task="abduction", role="proposer"),
+]
+
+
+def read_adam(state_dir: Path) -> dict:
+    return torch.load(state_dir / OPTIMIZER_FILE, map_location="cpu", weights_only=False)
+
+
+def policy_tensors(state_dir: Path) -> dict:
+    from safetensors.torch import load_file
+
+    name = "adapter_model.safetensors" if (state_dir / POLICY_DIR / "adapter_config.json").is_file() \
+        else "model.safetensors"
+    return load_file(str(state_dir / POLICY_DIR / name))
+
+
+# --------------------------------------------------------------------------- (1) by hand
+
+
+def hand_advantages(batch: list[dict], counts: list[int], estimator: str) -> list[float]:
+    """Advantages written out from the definitions (not through selfplay's estimators)."""
+    out = []
+    if estimator == "task_relative_reinforce_pp":
+        flat = [(r["meta"]["task"], r["meta"]["role"], r["meta"]["rewards"][0]) for r in batch]
+        for t, (task, role, reward) in enumerate(flat):
+            part = [(flat[k][2], counts[k]) for k in range(len(flat)) if flat[k][:2] == (task, role)]
+            n = sum(c for _, c in part)  # every token of a completion carries its reward
+            mean = sum(r * c for r, c in part) / n
+            var = sum(c * (r - mean) ** 2 for r, c in part) / (n - 1)
+            out.append((reward - mean) / math.sqrt(var + 1e-8))
+    else:
+        for r in batch:
+            rewards = r["meta"]["rewards"]
+            mean = sum(rewards) / len(rewards)
+            std = math.sqrt(sum((x - mean) ** 2 for x in rewards) / (len(rewards) - 1))
+            out.extend((x - mean) / (std + 1e-4) for x in rewards)
+    return out
+
+
+@pytest.mark.parametrize("estimator,batch", [("task_relative_reinforce_pp", AZR_BATCH), ("grpo", GRPO_BATCH)])
+def test_update_equals_hand_computation(tiny, tmp_path, estimator, batch):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    settings = {"estimator": estimator, "learning_rate": 1e-3, "max_grad_norm": 0.0, "micro_batch_size": 2}
+    record = update_on_recorded(str(tiny), [batch], settings, tmp_path / "state")
+
+    # By hand: one sequence at a time (no padding), log-softmax written out in float64.
+    tok = AutoTokenizer.from_pretrained(str(tiny))
+    model = AutoModelForCausalLM.from_pretrained(str(tiny), dtype=torch.float32)
+    sequences = []
+    for r in batch:
+        prompt = tok.apply_chat_template(r["messages"], tokenize=False, add_generation_prompt=True)
+        prompt_ids = tok(prompt, add_special_tokens=False)["input_ids"]
+        for text in r["outputs"]:
+            completion = tok(text, add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
+            sequences.append((prompt_ids, completion))
+    counts = [len(c) for _, c in sequences]
+    advantages = hand_advantages(batch, counts, estimator)
+    tokens = sum(counts)
+    terms = []
+    for (prompt_ids, completion), adv in zip(sequences, advantages):
+        ids = torch.tensor([prompt_ids + completion])
+        logits = model(input_ids=ids).logits[0].double()
+        logsoftmax = logits - torch.log(torch.exp(logits - logits.max(-1, keepdim=True).values).sum(-1, keepdim=True)) \
+            - logits.max(-1, keepdim=True).values
+        for pos in range(len(prompt_ids), len(prompt_ids) + len(completion)):
+            logp = logsoftmax[pos - 1, ids[0, pos]]
+            ratio = torch.exp(logp - logp.detach())  # one step: the old log-prob is the current one
+            terms.append(torch.minimum(ratio * adv, torch.clamp(ratio, 0.8, 1.2) * adv))
+    loss = -torch.stack(terms).sum() / tokens
+    loss.backward()
+
+    params = list(model.parameters())
+    grad_norm = math.sqrt(sum(float((p.grad.double() ** 2).sum()) for p in params))
+    row = record["history"][0]
+    assert len(record["history"]) == 1 and row["tokens"] == tokens
+    assert row["loss"] == pytest.approx(loss.item(), rel=1e-5, abs=1e-7)
+    assert row["grad_norm"] == pytest.approx(grad_norm, rel=1e-5)
+    assert row["clipped_fraction"] == 0.0 and row["ratio_max_deviation"] == 0.0
+    if estimator == "grpo":
+        assert abs(loss.item()) > 1e-3  # a loss the check can tell apart from zero
+    # Adam's first step stores (1 - beta1) x gradient as its first moment: the job's gradient.
+    adam = read_adam(tmp_path / "state")["state"]
+    names = [n for n, _ in model.named_parameters()]
+    for name in ("model.layers.0.self_attn.q_proj.weight", "model.layers.1.mlp.down_proj.weight"):
+        k = names.index(name)
+        job_grad = adam[k]["exp_avg"].double() / (1 - BETA1)
+        hand_grad = params[k].grad.double()
+        assert hand_grad.abs().max() > 1e-6
+        assert torch.allclose(job_grad, hand_grad, rtol=1e-4, atol=1e-7 * hand_grad.abs().max().item()), name
+    assert int(adam[0]["step"]) == 1
+
+
+def test_clipped_token_loss_by_hand():
+    logp = torch.tensor([0.0, 0.5, -0.5, 0.1, -0.1], requires_grad=True)
+    old = torch.zeros(5)
+    adv = torch.tensor([1.0, 1.0, -2.0, -1.0, 3.0])
+    loss, ratio, clipped = clipped_token_loss(logp, old, adv, 0.2, 0.3)
+    r = [math.exp(x) for x in (0.0, 0.5, -0.5, 0.1, -0.1)]
+    # r=1: r A; r=1.65 > 1.3 with A>0: 1.3 A (clipped); r=0.61 < 0.8 with A<0: 0.8 A (clipped);
+    # r=1.105 with A<0 inside the range: r A; r=0.905 with A>0: r A
+    expected = [-r[0] * 1, -1.3 * 1, -0.8 * -2, -r[3] * -1, -r[4] * 3]
+    assert loss.tolist() == pytest.approx(expected, rel=1e-6)
+    assert ratio.tolist() == pytest.approx(r, rel=1e-6)
+    assert clipped.tolist() == [False, True, True, False, False]
+    loss.sum().backward()
+    # clipped tokens give no gradient; the others d(-r A)/dlogp = -r A
+    assert logp.grad.tolist() == pytest.approx([-r[0], 0.0, 0.0, r[3], -3 * r[4]], rel=1e-6)
+
+
+# --------------------------------------------------------------------------- (2) state across jobs
+
+CARRY_SETTINGS = {
+    "finetune": "lora", "lora": {"r": 4, "alpha": 8, "dropout": 0.1},  # dropout draws: the RNG must be carried
+    "learning_rate": 5e-3, "ppo_epochs": 2, "micro_batch_size": 2, "lr_scheduler": "linear", "total_steps": 10,
+    "seed": 3,
+}
+
+
+@pytest.fixture(scope="module")
+def carried(tiny, tmp_path_factory):
+    root = tmp_path_factory.mktemp("carry")
+    first = update_on_recorded(str(tiny), [AZR_BATCH], CARRY_SETTINGS, root / "job1")
+    second = update_on_recorded(str(tiny), [SECOND_BATCH], CARRY_SETTINGS, root / "job2", previous_state=root / "job1")
+    both = update_on_recorded(str(tiny), [AZR_BATCH, SECOND_BATCH], CARRY_SETTINGS, root / "one_job")
+    return root, first, second, both
+
+
+def test_two_jobs_equal_one_job_of_two_updates(carried):
+    root, first, second, both = carried
+    two, one = root / "job2", root / "one_job"
+    a, b = policy_tensors(two), policy_tensors(one)
+    assert sorted(a) == sorted(b) and a
+    for name in a:
+        assert torch.equal(a[name], b[name]), name
+    start = policy_tensors(root / "job1")
+    assert any(not torch.equal(start[n], a[n]) for n in a)  # the second job did move the policy
+    adam_two, adam_one = read_adam(two), read_adam(one)
+    assert adam_two["state"].keys() == adam_one["state"].keys()
+    for k, s in adam_two["state"].items():
+        assert int(s["step"]) == int(adam_one["state"][k]["step"]) == 4
+        for key in ("exp_avg", "exp_avg_sq"):
+            assert torch.equal(s[key], adam_one["state"][k][key]), (k, key)
+    sched_two = torch.load(two / SCHEDULER_FILE, weights_only=False)
+    assert sched_two == torch.load(one / SCHEDULER_FILE, weights_only=False)
+    assert sched_two["last_epoch"] == 4
+    state_two, state_one = (json.loads((d / STATE_FILE).read_text()) for d in (two, one))
+    assert (state_two["step"], state_two["updates"], state_two["jobs"]) == (4, 2, 2)
+    assert (state_one["step"], state_one["updates"], state_one["jobs"]) == (4, 2, 1)
+    assert second["rng_restored"] and not first["rng_restored"]
+    assert [r["step"] for r in second["history"]] == [3, 4] and [r["update"] for r in second["history"]] == [1, 1]
+    assert [(r["step"], r["loss"]) for r in both["history"][2:]] == [(r["step"], r["loss"]) for r in second["history"]]
+    # a linear schedule over total_steps=10, carried: step 3 runs at 8/10 of the rate
+    assert second["history"][0]["learning_rate"] == pytest.approx(5e-3 * 8 / 10)
+
+
+def test_state_folder_contents_and_record(carried):
+    root, first, _, _ = carried
+    job1 = root / "job1"
+    assert {p.name for p in job1.iterdir()} == {POLICY_DIR, OPTIMIZER_FILE, SCHEDULER_FILE, RNG_FILE, STATE_FILE,
+                                                RECORD_NAME}
+    assert (job1 / POLICY_DIR / "adapter_config.json").is_file()
+    assert json.loads((job1 / RECORD_NAME).read_text()) == first
+    parts = first["updates"][0]["partitions"]
+    assert set(parts) == {"deduction/solver", "abduction/proposer"}
+    for stats in parts.values():  # whitened over tokens inside each partition
+        assert stats["advantage_token_mean"] == pytest.approx(0.0, abs=1e-9)
+        assert stats["advantage_token_std"] == pytest.approx(1.0, abs=1e-6)
+    assert parts["deduction/solver"]["completions"] == 2 and parts["abduction/proposer"]["completions"] == 3
+    assert first["tokens"] == sum(p["tokens"] for p in parts.values()) == first["history"][0]["tokens"]
+    assert "before that update's first optimizer step" in first["old_logprobs"]
+    assert first["libraries"]["accelerate"] and first["seconds"] > 0 and first["history"][0]["seconds"] >= 0
+
+
+def test_changed_optimizer_setting_is_refused(carried, tiny):
+    root = carried[0]
+    with pytest.raises(UserError, match="'learning_rate' = 0.1 differs") as err:
+        update_on_recorded(str(tiny), [SECOND_BATCH], {**CARRY_SETTINGS, "learning_rate": 0.1}, root / "bad",
+                           previous_state=root / "job1")
+    assert "\n" not in str(err.value) and not (root / "bad").exists()
+
+
+# --------------------------------------------------------------------------- (3) bad input
+
+
+def _set(path, value):
+    def change(rec):
+        target = rec
+        for key in path[:-1]:
+            target = target[key]
+        if value is KeyError:
+            del target[path[-1]]
+        else:
+            target[path[-1]] = value
+        return rec
+    return change
+
+
+BAD_RECORDS = [
+    (_set(["messages"], KeyError), "messages"),
+    (_set(["messages"], [{"role": "assistant", "content": "x"}]), "end with a user message"),
+    (_set(["outputs"], []), "'outputs' must be a non-empty list"),
+    (_set(["outputs"], [3]), "output 0 is not a string"),
+    (_set(["meta"], None), "'meta' must be an object"),
+    (_set(["meta", "rewards"], [1.0, 2.0]), "one entry per output"),
+    (_set(["meta", "rewards"], ["1"]), "meta.rewards[0]"),
+    (_set(["meta", "rewards"], [float("inf")]), "not a finite number"),
+    (_set(["meta", "rewards"], [True]), "meta.rewards[0]"),
+    (_set(["meta", "task"], KeyError), "meta.task"),
+    (_set(["meta", "role"], ""), "meta.role"),
+    (_set(["meta", "truncated"], ["yes"]), "meta.truncated[0]"),
+    (_set(["meta", "truncated"], [True, False]), "one entry per output"),
+]
+
+
+@pytest.mark.parametrize("change,fragment", BAD_RECORDS)
+def test_bad_records_give_one_line_errors(tmp_path, change, fragment):
+    batch = json.loads(json.dumps(AZR_BATCH))
+    batch[1] = change(batch[1])
+    with pytest.raises(UserError) as err:
+        update_on_recorded("unused-model", [AZR_BATCH, batch], {}, tmp_path / "out")
+    message = str(err.value)
+    assert message.startswith("update 1: rollout record 1:") and fragment in message and "\n" not in message
+    assert not (tmp_path / "out").exists()
+
+
+def test_grpo_needs_equal_groups_of_two_or_more(tmp_path):
+    uneven = GRPO_BATCH[:2] + [rollout("q", ["a", "b", "c"], [1, 0, 1], task=None)]
+    single = [rollout("q", ["a"], [1.0], task=None)]
+    for batch, fragment in ((uneven, "rollout record 2: estimator 'grpo' needs groups of one size"),
+                            (single, "rollout record 0: estimator 'grpo' needs a group of >= 2")):
+        with pytest.raises(UserError, match=fragment):
+            update_on_recorded("unused", [batch], {"estimator": "grpo"}, tmp_path / "out")
+
+
+@pytest.mark.parametrize("settings,fragment", [
+    ({"learnig_rate": 1e-6}, "unknown training setting(s) 'learnig_rate'"),
+    ({"lora": {"r": 4}}, "'lora'"),
+    ({"lr_scheduler": "linear"}, "'total_steps'"),
+    ({"epsilon_low": 1.5}, "'epsilon_low'"),
+    ({"mini_batches": 0}, "'mini_batches'"),
+    ({"scale_rewards": "batch"}, "'scale_rewards'"),
+])
+def test_bad_settings_are_refused(tmp_path, settings, fragment):
+    with pytest.raises(UserError) as err:
+        update_on_recorded("unused", [AZR_BATCH], settings, tmp_path / "out")
+    assert fragment in str(err.value) and "\n" not in str(err.value)
+
+
+def test_unscorable_batch_is_skipped_and_unscorable_completions_left_out(tiny, tmp_path):
+    nothing = [rollout("q", ["a"], [None]), rollout("r", ["b"], [None])]
+    with pytest.raises(TrainingSkipped):
+        update_on_recorded("unused", [nothing], {}, tmp_path / "none")
+    assert not (tmp_path / "none").exists()
+    record = update_on_recorded(str(tiny), [AZR_BATCH + nothing], {}, tmp_path / "out")
+    assert record["updates"][0]["completions"] == 7 and record["updates"][0]["trained"] == 5
+    assert record["updates"][0]["partitions"]["deduction/solver"]["unscorable"] == 2
+
+
+def test_more_mini_batches_than_completions_is_refused(tiny, tmp_path):
+    with pytest.raises(UserError, match="'mini_batches' = 6: mini-batch 5 holds 0 completions"):
+        update_on_recorded(str(tiny), [AZR_BATCH], {"mini_batches": 6}, tmp_path / "out")
+
+
+# --------------------------------------------------------------------------- (4) clipping
+
+
+@pytest.mark.parametrize("schedule", [{"ppo_epochs": 2}, {"mini_batches": 2}])
+def test_clipping_acts_only_after_the_first_step(tiny, tmp_path, schedule):
+    settings = {"learning_rate": 1e-2, "micro_batch_size": 2, **schedule}
+    record = update_on_recorded(str(tiny), [AZR_BATCH], settings, tmp_path / "two")
+    first, second = record["history"]
+    assert record["clipping_acts"] is True
+    # Step 1 trains on the policy that scored the batch (ratio 1, bit for bit); step 2 on tokens
+    # scored before step 1, which moved the policy a lot at this learning rate.
+    assert first["ratio_max_deviation"] == 0.0 and first["clipped_fraction"] == 0.0
+    assert second["ratio_max_deviation"] > 0.2 and second["ratio_outside_fraction"] > 0
+    assert 0 < second["clipped_fraction"] <= second["ratio_outside_fraction"]
+
+
+def test_one_step_never_clips(tiny, tmp_path):
+    record = update_on_recorded(str(tiny), [AZR_BATCH, SECOND_BATCH], {"learning_rate": 1e-2}, tmp_path / "one")
+    assert record["clipping_acts"] is False and len(record["history"]) == 2
+    for row in record["history"]:  # each update recomputes its old log-probs: ratio 1 again
+        assert row["ratio_max_deviation"] == 0.0 and row["clipped_fraction"] == 0.0
+
+
+def test_settings_record_says_when_clipping_acts():
+    assert RecordedUpdateSettings.from_dict({}).to_record()["clipping_acts"] is False
+    assert RecordedUpdateSettings.from_dict({"mini_batches": 2}).steps_per_update == 2
+
+
+# --------------------------------------------------------------------------- processes
+
+
+@pytest.mark.slow
+def test_two_processes_give_the_update_of_one(tiny, tmp_path):
+    """The same global batch through `accelerate launch --num_processes 2 --cpu` (gloo) and
+    through one process: the same weights, up to float32 summation order."""
+    batch = tmp_path / "batch.jsonl"
+    batch.write_text("".join(json.dumps(r) + "\n" for r in AZR_BATCH + SECOND_BATCH))
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"learning_rate": 1e-4, "mini_batches": 2, "micro_batch_size": 1}))
+    args = ["-m", "selfplay.train.rl.recorded", "--base-model", str(tiny), "--update", str(batch),
+            "--settings", str(settings)]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO / "src")}
+    accelerate = str(Path(sys.executable).with_name("accelerate"))
+    for n in (1, 2):
+        subprocess.run([accelerate, "launch", "--cpu", "--num_processes", str(n), "--num_machines", "1",
+                        "--mixed_precision", "no", "--dynamo_backend", "no", *args, "--out", str(tmp_path / f"p{n}")],
+                       check=True, env=env, timeout=600, cwd=tmp_path)
+    one, two = (json.loads((tmp_path / f"p{n}" / RECORD_NAME).read_text()) for n in (1, 2))
+    assert (one["processes"], two["processes"]) == (1, 2)
+    for a, b in zip(one["history"], two["history"]):
+        assert b["loss"] == pytest.approx(a["loss"], rel=1e-4, abs=1e-7)
+        assert b["grad_norm"] == pytest.approx(a["grad_norm"], rel=1e-4)
+    w1, w2 = policy_tensors(tmp_path / "p1"), policy_tensors(tmp_path / "p2")
+    base = policy_tensors_of_model(tiny)
+    for name in w1:
+        moved = (w1[name] - base[name]).abs().max().item()
+        # lr 1e-4 x 2 Adam steps moves a weight by up to ~2e-4; the processes agree to 1e-6 of that scale
+        assert (w1[name] - w2[name]).abs().max().item() <= 2e-6 + 1e-3 * moved, name
+
+
+def policy_tensors_of_model(model_dir: Path) -> dict:
+    from safetensors.torch import load_file
+
+    return load_file(str(model_dir / "model.safetensors"))
