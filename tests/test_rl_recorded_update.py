@@ -366,8 +366,8 @@ def test_settings_record_says_when_clipping_acts():
 
 @pytest.mark.slow
 def test_two_processes_give_the_update_of_one(tiny, tmp_path):
-    """The same global batch through `accelerate launch --num_processes 2 --cpu` (gloo) and
-    through one process: the same weights, up to float32 summation order."""
+    """The same global batch through 2 CPU processes (gloo) and through one: the same
+    weights, up to float32 summation order."""
     batch = tmp_path / "batch.jsonl"
     batch.write_text("".join(json.dumps(r) + "\n" for r in AZR_BATCH + SECOND_BATCH))
     settings = tmp_path / "settings.json"
@@ -375,22 +375,24 @@ def test_two_processes_give_the_update_of_one(tiny, tmp_path):
     args = ["-m", "selfplay.train.rl.recorded", "--base-model", str(tiny), "--update", str(batch),
             "--settings", str(settings)]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO / "src")}
-    accelerate = str(Path(sys.executable).with_name("accelerate"))
+    # accelerate launch --cpu starts one process (several CPU processes need mpirun there);
+    # torch's own launcher starts two, and Accelerator(cpu=True) joins them with gloo.
     for n in (1, 2):
-        subprocess.run([accelerate, "launch", "--cpu", "--num_processes", str(n), "--num_machines", "1",
-                        "--mixed_precision", "no", "--dynamo_backend", "no", *args, "--out", str(tmp_path / f"p{n}")],
+        subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(n),
+                        "--master_port", str(29500 + os.getpid() % 1000 + n), *args, "--out", str(tmp_path / f"p{n}")],
                        check=True, env=env, timeout=600, cwd=tmp_path)
     one, two = (json.loads((tmp_path / f"p{n}" / RECORD_NAME).read_text()) for n in (1, 2))
     assert (one["processes"], two["processes"]) == (1, 2)
     for a, b in zip(one["history"], two["history"]):
-        assert b["loss"] == pytest.approx(a["loss"], rel=1e-4, abs=1e-7)
-        assert b["grad_norm"] == pytest.approx(a["grad_norm"], rel=1e-4)
+        assert b["loss"] == pytest.approx(a["loss"], rel=1e-5, abs=1e-7)
+        assert b["grad_norm"] == pytest.approx(a["grad_norm"], rel=1e-5)
     w1, w2 = policy_tensors(tmp_path / "p1"), policy_tensors(tmp_path / "p2")
     base = policy_tensors_of_model(tiny)
+    # 2 Adam steps at lr 1e-4 move weights by up to 2e-4; the processes agree to 1e-6 (measured:
+    # 2.6e-8, losses and gradient norms to a relative 1e-7).
+    assert max((w1[n] - base[n]).abs().max().item() for n in w1) > 1e-4
     for name in w1:
-        moved = (w1[name] - base[name]).abs().max().item()
-        # lr 1e-4 x 2 Adam steps moves a weight by up to ~2e-4; the processes agree to 1e-6 of that scale
-        assert (w1[name] - w2[name]).abs().max().item() <= 2e-6 + 1e-3 * moved, name
+        assert (w1[name] - w2[name]).abs().max().item() <= 1e-6, name
 
 
 def policy_tensors_of_model(model_dir: Path) -> dict:
