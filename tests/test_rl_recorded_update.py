@@ -333,6 +333,20 @@ def test_more_mini_batches_than_completions_is_refused(tiny, tmp_path):
         update_on_recorded(str(tiny), [AZR_BATCH], {"mini_batches": 6}, tmp_path / "out")
 
 
+def test_missing_files_and_state_folders_are_refused(tmp_path, capsys):
+    from selfplay.train.rl.recorded import main
+
+    code = main(["--base-model", "unused", "--update", str(tmp_path / "a.jsonl"), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and "rollout file" in err and "a.jsonl" in err and err.count("\n") == 1
+    (tmp_path / "not_a_state").mkdir()
+    with pytest.raises(UserError, match="is not a state folder"):
+        update_on_recorded("unused", [AZR_BATCH], {}, tmp_path / "out", previous_state=tmp_path / "not_a_state")
+    with pytest.raises(UserError, match="cannot replace the one it reads"):
+        update_on_recorded("unused", [AZR_BATCH], {}, tmp_path / "s", previous_state=tmp_path / "s")
+    assert not (tmp_path / "out").exists()
+
+
 # --------------------------------------------------------------------------- (4) clipping
 
 

@@ -75,13 +75,16 @@ applies its updates, and writes the next folder. The optimizer settings (learnin
 weight decay, scheduler, finetune, LoRA shape) are carried: a job whose settings differ
 from its state's on one of them is refused, naming the key.
 
-Processes. The job runs under accelerate's ``Accelerator`` (plain DDP: one process, or
-``accelerate launch --num_processes N``, gloo on CPU). Every process reads the whole batch
-and computes the same advantages; each mini-batch's completions are dealt out to the
-processes (completion ``i`` to process ``i mod N``), each process accumulates its share
-in micro-batches of ``micro_batch_size``, and the loss of each is scaled so that DDP's
-gradient average is the gradient of the mini-batch's token mean. FSDP and DeepSpeed are
-refused: the optimizer state here is saved whole by the main process.
+Processes. The job runs under accelerate's ``Accelerator`` with plain data parallelism
+(DDP): one process, or N started by ``accelerate launch`` (GPUs: the shipped
+``config/accelerate/lora_ddp.yaml``, directly or through ``selfplay.train.rl.launch``) or by
+``torchrun`` (CPU processes joined with gloo; ``accelerate launch --cpu`` starts only one).
+Every process reads the whole batch and computes the same advantages; each mini-batch's
+completions are dealt out to the processes (completion ``i`` to process ``i mod N``), each
+process accumulates its share in micro-batches of ``micro_batch_size``, and the loss of
+each is scaled so that DDP's gradient average is the gradient of the mini-batch's token
+mean. FSDP (``full_fsdp.yaml``) and DeepSpeed are refused for now: the optimizer state
+here is saved whole by the main process, which a sharded optimizer does not allow.
 """
 
 from __future__ import annotations
@@ -649,8 +652,8 @@ def update_on_recorded(
     accelerator = accelerate.Accelerator(cpu=not on_gpu, mixed_precision="bf16" if resolved["bf16"] else "no")
     kind = str(accelerator.distributed_type).rsplit(".", 1)[-1]
     if kind not in ("NO", "MULTI_CPU", "MULTI_GPU"):
-        raise UserError(f"recorded update runs on plain data parallelism (DDP); launched with {kind}, which shards "
-                        "the optimizer state this job saves whole")
+        raise UserError(f"recorded update runs on plain data parallelism (DDP, e.g. config/accelerate/lora_ddp.yaml); "
+                        f"launched with {kind}, which shards the optimizer state this job saves whole")
     world, rank = accelerator.num_processes, accelerator.process_index
 
     tokenizer = load_chat_tokenizer(transformers, str(previous / POLICY_DIR) if previous is not None
@@ -744,6 +747,27 @@ def update_on_recorded(
     return record
 
 
+def update_from_files(base_model: str | Path, updates: Sequence[Sequence[str | Path]],
+                      settings: RecordedUpdateSettings | Mapping[str, Any] | None, out_state: str | Path, *,
+                      previous_state: str | Path | None = None, device: str = "cpu",
+                      dtype: str = "float32") -> dict[str, Any]:
+    """:func:`update_on_recorded` on JSONL files: ``updates`` holds, per update, the rollout
+    files whose records (concatenated in order) form its batch. Callable through
+    ``selfplay.train.rl.launch`` (``"selfplay.train.rl.recorded:update_from_files"``)."""
+    if isinstance(updates, (str, Path)) or not all(isinstance(u, (list, tuple)) for u in updates):
+        raise UserError("recorded update: 'updates' must be a list of updates, each a list of rollout files")
+    batches = []
+    for files in updates:
+        batch = []
+        for path in files:
+            if not Path(path).is_file():
+                raise UserError(f"recorded update: rollout file {str(path)!r} does not exist")
+            batch.extend(read_jsonl(path))
+        batches.append(batch)
+    return update_on_recorded(base_model, batches, settings, out_state, previous_state=previous_state,
+                              device=device, dtype=dtype)
+
+
 # --------------------------------------------------------------------------- command line
 
 
@@ -759,14 +783,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     ap.add_argument("--dtype", default="float32")
     args = ap.parse_args(argv)
-    batches = [[rec for path in spec.split(",") for rec in read_jsonl(path)] for spec in args.update]
     settings = json.loads(Path(args.settings).read_text()) if args.settings else {}
     try:
-        update_on_recorded(args.base_model, batches, settings, args.out, previous_state=args.previous_state,
-                           device=args.device, dtype=args.dtype)
+        update_from_files(args.base_model, [spec.split(",") for spec in args.update], settings, args.out,
+                          previous_state=args.previous_state, device=args.device, dtype=args.dtype)
     except (UserError, TrainingSkipped) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized():
+            dist.destroy_process_group()  # else gloo's threads may abort the interpreter at exit
     return 0
 
 
