@@ -109,9 +109,12 @@ def hand_advantages(batch: list[dict], counts: list[int], estimator: str) -> lis
 
 
 @pytest.mark.parametrize("estimator,batch", [("task_relative_reinforce_pp", AZR_BATCH), ("grpo", GRPO_BATCH)])
-def test_update_equals_hand_computation(tiny, tmp_path, estimator, batch):
+def test_update_equals_hand_computation(tiny, tmp_path, monkeypatch, estimator, batch):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    import selfplay.train.rl.recorded as recorded
+
+    monkeypatch.setattr(recorded, "LOGPROB_CHUNK", 7)  # log-probs in several chunks per sequence
     settings = {"estimator": estimator, "learning_rate": 1e-3, "max_grad_norm": 0.0, "micro_batch_size": 2}
     record = update_on_recorded(str(tiny), [batch], settings, tmp_path / "state")
 
@@ -400,6 +403,10 @@ def test_two_processes_give_the_update_of_one(tiny, tmp_path):
     for a, b in zip(one["history"], two["history"]):
         assert b["loss"] == pytest.approx(a["loss"], rel=1e-5, abs=1e-7)
         assert b["grad_norm"] == pytest.approx(a["grad_norm"], rel=1e-5)
+        # the second step's mini-batch was scored before the first step: ratios away from 1
+        for key in ("ratio_max_deviation", "clipped_fraction", "ratio_outside_fraction", "tokens"):
+            assert b[key] == pytest.approx(a[key], rel=1e-3, abs=1e-9), key
+    assert one["history"][1]["ratio_max_deviation"] > 1e-4
     w1, w2 = policy_tensors(tmp_path / "p1"), policy_tensors(tmp_path / "p2")
     base = policy_tensors_of_model(tiny)
     # 2 Adam steps at lr 1e-4 move weights by up to 2e-4; the processes agree to 1e-6 (measured:

@@ -387,11 +387,23 @@ def batch_advantages(completions: Sequence[Completion], token_counts: Sequence[i
 # --------------------------------------------------------------------------- the maths
 
 
+# Positions whose logits are taken to float32 at once: a paper-scale vocabulary (152k) over a
+# 32k-token sequence would otherwise need a ~20 GB float32 copy.
+LOGPROB_CHUNK = 1024
+
+
 def token_logprobs(model, input_ids, attention_mask):
     """log p(token t | tokens before t) for t = 1..T-1, shape [B, T-1], in float32."""
-    logits = model(input_ids=input_ids, attention_mask=attention_mask).logits[:, :-1].float()
+    import torch
+
+    logits = model(input_ids=input_ids, attention_mask=attention_mask).logits[:, :-1]
     targets = input_ids[:, 1:].unsqueeze(-1)
-    return (logits.gather(-1, targets).squeeze(-1) - logits.logsumexp(dim=-1))
+    pieces = []
+    for start in range(0, logits.shape[1], LOGPROB_CHUNK):
+        part = logits[:, start:start + LOGPROB_CHUNK].float()
+        chosen = part.gather(-1, targets[:, start:start + LOGPROB_CHUNK]).squeeze(-1)
+        pieces.append(chosen - part.logsumexp(dim=-1))
+    return torch.cat(pieces, dim=1)
 
 
 def clipped_token_loss(logp, old_logp, advantages, epsilon_low: float, epsilon_high: float):
@@ -575,7 +587,7 @@ def run_update(accelerator, model, optimizer, scheduler, examples: list[dict], a
             optimizer.zero_grad(set_to_none=True)
             step += 1
             totals = accelerator.reduce(sums, reduction="sum")
-            ratio_max = accelerator.reduce(ratio_max, reduction="max") if world > 1 else ratio_max
+            ratio_max = accelerator.reduce(ratio_max, reduction="max")
             rows.append({
                 "step": step, "epoch": epoch, "mini_batch": m, "completions": len(mini_batches[m]), "tokens": tokens,
                 "loss": _finite(totals[0].item() / tokens),
