@@ -96,7 +96,8 @@ def prepare_seeds(cfg: dict, out: str, skipped_out: str, downloaded: dict[str, s
     records, skipped = [], []
     for source in spec["sources"]:
         if spec["source"] == "embedded":
-            got, dropped = seed_sets.load_files(source, [seed_sets.shipped_file(source)], "train")
+            got, dropped = seed_sets.load_files(
+                source, [seed_sets.shipped_file(source, spec["shipped_set"])], "train")
         else:
             folder = (downloaded or {}).get(source)
             if not folder or not (Path(folder) / "files.json").is_file():

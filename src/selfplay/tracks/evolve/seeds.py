@@ -501,21 +501,30 @@ def load_files(source: str, paths: Iterable[str | Path], split: str = "train", m
 
 # --- the shipped default set --------------------------------------------------------
 
-def shipped_file(source: str) -> Path:
-    """The project's own seed file for ``source`` (its rows in the dataset's format)."""
+# The shipped sets: "smoke" (the files in SHIPPED_DIR) and "trivial" (SHIPPED_DIR/trivial:
+# one-line functions whose questions state the signature and examples, the only problems
+# the embedded default's tiny model writes passing tests for; README.md there).
+SHIPPED_SETS = ("smoke", "trivial")
+
+
+def shipped_file(source: str, shipped_set: str = "smoke") -> Path:
+    """The project's own seed file for ``source`` in ``shipped_set`` (its rows in the
+    dataset's format)."""
     if source not in SOURCES:
         raise UserError(f"unknown seed source {source!r}; one of {', '.join(SOURCES)}")
-    path = SHIPPED_DIR / f"{source}.jsonl"
+    if shipped_set not in SHIPPED_SETS:
+        raise UserError(f"config key evolve.seeds.shipped_set: {shipped_set!r} is not one of {', '.join(SHIPPED_SETS)}")
+    path = (SHIPPED_DIR if shipped_set == "smoke" else SHIPPED_DIR / shipped_set) / f"{source}.jsonl"
     if not path.is_file():
         raise UserError(f"the shipped seed file {path} is missing; reinstall the package")
     return path
 
 
-def shipped_records(sources: Iterable[str] = SOURCES) -> tuple[list[dict], list[dict]]:
-    """(records, skipped) of the shipped seed set, source after source in ``sources`` order."""
+def shipped_records(sources: Iterable[str] = SOURCES, shipped_set: str = "smoke") -> tuple[list[dict], list[dict]]:
+    """(records, skipped) of a shipped seed set, source after source in ``sources`` order."""
     records, skipped = [], []
     for source in sources:
-        r, s = load_files(source, [shipped_file(source)], "train")
+        r, s = load_files(source, [shipped_file(source, shipped_set)], "train")
         records += r
         skipped += s
     return records, skipped
