@@ -682,7 +682,10 @@ def update_on_recorded(
     transformers.set_seed(settings.seed)
     model = _load_policy(str(base_model), settings, previous, dtype)
     if resolved["gradient_checkpointing"]:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        if hasattr(model, "activation_checkpointing_enable"):  # transformers 5's name
+            model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+        else:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=settings.learning_rate, weight_decay=settings.weight_decay,
                                   betas=(settings.adam_beta1, settings.adam_beta2), eps=settings.adam_epsilon)
@@ -735,6 +738,8 @@ def update_on_recorded(
                 "estimator": settings.estimator,
                 "settings": settings.to_record(),
                 "resolved": resolved,
+                "activation_checkpointing": bool(getattr(unwrapped, "is_activation_checkpointing",
+                                                         getattr(unwrapped, "is_gradient_checkpointing", False))),
                 "old_logprobs": OLD_LOGPROBS,
                 "clipping_acts": settings.clipping_acts,
                 "kl": None,
