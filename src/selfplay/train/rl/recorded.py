@@ -315,7 +315,9 @@ def validate_rollout_records(records: Any, estimator: str) -> list[Completion]:
         for j, r in enumerate(rewards):
             if r is not None and (isinstance(r, bool) or not isinstance(r, (int, float)) or not math.isfinite(r)):
                 raise UserError(f"{where}: meta.rewards[{j}] = {r!r:.40} is not a finite number or null")
-        truncated = _per_output(meta, "truncated", len(outputs), where) if "truncated" in meta else [False] * len(outputs)
+        truncated = [False] * len(outputs)
+        if "truncated" in meta:
+            truncated = _per_output(meta, "truncated", len(outputs), where)
         for j, t in enumerate(truncated):
             if not isinstance(t, bool):
                 raise UserError(f"{where}: meta.truncated[{j}] = {t!r:.40} is not true or false")
@@ -327,7 +329,8 @@ def validate_rollout_records(records: Any, estimator: str) -> list[Completion]:
             raise UserError(f"{where}: meta.task and meta.role come together (both or neither)")
         if estimator == "grpo":
             if len(outputs) < 2:
-                raise UserError(f"{where}: estimator 'grpo' needs a group of >= 2 outputs per record, got {len(outputs)}")
+                raise UserError(f"{where}: estimator 'grpo' needs a group of >= 2 outputs per record, "
+                                f"got {len(outputs)}")
             if group is not None and len(outputs) != group:
                 raise UserError(f"{where}: estimator 'grpo' needs groups of one size; {len(outputs)} outputs here, "
                                 f"{group} in record 0")
@@ -443,8 +446,9 @@ def _check_carried(state: Mapping[str, Any], settings: RecordedUpdateSettings, f
     mine = settings.to_record()
     for key in CARRIED:
         if state["settings"].get(key) != mine[key]:
-            raise UserError(f"recorded-update setting '{key}' = {mine[key]!r} differs from {state['settings'].get(key)!r}"
-                            f" in the previous policy state {str(folder)!r}; the optimizer state is carried with it")
+            raise UserError(f"recorded-update setting '{key}' = {mine[key]!r} differs from "
+                            f"{state['settings'].get(key)!r} in the previous policy state {str(folder)!r}; the "
+                            "optimizer state is carried with it")
 
 
 def _rng_state() -> dict[str, Any]:
