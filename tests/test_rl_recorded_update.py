@@ -1,7 +1,9 @@
 """Policy-gradient updates on recorded rollouts (selfplay.train.rl.recorded).
 
 Every model here is the tiny random llama of ``selfplay.llm.tiny_random`` (hidden size 64,
-2 layers, ~3 M parameters), trained in float32 on CPU; one job takes about a second.
+2 layers, ~3 M parameters), trained in float32 on CPU; one job takes about a second, and
+the tests that train are marked slow (25-60 s together on 2 busy cores, plus ~75 s for
+the two 2-process runs). The input and settings checks run no model.
 """
 
 from __future__ import annotations
@@ -108,6 +110,7 @@ def hand_advantages(batch: list[dict], counts: list[int], estimator: str) -> lis
     return out
 
 
+@pytest.mark.slow  # trains the tiny model (about a second a job)
 @pytest.mark.parametrize("estimator,batch", [("task_relative_reinforce_pp", AZR_BATCH), ("grpo", GRPO_BATCH)])
 def test_update_equals_hand_computation(tiny, tmp_path, monkeypatch, estimator, batch):
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -200,6 +203,7 @@ def carried(tiny, tmp_path_factory):
     return root, first, second, both
 
 
+@pytest.mark.slow  # trains the tiny model (about a second a job)
 def test_two_jobs_equal_one_job_of_two_updates(carried):
     root, first, second, both = carried
     two, one = root / "job2", root / "one_job"
@@ -228,6 +232,7 @@ def test_two_jobs_equal_one_job_of_two_updates(carried):
     assert second["history"][0]["learning_rate"] == pytest.approx(5e-3 * 8 / 10)
 
 
+@pytest.mark.slow  # trains the tiny model (about a second a job)
 def test_state_folder_contents_and_record(carried):
     root, first, _, _ = carried
     job1 = root / "job1"
@@ -246,6 +251,7 @@ def test_state_folder_contents_and_record(carried):
     assert first["libraries"]["accelerate"] and first["seconds"] > 0 and first["history"][0]["seconds"] >= 0
 
 
+@pytest.mark.slow  # trains the tiny model (about a second a job)
 def test_changed_optimizer_setting_is_refused(carried, tiny):
     root = carried[0]
     with pytest.raises(UserError, match="'learning_rate' = 0.1 differs") as err:
@@ -254,6 +260,7 @@ def test_changed_optimizer_setting_is_refused(carried, tiny):
     assert "\n" not in str(err.value) and not (root / "bad").exists()
 
 
+@pytest.mark.slow  # trains the tiny model (about a second a job)
 def test_gradient_checkpointing_gives_the_same_update(tiny, tmp_path):
     settings = {"learning_rate": 1e-3, "ppo_epochs": 2, "micro_batch_size": 2}
     plain = update_on_recorded(str(tiny), [AZR_BATCH], settings, tmp_path / "plain")
@@ -267,6 +274,7 @@ def test_gradient_checkpointing_gives_the_same_update(tiny, tmp_path):
     assert all(torch.allclose(w1[n], w2[n], atol=1e-6, rtol=0) for n in w1)
 
 
+@pytest.mark.slow  # trains the tiny model (about a second a job)
 def test_failed_job_leaves_no_state_and_keeps_the_previous(carried, tiny, monkeypatch):
     import selfplay.train.rl.recorded as recorded
 
@@ -352,6 +360,7 @@ def test_bad_settings_are_refused(tmp_path, settings, fragment):
     assert fragment in str(err.value) and "\n" not in str(err.value)
 
 
+@pytest.mark.slow  # trains the tiny model (about a second a job)
 def test_unscorable_batch_is_skipped_and_unscorable_completions_left_out(tiny, tmp_path):
     nothing = [rollout("q", ["a"], [None]), rollout("r", ["b"], [None])]
     with pytest.raises(TrainingSkipped):
@@ -362,6 +371,7 @@ def test_unscorable_batch_is_skipped_and_unscorable_completions_left_out(tiny, t
     assert record["updates"][0]["partitions"]["deduction/solver"]["unscorable"] == 2
 
 
+@pytest.mark.slow  # trains the tiny model (about a second a job)
 def test_more_mini_batches_than_completions_is_refused(tiny, tmp_path):
     with pytest.raises(UserError, match="'mini_batches' = 6: mini-batch 5 holds 0 completions"):
         update_on_recorded(str(tiny), [AZR_BATCH], {"mini_batches": 6}, tmp_path / "out")
@@ -384,6 +394,7 @@ def test_missing_files_and_state_folders_are_refused(tmp_path, capsys):
 # --------------------------------------------------------------------------- (4) clipping
 
 
+@pytest.mark.slow  # trains the tiny model (about a second a job)
 @pytest.mark.parametrize("schedule", [{"ppo_epochs": 2}, {"mini_batches": 2}])
 def test_clipping_acts_only_after_the_first_step(tiny, tmp_path, schedule):
     settings = {"learning_rate": 1e-2, "micro_batch_size": 2, **schedule}
@@ -397,6 +408,7 @@ def test_clipping_acts_only_after_the_first_step(tiny, tmp_path, schedule):
     assert 0 < second["clipped_fraction"] <= second["ratio_outside_fraction"]
 
 
+@pytest.mark.slow  # trains the tiny model (about a second a job)
 def test_one_step_never_clips(tiny, tmp_path):
     record = update_on_recorded(str(tiny), [AZR_BATCH, SECOND_BATCH], {"learning_rate": 1e-2}, tmp_path / "one")
     assert record["clipping_acts"] is False and len(record["history"]) == 2
@@ -454,3 +466,49 @@ def policy_tensors_of_model(model_dir: Path) -> dict:
     from safetensors.torch import load_file
 
     return load_file(str(model_dir / "model.safetensors"))
+
+
+# --------------------------------------------------------------------------- a chain of jobs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("finetune", ["lora", "full"])
+def test_generate_score_update_generate_chain(tiny, tmp_path, finetune):
+    """Generation records of the project's backend, scored, feed the update as they are; the
+    next generation loads the state's policy (adapter or model) and records it."""
+    from selfplay.llm.base import GenerationRequest, SamplingParams
+    from selfplay.llm.factory import make_backend
+    from selfplay.llm.recording import generate_and_record
+    from selfplay.records import read_jsonl, sha256_tree, write_jsonl
+
+    settings = {"finetune": finetune, "learning_rate": 1e-2, "seed": 5}
+    if finetune == "lora":
+        settings["lora"] = {"r": 4, "alpha": 8, "dropout": 0.0}
+    questions = [("Say a word.", "deduction"), ("Name a number.", "deduction"), ("Write a name.", "abduction"),
+                 ("Spell a letter.", "abduction")]
+    state = None
+    for phase in range(2):
+        model = str(tiny) if finetune == "lora" or state is None else str(state / POLICY_DIR)
+        adapter = str(state / POLICY_DIR) if finetune == "lora" and state is not None else None
+        backend = make_backend({"name": "transformers", "model": model, "dtype": "float32", "batch_size": 4,
+                                "threads": 1, "progress": False})
+        try:
+            requests = [GenerationRequest([{"role": "user", "content": q}],
+                                          SamplingParams(temperature=1.0, max_new_tokens=8, n=1, seed=phase),
+                                          adapter=adapter) for q, _ in questions]
+            generated = generate_and_record(backend, requests, tmp_path / f"gen{phase}.jsonl",
+                                            meta=[{"task": t, "role": "solver"} for _, t in questions])
+        finally:
+            backend.close()
+        assert generated[0]["backend"]["model"] == str(Path(model).resolve())
+        if adapter is not None:
+            assert {r["adapter_sha256"] for r in generated} == {sha256_tree(state / POLICY_DIR)}
+        # score: the track adds one reward per output to each generation record
+        scored = [{**r, "meta": {**r["meta"], "rewards": [float(len(r["outputs"][0]) % 5)]}} for r in generated]
+        write_jsonl(tmp_path / f"scored{phase}.jsonl", scored)
+        out = tmp_path / f"state{phase}"
+        record = update_on_recorded(str(tiny), [read_jsonl(tmp_path / f"scored{phase}.jsonl")], settings, out,
+                                    previous_state=state)
+        assert record["step"] == phase + 1 and record["updates"][0]["trained"] == len(questions)
+        state = out
+    assert json.loads((state / STATE_FILE).read_text())["jobs"] == 2
