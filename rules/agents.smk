@@ -36,6 +36,7 @@ rule train_alice:
         cfg=lambda w: cfg_of("seed", f"{w.track}.training.alice", "backend.name"),
         model_dir=training_model_param,
         agent="alice",
+        gpus=train_gpus(),
         tag=lambda w: f"round{w.r}",
     script:
         "../workflow_scripts/train_agent.py"
@@ -61,6 +62,7 @@ rule train_bob:
         cfg=lambda w: cfg_of("seed", f"{w.track}.training.bob", "backend.name"),
         model_dir=training_model_param,
         agent="bob",
+        gpus=train_gpus(),
         tag="final",
     script:
         "../workflow_scripts/train_agent.py"

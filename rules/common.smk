@@ -72,6 +72,12 @@ def resources_of(kind):
     return attempt_scaled(config["resources"][kind], config["resources"]["retry"])
 
 
+def train_gpus():
+    """The GPUs a training job asks its cluster for (resources.train.gpu): the trainer
+    refuses to fall back to the CPU when it asked for one and sees none."""
+    return int(config["resources"]["train"].get("gpu", 0))
+
+
 # --- a track's files ----------------------------------------------------------
 
 

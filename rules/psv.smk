@@ -254,6 +254,7 @@ rule psv_train_solver:
     params:
         cfg=cfg_of("seed", "psv.training", "backend.name"),
         model_dir=training_model_param,
+        gpus=train_gpus(),
         tag=lambda w: f"{w.setting}/{w.method}/seed{w.rseed}/model{w.t}",
     script:
         "../workflow_scripts/psv_train_solver.py"
@@ -516,6 +517,7 @@ rule psv_t6_train:
     params:
         cfg=cfg_of("seed", "psv.training", "backend.name"),
         model_dir=lambda w: model_dir(PSV_T6_MODELS[w.t6model]),
+        gpus=train_gpus(),
         tag=lambda w: f"table6/{w.t6model}/{w.condition}",
     script:
         "../workflow_scripts/psv_train_solver.py"

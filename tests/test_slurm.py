@@ -115,6 +115,9 @@ def slurm_run(cluster, tmp_path_factory, tiny_model_dir):
     cfg = build_scenario(workdir)
     cfg["model"]["path"] = str(tiny_model_dir)
     cfg["resources"] = TEST_RESOURCES
+    # the cluster's GPU is fake (gres without CUDA): a training job that asked for it trains
+    # on the CPU only when told to (otherwise it stops: tests/test_training_device.py)
+    cfg["sinq"]["training"]["alice"]["device"] = "cpu"
     write_config(workdir, cfg)
     targets = [f"{EXP}/round1/labeled_untrained/shard0.jsonl", f"{EXP}/round1/labeled_untrained/shard1.jsonl",
                f"{EXP}/round1/adapter_alice"]

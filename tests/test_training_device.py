@@ -8,6 +8,7 @@ vLLM runs on the GPU by default). These tests fake only what torch reports about
 from __future__ import annotations
 
 import contextlib
+import json
 
 import pytest
 import torch
@@ -72,3 +73,34 @@ def test_the_grpo_job_trains_on_its_gpu(gpu_visible, monkeypatch, tmp_path):
     with pytest.raises(UserError, match="asked for 1 GPU"):
         evolve.grpo_round(cfg, 0, str(tmp_path / "suite.jsonl"), str(dataset), "model", str(tmp_path / "out2"),
                           str(tmp_path / "rollouts2.jsonl"), gpus=1)
+
+
+EXAMPLE = {"prompt": [{"role": "user", "content": "Say hi."}], "completion": [{"role": "assistant", "content": "hi"}]}
+
+
+def test_an_sft_job_that_asked_for_a_gpu_and_sees_none_stops_before_loading_anything(gpu_visible, tmp_path):
+    """Papers 000, 001 and 003 train LoRA adapters in jobs that ask for a GPU; without one
+    visible the job stops in one line (it used to train on the CPU, days instead of hours),
+    and leaves no output behind."""
+    from selfplay.pipeline.agents import train_agent
+
+    gpu_visible(False)
+    trainset = tmp_path / "train.jsonl"
+    trainset.write_text(json.dumps(EXAMPLE) + "\n")
+    cfg = {"seed": 1, "sinq": {"training": {"alice": {"max_steps": 1}}}}
+    out = tmp_path / "adapter"
+    with pytest.raises(UserError, match=r"asked for 1 GPU\(s\) but torch sees none"):
+        train_agent(cfg, "alice", str(trainset), "no-model-needed", str(out), "round1", gpus=1)
+    assert not out.exists()
+
+
+def test_the_sft_device_setting_is_checked_and_cpu_is_obeyed(gpu_visible):
+    from selfplay.train.settings import validate_settings
+    from selfplay.train.sft import _device_facts
+
+    assert validate_settings({})["device"] == "auto"
+    with pytest.raises(UserError, match="'device'"):
+        validate_settings({"device": "gpu"})
+    gpu_visible(False)
+    assert _device_facts("cpu", gpus=1) == (False, False)   # told to: the fake GPU of a test cluster
+    assert _device_facts("auto", gpus=0) == (False, False)

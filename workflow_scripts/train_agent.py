@@ -9,4 +9,4 @@ with step(f"{track} train {agent} {tag}", snakemake.log[0]):
         agents.restore_agent_training(cfg, agent, snakemake.input.trainset, bundled_record, snakemake.output[0], tag)
     else:
         agents.train_agent(cfg, agent, snakemake.input.trainset, snakemake.params.model_dir, snakemake.output[0], tag,
-                           optional_path(snakemake.input.get("previous")), track=track)
+                           optional_path(snakemake.input.get("previous")), track=track, gpus=snakemake.params.gpus)

@@ -85,9 +85,10 @@ def generate_to_file(cfg: dict, model_dir, requests, metas, out: str, what: str)
 
 
 def train_agent(cfg: dict, agent: str, trainset_path: str, model_dir: str, out_dir: str, seed_tag: str,
-                previous_adapter_dir: str | None = None, track: str = "sinq") -> dict:
+                previous_adapter_dir: str | None = None, track: str = "sinq", gpus: int = 0) -> dict:
     """LoRA SFT from the base model with config ``<track>.training.<agent>``; with no
-    examples, record that and keep the previous model."""
+    examples, record that and keep the previous model. ``gpus``: what the job asked its
+    cluster for (resources.train.gpu): asked for and not visible stops the job."""
     from ..records import derive_seed
     from ..train.sft import TrainingSkipped, train_lora_sft
 
@@ -97,7 +98,7 @@ def train_agent(cfg: dict, agent: str, trainset_path: str, model_dir: str, out_d
     seed = derive_seed(cfg["seed"], "train", agent, seed_tag) if track == "sinq" else \
         derive_seed(cfg["seed"], "train", track, agent, seed_tag)
     try:
-        record = train_lora_sft(str(model_dir), train_examples, str(out_dir), settings, seed)
+        record = train_lora_sft(str(model_dir), train_examples, str(out_dir), settings, seed, gpus=gpus)
         record["trained"] = True
     except TrainingSkipped as exc:
         previous = resolve_adapter(previous_adapter_dir)

@@ -40,6 +40,9 @@ DEFAULTS: dict[str, Any] = {
     "logging_steps": 1,
     # Optimizer steps between two checkpoints a killed run resumes from (0: none).
     "checkpoint_steps": 50,
+    # Where to train: "auto" is the GPU when the job asked its cluster for one (and then one
+    # must be visible, else the job stops) or when torch sees one; "cpu" always the CPU.
+    "device": "auto",
 }
 
 DTYPES = ("float32", "bfloat16", "float16")
@@ -148,6 +151,8 @@ def validate_settings(settings: dict | None) -> dict[str, Any]:
         _fail("lr_scheduler", merged["lr_scheduler"], f"one of {', '.join(SCHEDULERS)}")
     if merged["dtype"] not in DTYPES:
         _fail("dtype", merged["dtype"], f"one of {', '.join(DTYPES)}")
+    if merged["device"] not in DEVICES:
+        _fail("device", merged["device"], f"one of {', '.join(DEVICES)}")
     merged["gradient_checkpointing"] = _check_tristate("gradient_checkpointing", merged["gradient_checkpointing"])
     merged["bf16"] = _check_tristate("bf16", merged["bf16"])
     return merged

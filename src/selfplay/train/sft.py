@@ -43,7 +43,7 @@ from ..containers.runtime import runtime_record
 from ..errors import UserError, require_module
 from ..records import sha256_tree, write_json
 from .checkpoints import checkpoint_folder, resume_key, resume_point, save_args
-from .settings import resolve_for_device, validate_settings
+from .settings import resolve_for_device, training_device, validate_settings
 
 log = logging.getLogger(__name__)
 
@@ -107,10 +107,13 @@ def validate_examples(examples: Any) -> list[dict[str, list[dict[str, str]]]]:
 # --------------------------------------------------------------------------- trainer
 
 
-def _device_facts() -> tuple[bool, bool]:
+def _device_facts(requested: str = "auto", gpus: int = 0) -> tuple[bool, bool]:
+    """(train on the GPU, it supports bf16): ``requested`` is the ``device`` setting,
+    ``gpus`` what the job asked its cluster for; asked for and not visible stops the job
+    (train.settings.training_device) rather than training on the CPU for days."""
     import torch
 
-    on_gpu = torch.cuda.is_available()
+    on_gpu = training_device(requested, gpus_requested=gpus) == "cuda"
     return on_gpu, bool(on_gpu and torch.cuda.is_bf16_supported())
 
 
@@ -134,13 +137,15 @@ def build_sft_trainer(
     work_dir: str | os.PathLike,
     settings: dict | None,
     seed: int,
+    gpus: int = 0,
 ):
     """Load the base model, wrap it in a fresh LoRA adapter and return ``(trainer, resolved_settings)``.
 
     The trainer's ``train_dataset`` is already tokenized, with ``labels`` masked to
     the completion. ``work_dir`` is the trainer's scratch output folder (its
-    checkpoints go there). Exposed so tests can inspect the exact data the trainer
-    trains on.
+    checkpoints go there). ``gpus``: the GPUs the job asked its cluster for (a job that
+    asked for one never trains on the CPU). Exposed so tests can inspect the exact data
+    the trainer trains on.
     """
     clean, resolved = _check_inputs(examples, settings, seed)
 
@@ -150,8 +155,9 @@ def build_sft_trainer(
     datasets = require_module("datasets", _INSTALL_HINT)
     trl = require_module("trl", _INSTALL_HINT)
 
-    on_gpu, bf16_ok = _device_facts()
+    on_gpu, bf16_ok = _device_facts(resolved["device"], gpus)
     resolved = resolve_for_device(resolved, on_gpu=on_gpu, bf16_supported=bf16_ok)
+    resolved["device"] = "cuda" if on_gpu else "cpu"
 
     # Seed Python, NumPy and torch before anything random happens (LoRA init, dropout, shuffling).
     transformers.set_seed(seed)
@@ -358,19 +364,21 @@ def _finite(value: Any) -> float | None:
 # --------------------------------------------------------------------------- entry point
 
 
-def train_lora_sft(base_model: str, examples: list[dict], out_dir: str, settings: dict, seed: int) -> dict:
+def train_lora_sft(base_model: str, examples: list[dict], out_dir: str, settings: dict, seed: int,
+                   gpus: int = 0) -> dict:
     """Fine-tune a LoRA adapter on ``examples`` (loss on the completion only) and save it in ``out_dir``.
 
     Returns the training record, which is also written to ``out_dir/training_record.json``.
     Raises TrainingSkipped when ``examples`` is empty, UserError for malformed
-    examples (naming the index) or bad settings (naming the key).
+    examples (naming the index) or bad settings (naming the key), or when the job asked
+    for ``gpus`` GPUs and torch sees none.
     """
     started = time.perf_counter()
     clean, _ = _check_inputs(examples, settings, seed)
 
     with staged_output(out_dir, keep_checkpoints=True) as (staging, scratch):
         try:
-            return _train_sft_into(staging, scratch, base_model, clean, settings, seed, started)
+            return _train_sft_into(staging, scratch, base_model, clean, settings, seed, started, gpus)
         finally:
             # Drop the model before returning so a caller that generates next gets the memory back.
             gc.collect()
@@ -379,9 +387,9 @@ def train_lora_sft(base_model: str, examples: list[dict], out_dir: str, settings
 
 
 def _train_sft_into(staging: Path, scratch: Path, base_model: str, clean: list[dict], settings: dict, seed: int,
-                    started: float) -> dict:
+                    started: float, gpus: int = 0) -> dict:
     """Train, and save the adapter and its record into ``staging``."""
-    trainer, resolved = build_sft_trainer(base_model, clean, scratch, settings, seed)
+    trainer, resolved = build_sft_trainer(base_model, clean, scratch, settings, seed, gpus)
     counts = label_token_counts(trainer)
     n_prepared = len(counts)
     if n_prepared == 0:
