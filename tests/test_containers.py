@@ -64,7 +64,7 @@ def test_definitions_pin_the_tool_versions_the_issue_names():
     assert "verus-0.2026.09.16.7325eee-x86-linux.zip" in verus.sections["post"]
     assert "--default-toolchain 1.98.1" in verus.sections["post"]
     gpu = (REPO / "containers/requirements-gpu.txt").read_text()
-    for pin in ("torch==2.14.0", "vllm==0.33.0", "peft==0.21.2", "trl==1.16.0", "transformers==5.20.2"):
+    for pin in ("torch==2.13.0", "vllm==0.31.0", "peft==0.21.2", "trl==1.16.0", "transformers==5.17.0"):
         assert pin in gpu.splitlines()
 
 
@@ -148,7 +148,7 @@ def test_registry_disagreements_are_found(tmp_path):
     (tmp_path / "containers").mkdir()
     for p in DEFS:
         (tmp_path / "containers" / p.name).write_text(p.read_text())
-    text = (REPO / "containers/images.yaml").read_text().replace("selfplay-gpu:0.1.1", "selfplay-gpu:0.2.0")
+    text = (REPO / "containers/images.yaml").read_text().replace("selfplay-gpu:0.1.2", "selfplay-gpu:0.2.0")
     (tmp_path / "containers/images.yaml").write_text(text)
     (tmp_path / "containers/extra.def").write_text(GOOD_HEAD)
     problems = registry_problems(tmp_path)

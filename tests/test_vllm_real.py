@@ -8,7 +8,8 @@ thread: vLLM's greedy tokens equal transformers' exactly in float32, not in bflo
 and float results can depend on the thread count.
 
 Without ``.venv-vllm`` the tests fail with a pointer to the install script; set
-``SELFPLAY_SKIP_VLLM=1`` to skip them instead.
+``SELFPLAY_SKIP_VLLM=1`` to skip them instead. ``SELFPLAY_VLLM_VENV`` names another
+virtualenv installed the same way (``SELFPLAY_VLLM_VENV=DIR scripts/install_vllm.sh``).
 
 Two engine processes are started: A (base model only) while the adapter is trained
 here, and B (base, adapter, base again, sampling) once it is written, while the
@@ -30,7 +31,7 @@ from selfplay.llm.factory import make_backend
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
-VLLM_VENV = REPO / ".venv-vllm"
+VLLM_VENV = Path(os.environ.get("SELFPLAY_VLLM_VENV") or REPO / ".venv-vllm")
 DRIVER = Path(__file__).with_name("vllm_driver.py")
 TIMEOUT_S = 600
 

@@ -12,6 +12,22 @@ from typing import Any
 
 from ..errors import UserError
 
+def checkpointing_kwargs(enabled: bool) -> dict[str, Any]:
+    """Trainer keywords that switch activation (gradient) checkpointing on or off.
+
+    transformers after 5.17 names them ``activation_checkpointing[_kwargs]`` (the old
+    ``gradient_checkpointing`` names are deprecated aliases there); 5.17, the newest that
+    vLLM 0.31 allows (the GPU image and the vLLM environment), has only the old names.
+    """
+    import dataclasses
+
+    import transformers
+
+    names = {f.name for f in dataclasses.fields(transformers.TrainingArguments)}
+    key = "activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing"
+    return {key: enabled, f"{key}_kwargs": {"use_reentrant": False} if enabled else None}
+
+
 DEFAULT_TARGET_MODULES = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
 # Values chosen for a small model on a CPU; a GPU run usually only raises batch_size.

@@ -43,7 +43,7 @@ from ..containers.runtime import runtime_record
 from ..errors import UserError, require_module
 from ..records import sha256_tree, write_json
 from .checkpoints import checkpoint_folder, resume_key, resume_point, save_args
-from .settings import resolve_for_device, training_device, validate_settings
+from .settings import checkpointing_kwargs, resolve_for_device, training_device, validate_settings
 
 log = logging.getLogger(__name__)
 
@@ -196,9 +196,8 @@ def build_sft_trainer(
         weight_decay=resolved["weight_decay"],
         max_grad_norm=resolved["max_grad_norm"],
         max_length=resolved["max_length"],
-        # transformers 5 renamed gradient checkpointing to activation checkpointing (old name still aliased)
-        activation_checkpointing=resolved["gradient_checkpointing"],
-        activation_checkpointing_kwargs={"use_reentrant": False} if resolved["gradient_checkpointing"] else None,
+        # under the name the installed transformers has (see checkpointing_kwargs)
+        **checkpointing_kwargs(resolved["gradient_checkpointing"]),
         logging_steps=resolved["logging_steps"],
         logging_strategy="steps",
         # Loss only on the completion; explicit rather than relying on the dataset-type default.

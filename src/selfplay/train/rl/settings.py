@@ -21,6 +21,20 @@ two optimizer steps per generation. A config that sets the clip values explicitl
 on such a schedule is refused; a schedule that cannot clip under the default clip
 values is allowed with a warning, and the training record says ``clipping_acts:
 false``.
+
+Where rollouts come from (``rollout_engine``). ``"transformers"`` (the default) samples
+them with the policy's own ``generate`` inside the trainer. ``"vllm"`` hands them to
+vLLM through TRL (``use_vllm``), which pushes the policy's weights into the engine
+before each generation. ``vllm_mode`` picks how: ``"colocate"`` starts the engine inside
+the training process on the same GPU (``vllm_gpu_memory_utilization`` is the share of
+that GPU vLLM takes for its weights and KV cache; ``vllm_sleep_mode`` lets it free that
+memory while the policy trains); ``"server"`` talks to an engine started separately with
+``trl vllm-serve`` on GPUs of its own (``vllm_server_url``). Paper 002's config uses
+colocate: its 4B policy and 32k-token rollouts fit one H200 together, while server mode
+needs a second GPU for the engine (docs/rl-vllm-rollouts.md says why and what was
+measured). The engine's context is ``max_prompt_tokens + max_completion_length``.
+``vllm_importance_sampling`` keeps TRL's correction for the engine's sampling
+probabilities differing from the trainer's (TRL's default; the paper does not say).
 """
 
 from __future__ import annotations
@@ -39,6 +53,7 @@ from ..settings import (
     _check_tristate,
     _fail,
     _is_int,
+    checkpointing_kwargs,
 )
 
 log = logging.getLogger(__name__)
@@ -49,6 +64,12 @@ ESTIMATORS = ("grpo", "task_relative_reinforce_pp")
 LOSS_TYPES = ("dapo", "grpo", "dr_grpo", "bnpo")
 SCALE_REWARDS = ("group", "batch", "none")
 FINETUNE = ("full", "lora")
+ROLLOUT_ENGINES = ("transformers", "vllm")
+VLLM_MODES = ("colocate", "server")
+# Settings that mean something only with rollout_engine "vllm", and the mode each needs
+# (None: either mode).
+VLLM_KEYS = {"vllm_mode": None, "vllm_gpu_memory_utilization": "colocate", "vllm_sleep_mode": "colocate",
+             "vllm_server_url": "server", "vllm_importance_sampling": None}
 # The dtype a GRPO job keeps the policy's weights (and so its AdamW state) in. On a GPU TRL
 # computes in bf16 where supported; the master weights stay float32, since an update at
 # paper 002's lr 1e-6 is lost in bfloat16 weights. The plan's memory check uses the same.
@@ -140,6 +161,16 @@ class GRPOSettings:
     # "auto": on only where a GPU is used, as for SFT (see ..settings).
     gradient_checkpointing: bool | str = "auto"
     bf16: bool | str = "auto"
+    # Rollouts from the policy's own generate ("transformers") or from vLLM through TRL
+    # ("vllm"); see the module docstring. Paper 002 does not say what generated them.
+    rollout_engine: str = "transformers"
+    vllm_mode: str = "colocate"
+    # TRL's default share; paper 002's config sets what its 4B policy needs.
+    vllm_gpu_memory_utilization: float = 0.3
+    vllm_sleep_mode: bool = False
+    # Server mode only, and then required: e.g. "http://gpu-node-1:8000".
+    vllm_server_url: str | None = None
+    vllm_importance_sampling: bool = True
 
     def __post_init__(self) -> None:
         for key in ("group_size", "num_iterations", "steps_per_generation", "batch_size", "grad_accum", "epochs",
@@ -175,12 +206,27 @@ class GRPOSettings:
         object.__setattr__(self, "gradient_checkpointing",
                            _check_tristate("gradient_checkpointing", self.gradient_checkpointing))
         object.__setattr__(self, "bf16", _check_tristate("bf16", self.bf16))
+        self._check_rollout_engine()
         generation_batch = self.batch_size * self.steps_per_generation
         if generation_batch % self.group_size:
             _fail("batch_size", self.batch_size,
                   f"batch_size x steps_per_generation ({self.batch_size} x {self.steps_per_generation} = "
                   f"{generation_batch}) to be a multiple of group_size ({self.group_size}), so every generation "
                   "holds whole groups")
+
+    def _check_rollout_engine(self) -> None:
+        self._check_choice("rollout_engine", ROLLOUT_ENGINES)
+        self._check_choice("vllm_mode", VLLM_MODES)
+        self._set_float("vllm_gpu_memory_utilization", 0.0, 1.0, low_open=True)
+        for key in ("vllm_sleep_mode", "vllm_importance_sampling"):
+            if not isinstance(getattr(self, key), bool):
+                _fail(key, getattr(self, key), "true or false")
+        url = self.vllm_server_url
+        if url is not None and (not isinstance(url, str) or not url.startswith(("http://", "https://"))
+                                or len(url.split("://", 1)[1].strip("/")) == 0):
+            _fail("vllm_server_url", url, "an http:// or https:// address of a `trl vllm-serve` server")
+        if self.rollout_engine == "vllm" and self.vllm_mode == "server" and url is None:
+            _fail("vllm_server_url", url, "the address of the `trl vllm-serve` server when vllm_mode is \"server\"")
 
     def _set_float(self, key: str, low: float, high: float | None, *, low_open: bool = False) -> None:
         object.__setattr__(self, key, _check_float_range(key, getattr(self, key), low, high, low_open=low_open))
@@ -232,6 +278,13 @@ class GRPOSettings:
                 _fail("lora", values["lora"], "no LoRA settings unless finetune is \"lora\"")
             values["lora"] = LoraSettings.from_dict(values["lora"])
         settings = cls(**values)
+        for key, mode in VLLM_KEYS.items():
+            if key not in section:
+                continue
+            if settings.rollout_engine != "vllm":
+                _fail(key, section[key], "no value unless rollout_engine is \"vllm\"")
+            if mode is not None and settings.vllm_mode != mode:
+                _fail(key, section[key], f"no value unless vllm_mode is \"{mode}\"")
         if settings.estimator != "grpo" and "scale_rewards" in section:
             _fail("scale_rewards", section["scale_rewards"],
                   "no value unless estimator is \"grpo\" (the task-relative estimator always whitens)")
@@ -247,6 +300,9 @@ class GRPOSettings:
         record["lora"]["target_modules"] = modules if isinstance(modules, str) else list(modules)
         if self.finetune != "lora":
             record["lora"] = None
+        if self.rollout_engine != "vllm":
+            for key in VLLM_KEYS:
+                record.pop(key)
         record["clipping_acts"] = self.clipping_acts
         return record
 
@@ -276,8 +332,7 @@ def grpo_config_kwargs(settings: GRPOSettings, *, output_dir: str, use_cpu: bool
         "use_cpu": use_cpu,
         "bf16": bf16,
         "fp16": False,
-        "activation_checkpointing": gradient_checkpointing,
-        "activation_checkpointing_kwargs": {"use_reentrant": False} if gradient_checkpointing else None,
+        **checkpointing_kwargs(gradient_checkpointing),
         "num_generations": settings.group_size,
         "temperature": settings.temperature,
         "top_p": settings.top_p,
@@ -309,4 +364,26 @@ def grpo_config_kwargs(settings: GRPOSettings, *, output_dir: str, use_cpu: bool
         "remove_unused_columns": False,
         "dataloader_num_workers": 0,
         "dataloader_pin_memory": not use_cpu,
+        **vllm_config_kwargs(settings, use_cpu=use_cpu),
     }
+
+
+def vllm_config_kwargs(settings: GRPOSettings, *, use_cpu: bool) -> dict[str, Any]:
+    """The ``trl.GRPOConfig`` keywords that send rollouts through vLLM (none for the
+    transformers engine, so TRL's defaults stay untouched there). On CPU (vLLM's CPU
+    build) sleep mode is off: there is no GPU memory to free, and vLLM refuses it there."""
+    if settings.rollout_engine != "vllm":
+        return {}
+    kwargs: dict[str, Any] = {
+        "use_vllm": True,
+        "vllm_mode": settings.vllm_mode,
+        # The engine's context: the longest prompt kept plus the longest completion.
+        "vllm_max_model_length": settings.max_prompt_tokens + settings.max_completion_length,
+        "vllm_importance_sampling_correction": settings.vllm_importance_sampling,
+    }
+    if settings.vllm_mode == "colocate":
+        kwargs["vllm_gpu_memory_utilization"] = settings.vllm_gpu_memory_utilization
+        kwargs["vllm_enable_sleep_mode"] = settings.vllm_sleep_mode and not use_cpu
+    else:
+        kwargs["vllm_server_base_url"] = settings.vllm_server_url.rstrip("/")
+    return kwargs
