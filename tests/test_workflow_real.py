@@ -49,8 +49,11 @@ def real_run(tmp_path_factory):
     for name in ("identifier_swap", "humaneval", "haskell_mini"):
         cfg["evaluation"]["benchmarks"][name].update(limit=1, max_new_tokens=48)
     cfg["evaluation"]["check"] = {"benchmarks": ["humaneval"], "base_model": []}
+    # EvolveCoder with the default's own settings (seeds, refinement, pool, filter, GRPO), round 0
+    # only: the tiny model's answers must keep problems and GRPO must train on them
+    cfg["evolve"].update(experiment="tiny", rounds=0)
     # PSV's real run, bundle and replay are in test_workflow_psv.py
-    cfg["tracks"] = ["sinq", "seq"] if shutil.which("ghc") else ["sinq"]  # GHC missing: its test below skips
+    cfg["tracks"] = (["sinq", "seq"] if shutil.which("ghc") else ["sinq"]) + ["evolve"]  # GHC missing: its test skips
     write_config(workdir, cfg)
     proc = run_snakemake(workdir)
     return workdir, cfg, proc
@@ -98,6 +101,26 @@ def test_real_model_plays_the_haskell_track(real_run):
         assert (workdir / "results" / p).stat().st_size > 0
 
 
+def test_real_model_keeps_evolve_problems_and_grpo_trains_on_them(real_run):
+    """The default's EvolveCoder trains real GRPO steps (on the smoke seeds the tiny model's
+    tests never passed its own samples: no problem kept, GRPO recorded nothing to train on)."""
+    workdir, cfg, proc = real_run
+    exp = workdir / "results/evolve/tiny"
+    dataset = read_jsonl(exp / "round0/dataset.jsonl")
+    kept = [d for d in dataset if d["kept"]]
+    assert kept, "the default's EvolveCoder kept no problem in round 0"
+    record = read_json(exp / "grpo/r0/adapter/training_record.json")
+    assert record["trained"] and record["steps"] >= 1 and record["n_prompts"] == len(kept), record
+    group = cfg["evolve"]["grpo"]["group_size"]
+    rollouts = read_jsonl(exp / "grpo/r0/rollouts.jsonl")
+    assert record["n_rollouts"] == sum(len(r["outputs"]) for r in rollouts) >= group
+    assert all(len(r["outputs"]) == group for r in rollouts)
+    yields = (workdir / "results/tables/evolve/yield.csv").read_text().splitlines()
+    assert yields[1].split(",")[-2:] == [str(len(kept)), str(len(dataset))]   # round 0: kept, with a suite
+    table3 = (workdir / "results/tables/evolve/table3.md").read_text()
+    assert f"{record['steps']} step(s) on {len(kept)} prompt(s)" in table3
+
+
 def _is_recording(path) -> bool:
     """Files written by generation rules: Alice, Bob, proofs, translations and the benchmark samples."""
     if path.parent.name in ("alice", "bob_untrained", "bob_trained") or path.parent.name.startswith("proof_gen"):
@@ -115,7 +138,9 @@ def test_replaying_the_recordings_reproduces_the_tables(real_run, tmp_path):
     replay_dir = tmp_path / "replay"
     shutil.copytree(workdir / "resources" / "data", replay_dir / "resources" / "data")
     shutil.copytree(workdir / "resources" / "models", replay_dir / "resources" / "models")
-    cfg = dict(cfg, backend={"name": "replay", "files": recordings, "on_missing": "error"})
+    # EvolveCoder's replay is the bundle's (test_workflow_evolve.py)
+    cfg = dict(cfg, tracks=[t for t in cfg["tracks"] if t != "evolve"],
+               backend={"name": "replay", "files": recordings, "on_missing": "error"})
     write_config(replay_dir, cfg)
     run_snakemake(replay_dir)
     tables = {"sinq": ("sinq/table1.csv", "sinq/yield.csv", "sinq/yield_reasons.csv", "sinq/table2.csv",
