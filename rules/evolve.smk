@@ -376,6 +376,8 @@ rule evolve_grpo:
     params:
         cfg=cfg_of("seed", "backend", "evolve.grpo", "evolve.reward", "evolve.matrix"),
         model_dir=training_model_param,
+        # more than 1: the script starts `accelerate launch` with one process per GPU
+        # (selfplay.train.rl.launch, config/accelerate/)
         gpus=int(resources_of("train").get("gpu", 0)),
     script:
         "../workflow_scripts/evolve_grpo.py"

@@ -488,8 +488,9 @@ def grpo_round(cfg: dict, round_: int, suite_path: str, dataset_path: str, model
     """GRPO from the base model on round ``round_``'s dataset (paper 002 Table 3: one
     policy per round's data, r0..r3). With no kept problem, the record says so and the
     evaluation uses the base model. The policy trains on the job's GPU when it has one
-    (``gpus``: what the job asked the cluster for; asked for and missing stops the job)."""
-    from ..train.rl.grpo import train_grpo
+    (``gpus``: what the job asked the cluster for; asked for and missing stops the job).
+    Under ``accelerate launch`` every process calls this; only the main one writes."""
+    from ..train.rl.grpo import is_main_process, train_grpo
     from ..train.rl.settings import MASTER_DTYPE
     from ..train.settings import training_device
     from ..train.sft import RECORD_NAME, TrainingSkipped
@@ -502,9 +503,13 @@ def grpo_round(cfg: dict, round_: int, suite_path: str, dataset_path: str, model
             record = train_grpo(model_dir, prompts, suite_reward(sb, float(ev["matrix"]["time_limit"]), ev["reward"]),
                                 settings, out_dir, recordings_path=rollouts_out,
                                 device=training_device("auto", gpus_requested=gpus), dtype=MASTER_DTYPE)
+            if record is None:  # another process than the main one of a launched group
+                return {}
             record["trained"] = True
         except TrainingSkipped as exc:
             record = {"trained": False, "reason": str(exc), "use_adapter": None, "n_prompts": len(prompts)}
+            if not is_main_process():
+                return record
             Path(out_dir).mkdir(parents=True, exist_ok=True)
             write_jsonl(rollouts_out, [])
             log.warning("GRPO round %d: %s; the evaluation uses the base model", round_, exc)
@@ -513,6 +518,20 @@ def grpo_round(cfg: dict, round_: int, suite_path: str, dataset_path: str, model
     record["trainset_sha256"] = sha256_file(dataset_path)   # what a bundle's restore checks
     write_json(Path(out_dir) / RECORD_NAME, record)
     return record
+
+
+def launch_grpo_round(cfg: dict, round_: int, suite_path: str, dataset_path: str, model_dir: str, out_dir: str,
+                      rollouts_out: str, *, gpus: int, log_path: str | None = None) -> None:
+    """:func:`grpo_round` in ``gpus`` processes, one per GPU, under ``accelerate launch``
+    with the shipped config for the round's fine-tuning (config/accelerate/, see
+    ``selfplay.train.rl.launch``); their output is appended to ``log_path``."""
+    from ..train.rl.launch import config_file, run_launched
+    from ..train.rl.settings import GRPOSettings
+
+    finetune = GRPOSettings.from_dict(cfg["evolve"]["grpo"]).finetune
+    kwargs = {"cfg": cfg, "round_": round_, "suite_path": str(suite_path), "dataset_path": str(dataset_path),
+              "model_dir": str(model_dir), "out_dir": str(out_dir), "rollouts_out": str(rollouts_out), "gpus": gpus}
+    run_launched(f"{__name__}:grpo_round", kwargs, processes=gpus, config=config_file(finetune), log_path=log_path)
 
 
 def restore_grpo_round(cfg: dict, dataset_path: str, bundled_record: str, out_dir: str, rollouts_out: str,

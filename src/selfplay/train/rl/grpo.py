@@ -34,21 +34,52 @@ What TRL is left to do, and what is added:
   folder beside ``out_dir`` and renamed into place with ``training_record.json``, as
   the SFT layer does (it shares that layer's helpers).
 
-Only one process is supported (no multi-GPU): the task-relative swap assumes the
-rewards of the whole generation batch are local.
+Checkpoints and resume. Every ``checkpoint_steps`` optimizer steps the trainer saves a
+checkpoint (weights being trained, optimizer, scheduler, RNG states, trainer state) into
+the run's checkpoint folder beside ``out_dir`` (:mod:`..checkpoints`, as the SFT layer),
+and with it the rollouts recorded so far (``rollouts.jsonl``) and the log's counters
+(``selfplay_grpo.json``), written before the trainer state that marks the checkpoint
+complete. A rerun of the same work (same model, adapter, prompts, settings, reward
+function name, device, dtype, process count, library versions: ``resume_key``) resumes
+from the last complete checkpoint: the trainer restores its state and skips the batches
+already trained on, and the rollout log starts from the saved one and appends, so the
+rollouts file and the policy end as an uninterrupted run's. TRL keeps the current
+generation's rollouts only in memory and generates afresh after a resume, so a
+checkpoint may only fall where a generation has just been used up (see
+``GRPOSettings.steps_per_checkpoint_cycle``).
+
+Several processes (``accelerate launch``). TRL gives each process a slice of every
+generation batch, generates and scores it there, and gathers the rewards of the whole
+batch before its own advantages. The task-relative swap gathers the prompt columns
+(task, role) and the completion token counts too, computes the advantages once over
+the whole batch (the same on every process) and keeps this process's slice, in TRL's
+order (process ``i`` holds rows ``i*n .. (i+1)*n``). The rollout log is gathered the
+same way, so every process holds the whole log; only the main process writes the
+rollouts, checkpoints' rollout files, the policy and the record.
+
+Which engine for N GPUs: PyTorch FSDP through accelerate (``config/accelerate/``),
+because it is part of torch and accelerate, both already required, while DeepSpeed
+would be a new dependency with its own CUDA build step in the GPU image. Full
+fine-tuning shards the float32 master weights, gradients and AdamW state over the GPUs
+(FSDP2, full shard; the weights are gathered whole for saving). LoRA trains a few
+million parameters, so it runs as plain data parallel (DDP): every GPU holds the frozen
+base model and only the adapter's gradients are averaged.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import logging
 import math
+import os
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
@@ -56,7 +87,8 @@ from ...containers.runtime import runtime_record
 from ...errors import UserError, require_module
 from ...llm.base import Backend, GenerationRequest, SamplingParams, normalize_messages
 from ...llm.recording import build_records
-from ...records import derive_seed, sha256_file, sha256_tree, write_json, write_jsonl
+from ...records import derive_seed, read_json, read_jsonl, sha256_file, sha256_tree, write_json, write_jsonl
+from ..checkpoints import checkpoint_folder, resume_key, resume_point
 from ..settings import DTYPES, resolve_for_device
 from ..sft import (
     ADAPTER_FILES,
@@ -74,6 +106,9 @@ from .settings import GRPOSettings, grpo_config_kwargs
 log = logging.getLogger(__name__)
 
 ROLLOUT_BACKEND = "trl-grpo"
+# Saved into every checkpoint, before the trainer state that marks it complete.
+CHECKPOINT_ROLLOUTS = "rollouts.jsonl"
+CHECKPOINT_STATE = "selfplay_grpo.json"
 PARTITION_COLUMNS = ("task", "role")
 _INSTALL_HINT = "pip install -r requirements.txt (torch, transformers, peft, trl, datasets)"
 
@@ -231,6 +266,25 @@ class RolloutLog:
         self.records.extend(build_records(self.backend, requests, outputs, seconds, metas))
         self.generations += 1
 
+    def save(self, folder: Path, extra: Mapping[str, Any]) -> None:
+        """Write the rollouts so far and the log's counters (plus ``extra``) into a checkpoint."""
+        write_jsonl(folder / CHECKPOINT_ROLLOUTS, self.records)
+        write_json(folder / CHECKPOINT_STATE, {"generations": self.generations, **extra})
+
+    def load(self, folder: Path) -> dict[str, Any]:
+        """Continue from the log saved in a checkpoint; return its state (with ``extra``)."""
+        state = read_json(folder / CHECKPOINT_STATE)
+        records = read_jsonl(folder / CHECKPOINT_ROLLOUTS)
+        if len({r["meta"]["generation"] for r in records}) != state["generations"]:
+            raise RuntimeError(f"{folder}: the saved rollouts do not hold {state['generations']} generations")
+        self.records, self.generations = records, int(state["generations"])
+        return state
+
+
+def is_main_process() -> bool:
+    """True in a single process and in the main process of a launched group (rank 0)."""
+    return int(os.environ.get("RANK", "0")) == 0
+
 
 # --------------------------------------------------------------------------- trainer
 
@@ -251,6 +305,7 @@ def _trainer_class():
     so importing this module does not import TRL)."""
     torch = require_module("torch", _INSTALL_HINT)
     trl = require_module("trl", _INSTALL_HINT)
+    from accelerate.utils import gather_object
 
     class SelfplayGRPOTrainer(trl.GRPOTrainer):
         def __init__(self, *args, rollout_log: RolloutLog, **kwargs):
@@ -258,8 +313,6 @@ def _trainer_class():
             self._scored: tuple | None = None
             self._generation_seconds = 0.0
             super().__init__(*args, **kwargs)
-            if self.accelerator.num_processes != 1:
-                raise UserError("GRPO training here runs in one process; launch it without several processes")
 
         def _generate(self, prompts):
             started = time.perf_counter()
@@ -278,24 +331,43 @@ def _trainer_class():
                 return output
             scored_inputs, completions, per_func = self._scored
             self._scored = None
+            # TRL has gathered the rewards of the whole generation batch (every process's slice,
+            # in process order); the columns, completions, token counts and advantages are local.
             rewards = combined_rewards(per_func, self.reward_weights)
-            token_counts = output["completion_mask"].sum(dim=1).cpu().numpy()
+            local = output["advantages"]
+            tokens = output["completion_mask"].sum(dim=1)
+            mine = slice(self.accelerator.process_index * len(local), (self.accelerator.process_index + 1) * len(local))
+            if self.accelerator.num_processes > 1:
+                scored_inputs, completions = gather_object(scored_inputs), gather_object(completions)
+                tokens = self.accelerator.gather(tokens)
+            token_counts = tokens.cpu().numpy()
+            if len(scored_inputs) != len(rewards) or len(token_counts) != len(rewards):
+                raise RuntimeError(f"gathered {len(scored_inputs)} rollouts and {len(token_counts)} token counts for "
+                                   f"{len(rewards)} rewards")
             if self.rollout_log.settings.estimator == "task_relative_reinforce_pp":
-                output["advantages"] = self._task_relative(output["advantages"], scored_inputs, rewards, token_counts)
+                whole = task_relative_advantages(
+                    rewards, [x["task"] for x in scored_inputs], [x["role"] for x in scored_inputs], token_counts
+                )
+                output["advantages"] = torch.as_tensor(whole[mine], dtype=local.dtype, device=local.device)
+            else:
+                whole = (self.accelerator.gather(local) if self.accelerator.num_processes > 1 else local)
+                whole = whole.detach().double().cpu().numpy()
             self.rollout_log.add_generation(
                 step=int(self.state.global_step), inputs=scored_inputs, completions=completions, rewards=rewards,
-                advantages=output["advantages"].detach().double().cpu().numpy(), token_counts=token_counts,
+                advantages=np.asarray(whole, dtype=np.float64), token_counts=token_counts,
                 seconds=self._generation_seconds,
             )
             return output
 
-        @staticmethod
-        def _task_relative(trl_advantages, inputs, rewards, token_counts):
-            """Task-relative REINFORCE++ advantages in place of TRL's, same dtype and device."""
-            advantages = task_relative_advantages(
-                rewards, [x["task"] for x in inputs], [x["role"] for x in inputs], token_counts
-            )
-            return torch.as_tensor(advantages, dtype=trl_advantages.dtype, device=trl_advantages.device)
+        def _save_checkpoint(self, model, trial):
+            # The rollouts so far go into the checkpoint before the trainer writes its state,
+            # which is what marks a checkpoint complete (train/checkpoints.py).
+            if self.args.should_save:
+                folder = Path(self._get_output_dir(trial=trial)) / f"checkpoint-{self.state.global_step}"
+                folder.mkdir(parents=True, exist_ok=True)
+                timer = _find_timer(self)
+                self.rollout_log.save(folder, {"step_seconds": {str(k): v for k, v in timer.seconds.items()}})
+            super()._save_checkpoint(model, trial)
 
     return SelfplayGRPOTrainer
 
@@ -318,6 +390,10 @@ def _step_timer_class():
             self.seconds[int(state.global_step)] = round(time.perf_counter() - self._started, 3)
 
     return StepTimer
+
+
+def _find_timer(trainer):
+    return next(cb for cb in trainer.callback_handler.callbacks if isinstance(cb, _step_timer_class()))
 
 
 def _device_flags(device: str) -> tuple[bool, bool]:
@@ -424,8 +500,24 @@ def step_history(log_history: list[dict], step_seconds: Mapping[int, float]) -> 
     return history
 
 
-def _save_policy(trainer, tokenizer, staging: Path, finetune: str) -> tuple[list[str], str]:
-    """Write the adapter (LoRA) or the whole model and tokenizer (full); return (files, sha256)."""
+def _save_policy(trainer, tokenizer, staging: Path, finetune: str) -> tuple[list[str], str] | None:
+    """Write the adapter (LoRA) or the whole model and tokenizer (full); return (files, sha256),
+    None in a process other than the main one (which writes nothing)."""
+    if getattr(trainer, "is_fsdp_enabled", False):
+        # The weights are sharded: every process takes part in gathering them whole; the main
+        # one writes them (with the tokenizer, and the trainer's arguments, which are dropped).
+        trainer.save_model(str(staging))
+        if not trainer.args.should_save:
+            return None
+        (staging / "training_args.bin").unlink(missing_ok=True)
+        if finetune == "lora":
+            _canonical_adapter_config(staging / "adapter_config.json")
+            for extra in [p for p in staging.iterdir() if p.is_file() and p.name not in ADAPTER_FILES]:
+                extra.unlink()
+        files = sorted(p.name for p in staging.iterdir() if p.is_file())
+        return files, sha256_tree(staging)
+    if not trainer.args.should_save:
+        return None
     if finetune == "lora":
         trainer.model.save_pretrained(str(staging))
         _canonical_adapter_config(staging / "adapter_config.json")
@@ -463,20 +555,46 @@ def _check_call(model_dir: Any, reward_fn: Any, settings: Any, recordings_path: 
     return settings
 
 
+def _work_key(model_dir: str, records: list[dict], reward_fn: Callable, settings: GRPOSettings,
+              adapter: str | None, device: str, dtype: str, processes: int) -> str:
+    """What a checkpoint is only valid for (see the module doc)."""
+    def where(path: str | None) -> str | None:
+        return str(Path(path).resolve()) if path is not None and Path(path).exists() else path
+
+    return resume_key(base_model=where(model_dir), adapter=where(adapter),
+                      adapter_sha256=sha256_tree(Path(adapter)) if adapter else None, records=records,
+                      reward=getattr(reward_fn, "__name__", type(reward_fn).__name__),
+                      settings=settings.to_record(), device=device, dtype=dtype, processes=processes,
+                      libraries=_library_versions())
+
+
 def _train_into(staging: Path, scratch: Path, model_dir: str, records: list[dict], reward_fn: Callable,
                 settings: GRPOSettings, recordings_path: str | Path, adapter: str | None, device: str,
-                dtype: str) -> dict[str, Any]:
-    """Train, write the rollouts and the policy into ``staging``; return the record (without total seconds)."""
+                dtype: str) -> dict[str, Any] | None:
+    """Train, write the rollouts and the policy into ``staging``; return the record (without
+    total seconds), None in a process other than the main one."""
     trainer, facts = build_grpo_trainer(model_dir, records, reward_fn, settings, scratch,
                                         adapter=adapter, device=device, dtype=dtype)
     try:
-        timer = next(cb for cb in trainer.callback_handler.callbacks if isinstance(cb, _step_timer_class()))
+        timer = _find_timer(trainer)
+        resume = None
+        if settings.checkpoint_interval:
+            key = _work_key(model_dir, records, reward_fn, settings, adapter, device, dtype,
+                            trainer.accelerator.num_processes)
+            with trainer.accelerator.main_process_first():  # the main one clears stale checkpoints first
+                resume = resume_point(scratch, key)
+        if resume is not None:
+            state = trainer.rollout_log.load(Path(resume))
+            timer.seconds.update({int(k): v for k, v in state.get("step_seconds", {}).items()})
         train_started = time.perf_counter()
-        output = trainer.train()
+        output = trainer.train(resume_from_checkpoint=resume)
         train_seconds = time.perf_counter() - train_started
         rollouts = trainer.rollout_log.records
+        saved_policy = _save_policy(trainer, trainer.processing_class, staging, settings.finetune)
+        if saved_policy is None:
+            return None
+        files, digest = saved_policy
         write_jsonl(recordings_path, rollouts)
-        files, digest = _save_policy(trainer, trainer.processing_class, staging, settings.finetune)
         steps = int(trainer.state.global_step)
         saved = "adapter" if settings.finetune == "lora" else "model"
         return {
@@ -492,6 +610,8 @@ def _train_into(staging: Path, scratch: Path, model_dir: str, records: list[dict
             "n_prompts_dropped_too_long": facts["n_prompts_dropped_too_long"],
             "longest_prompt_tokens": facts["longest_prompt_tokens"],
             "steps": steps,
+            "resumed_from_step": int(Path(resume).name.split("-")[-1]) if resume else None,
+            "processes": int(trainer.accelerator.num_processes),
             "generations": trainer.rollout_log.generations,
             "n_rollouts": sum(len(r["outputs"]) for r in rollouts),
             "rollouts_file": str(recordings_path),
@@ -525,12 +645,15 @@ def train_grpo(
     adapter: str | None = None,
     device: str = "cpu",
     dtype: str = "float32",
-) -> dict[str, Any]:
+) -> dict[str, Any] | None:
     """Train the policy in ``model_dir`` with GRPO on ``prompt_records``; save it in ``out_dir``.
 
     ``settings`` is a :class:`GRPOSettings` or its config mapping. Rollouts are written
     to ``recordings_path`` (JSONL, atomic); the LoRA adapter (or, for full fine-tuning,
     the model and tokenizer) and ``training_record.json`` to ``out_dir``, atomically.
+    Checkpoints every ``settings.checkpoint_steps`` optimizer steps; a rerun of the same
+    work after a kill resumes from the last one (module doc). Under ``accelerate launch``
+    every process calls this; only the main one writes, and the others return None.
     Returns the training record. Raises TrainingSkipped when no prompt is left to train
     on, UserError for malformed records (naming the index) or settings (naming the key).
     """
@@ -542,12 +665,30 @@ def train_grpo(
     if not settings.clipping_acts:
         log.warning("GRPO: %s", settings.clipping_message())
 
-    with staged_output(out_dir) as (staging, scratch):
+    with _output_folders(out_dir) as (staging, scratch):
         with warnings.catch_warnings():
             # PEFT still reads the old `is_gradient_checkpointing` name; the notice is not ours to act on.
             warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
             record = _train_into(staging, scratch, str(model_dir), records, reward_fn, settings, recordings_path,
                                  adapter, device, dtype)
+        if record is None:
+            return None
         record["seconds"] = round(time.perf_counter() - started, 3)
         write_json(staging / RECORD_NAME, record)
     return record
+
+
+@contextlib.contextmanager
+def _output_folders(out_dir: str | Path) -> Iterator[tuple[Path, Path]]:
+    """``(staging, scratch)``: the main process's are the SFT layer's (staged output, checkpoint
+    folder kept for a rerun); another process writes nothing of the output, so its staging is
+    a throwaway folder, and it shares the main one's checkpoint folder (FSDP saves a shard
+    of the optimizer from every process)."""
+    if is_main_process():
+        with staged_output(out_dir, keep_checkpoints=True) as folders:
+            yield folders
+        return
+    with tempfile.TemporaryDirectory(prefix="grpo-rank-") as throwaway:
+        scratch = checkpoint_folder(out_dir)
+        scratch.mkdir(parents=True, exist_ok=True)
+        yield Path(throwaway), scratch

@@ -41,10 +41,12 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ...errors import UserError
+from ..checkpoints import save_args
 from ..settings import (
     DEFAULT_TARGET_MODULES,
     SCHEDULERS,
@@ -161,6 +163,11 @@ class GRPOSettings:
     # "auto": on only where a GPU is used, as for SFT (see ..settings).
     gradient_checkpointing: bool | str = "auto"
     bf16: bool | str = "auto"
+    # Optimizer steps between two checkpoints a killed run resumes from (0: none), as the SFT
+    # layer's. A checkpoint can only fall where a generation has been used up (TRL regenerates
+    # the rollouts when it resumes), so a value set explicitly must be a multiple of
+    # `steps_per_checkpoint_cycle`; the default is rounded up to one.
+    checkpoint_steps: int = 50
     # Rollouts from the policy's own generate ("transformers") or from vLLM through TRL
     # ("vllm"); see the module docstring. Paper 002 does not say what generated them.
     rollout_engine: str = "transformers"
@@ -206,6 +213,9 @@ class GRPOSettings:
         object.__setattr__(self, "gradient_checkpointing",
                            _check_tristate("gradient_checkpointing", self.gradient_checkpointing))
         object.__setattr__(self, "bf16", _check_tristate("bf16", self.bf16))
+        if not _is_int(self.checkpoint_steps) or self.checkpoint_steps < 0:
+            _fail("checkpoint_steps", self.checkpoint_steps, "an integer >= 0 (0: no checkpoints)")
+        object.__setattr__(self, "checkpoint_steps", int(self.checkpoint_steps))
         self._check_rollout_engine()
         generation_batch = self.batch_size * self.steps_per_generation
         if generation_batch % self.group_size:
@@ -252,6 +262,21 @@ class GRPOSettings:
         """Distinct prompts behind one optimizer step (before ``num_iterations`` reuse)."""
         return self.batch_size * self.grad_accum / self.group_size
 
+    @property
+    def steps_per_checkpoint_cycle(self) -> int:
+        """Optimizer steps after which a generation has just been used up and the next step
+        starts a fresh one: the only places a checkpoint can resume exactly."""
+        micro = math.lcm(self.grad_accum, self.generation_interval)
+        return micro // self.grad_accum
+
+    @property
+    def checkpoint_interval(self) -> int:
+        """``checkpoint_steps`` rounded up to a whole number of checkpoint cycles (0: none)."""
+        if self.checkpoint_steps == 0:
+            return 0
+        cycle = self.steps_per_checkpoint_cycle
+        return -(-self.checkpoint_steps // cycle) * cycle
+
     def clipping_message(self) -> str:
         return (
             f"clip values epsilon_low={self.epsilon_low} / epsilon_high={self.epsilon_high} cannot act: with "
@@ -288,6 +313,11 @@ class GRPOSettings:
         if settings.estimator != "grpo" and "scale_rewards" in section:
             _fail("scale_rewards", section["scale_rewards"],
                   "no value unless estimator is \"grpo\" (the task-relative estimator always whitens)")
+        if "checkpoint_steps" in section and settings.checkpoint_interval != settings.checkpoint_steps:
+            _fail("checkpoint_steps", settings.checkpoint_steps,
+                  f"a multiple of {settings.steps_per_checkpoint_cycle} (a checkpoint must fall where a generation "
+                  f"is used up: grad_accum={settings.grad_accum}, steps_per_generation={settings.steps_per_generation}, "
+                  f"num_iterations={settings.num_iterations})")
         if not settings.clipping_acts:
             if {"epsilon_low", "epsilon_high"} & set(section):
                 raise UserError(f"training setting 'epsilon_low'/'epsilon_high': {settings.clipping_message()}")
@@ -304,6 +334,7 @@ class GRPOSettings:
             for key in VLLM_KEYS:
                 record.pop(key)
         record["clipping_acts"] = self.clipping_acts
+        record["checkpoint_interval"] = self.checkpoint_interval
         return record
 
 
@@ -322,8 +353,8 @@ def grpo_config_kwargs(settings: GRPOSettings, *, output_dir: str, use_cpu: bool
     """Keyword arguments for ``trl.GRPOConfig`` (names checked against trl 1.16).
 
     ``bf16`` and ``gradient_checkpointing`` are the resolved (machine-dependent) values.
-    Everything that writes or reports elsewhere (checkpoints, hub, trackers) is off:
-    the caller saves the result itself.
+    Checkpoints go to ``output_dir`` (the run's checkpoint folder); everything that writes
+    or reports elsewhere (hub, trackers) is off: the caller saves the result itself.
     """
     return {
         "output_dir": output_dir,
@@ -355,7 +386,8 @@ def grpo_config_kwargs(settings: GRPOSettings, *, output_dir: str, use_cpu: bool
         "max_steps": settings.max_steps,
         "logging_steps": 1,
         "logging_strategy": "steps",
-        "save_strategy": "no",
+        # checkpoints every `checkpoint_interval` steps into output_dir, for a rerun to resume from
+        **save_args(settings.checkpoint_interval),
         "eval_strategy": "no",
         "report_to": "none",
         "push_to_hub": False,
