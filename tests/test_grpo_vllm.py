@@ -119,6 +119,16 @@ def test_bad_vllm_settings_name_the_key(section, fragment):
     assert fragment in str(info.value) and "\n" not in str(info.value)
 
 
+def test_paper_002_config_generates_with_vllm_colocated():
+    grpo = yaml.safe_load((REPO / "config/papers/evolve.yaml").read_text())["evolve"]["grpo"]
+    s = GRPOSettings.from_dict(grpo)
+    assert (s.rollout_engine, s.vllm_mode, s.vllm_sleep_mode) == ("vllm", "colocate", True)
+    assert 0 < s.vllm_gpu_memory_utilization < 0.5
+    # the default's GRPO keeps the policy's own generate
+    default = yaml.safe_load((REPO / "config.yaml").read_text())["evolve"]["grpo"]
+    assert GRPOSettings.from_dict(default).rollout_engine == "transformers"
+
+
 def _pins(path: Path) -> dict[str, str]:
     out = {}
     for line in path.read_text().splitlines():

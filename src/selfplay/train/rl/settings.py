@@ -72,6 +72,8 @@ VLLM_MODES = ("colocate", "server")
 # (None: either mode).
 VLLM_KEYS = {"vllm_mode": None, "vllm_gpu_memory_utilization": "colocate", "vllm_sleep_mode": "colocate",
              "vllm_server_url": "server", "vllm_importance_sampling": None}
+# KV cache of vLLM's CPU build when it generates GRPO's rollouts (GiB; a CPU run's rollouts are short).
+CPU_KV_CACHE_GIB = 1
 # The dtype a GRPO job keeps the policy's weights (and so its AdamW state) in. On a GPU TRL
 # computes in bf16 where supported; the master weights stay float32, since an update at
 # paper 002's lr 1e-6 is lost in bfloat16 weights. The plan's memory check uses the same.
@@ -403,9 +405,15 @@ def grpo_config_kwargs(settings: GRPOSettings, *, output_dir: str, use_cpu: bool
 def vllm_config_kwargs(settings: GRPOSettings, *, use_cpu: bool) -> dict[str, Any]:
     """The ``trl.GRPOConfig`` keywords that send rollouts through vLLM (none for the
     transformers engine, so TRL's defaults stay untouched there). On CPU (vLLM's CPU
-    build) sleep mode is off: there is no GPU memory to free, and vLLM refuses it there."""
+    build) sleep mode is off: there is no GPU memory to free, and vLLM refuses it there;
+    and the CPU build is prepared for the engine the trainer starts from these keywords
+    (:func:`.vllm_cpu.prepare_cpu_engine`: weights TRL can push, a 1 GiB KV cache)."""
     if settings.rollout_engine != "vllm":
         return {}
+    if use_cpu:
+        from .vllm_cpu import prepare_cpu_engine
+
+        prepare_cpu_engine(CPU_KV_CACHE_GIB)
     kwargs: dict[str, Any] = {
         "use_vllm": True,
         "vllm_mode": settings.vllm_mode,
