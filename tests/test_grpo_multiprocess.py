@@ -14,9 +14,12 @@ own torch generator, so sampled rollouts differ between 1 and 2 processes. Here 
 sampler keeps only the most likely token (top_k 1, greedy), so both runs train on the
 same completions whatever the random state; the test checks that they did (the two
 rollouts files are equal record for record, but for generation times). With greedy
-rollouts the two answers to one prompt are equal and group-relative GRPO has nothing to
-learn, so the estimator is task-relative REINFORCE++: its baseline is shared by the
-prompts of one (task, role) partition, which lie on both processes. It is the estimator
+rollouts the two answers to one prompt are equal (the random model's greedy answer is
+the same run of newlines for every prompt), so the reward is the prompt's length: it
+does not depend on sampling, and it differs between prompts, not within a group. So
+group-relative GRPO has nothing to learn, and the estimator is task-relative
+REINFORCE++: its baseline is shared by the prompts of one (task, role) partition, which
+lie on both processes. It is the estimator
 that must see the whole batch: whitening each process's half alone gives other
 advantages, and another update.
 
@@ -75,11 +78,11 @@ TOLERANCE = 2e-6
 JOB = textwrap.dedent('''
     from selfplay.train.rl import train_grpo
 
-    def ord_mod7(prompts, completions, **columns):
-        return [float(sum(map(ord, c[0]["content"])) % 7) for c in completions]
+    def prompt_length(prompts, completions, **columns):
+        return [float(len(p[-1]["content"])) for p in prompts]
 
     def job(model, prompts, settings, out, rollouts):
-        train_grpo(model, prompts, ord_mod7, settings, out, recordings_path=rollouts)
+        train_grpo(model, prompts, prompt_length, settings, out, recordings_path=rollouts)
 ''')
 
 
