@@ -23,11 +23,12 @@ lie on both processes. It is the estimator
 that must see the whole batch: whitening each process's half alone gives other
 advantages, and another update.
 
-Tolerance: the adapters agree within 2e-6 per weight (the update itself moves them by
-~1e-3: lr 1e-3, Adam). The two runs add the same per-token terms in another order
-(per process, then averaged by DDP), so float32 rounding differs; Adam divides by the
-gradient's own size, so a relative gradient difference of ~1e-6 becomes ~1e-6 of the
-step. Measured: see the report (max difference printed on failure).
+Tolerance: the adapters agree within 3e-5 per weight, about 1.5% of what two Adam steps
+at lr 1e-3 move a weight (2e-3). The two runs add the same per-token terms in another
+order (per process, then averaged by DDP), so float32 rounding differs, and Adam divides
+each gradient by its own running size, which magnifies the rounding of the smallest
+gradients. Measured on the 2-core test machine: 3.6e-6. Whitening each process's half
+of the generation alone (the bug this guards against) gave 3.7e-3.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ PROMPTS = [
      "task": "deduction" if i < 6 else "abduction", "role": "solver"}
     for i, t in enumerate(TOPICS)
 ]
-TOLERANCE = 2e-6
+TOLERANCE = 3e-5
 
 JOB = textwrap.dedent('''
     from selfplay.train.rl import train_grpo
