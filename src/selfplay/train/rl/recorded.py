@@ -121,7 +121,7 @@ from ..sft import (
     tokenize_example,
 )
 from .advantages import group_relative_advantages, task_relative_advantages, weighted_mean_std
-from .settings import ESTIMATORS, FINETUNE, SCALE_REWARDS, LoraSettings, _refuse_unknown
+from .settings import ESTIMATORS, FINETUNE, SCALE_REWARDS, LoraSettings, settings_with_lora
 
 log = logging.getLogger(__name__)
 
@@ -220,17 +220,8 @@ class RecordedUpdateSettings:
 
     @classmethod
     def from_dict(cls, section: Mapping[str, Any] | None) -> "RecordedUpdateSettings":
-        if section is None:
-            section = {}
-        if not isinstance(section, Mapping):
-            raise UserError(f"recorded-update settings must be a mapping, got {type(section).__name__}")
-        _refuse_unknown("", section, cls)
-        values = dict(section)
-        if "lora" in values:
-            if values.get("finetune", cls.finetune) == "full":
-                _fail("lora", values["lora"], "no LoRA settings unless finetune is \"lora\"")
-            values["lora"] = LoraSettings.from_dict(values["lora"])
-        settings = cls(**values)
+        section = section if section is not None else {}
+        settings = settings_with_lora(cls, section, "recorded-update")
         if settings.estimator != "grpo" and "scale_rewards" in section:
             _fail("scale_rewards", section["scale_rewards"],
                   "no value unless estimator is \"grpo\" (the task-relative estimator always whitens)")

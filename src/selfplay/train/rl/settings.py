@@ -294,17 +294,8 @@ class GRPOSettings:
     def from_dict(cls, section: Mapping[str, Any] | None) -> "GRPOSettings":
         """Merge ``section`` over the defaults; refuse unknown keys, bad values, and clip
         values set explicitly on a schedule where they cannot act."""
-        if section is None:
-            section = {}
-        if not isinstance(section, Mapping):
-            raise UserError(f"GRPO training settings must be a mapping, got {type(section).__name__}")
-        _refuse_unknown("", section, cls)
-        values = dict(section)
-        if "lora" in values:
-            if values.get("finetune", cls.finetune) == "full":
-                _fail("lora", values["lora"], "no LoRA settings unless finetune is \"lora\"")
-            values["lora"] = LoraSettings.from_dict(values["lora"])
-        settings = cls(**values)
+        section = section if section is not None else {}
+        settings = settings_with_lora(cls, section, "GRPO training")
         for key, mode in VLLM_KEYS.items():
             if key not in section:
                 continue
@@ -338,6 +329,21 @@ class GRPOSettings:
         record["clipping_acts"] = self.clipping_acts
         record["checkpoint_interval"] = self.checkpoint_interval
         return record
+
+
+def settings_with_lora(cls: type, section: Mapping[str, Any], what: str):
+    """``cls`` (a settings dataclass with ``finetune`` and ``lora`` fields) built from a
+    config ``section``: a mapping of known keys only, ``lora`` only beside LoRA
+    fine-tuning (and checked as :class:`LoraSettings`); each value is checked by the class."""
+    if not isinstance(section, Mapping):
+        raise UserError(f"{what} settings must be a mapping, got {type(section).__name__}")
+    _refuse_unknown("", section, cls)
+    values = dict(section)
+    if "lora" in values:
+        if values.get("finetune", cls.finetune) == "full":
+            _fail("lora", values["lora"], "no LoRA settings unless finetune is \"lora\"")
+        values["lora"] = LoraSettings.from_dict(values["lora"])
+    return cls(**values)
 
 
 def _refuse_unknown(prefix: str, section: Mapping[str, Any], cls: type) -> None:
