@@ -30,7 +30,8 @@ On CUDA every training and generation part also checks that the GPU's memory was
 device (``torch.cuda.get_device_name``), the library versions and the seconds per part.
 
     python bench/gpu_check.py --out bench/results/gpu_check.md           # on a GPU machine
-    python bench/gpu_check.py --device cpu --out /tmp/gpu_check.md       # the same paths on the CPU
+    python bench/gpu_check.py --device cpu --rollout-engine transformers --out /tmp/gpu_check.md
+                                                   # the same paths on the CPU, without vLLM
 
 The CPU mode hides every GPU from torch (CUDA_VISIBLE_DEVICES=""), so it checks the
 script and the refusal path, not the GPU. No network is used (HF_HUB_OFFLINE=1).
@@ -74,11 +75,12 @@ def one_line(exc: BaseException) -> str:
 
 
 class Context:
-    def __init__(self, device: str, work: Path, steps: int, new_tokens: int):
+    def __init__(self, device: str, work: Path, steps: int, new_tokens: int, rollout_engine: str = "paper"):
         import torch
 
         self.torch = torch
         self.device = device
+        self.rollout_engine = rollout_engine
         self.work = work
         self.steps = steps
         self.new_tokens = new_tokens
@@ -236,6 +238,10 @@ def grpo_settings(ctx: Context, finetune: str) -> dict:
     # counts only (steps, lengths): the paper's schedule, two optimizer steps from one
     # generation of one group of 8 rollouts
     settings.update(finetune=finetune, max_steps=ctx.steps, max_completion_length=ctx.new_tokens, seed=5)
+    if ctx.rollout_engine == "transformers":  # asked for by name (--rollout-engine), recorded in the facts
+        from selfplay.train.rl.settings import VLLM_KEYS
+
+        settings = {k: v for k, v in settings.items() if k not in VLLM_KEYS} | {"rollout_engine": "transformers"}
     if finetune == "lora":
         settings["learning_rate"] = 1e-4
     return settings
@@ -261,7 +267,8 @@ def part_grpo(ctx: Context, finetune: str) -> dict:
     record = train_grpo(str(ctx.models["qwen3"]), records, text_length, settings, str(out),
                         recordings_path=str(rollouts), device=device, dtype="float32")
     losses = [h.get("loss") for h in record["history"]]
-    facts = {"device": record["device"], "master_dtype": record["dtype"], "bf16": record["resolved"]["bf16"],
+    facts = {"rollout_engine": record["settings"].get("rollout_engine"), "device": record["device"],
+             "master_dtype": record["dtype"], "bf16": record["resolved"]["bf16"],
              "gradient_checkpointing": record["resolved"]["gradient_checkpointing"], "steps": record["steps"],
              "n_rollouts": record["n_rollouts"], "losses": losses, "train_seconds": record["train_seconds"],
              "seconds_per_step": record["seconds_per_step"]}
@@ -452,6 +459,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=2, help="optimizer steps of each training part (>= 2)")
     ap.add_argument("--new-tokens", type=int, default=16, help="tokens per generated row and GRPO rollout")
     ap.add_argument("--work", help="folder for the models and trained outputs (default: a temporary one)")
+    ap.add_argument("--rollout-engine", choices=("paper", "transformers"), default="paper",
+                    help="GRPO's rollouts: the paper config's engine (paper 002: vLLM colocated, which needs vLLM "
+                         "in this Python, as in the GPU image) or the policy's own generate")
     args = ap.parse_args(argv)
     if args.device == "cpu":
         os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before torch is imported: the CPU mode sees no GPU
@@ -470,7 +480,7 @@ def main(argv: list[str] | None = None) -> int:
     parts = []
     with tempfile.TemporaryDirectory(prefix="gpu-check-") as tmp:
         work = Path(args.work) if args.work else Path(tmp)
-        ctx = Context(args.device, work, args.steps, args.new_tokens)
+        ctx = Context(args.device, work, args.steps, args.new_tokens, args.rollout_engine)
         for name, fn in PARTS:
             t0 = time.perf_counter()
             print(f"gpu_check: {name} ...", file=sys.stderr, flush=True)

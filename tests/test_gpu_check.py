@@ -97,8 +97,11 @@ def test_a_failed_part_exits_1_with_one_line_and_is_written_down(gpu_check, monk
 @pytest.mark.slow
 def test_the_script_runs_on_the_cpu_and_writes_its_results(tmp_path):
     out = tmp_path / "gpu_check.md"
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--out", str(out), "--work",
-                           str(tmp_path / "work")], capture_output=True, text=True, timeout=600, cwd=REPO)
+    # .venv has no vLLM (paper 002's GRPO rollouts come from vLLM colocated): the policy's
+    # generate, asked for by name and recorded (tests/test_grpo_vllm.py runs the vLLM path)
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--rollout-engine", "transformers",
+                           "--out", str(out), "--work", str(tmp_path / "work")],
+                          capture_output=True, text=True, timeout=600, cwd=REPO)
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.with_suffix(".json").read_text())
     assert result["ok"] is True
@@ -112,6 +115,7 @@ def test_the_script_runs_on_the_cpu_and_writes_its_results(tmp_path):
     assert parts["sft_lora"]["device"] == "cpu" and parts["sft_lora"]["steps"] == 2
     assert parts["grpo_full"]["steps"] == 2 and parts["grpo_full"]["max_weight_change"] > 0
     assert parts["grpo_full"]["master_dtype"] == "float32" and parts["grpo_full"]["bf16"] is False
+    assert parts["grpo_full"]["rollout_engine"] == parts["grpo_lora"]["rollout_engine"] == "transformers"
     grpo = next(r for r in parts["paper_configs"]["evolve"] if r["job"].startswith("grpo"))
     assert grpo["device"] == "refused"
     text = out.read_text()
