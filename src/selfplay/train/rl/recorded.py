@@ -121,7 +121,7 @@ from ..sft import (
     tokenize_example,
 )
 from .advantages import group_relative_advantages, task_relative_advantages, weighted_mean_std
-from .settings import ESTIMATORS, FINETUNE, SCALE_REWARDS, LoraSettings, settings_with_lora
+from .settings import ESTIMATORS, FINETUNE, SCALE_REWARDS, LoraSettings, settings_record, settings_with_lora
 
 log = logging.getLogger(__name__)
 
@@ -228,11 +228,7 @@ class RecordedUpdateSettings:
         return settings
 
     def to_record(self) -> dict[str, Any]:
-        record = dataclasses.asdict(self)
-        modules = record["lora"]["target_modules"]
-        record["lora"]["target_modules"] = modules if isinstance(modules, str) else list(modules)
-        if self.finetune != "lora":
-            record["lora"] = None
+        record = settings_record(self)
         record["steps_per_update"] = self.steps_per_update
         record["clipping_acts"] = self.clipping_acts
         return record

@@ -318,11 +318,7 @@ class GRPOSettings:
 
     def to_record(self) -> dict[str, Any]:
         """Plain JSON-able dict of every setting, plus the derived schedule facts."""
-        record = dataclasses.asdict(self)
-        modules = record["lora"]["target_modules"]
-        record["lora"]["target_modules"] = modules if isinstance(modules, str) else list(modules)
-        if self.finetune != "lora":
-            record["lora"] = None
+        record = settings_record(self)
         if self.rollout_engine != "vllm":
             for key in VLLM_KEYS:
                 record.pop(key)
@@ -344,6 +340,17 @@ def settings_with_lora(cls: type, section: Mapping[str, Any], what: str):
             _fail("lora", values["lora"], "no LoRA settings unless finetune is \"lora\"")
         values["lora"] = LoraSettings.from_dict(values["lora"])
     return cls(**values)
+
+
+def settings_record(settings) -> dict[str, Any]:
+    """A settings dataclass with ``finetune`` and ``lora`` fields as plain JSON: LoRA's
+    target modules as a list (or its one string), no LoRA settings beside full fine-tuning."""
+    record = dataclasses.asdict(settings)
+    modules = record["lora"]["target_modules"]
+    record["lora"]["target_modules"] = modules if isinstance(modules, str) else list(modules)
+    if settings.finetune != "lora":
+        record["lora"] = None
+    return record
 
 
 def _refuse_unknown(prefix: str, section: Mapping[str, Any], cls: type) -> None:
