@@ -90,7 +90,6 @@ here is saved whole by the main process, which a sharded optimizer does not allo
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import logging
 import math
