@@ -147,13 +147,14 @@ def others_can_enter(path: str) -> bool:
         parent = os.path.dirname(parent)
 
 
-def scrubbed_env(home: str | None = None) -> dict[str, str]:
-    """The whole environment a sandboxed program sees: nothing from the host."""
+def scrubbed_env(home: str | None = None, hashseed: int = 0) -> dict[str, str]:
+    """The whole environment a sandboxed program sees: nothing from the host.
+    ``hashseed``: PYTHONHASHSEED (see ``Sandbox(seed=...)``)."""
     env = {
         "PATH": SAFE_PATH,
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
-        "PYTHONHASHSEED": "0",
+        "PYTHONHASHSEED": str(int(hashseed)),
         "PYTHONDONTWRITEBYTECODE": "1",
         "MALLOC_ARENA_MAX": "2",
     }

@@ -136,8 +136,8 @@ class ForkServer:
             "memory_watchdog": self.pidns,
             "env": "scrubbed",
             "stdio": "/dev/null",
-            "hashseed": 0,
-            "random_seed": 0,
+            "hashseed": int(self.cfg.get("seed", 0)),
+            "random_seed": int(self.cfg.get("seed", 0)),
             "preimported": preimported,
             "forked_from": "template",
         }

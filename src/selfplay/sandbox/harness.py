@@ -105,11 +105,13 @@ def confine_child(cfg: dict[str, Any], result_w: int, workdir: str, timeout: flo
     lock_down(cfg, workdir, SandboxLimits.from_dict(cfg["limits"]), timeout, extra_nproc)
 
     os.environ.clear()
-    os.environ.update(confine.scrubbed_env(home=workdir))
+    seed = cfg.get("seed", 0)
+    os.environ.update(confine.scrubbed_env(home=workdir, hashseed=seed))
     sys.path[:] = list(cfg["child_path"])
     sys.dont_write_bytecode = True
     sys.setrecursionlimit(1000)
-    random.seed(0)
+    # The hash seed itself was fixed when the server's interpreter started (launch.py).
+    random.seed(seed)
     for name in list(sys.modules):
         if name == MODULE_NAME or name.startswith(MODULE_NAME + "."):
             del sys.modules[name]

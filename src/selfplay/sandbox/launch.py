@@ -159,6 +159,17 @@ class UidLease:
                 self._fd = None
 
 
+MAX_SEED = 2**32 - 1  # the largest PYTHONHASHSEED Python accepts
+
+
+def check_seed(seed: int) -> int:
+    """``seed`` when it can be both a PYTHONHASHSEED and a ``random.seed`` (an int in
+    0..2**32-1); ValueError otherwise."""
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
+        raise ValueError(f"seed must be an int from 0 to {MAX_SEED}, got {seed!r}")
+    return seed
+
+
 def site_package_dirs() -> list[str]:
     """The environment's site-packages (already in the filesystem view, read-only), for
     sandboxes whose programs may import installed libraries."""
@@ -172,8 +183,12 @@ class ServerProcess:
     """One confined interpreter running ``forkserver.main`` and the pipes to it."""
 
     def __init__(self, limits: SandboxLimits, mode: str, tool_dirs: list[str] | None = None,
-                 site_packages: bool = False):
+                 site_packages: bool = False, seed: int = 0):
+        """``seed``: the interpreter's PYTHONHASHSEED (str/bytes hash order, fixed at its
+        start and inherited by every child forked from it) and ``random.seed`` of each
+        child (see ``harness.confine_child``)."""
         self.limits = limits
+        self.seed = check_seed(seed)
         self.mode = mode
         self.tool_dirs = list(tool_dirs or [])
         self.site_packages = site_packages
@@ -199,13 +214,14 @@ class ServerProcess:
             "tool_dirs": self.tool_dirs,
             "interpreter": interpreter(),
             "site_packages": site_package_dirs() if self.site_packages else [],
+            "seed": self.seed,
         }
         argv = [*strat.prefix, sys.executable, "-s", "-S", "-B", "-c", BOOT, SRC_ROOT, json.dumps(cfg)]
         try:
             self.proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=None if DEBUG else subprocess.DEVNULL,
-                start_new_session=True, close_fds=True, cwd="/", env=scrubbed_env(), bufsize=0,
+                start_new_session=True, close_fds=True, cwd="/", env=scrubbed_env(hashseed=self.seed), bufsize=0,
             )
         except BaseException:
             self._release()

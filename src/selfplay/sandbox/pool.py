@@ -17,7 +17,7 @@ from .command import (DEFAULT_COLLECT_KB, DEFAULT_OUTPUT_KB, CommandResult, expl
 from .fork_per_call import KIND as EACH_KIND
 from .fs_view import refused_tool_dir
 from .harness import _parse_input
-from .launch import ServerProcess
+from .launch import ServerProcess, check_seed
 from .limits import SandboxLimits
 from .protocol import FrameError
 from .result import ExecResult
@@ -145,14 +145,18 @@ class Sandbox:
     """
 
     def __init__(self, workers: int = 2, limits: SandboxLimits | None = None, tool_dirs: Iterable[str] = (),
-                 site_packages: bool = False):
+                 site_packages: bool = False, seed: int = 0):
         """``tool_dirs``: host directories of trusted tools that commands run (a compiler's,
         a verifier's, their data), added read-only at the same path to the minimal
         filesystem view the sandboxed processes see (see ``fs_view``), /tmp included.
         ``site_packages``: programs may import the environment's installed libraries
         (off: the standard library only, so a verdict never depends on what a machine
         has installed; benchmarks whose tasks use libraries, such as BigCodeBench, turn
-        it on)."""
+        it on).
+        ``seed``: every program run starts under this PYTHONHASHSEED (hash order of str
+        and bytes) and ``random.seed`` (default 0, as always); two pools with different
+        seeds tell a program that depends on either from a deterministic one. The
+        isolation report's ``hashseed`` and ``random_seed`` state it."""
         if workers < 1:
             raise ValueError("workers must be >= 1")
         self.limits = limits or SandboxLimits()
@@ -167,6 +171,7 @@ class Sandbox:
             log.info("sandbox: %d workers, not the %d asked for: this job may use %d CPUs",
                      workers, self.workers_asked, workers)
         self.site_packages = bool(site_packages)
+        self.seed = check_seed(seed)
         self._lock = threading.Lock()
         self._servers: list[ServerProcess] = []
         self._idle: Queue[ServerProcess] = Queue()
@@ -189,7 +194,7 @@ class Sandbox:
     # ---------------------------------------------------------------- lifecycle
 
     def _spawn(self) -> ServerProcess:
-        server = ServerProcess(self.limits, "forkserver", self.tool_dirs, self.site_packages)
+        server = ServerProcess(self.limits, "forkserver", self.tool_dirs, self.site_packages, self.seed)
         with self._lock:
             self._servers.append(server)
         server.start()
@@ -201,7 +206,7 @@ class Sandbox:
         with self._lock:
             if broken in self._servers:
                 self._servers.remove(broken)
-        server = ServerProcess(self.limits, "forkserver", self.tool_dirs, self.site_packages)
+        server = ServerProcess(self.limits, "forkserver", self.tool_dirs, self.site_packages, self.seed)
         with self._lock:
             if self._closed:
                 return server
