@@ -9,9 +9,10 @@ import math
 import numpy as np
 import pytest
 
+from selfplay import embeddings as embed
 from selfplay.errors import UserError
 from selfplay.report import evolve_seeds as report
-from selfplay.tracks.evolve import dedup, embed, seeds
+from selfplay.tracks.evolve import dedup, seeds
 
 
 def unit(*angles_deg):
@@ -170,6 +171,9 @@ def test_packaged_model_embeds_unit_float32_rows_deterministically(encoder):
     assert embed.resolve_model_path(None) == embed.resolve_model_path("packaged")
     with pytest.raises(UserError, match="does not exist"):
         embed.resolve_model_path("/nonexistent/all-mpnet-base-v2")
+    # the error names the config key of the caller that chose the model, not evolve's
+    with pytest.raises(UserError, match=r"\(gasp\.novelty\.model\) does not exist"):
+        embed.resolve_model_path("/nonexistent/all-mpnet-base-v2", key="gasp.novelty.model")
 
 
 def test_rewordings_collapse_and_different_problems_stay(encoder):

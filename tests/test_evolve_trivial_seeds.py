@@ -8,9 +8,10 @@ import re
 import numpy as np
 import pytest
 
+from selfplay import embeddings as embed
 from selfplay.config import validate_config
 from selfplay.errors import UserError
-from selfplay.tracks.evolve import dedup, embed, seeds
+from selfplay.tracks.evolve import dedup, seeds
 
 from test_config_loading import load_as_snakemake
 from test_evolve_seeds import _expected_value, _run_stdin

