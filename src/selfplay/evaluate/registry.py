@@ -26,6 +26,7 @@ ADAPTERS: dict[str, str] = {
     "humaneval_hs": "multipl_e:HumanEvalHs",
     "mbpp_hs": "multipl_e:MbppHs",
     "livecodebench": "livecodebench:LiveCodeBench",
+    "gasp_goalposts": "livecodebench:GaspGoalposts",
     "bigcodebench_full": "bigcodebench:BigCodeBenchFull",
     "bigcodebench_hard": "bigcodebench:BigCodeBenchHard",
 }

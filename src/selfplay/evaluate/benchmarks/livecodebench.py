@@ -520,6 +520,16 @@ def judge_result(item: dict, test: dict, result) -> tuple[bool, str | None]:
     return (True, None) if stdout_matches(out[0], test["output"]) else (False, "wrong_output")
 
 
+def sandbox_limits(settings: dict | None):
+    """The sandbox limits a sample's tests run under (memory, and room for the largest
+    standard output or return value read back)."""
+    from ...sandbox import SandboxLimits
+
+    s = settings_of(settings)
+    return SandboxLimits(memory_mb=int(s["memory_mb"]), max_result_kb=int(s["max_output_kb"]) + 64,
+                         max_file_mb=max(16, int(s["max_output_kb"]) // 1024 + 1))
+
+
 # --- the benchmark ----------------------------------------------------------------
 
 class LiveCodeBench(CodegenBenchmark):
@@ -580,13 +590,12 @@ class LiveCodeBench(CodegenBenchmark):
 
     def score(self, items: dict[str, dict], samples: list[Sample], mode: EvalMode, cfg: dict,
               workers: int = 2) -> list[dict]:
-        from ...sandbox import Sandbox, SandboxLimits
+        from ...sandbox import Sandbox
 
         s = settings_of(((cfg or {}).get("evaluation") or {}).get("benchmarks", {}).get(self.name))
         timeout = float(s["timeout"])
         max_bytes = int(s["max_decompressed_mb"]) * 1024 * 1024
-        limits = SandboxLimits(memory_mb=int(s["memory_mb"]), max_result_kb=int(s["max_output_kb"]) + 64,
-                               max_file_mb=max(16, int(s["max_output_kb"]) // 1024 + 1))
+        limits = sandbox_limits(s)
         by_item: dict[str, list[Sample]] = {}
         for sample in samples:
             by_item.setdefault(sample.item_id, []).append(sample)
@@ -628,3 +637,31 @@ class LiveCodeBench(CodegenBenchmark):
                 compile_error = n == 0 and result.status == "exception" and result.exc_type in COMPILE_ERRORS
                 return {**row, "passed": False, "reason": reason, "compile_error": compile_error, "tests": results}
         return {**row, "passed": True, "reason": None, "tests": results}
+
+
+# GASP's goalposts (paper 004, Sec. 3.2) are LiveCodeBench training-split rows; at tiny
+# scale, the rows this project ships (selfplay/data/gasp_goalposts, see its README).
+GOALPOST_ROWS = Path(__file__).resolve().parents[2] / "data" / "gasp_goalposts" / "rows.jsonl"
+
+
+class GaspGoalposts(LiveCodeBench):
+    """GASP's hard set H as a benchmark (Table 4, Figures 5 and 14: pass@100 > 0 counts a
+    goalpost solved): LiveCodeBench's rows, prompt and judge, on every row of the file
+    given as ``source: path`` (the goalpost filter's output), or of the shipped rows,
+    dated before ``train_before`` (a row on or after it is skipped with the reason)."""
+
+    name = "gasp_goalposts"
+    title = "GASP goalposts"
+    smoke: ClassVar[str] = "gasp_goalposts/rows.jsonl"   # under selfplay/data, not data/eval
+    downloads: ClassVar[tuple[dict, ...]] = ()
+    source_note = ("LiveCodeBench rows of GASP's goalposts: at paper scale the goalpost filter's output over the "
+                   "training split (a file, source: path); the embedded default ships eight problems written for "
+                   "this project (src/selfplay/data/gasp_goalposts)")
+
+    def prepare(self, source: str | None, settings: dict, cfg: dict) -> tuple[list[dict], list[dict]]:
+        s = {**settings_of(settings), "train_limit": (settings or {}).get("limit"), "paper_counts": {}}
+        return training_problems(GOALPOST_ROWS if source is None else source, s)
+
+    def training_items(self, source: str | None, settings: dict) -> tuple[list[dict], list[dict]]:
+        """The goalposts are training-split problems: the same items."""
+        return self.prepare(source, settings, {})
