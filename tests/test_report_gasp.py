@@ -320,3 +320,23 @@ def test_reward_figure_values_are_the_papers_at_n_10(tmp_path):
     assert (tmp_path / "f3.pdf").stat().st_size > 0
     with pytest.raises(UserError, match="unknown reward schedule"):
         report.reward_figure(["nope"], 10, *out(tmp_path, "x", "png", "pdf", "csv"))
+
+
+def test_our_unguided_run_stands_beside_the_papers_azr_row_and_says_so(tmp_path):
+    metrics = {("unguided", 0, 2): metrics_file(tmp_path, "u0", pass1=0.1, pass20=0.2),
+               ("unguided", 1, 2): metrics_file(tmp_path, "u1", pass1=0.3, pass20=0.4)}
+    frame = report.table1(metrics, {"unguided": {}}, *out(tmp_path, "t1", "csv", "md"))
+    row = frame.iloc[0]
+    assert (row["paper pass@1"], row["paper pass@20"], row["pass@1"]) == (17.49, 31.15, pytest.approx(20.0))
+    assert (row["real_data_training"], row["real_data_guidance"]) == (False, False)
+    assert "its paper column shows the paper's AZR row" in (tmp_path / "t1.md").read_text()
+
+
+def test_pass20_over_training_has_no_mean_where_a_seed_was_not_evaluated(tmp_path):
+    metrics = {("gasp", 0, 2): metrics_file(tmp_path, "a", pass20=0.3),
+               ("gasp", 1, 2): metrics_file(tmp_path, "b", pass20=0.5),
+               ("gasp", 0, 4): metrics_file(tmp_path, "c", pass20=0.4)}
+    frame = report.pass20_over_training(metrics, ["gasp"], *out(tmp_path, "f7", "png", "pdf", "csv"))
+    mean = frame[frame["seed"] == "mean"].set_index("iteration")
+    assert mean.loc[2, "pass@20"] == pytest.approx(40.0) and pd.isna(mean.loc[4, "pass@20"])
+    assert list(frame[(frame["seed"] == "0")]["iteration"]) == [2, 4]

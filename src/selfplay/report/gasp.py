@@ -151,6 +151,14 @@ def _write_csv(frame: pd.DataFrame, csv: str) -> None:
     write_text_atomic(csv, frame.to_csv(index=False))
 
 
+def _integer_ticks():
+    """A tick locator for an axis of iterations (whole numbers only)."""
+    pyplot()   # matplotlib on its file-only backend first
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(integer=True)
+
+
 def _figure_note(fig, text: str) -> None:
     fig.text(0.5, 0.005, text, ha="center", va="bottom", fontsize=7, wrap=True)
 
@@ -380,7 +388,7 @@ def reward_figure(schedule_names: Sequence[str], n: int, png: str, pdf: str, csv
         ax.set_xlabel("student pass rate p")
         ax.set_ylabel("teacher reward")
         ax.set_ylim(min(-0.6, teacher.outside_band - 0.1), 1.08)
-        ax.legend(fontsize=6, loc="upper right")
+        ax.legend(fontsize=6, loc="center right")
     finish_figure(fig, png, pdf)
     return frame
 
@@ -418,6 +426,7 @@ def dissimilarity_figure(runs: Mapping[str, Sequence[str]], png: str, pdf: str, 
                 ax.plot(have["iteration"], have[phase].astype(float), marker="o", markersize=3, label=run)
         ax.set_title(f"{phase} proposals")
         ax.set_xlabel("global iteration")
+        ax.xaxis.set_major_locator(_integer_ticks())
         ax.set_ylim(bottom=0)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=6)
@@ -526,6 +535,18 @@ PASS_NOTES = [
 ]
 
 
+def _paper_row_notes(methods: Iterable[str], methods_meta: Mapping[str, Mapping] | None) -> list[str]:
+    """Where a method's paper column is another method's row (our unguided run: AZR's)."""
+    notes = []
+    for m in methods:
+        meta = _meta(m, methods_meta)
+        if meta["paper"] != m:
+            other = METHODS.get(meta["paper"], {}).get("label", meta["paper"])
+            notes.append(f"{meta['label']}: its paper column shows the paper's {other} row (the paper has no row "
+                         f"of its own for it).")
+    return notes
+
+
 def _pass_cells(metrics: Metrics, rule: str, methods: Sequence[str]) -> tuple[dict, list[str]]:
     """Per method: (mean, std, seeds) of pass@1 and pass@20 at the checkpoints ``rule`` selects."""
     selected, notes = _select(metrics, rule)
@@ -568,8 +589,8 @@ def table1(metrics: Metrics, methods_meta: Mapping[str, Mapping], csv_path: str,
             "paper pass@20": _paper_cell(paper[1] if paper else None),
             "checkpoints (seed:iteration)": _checkpoints_text(c["where"])})
     notes = [f"Per seed the checkpoint with the best {rule} on LCB v5 is selected; ties go to the earliest.",
-             *PASS_NOTES, *[f"{m}: not evaluated, no checkpoint given." for m in methods if not cells[m]["where"]],
-             *sel_notes]
+             *PASS_NOTES, *_paper_row_notes(methods, methods_meta),
+             *[f"{m}: not evaluated, no checkpoint given." for m in methods if not cells[m]["where"]], *sel_notes]
     frame = pd.DataFrame(csv_rows, columns=list(csv_rows[0]) if csv_rows else None)
     write_table(frame, csv_path, md_path, title, notes, md_frame=pd.DataFrame(md_rows))
     return frame
@@ -604,7 +625,7 @@ def table2(metrics: Metrics, csv_path: str, md_path: str, methods_meta: Mapping[
         csv_rows.append(csv_row)
         md_rows.append(md_row)
     notes = ["'sel. pass@1' / 'sel. pass@20': per seed the checkpoint with the best pass@1 / pass@20 on LCB v5 "
-             "(ties: the earliest).", *PASS_NOTES,
+             "(ties: the earliest).", *PASS_NOTES, *_paper_row_notes(methods, methods_meta),
              *[f"{m}: not evaluated, no checkpoint given." for m in methods
                if not by_rule["pass@1"][0][m]["where"]],
              *sorted(set(by_rule["pass@1"][1] + by_rule["pass@20"][1]))]
@@ -646,7 +667,7 @@ def table3(greedy_metrics: Mapping[tuple[str, int, int, str], str], selected: Ma
         md_rows.append(md_row)
     notes = ["Cells: greedy pass@1 (temperature 0, one sample) in percent at each seed's checkpoint selected by "
              "best LCB v5 pass@20 (sampled), mean ± standard deviation over seeds; one seed shows no ±.",
-             "paper: the paper's Table 3 ('-': not in it)."]
+             "paper: the paper's Table 3 ('-': not in it).", *_paper_row_notes(methods, methods_meta)]
     if missing:
         notes.append("n/a: a seed's selected checkpoint was not evaluated greedily there (so no mean over all "
                      "seeds): " + "; ".join(missing) + ".")
@@ -713,7 +734,7 @@ def table4(goalpost_scored: Mapping[tuple[str, int, int], str], csv_path: str, m
              f"checkpoint of that seed (pass@n > 0; the paper uses n = 100), at most once per seed; union: over "
              f"the seeds. Out of {goalposts} goalposts here ({PAPER_GOALPOST_COUNT} in the paper).",
              "paper: the paper's Table 4; '—' there: zero by construction (the goalposts were filtered to be "
-             "unsolved by that method); '-': not in the paper."]
+             "unsolved by that method); '-': not in the paper.", *_paper_row_notes(_in_paper_order(runs), methods_meta)]
     if not csv_rows:
         notes.append("No goalpost evaluation was given: nothing to count.")
     frame = pd.DataFrame(csv_rows, columns=["method", "label", "seeds", "per seed", "union", "checkpoints per seed",
@@ -808,7 +829,11 @@ def passk_figure(metrics: Metrics, methods: Sequence[str], rule: str, png: str, 
         ax.fill_between(x, mean - std, mean + std, alpha=0.2)
         drawn = True
     if drawn and frame["k"].max() > 1:
+        ks = sorted(set(int(k) for k in frame.loc[frame["mean"].notna(), "k"]))
         ax.set_xscale("log")
+        ax.set_xticks(ks)
+        ax.set_xticklabels([str(k) for k in ks], fontsize=7)
+        ax.minorticks_off()
     ax.set_xlabel("k")
     ax.set_ylabel("pass@k on LCB v5 (%)")
     ax.set_title(title or f"pass@k, checkpoints selected by best {rule}", fontsize=9)
@@ -859,6 +884,7 @@ def pass20_over_training(metrics: Metrics, methods: Sequence[str], png: str, pdf
             ax.fill_between(x, y - std, y + std, color=color, alpha=0.15)
             drawn = True
     ax.set_xlabel("global iteration")
+    ax.xaxis.set_major_locator(_integer_ticks())
     ax.set_ylabel(f"{key} on LCB v5 (%)")
     ax.set_title(f"{key} over training", fontsize=9)
     if drawn:
