@@ -105,17 +105,19 @@ class CallJob:
     stop_early: bool = True
 
 
-def run_jobs(sandbox, jobs: Sequence[CallJob], timeout_s: float) -> list[list[CallOutcome]]:
+def run_jobs(sandbox, jobs: Sequence[CallJob], timeout_s: float, run_timeout_s: float) -> list[list[CallOutcome]]:
     """One outcome per call of every job (``ok`` with the encoded value, ``raised`` with the
     exception's type name, ``timeout``, ``not_run`` after an early stop, ``missing``, or the
     run's own failure: ``timeout``, ``killed``, ``error``, ``malformed_result``), all jobs
-    in one ``run_many``. Each call may take ``timeout_s``; a run as a whole ``timeout_s``
-    per call plus one more for the program's import."""
+    in one ``run_many``. Each call may take ``timeout_s``; a run as a whole (the program's
+    import and all its calls) ``timeout_s`` per call plus one more, and at most
+    ``run_timeout_s`` (but never less than ``timeout_s``)."""
     batch = []
     for job in jobs:
         sources = [args_source(args) for args in job.calls]
-        batch.append(timed_job(job.code, ENTRY, sources, [timeout_s] * len(sources),
-                               timeout_s * (len(sources) + 1), stop_early=job.stop_early))
+        total = max(timeout_s, min(timeout_s * (len(sources) + 1), run_timeout_s))
+        batch.append(timed_job(job.code, ENTRY, sources, [timeout_s] * len(sources), total,
+                               stop_early=job.stop_early))
     results = sandbox.run_many(batch) if batch else []
     return [timed_outcomes(result, len(job.calls), stop_early=job.stop_early)
             for result, job in zip(results, jobs)]

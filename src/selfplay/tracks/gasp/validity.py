@@ -100,6 +100,9 @@ class ValiditySettings:
     """What makes a proposal valid (see the module docstring). Config ``gasp.validity``.
 
     timeout_s           seconds each call of ``f`` may take (Absolute Zero: 10)
+    run_timeout_s       seconds one run (the program's import and all its calls under
+                        one seed) may take at most: a loop at import costs this, not
+                        ``timeout_s`` per call
     n_inputs            inputs a proposal must give (paper: 5 pairs, 2 shown, 3 private)
     max_code_chars      longest accepted program
     max_input_chars     longest accepted input text
@@ -114,6 +117,7 @@ class ValiditySettings:
     """
 
     timeout_s: float = 10.0
+    run_timeout_s: float = 30.0
     n_inputs: int = 5
     max_code_chars: int = 20_000
     max_input_chars: int = 1_000
@@ -130,6 +134,10 @@ class ValiditySettings:
         if not 0 < timeout <= 600:
             raise ValueError(f"timeout_s: must be in (0, 600] seconds, not {self.timeout_s!r}")
         object.__setattr__(self, "timeout_s", timeout)
+        run = number("run_timeout_s", self.run_timeout_s)
+        if not 0 < run <= 3600:
+            raise ValueError(f"run_timeout_s: must be in (0, 3600] seconds, not {self.run_timeout_s!r}")
+        object.__setattr__(self, "run_timeout_s", run)
         for name, low in (("n_inputs", 1), ("max_code_chars", 1), ("max_input_chars", 1),
                           ("max_output_chars", 1), ("repeat_calls", 1)):
             value = getattr(self, name)
@@ -382,7 +390,8 @@ def check_proposals(proposals: Sequence[Any], sandboxes: Any, settings: Validity
     runs: list[list[tuple[int, list]]] = [[] for _ in jobs]
     going = list(range(len(jobs)))
     for seed, sb in pools:  # a later seed only reruns what returned everywhere so far
-        for place, outcomes in zip(going, run_jobs(sb, [jobs[place] for place in going], settings.timeout_s)):
+        for place, outcomes in zip(going, run_jobs(sb, [jobs[place] for place in going], settings.timeout_s,
+                                                        settings.run_timeout_s)):
             runs[place].append((seed, outcomes))
         going = [place for place in going if all(o.status == "ok" for o in runs[place][-1][1])]
     for place, (number, calls) in enumerate(todo):
