@@ -1,0 +1,135 @@
+"""The skeletons of the GASP answers, for format-constrained decoding (llm/answer_format.py;
+off in the paper config, on in the embedded default, where the tiny model never writes
+the layout on its own).
+
+* the teacher's proposal (``gasp.proposal``): ``Question: `` and the question text, a
+  ```python block opening with ``def f(``, then exactly five ```input blocks, each one
+  call's arguments as Python literals;
+* the student (``gasp.induction``, ``gasp.deduction``, ``gasp.abduction``): a ```python
+  block opening with ``def f(``; an ```output block with one literal; an ```input block
+  with an argument list.
+
+What the grammars fix is exactly what parse.py reads as the layout; what stays the
+model's is the question's words, the function's parameters and body, and every value.
+The program is the only free region parse.py can still refuse (it may not parse, or may
+define a second function); every other part an accepted answer has parses by
+construction (:data:`SKELETON_REASONS` are the refusals it cannot get).
+
+Bounds (``settings``, the role's ``answer_format`` section; defaults :data:`DEFAULTS`,
+chosen for SmolLM2-135M within about 384 new tokens: a question of about 60 tokens, a
+program of about 150, five inputs of about 20 each with their fences):
+
+* ``question_chars`` (or the shared ``reasoning_chars``): the question, on one line,
+  starting with a visible character that is not markup (so parse.py finds it whole
+  after ``Question:``), with no backtick (so it cannot open a block) and no control
+  character;
+* ``code_chars``: the program's characters (``def f(`` and its last newline included,
+  the closing fence not); its lines after the first
+  are blank or indented, so the top level holds nothing but ``f`` (no stray calls,
+  no second function: those would be refused by parse.py);
+* ``literal_chars``: one input's or output's characters. Literals are numbers, strings
+  without backslashes or backticks, None/True/False, and lists, tuples, dicts (atom
+  keys) and sets (atoms) nested at most :data:`LITERAL_DEPTH` deep, items separated by
+  ``", "``, as PYTHON_LITERAL_RULES writes them.
+
+llguidance lexes greedily and gives nothing back, so each free region is one terminal
+that ends where the skeleton resumes: the question at its newline before the fence (it
+holds no backtick), the program with its closing fence, a literal at the newline before
+its closing fence (it holds no newline). The character bounds on literals are an
+intersection with a plain length bound on top of such a terminal; the literal regex
+alone decides where the terminal ends.
+"""
+
+from __future__ import annotations
+
+from ...errors import UserError
+from ...llm.answer_format import AnswerFormat, lark_string
+from . import parse
+
+DEFAULTS = {"question_chars": 240, "code_chars": 480, "literal_chars": 48}
+FORMS = ("induction", "deduction", "abduction")
+LITERAL_DEPTH = 3
+# the largest bounds parse.py reads whole
+_LIMITS = {"question_chars": parse.MAX_QUESTION_CHARS, "code_chars": parse.MAX_CODE_CHARS,
+           "literal_chars": parse.MAX_LITERAL_CHARS}
+_LEAST = {"question_chars": 1, "code_chars": 16, "literal_chars": 1}
+
+# Refusals an answer that follows its format cannot get: only the program's content can fail.
+SKELETON_REASONS = frozenset(parse.REASONS) - {"code_syntax_error", "code_too_complex", "several_functions",
+                                               "no_function_f", "top_level_statement", "name_clash"}
+
+# --------------------------------------------------------------------------- regex pieces
+# Rust regex syntax inside Lark's /.../ ("/" never occurs in these).
+_NUMBER = r"-?(0|[1-9][0-9]{0,17})(\.[0-9]{1,9})?"
+_STRING = r"'[^'\\`\x00-\x1F\x7F]*'|\x22[^\x22\\`\x00-\x1F\x7F]*\x22"
+_ATOM = f"({_NUMBER}|{_STRING}|None|True|False)"
+
+
+def _value(depth: int) -> str:
+    """A literal nested at most ``depth`` levels (an atom is level 1)."""
+    if depth <= 1:
+        return _ATOM
+    inner = _value(depth - 1)
+    items = f"(({inner}, )*{inner})"
+    return (f"({_ATOM}|\\[{items}?\\]|\\(({inner},|{inner}(, {inner})+)?\\)"
+            f"|\\{{(({_ATOM}: {inner}, )*{_ATOM}: {inner})?\\}}|\\{{({_ATOM}, )*{_ATOM}\\}})")
+
+
+def _literal_terminal(name: str, chars: int, args: bool) -> str:
+    """``name``: one literal (``args``: an argument list, one or more literals), at most
+    ``chars`` characters."""
+    value = _value(LITERAL_DEPTH)
+    body = f"({value}, )*{value}" if args else value
+    return f"{name}: /{body}/ & /[^\\n]{{1,{int(chars)}}}/\n"
+
+
+def _program(chars: int) -> str:
+    """PROGRAM: the rest of ``def f(`` up to and including the block's closing fence, the
+    program (``def f(`` and its last newline included) at most ``chars`` characters. The
+    first line runs on freely; every later line is blank or starts with a space or a
+    tab, so nothing but ``f`` stands at the top level. No three backticks in a row."""
+    unit = r"([^`\n\r]|`[^`\n\r]|``[^`\n\r])"
+    line = f"({unit}*`{{0,2}})"
+    # the terminal is the program less its opening "def f(" (6), plus the fence (3)
+    return (f"PROGRAM: /{line}\\n(([ \\t]{line})?\\n)*```/ & /(?s:.{{1,{int(chars) - 3}}})/\n")
+
+
+def _bounds(settings: dict | None) -> dict:
+    settings = settings or {}
+    out = {"question_chars": settings.get("question_chars", settings.get("reasoning_chars",
+                                                                          DEFAULTS["question_chars"])),
+           "code_chars": settings.get("code_chars", DEFAULTS["code_chars"]),
+           "literal_chars": settings.get("literal_chars", DEFAULTS["literal_chars"])}
+    for key, value in out.items():
+        if isinstance(value, bool) or not isinstance(value, int) or not _LEAST[key] <= value <= _LIMITS[key]:
+            raise UserError(f"answer_format.{key} must be an integer from {_LEAST[key]} to {_LIMITS[key]} "
+                            f"(what parse.py reads), got {value!r}")
+    return out
+
+
+def proposal_format(settings: dict | None = None) -> AnswerFormat:
+    """The teacher's answer: question, ```python block opening ``def f(``, five ```input blocks."""
+    b = _bounds(settings)
+    question = f"QUESTION: /[^`\\s*_>#][^`\\x00-\\x1F\\x7F]{{0,{b['question_chars'] - 1}}}\\n/\n"
+    one_input = lark_string("\n\n```input\n") + " ARGS " + lark_string("\n```")
+    grammar = (f"start: {lark_string('Question: ')} QUESTION {lark_string('```python' + chr(10) + 'def f(')} PROGRAM "
+               + " ".join([one_input] * parse.N_INPUTS) + ' "\\n"?\n'
+               + question + _program(b["code_chars"]) + _literal_terminal("ARGS", b["literal_chars"], True))
+    return AnswerFormat("gasp.proposal", grammar)
+
+
+def answer_format(form: str, settings: dict | None = None) -> AnswerFormat:
+    """The student's answer in ``form``: induction, deduction or abduction."""
+    b = _bounds(settings)
+    if form == "induction":
+        grammar = (f"start: {lark_string('```python' + chr(10) + 'def f(')} PROGRAM \"\\n\"?\n"
+                   + _program(b["code_chars"]))
+    elif form == "deduction":
+        grammar = (f"start: {lark_string('```output' + chr(10))} VALUE {lark_string(chr(10) + '```')} \"\\n\"?\n"
+                   + _literal_terminal("VALUE", b["literal_chars"], False))
+    elif form == "abduction":
+        grammar = (f"start: {lark_string('```input' + chr(10))} ARGS {lark_string(chr(10) + '```')} \"\\n\"?\n"
+                   + _literal_terminal("ARGS", b["literal_chars"], True))
+    else:
+        raise UserError(f"unknown GASP task form {form!r}; known: {', '.join(FORMS)}")
+    return AnswerFormat(f"gasp.{form}", grammar)

@@ -1,0 +1,201 @@
+"""Format-constrained decoding for the GASP track: the skeletons of tracks/gasp/formats.py
+accept answers that parse.py reads and refuse those that break the layout; answers drawn
+at random through the grammar's own token masks never fail for their layout."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from selfplay.errors import UserError
+from selfplay.llm.answer_format import check_grammar, ll_tokenizer_for, text_matches
+from selfplay.tracks.gasp import parse
+from selfplay.tracks.gasp.formats import DEFAULTS, FORMS, SKELETON_REASONS, answer_format, proposal_format
+from selfplay.tracks.gasp.prompts import TEACHER_SYSTEM
+
+CODE = "def f(xs, k):\n    return sum(xs) + k\n"
+INPUTS = ["[1, 2], 3", "[], 0", "[5], -1", "[[1, 'a'], (2,)], {1: [None]}", "{'a', 'b'}, -2.5"]
+SMALL = {"question_chars": 40, "code_chars": 60, "literal_chars": 16}
+
+
+def proposal(question="Return the sum of the list plus k.", code=CODE, inputs=INPUTS, end="\n") -> str:
+    """A proposal laid out exactly as the grammar fixes it."""
+    return (f"Question: {question}\n```python\n{code}```"
+            + "".join(f"\n\n```input\n{i}\n```" for i in inputs) + end)
+
+
+@pytest.fixture(scope="module")
+def tok(tiny_model_dir):
+    import transformers
+
+    hf = transformers.AutoTokenizer.from_pretrained(str(tiny_model_dir))
+    return hf, ll_tokenizer_for(hf)
+
+
+def matches(fmt, text, tok) -> bool:
+    return text_matches(fmt, text, tok[0], tok[1])
+
+
+# --------------------------------------------------------------------------- compile and settings
+def test_every_format_compiles_and_is_named():
+    fmts = [proposal_format(), *(answer_format(f) for f in FORMS), proposal_format(SMALL),
+            proposal_format({"constrained": True, "reasoning_chars": 100, "code_chars": 3000}),
+            proposal_format({"question_chars": 8000, "code_chars": 16000, "literal_chars": 4000})]
+    assert [f.name for f in fmts[:4]] == ["gasp.proposal", "gasp.induction", "gasp.deduction", "gasp.abduction"]
+    for f in fmts:
+        check_grammar(f)
+    assert "{0,239}" in proposal_format().grammar  # the defaults: question_chars 240
+    assert proposal_format({"reasoning_chars": 100}).grammar != proposal_format().grammar  # the shared key counts
+
+
+@pytest.mark.parametrize("settings", [{"question_chars": 0}, {"code_chars": True}, {"literal_chars": "48"},
+                                      {"literal_chars": parse.MAX_LITERAL_CHARS + 1},
+                                      {"code_chars": parse.MAX_CODE_CHARS + 1}, {"code_chars": 15}])
+def test_bounds_outside_what_the_parser_reads_are_refused(settings):
+    with pytest.raises(UserError, match="answer_format"):
+        proposal_format(settings)
+
+
+def test_an_unknown_form_is_refused():
+    with pytest.raises(UserError, match="unknown GASP task form"):
+        answer_format("translation")
+
+
+# --------------------------------------------------------------------------- well-formed answers
+@pytest.mark.parametrize("text", [
+    proposal(),
+    proposal(end=""),
+    proposal(question="Étant donné une liste, rendre 'la somme' (plus k) — vite! {x: 1}"),
+    proposal(code="def f(x):\n\treturn x\n"),
+    proposal(code="def f(grid):\n\n    def helper(row):\n        return max(row)\n    return [helper(r) for r in grid]  # ``x``\n",
+             inputs=["[[1, 2], [3]]", "[[-1]]", "[[0, 0, 0]]", "[[1], [2], [3]]", "[]"]),
+    proposal(code="def f(s):\n    return s[::-1]\n", inputs=["'abc'", '"a\'b"', "''", "'{[(,)]}'", "'x y'"]),
+    proposal(inputs=["0.5, -0", "None, True", "False, ()", "(1,), {}", "{1: 'a', 2: 'b'}, -7"]),
+])
+def test_well_formed_proposals_are_accepted_and_parse(tok, text):
+    assert matches(proposal_format(), text, tok), text
+    prop, why = parse.parse_proposal(text)
+    assert why is None and len(prop["inputs"]) == parse.N_INPUTS
+
+
+def test_well_formed_student_answers_are_accepted_and_parse(tok):
+    cases = [("induction", "```python\ndef f(xs):\n    return sorted(xs)\n```", parse.parse_induction),
+             ("induction", "```python\ndef f(a, b=2):\n    '''doc'''\n    return a * b\n```\n", parse.parse_induction),
+             ("deduction", "```output\n[1, (2, 3), {'a': None}]\n```", parse.parse_deduction),
+             ("deduction", "```output\n-4.25\n```\n", parse.parse_deduction),
+             ("deduction", "```output\n(1, 2)\n```", parse.parse_deduction),
+             ("abduction", "```input\n'a', 3\n```", parse.parse_abduction),
+             ("abduction", "```input\n[[1, 2], [3]]\n```\n", parse.parse_abduction)]
+    for form, text, reader in cases:
+        assert matches(answer_format(form), text, tok), text
+        value, why = reader(text)
+        assert why is None, (text, why)
+
+
+def test_the_example_in_the_teacher_prompt_follows_the_format(tok):
+    """The prompt's worked example is laid out exactly as the grammar makes the model write it."""
+    example = TEACHER_SYSTEM.split("For example:\n\n", 1)[1].split("\n\nChoose", 1)[0] + "\n"
+    assert matches(proposal_format(), example, tok), example
+    prop, why = parse.parse_proposal(example)
+    assert why is None and prop["inputs"][0] == "([3, 8, 1, 9], 4)"
+
+
+# --------------------------------------------------------------------------- the skeleton's limits
+@pytest.mark.parametrize("text", [
+    proposal().replace("Question: ", "Task: "),
+    proposal().replace("Question: ", "Question:"),
+    proposal(question="two\nlines"),
+    proposal(question="*bold*"),
+    proposal(question="uses `code`"),
+    proposal(question="a\rQuestion:"),
+    proposal(question="x" * 241),                                      # question_chars 240
+    proposal().replace("```python\n", "```python\n\n"),
+    proposal(code=CODE.replace("def f(", "def g(")),
+    proposal(code=CODE + "print(f([1], 2))\n"),                         # a top-level statement
+    proposal(code=CODE + "def g(x):\n    return x\n"),                  # a second function
+    proposal(code="def f(x):\n    return x  # ```\n"),                 # a fence inside the code
+    proposal(code="def f(x):\n" + "    x += 1\n" * 42 + "    return x\n"),   # code_chars 480 (484 here)
+    proposal(inputs=INPUTS[:4]),
+    proposal(inputs=INPUTS + ["1"]),
+    proposal(inputs=INPUTS[:4] + ["x"]),
+    proposal(inputs=INPUTS[:4] + ["k=1"]),
+    proposal(inputs=INPUTS[:4] + [""]),
+    proposal(inputs=INPUTS[:4] + ["[1,2]"]),                            # items are separated by ", "
+    proposal(inputs=INPUTS[:4] + ["[[[[1]]]]"]),                        # nested deeper than 3
+    proposal(inputs=INPUTS[:4] + ["'a\\nb'"]),                          # no backslashes in strings
+    proposal(inputs=INPUTS[:4] + ["'" + "a" * 47 + "'"]),               # literal_chars 48
+    proposal(inputs=INPUTS[:4] + ["set()"]),
+    proposal(inputs=INPUTS[:4] + ["1e5"]),
+    proposal(inputs=INPUTS[:4] + ["__import__('os')"]),
+    proposal().replace("```\n\n```input", "```\n```input", 1),
+])
+def test_answers_that_break_the_skeleton_are_refused(tok, text):
+    assert not matches(proposal_format(), text, tok), text
+
+
+def test_student_answers_that_break_their_skeleton_are_refused(tok):
+    bad = {"induction": ["```python\ndef g(x):\n    return x\n```", "I think\n```python\ndef f(x):\n    return x\n```",
+                         "```python\ndef f(x):\n    return x\nprint(f(1))\n```"],
+           "deduction": ["```output\n1, 2\n```", "```output\nx\n```", "```output\n[1,2]\n```", "```input\n1\n```",
+                         "```output\n" + "[" * 4 + "]" * 4 + "\n```"],
+           "abduction": ["```input\nf(3)\n```", "```input\nk=3\n```", "```input\n\n```", "```output\n3\n```"]}
+    for form, texts in bad.items():
+        for text in texts:
+            assert not matches(answer_format(form), text, tok), (form, text)
+
+
+def test_the_bounds_are_exact(tok):
+    fmt = proposal_format(SMALL)
+    assert matches(fmt, proposal(question="q" * 40, code="def f(x):\n    return x  # " + "c" * 33 + "\n",
+                                 inputs=["'" + "a" * 14 + "'"] * 5), tok)
+    assert not matches(fmt, proposal(question="q" * 41, inputs=["1"] * 5), tok)
+    assert not matches(fmt, proposal(code="def f(x):\n    return x  # " + "c" * 34 + "\n", inputs=["1"] * 5), tok)
+    assert not matches(fmt, proposal(inputs=["'" + "a" * 15 + "'"] * 5), tok)
+
+
+# --------------------------------------------------------------------------- random answers through the masks
+def _walk(fmt, tok, rng: random.Random, steps: int = 2000) -> str:
+    """One answer drawn token by token from what the grammar allows (short tokens favoured so
+    that the regions close); fails the test when the grammar ever leaves no way to go on."""
+    import llguidance
+    import numpy as np
+
+    hf, lt = tok
+    m = llguidance.LLMatcher(lt, llguidance.LLMatcher.grammar_from_lark(fmt.grammar), log_level=0)
+    ids: list[int] = []
+    for _ in range(steps):
+        words = np.frombuffer(m.compute_bitmask(), dtype=np.uint32)
+        allowed = np.nonzero(np.unpackbits(words.view(np.uint8), bitorder="little")[:lt.vocab_size])[0].tolist()
+        if m.is_accepting() and (allowed == [lt.eos_token] or rng.random() < 0.3):
+            return hf.decode(ids)
+        allowed = [t for t in allowed if t != lt.eos_token]
+        assert allowed, f"dead end after {hf.decode(ids)!r}"
+        short = [t for t in rng.sample(allowed, min(100, len(allowed))) if len(hf.decode([t])) <= 2]
+        tok_id = rng.choice(short if short and rng.random() < 0.7 else allowed)
+        assert m.consume_token(tok_id), m.get_error()
+        ids.append(tok_id)
+    raise AssertionError(f"no end after {steps} tokens: {hf.decode(ids)!r}")
+
+
+def test_random_answers_drawn_through_the_grammar_never_fail_for_their_layout(tok):
+    rng = random.Random(21)
+    readers = {"deduction": parse.parse_deduction, "abduction": parse.parse_abduction}
+    for form, reader in readers.items():
+        for _ in range(15):
+            text = _walk(answer_format(form, SMALL), tok, rng)
+            value, why = reader(text)
+            assert why is None, (text, why)   # a literal by construction
+    for _ in range(6):
+        text = _walk(answer_format("induction", SMALL), tok, rng)
+        assert parse.parse_induction(text)[1] not in SKELETON_REASONS, text
+    for _ in range(6):
+        text = _walk(proposal_format(SMALL), tok, rng)
+        prop, why = parse.parse_proposal(text)
+        assert why not in SKELETON_REASONS, (text, why)   # only the program's content can fail
+        # what the layout fixes is read whole: the question, five literal inputs
+        question = re.match(r"Question: (.*)\n", text).group(1)
+        assert len(question) <= SMALL["question_chars"]
+        inputs = re.findall(r"```input\n(.*)\n```", text)
+        assert len(inputs) == 5 and all(parse.read_arguments(i)[1] is None for i in inputs), text
