@@ -35,11 +35,16 @@ def teacher_files(tmp_path, name, phase, candidates, iteration=0, target=2, ende
     return str(folder / "phase.json"), str(folder / "candidates.jsonl")
 
 
-def answers_file(tmp_path, name, rows, iteration=0):
+def answers_file(tmp_path, name, rows, iteration=0, tasks=None):
+    """The solver's answers.jsonl; with ``tasks``, also its phase.json (then both paths)."""
     folder = tmp_path / name / f"iter{iteration}" / "solver"
     folder.mkdir(parents=True)
     write_jsonl(folder / "answers.jsonl", rows)
-    return str(folder / "answers.jsonl")
+    if tasks is None:
+        return str(folder / "answers.jsonl")
+    write_json(folder / "phase.json", {"iteration": iteration, "phase": "solver", "tasks": tasks,
+                                       "answers": len(rows), "correct": sum(r["correct"] for r in rows)})
+    return str(folder / "phase.json"), str(folder / "answers.jsonl")
 
 
 def metrics_file(tmp_path, name, **values):
@@ -86,7 +91,7 @@ def test_yield_counts_each_stage_of_a_teacher_phase_and_the_solver_forms(tmp_pat
         {"iteration": 0, "task_id": "t2", "kind": "lemma", "form": "deduction", "format_ok": False, "correct": False,
          "reason": "format", "reward": -1.0},
         {"iteration": 0, "task_id": "t1", "kind": "lemma", "form": "induction", "format_ok": True, "correct": False,
-         "reason": "wrong", "reward": -0.5}])
+         "reason": "wrong", "reward": -0.5}], tasks=2)
     frame = report.yield_table({"gasp s0": [answers, lift, lemma]}, *out(tmp_path, "y", "csv", "md"))
     assert list(frame["phase"]) == ["lemma", "lift", "solver", "solver"]
     row = frame.iloc[0]
@@ -103,6 +108,7 @@ def test_yield_counts_each_stage_of_a_teacher_phase_and_the_solver_forms(tmp_pat
     assert induction["form"] == "induction" and deduction["form"] == "deduction"
     assert (deduction["answered"], deduction["format ok"], deduction["correct"], deduction["mean reward"]) == \
         (2, 1, 1, 0.0)
+    assert deduction["tasks"] == 2 and pd.isna(frame.iloc[0]["tasks"])
     md = (tmp_path / "y.md").read_text()
     assert "raises:2, unsafe:1" in md and "target_reached" in md
 
@@ -128,10 +134,13 @@ def test_yield_is_byte_identical_whatever_order_the_runs_come_in(tmp_path):
     assert (tmp_path / "one.md").read_bytes() == (tmp_path / "two.md").read_bytes()
 
 
-def test_yield_refuses_unknown_files_and_a_phase_without_its_candidates(tmp_path):
-    phase, _ = teacher_files(tmp_path, "a", "lemma", [candidate()])
+def test_yield_refuses_unknown_files_and_entries_that_mix_or_miss_their_files(tmp_path):
+    phase, candidates = teacher_files(tmp_path, "a", "lemma", [candidate()])
     with pytest.raises(UserError, match="candidates.jsonl"):
         report.yield_table({"r": [(phase,)]}, *out(tmp_path, "y", "csv", "md"))
+    answers = answers_file(tmp_path, "a", [])
+    with pytest.raises(UserError, match="in one entry"):
+        report.yield_table({"r": [(answers, candidates)]}, *out(tmp_path, "y", "csv", "md"))
     with pytest.raises(UserError, match="not one of"):
         report.yield_table({"r": [str(tmp_path / "x.txt")]}, *out(tmp_path, "y", "csv", "md"))
 
@@ -340,3 +349,17 @@ def test_pass20_over_training_has_no_mean_where_a_seed_was_not_evaluated(tmp_pat
     mean = frame[frame["seed"] == "mean"].set_index("iteration")
     assert mean.loc[2, "pass@20"] == pytest.approx(40.0) and pd.isna(mean.loc[4, "pass@20"])
     assert list(frame[(frame["seed"] == "0")]["iteration"]) == [2, 4]
+
+
+def test_a_smaller_k_stands_in_for_pass20_when_the_mode_draws_fewer_samples_and_the_tables_say_so(tmp_path):
+    metrics = {("gasp", 0, 2): metrics_file(tmp_path, "a", pass1=0.1, pass4=0.3),
+               ("gasp", 0, 4): metrics_file(tmp_path, "b", pass1=0.2, pass4=0.25)}
+    t1 = report.table1(metrics, {"gasp": {}}, *out(tmp_path, "t1", "csv", "md"), rule="pass@4")
+    assert t1.iloc[0]["checkpoints"] == "s0:2" and t1.iloc[0]["pass@4"] == pytest.approx(30.0)
+    assert t1.iloc[0]["paper pass@20"] == 33.69
+    t2 = report.table2(metrics, *out(tmp_path, "t2", "csv", "md"), high="pass@4")
+    row = t2.iloc[0]
+    assert (row["sel pass@1: checkpoints"], row["sel pass@4: checkpoints"]) == ("s0:4", "s0:2")
+    assert row["sel pass@1: paper pass@20"] == 33.63 and row["sel pass@4: paper pass@1"] == 18.26
+    for name in ("t1.md", "t2.md"):
+        assert "pass@4 stands in for the paper's pass@20" in (tmp_path / name).read_text()
