@@ -363,3 +363,12 @@ def test_a_smaller_k_stands_in_for_pass20_when_the_mode_draws_fewer_samples_and_
     assert row["sel pass@1: paper pass@20"] == 33.63 and row["sel pass@4: paper pass@1"] == 18.26
     for name in ("t1.md", "t2.md"):
         assert "pass@4 stands in for the paper's pass@20" in (tmp_path / name).read_text()
+
+
+def test_keys_handed_over_as_strings_select_the_same_checkpoints(tmp_path):
+    metrics = make_metrics(tmp_path)
+    as_text = {(m, str(s), str(i)): p for (m, s, i), p in metrics.items()}
+    assert report.select_checkpoints(as_text, "pass@20") == report.select_checkpoints(metrics, "pass@20")
+    report.table1(as_text, {"gasp": {}}, *out(tmp_path, "a", "csv", "md"))
+    report.table1(metrics, {"gasp": {}}, *out(tmp_path, "b", "csv", "md"))
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()

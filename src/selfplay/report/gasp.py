@@ -312,8 +312,8 @@ def yield_table(runs: Mapping[str, Sequence], csv_path: str, md_path: str,
                        FORMS.index(form) if form in FORMS else len(FORMS), str(form))
                 rows.append((key, csv, md))
     rows.sort(key=lambda r: r[0])
-    keys = [r[0][:4] for r in rows if r[1]["phase"] != "solver"]
-    dupes = sorted({k for k in keys if keys.count(k) > 1})
+    given = Counter(r[0][:4] for r in rows if r[1]["phase"] != "solver")
+    dupes = sorted(k for k, times in given.items() if times > 1)
     if dupes:
         raise UserError(f"GASP yield table: run {dupes[0][0]!r} iteration {dupes[0][1]} phase {dupes[0][3]!r} "
                         f"is given twice")
@@ -322,7 +322,8 @@ def yield_table(runs: Mapping[str, Sequence], csv_path: str, md_path: str,
     table_notes = [
         "Teacher rows (lemma, lift): proposed = candidates the teacher wrote in the phase (every attempt); parsed = "
         "readable as question, code and inputs (parse errors: why not); valid = passed the validity checks "
-        "(invalid: why not, by reason code); novel = under the similarity threshold against the global buffers; "
+        "(invalid: why not, by reason code); novel = under the similarity threshold against the global buffers (a method without the filter, "
+        "no_rejection, lets every valid candidate through); "
         "scored = pass rate measured (k of N student tries passed, counted in the histogram, positions k = 0..N); "
         "in band = k inside the phase's band; accepted = joined the phase's buffer.",
         "mean reward: the teacher's reward averaged over every candidate of the phase (format errors included).",
@@ -474,6 +475,16 @@ def _ks_of(path: str) -> list[int]:
                   if re.fullmatch(r"pass@\d+", k) and v is not None)
 
 
+def _normalise(metrics: Mapping) -> dict:
+    """Keys as (method, seed, iteration[, benchmark]) with whole-number seed and iteration
+    (a workflow may hand them over as strings), paths as strings."""
+    out = {}
+    for key, path in metrics.items():
+        method, seed, iteration, *rest = key
+        out[(str(method), int(seed), int(iteration), *rest)] = str(path)
+    return out
+
+
 def _by_seed(metrics: Metrics) -> dict[tuple[str, int], list[tuple[int, str]]]:
     out: dict[tuple[str, int], list[tuple[int, str]]] = defaultdict(list)
     for (method, seed, iteration), path in metrics.items():
@@ -484,6 +495,7 @@ def _by_seed(metrics: Metrics) -> dict[tuple[str, int], list[tuple[int, str]]]:
 def _select(metrics: Metrics, rule: str) -> tuple[dict[tuple[str, int], int], list[str]]:
     """The selection and what the tables must say about it (ties, seeds without a value)."""
     key = _rule_key(rule)
+    metrics = _normalise(metrics)
     selected: dict[tuple[str, int], int] = {}
     notes = []
     for (method, seed), checkpoints in _by_seed(metrics).items():
@@ -602,6 +614,7 @@ def table1(metrics: Metrics, methods_meta: Mapping[str, Mapping], csv_path: str,
     the pass@1 rule); a smaller k where the evaluation draws fewer than 20 samples."""
     _rule_key(rule)
     high = _rule_key(high or (rule if rule != "pass@1" else "pass@20"))
+    metrics = _normalise(metrics)
     methods = list(methods_meta)
     cells, sel_notes = _pass_cells(metrics, rule, methods, ("pass@1", high))
     csv_rows, md_rows = [], []
@@ -639,6 +652,7 @@ def table2(metrics: Metrics, csv_path: str, md_path: str, methods_meta: Mapping[
     paper's order) with each seed's checkpoint selected by best pass@1 and by best pass@20.
     ``high``: the metric standing for pass@20; by default pass@20, or where no file has
     it, the largest k below 20 every file reports."""
+    metrics = _normalise(metrics)
     high = _rule_key(high or _high_of(metrics))
     methods = list(methods) if methods is not None else _in_paper_order({m for m, _, _ in metrics})
     keys = ("pass@1", high)
@@ -681,6 +695,8 @@ def table3(greedy_metrics: Mapping[tuple[str, int, int, str], str], selected: Ma
            title: str = "GASP Table 3: greedy pass@1 on LCB v5, HumanEval+ and MBPP+") -> pd.DataFrame:
     """Table 3: greedy pass@1 (%) per benchmark at each seed's selected checkpoint
     (``selected`` from :func:`select_checkpoints`, the pass@20 rule), mean ± std over seeds."""
+    greedy_metrics = _normalise(greedy_metrics)
+    selected = {(str(m), int(s)): int(it) for (m, s), it in selected.items()}
     methods = _in_paper_order({m for m, _ in selected})
     csv_rows, md_rows, missing = [], [], []
     for m in methods:
@@ -844,6 +860,7 @@ def passk_figure(metrics: Metrics, methods: Sequence[str], rule: str, png: str, 
                  methods_meta: Mapping[str, Mapping] | None = None, title: str | None = None) -> pd.DataFrame:
     """Figures 4, 8, 9, 11, 13: pass@k against k for each method, mean ± std over seeds
     at the checkpoints ``rule`` selects, for every k the metrics files report."""
+    metrics = _normalise(metrics)
     selected, sel_notes = _select({key: p for key, p in metrics.items() if key[0] in set(methods)}, rule)
     rows = []
     for m in methods:
@@ -880,8 +897,14 @@ def passk_figure(metrics: Metrics, methods: Sequence[str], rule: str, png: str, 
     ax.set_title(title or f"pass@k, checkpoints selected by best {rule}", fontsize=9)
     if drawn:
         ax.legend(fontsize=7)
+    said = []
     if absent:
-        _figure_note(fig, f"not drawn (no checkpoint evaluated): {', '.join(absent)}")
+        said.append(f"not drawn (no value at any checkpoint): {', '.join(absent)}")
+    stand_ins = sum("stands in" in note for note in sel_notes)
+    if stand_ins:
+        said.append(f"{stand_ins} seed(s) have no {rule} at any checkpoint: their last checkpoint is drawn")
+    if said:
+        _figure_note(fig, "; ".join(said))
     finish_figure(fig, png, pdf)
     return frame
 
@@ -891,6 +914,7 @@ def pass20_over_training(metrics: Metrics, methods: Sequence[str], png: str, pdf
     """Figure 7: pass@k (default 20) at every evaluated checkpoint, per method: each seed
     a thin line, the mean over seeds (where every seed was evaluated) a thick one with ± std."""
     key = f"pass@{int(k)}"
+    metrics = _normalise(metrics)
     rows = []
     for m in methods:
         seeds = {s: dict(cps) for (mm, s), cps in _by_seed(metrics).items() if mm == m}
