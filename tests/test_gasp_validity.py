@@ -75,13 +75,13 @@ def test_valid_proposal_gets_its_five_pairs_from_running_f(pools):
 
 
 def test_inputs_are_call_arguments_read_as_literals(pools):
-    # one tuple argument, one dict, a set, no trailing-comma ambiguity
-    verdict = one(pools, "def f(x):\n    return repr(type(x).__name__)\n",
-                  inputs=["(1, 2)", "{'a': 1}", "{1, 2}", "[1],", "frozenset({3})"])
-    assert not verdict.valid and verdict.reason == "unsafe:dunder:__name__" or verdict.valid
+    # the text between the parentheses of f(...): "(1, 2)" is one tuple, "[1]," one list
     verdict = one(pools, "def f(x):\n    return len(x)\n", inputs=["(1, 2)", "{'a': 1}", "{1, 2, 3}", "[1],", "''"])
     assert verdict.valid, verdict
     assert [p["output"] for p in verdict.pairs] == [["int", 2], ["int", 1], ["int", 3], ["int", 1], ["int", 0]]
+    assert [p["input"] for p in verdict.pairs] == ["(1, 2)", "{'a': 1}", "{1, 2, 3}", "[1]", "''"]
+    assert one(pools, "def f(a, b):\n    return a\n", inputs=["(1, 2)", "2, 3", "4, 5", "6, 7", "8, 9"]).reason \
+        == "raises:TypeError", "one tuple is one argument"
 
 
 def test_names_of_builtins_used_as_variables_are_fine(pools):

@@ -27,6 +27,13 @@ ENTRY = "f"
 _HOST_ENCODING = {"max_nodes": 100_000, "max_depth": 200, "max_bytes": 200_000, "max_repr": 1000}
 
 
+def seconds(name: str, value: Any, most: float) -> float:
+    """A settings field's time limit as a float in (0, most]; ``ValueError`` naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= most:
+        raise ValueError(f"{name}: must be a number of seconds in (0, {most:g}], not {value!r}")
+    return float(value)
+
+
 class NotALiteral(ValueError):
     """The text is not a call's arguments made of plain literals (or is too large)."""
 

@@ -37,8 +37,9 @@ from typing import Any, Mapping, Sequence
 
 from ...evaluate.python_calls import judge as judge_calls
 from ...evaluate.python_calls import mismatch
-from .execution import CallJob, NotALiteral, call_text, defines_f, host_encoding, read_call_args, read_literal, run_jobs
-from .sections import from_section, number
+from .execution import (CallJob, NotALiteral, call_text, defines_f, host_encoding, read_call_args, read_literal,
+                        run_jobs, seconds)
+from .sections import from_section
 
 PASS_RULES = ("all_private", "any")
 KINDS = ("lemma", "lift")
@@ -70,14 +71,8 @@ class JudgeSettings:
     workers: int = 2
 
     def __post_init__(self) -> None:
-        timeout = number("timeout_s", self.timeout_s)
-        if not 0 < timeout <= 600:
-            raise ValueError(f"timeout_s: must be in (0, 600] seconds, not {self.timeout_s!r}")
-        object.__setattr__(self, "timeout_s", timeout)
-        run = number("run_timeout_s", self.run_timeout_s)
-        if not 0 < run <= 3600:
-            raise ValueError(f"run_timeout_s: must be in (0, 3600] seconds, not {self.run_timeout_s!r}")
-        object.__setattr__(self, "run_timeout_s", run)
+        object.__setattr__(self, "timeout_s", seconds("timeout_s", self.timeout_s, 600))
+        object.__setattr__(self, "run_timeout_s", seconds("run_timeout_s", self.run_timeout_s, 3600))
         if self.pass_rule not in PASS_RULES:
             raise ValueError(f"pass_rule: one of {', '.join(PASS_RULES)}, not {self.pass_rule!r}")
         for name in ("max_answer_chars", "workers"):

@@ -71,8 +71,8 @@ from typing import Any, Iterator, Mapping, Sequence
 from ...evaluate.python_calls import mismatch
 from ...sandbox.encoding import MalformedValue, decode_value
 from .execution import (CallJob, NotALiteral, call_text, defines_f, host_encoding, read_call_args, read_literal,
-                        run_jobs)
-from .sections import from_section, number
+                        run_jobs, seconds)
+from .sections import from_section
 
 # Modules whose use makes a function depend on something besides its inputs (clock,
 # randomness, environment, files, processes, threads, network, interpreter internals).
@@ -130,14 +130,8 @@ class ValiditySettings:
     reject_none_outputs: str = "all"
 
     def __post_init__(self) -> None:
-        timeout = number("timeout_s", self.timeout_s)
-        if not 0 < timeout <= 600:
-            raise ValueError(f"timeout_s: must be in (0, 600] seconds, not {self.timeout_s!r}")
-        object.__setattr__(self, "timeout_s", timeout)
-        run = number("run_timeout_s", self.run_timeout_s)
-        if not 0 < run <= 3600:
-            raise ValueError(f"run_timeout_s: must be in (0, 3600] seconds, not {self.run_timeout_s!r}")
-        object.__setattr__(self, "run_timeout_s", run)
+        object.__setattr__(self, "timeout_s", seconds("timeout_s", self.timeout_s, 600))
+        object.__setattr__(self, "run_timeout_s", seconds("run_timeout_s", self.run_timeout_s, 3600))
         for name, low in (("n_inputs", 1), ("max_code_chars", 1), ("max_input_chars", 1),
                           ("max_output_chars", 1), ("repeat_calls", 1)):
             value = getattr(self, name)
