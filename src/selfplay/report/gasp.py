@@ -605,8 +605,7 @@ def _stand_in_note(high: str) -> list[str]:
 
 
 def table1(metrics: Metrics, methods_meta: Mapping[str, Mapping], csv_path: str, md_path: str,
-           rule: str = "pass@20", high: str | None = None,
-           title: str = "GASP Table 1: LCB v5 pass@1 and pass@20") -> pd.DataFrame:
+           rule: str = "pass@20", high: str | None = None, title: str | None = None) -> pd.DataFrame:
     """Table 1: per method (``methods_meta`` order; its entries: ``label``,
     ``real_data_training``, ``real_data_guidance``, ``paper``), pass@1 and pass@20 at
     the checkpoints selected by best ``rule`` (the paper: pass@20), the paper's numbers
@@ -641,7 +640,8 @@ def table1(metrics: Metrics, methods_meta: Mapping[str, Mapping], csv_path: str,
              *_stand_in_note(high), *PASS_NOTES, *_paper_row_notes(methods, methods_meta),
              *[f"{m}: not evaluated, no checkpoint given." for m in methods if not cells[m]["where"]], *sel_notes]
     frame = pd.DataFrame(csv_rows, columns=list(csv_rows[0]) if csv_rows else None)
-    write_table(frame, csv_path, md_path, title, notes, md_frame=pd.DataFrame(md_rows))
+    write_table(frame, csv_path, md_path, title or f"GASP Table 1: LCB v5 pass@1 and {high}", notes,
+                md_frame=pd.DataFrame(md_rows))
     return frame
 
 
