@@ -322,8 +322,8 @@ def yield_table(runs: Mapping[str, Sequence], csv_path: str, md_path: str,
     table_notes = [
         "Teacher rows (lemma, lift): proposed = candidates the teacher wrote in the phase (every attempt); parsed = "
         "readable as question, code and inputs (parse errors: why not); valid = passed the validity checks "
-        "(invalid: why not, by reason code); novel = under the similarity threshold against the global buffers (a method without the filter, "
-        "no_rejection, lets every valid candidate through); "
+        "(invalid: why not, by reason code); novel = under the similarity threshold against the global buffers "
+        "(a method without the filter, no_rejection, lets every valid candidate through); "
         "scored = pass rate measured (k of N student tries passed, counted in the histogram, positions k = 0..N); "
         "in band = k inside the phase's band; accepted = joined the phase's buffer.",
         "mean reward: the teacher's reward averaged over every candidate of the phase (format errors included).",
