@@ -310,7 +310,6 @@ def test_dissimilarity_figure_keeps_runs_apart_and_leaves_gaps_where_nothing_was
 
 
 def test_reward_figure_values_are_the_papers_at_n_10(tmp_path):
-    pytest.importorskip("selfplay.tracks.gasp.rewards")
     frame = report.reward_figure(["lemma", "lift", "onestep_medium", "onestep_hard"], 10,
                                  *out(tmp_path, "f3", "png", "pdf", "csv"))
     counts = frame[frame["kind"] == "count"]
