@@ -115,3 +115,25 @@ def test_joint_batches_are_drawn_without_replacement_per_iteration(rows):
     assert sorted(r["problem_id"] for r in everything) == sorted(r["problem_id"] for r in records)
     with pytest.raises(UserError, match="at least 1"):
         rd.joint_batch(records, 0, seed=3, iteration=1)
+
+
+@pytest.mark.slow
+def test_grpo_trains_on_the_records_with_this_reward(tmp_path, rows, sandbox):
+    """TRL's contract, for real: train_grpo (a tiny random Qwen3, one optimizer step) calls
+    the reward with the records' problem_id column; the random model writes no program in
+    8 tokens, so every rollout earns the format-error value, recorded with its problem."""
+    from selfplay.llm.tiny_random import ensure_tiny_model
+    from selfplay.records import read_jsonl
+    from selfplay.train.rl.grpo import train_grpo
+
+    model = ensure_tiny_model("qwen3", tmp_path / "qwen3", dtype="float32")
+    records = rd.prompt_records(gp.load_rows()[:2])
+    reward = rd.reward_function(rows, sandbox, format_error=-1.0, settings={"timeout": 1.0})
+    settings = {"group_size": 2, "batch_size": 4, "steps_per_generation": 1, "grad_accum": 1, "max_steps": 1,
+                "max_completion_length": 8, "max_prompt_tokens": 1024, "learning_rate": 1e-4,
+                "temperature": 1.0, "finetune": "lora", "lora": {"r": 4, "alpha": 8, "dropout": 0.0},
+                "checkpoint_steps": 0, "seed": 7}
+    train_grpo(model, records, reward, settings, tmp_path / "policy", recordings_path=tmp_path / "rollouts.jsonl")
+    rollouts = read_jsonl(tmp_path / "rollouts.jsonl")
+    assert sorted(r["meta"]["columns"]["problem_id"] for r in rollouts) == ["gasp-gp-01", "gasp-gp-02"]
+    assert all(r["meta"]["rewards"] == [-1.0, -1.0] for r in rollouts)
