@@ -25,6 +25,8 @@ per sample with ``id``, ``sample`` and ``passed``) of one model on the candidate
 are applied in the order given; a problem an earlier filter solved need not be scored by
 the later ones (the final RL run is trained and scored on what is left), but a problem
 still standing must be scored by every filter, or the filter is incomplete and this stops.
+So the filter runs twice: with the filters of (1) and (2), giving the rows the final RL run
+trains on (``real_data.prompt_records`` of them), then with all of them, giving H.
 """
 
 from __future__ import annotations
