@@ -127,7 +127,8 @@ def samples_for(number: int, code: str) -> list[str]:
 
 def make_tasks() -> tuple[list[dict], float]:
     settings = ValiditySettings(timeout_s=TIMEOUT_S)
-    proposals = [{"question": q, "code": c, "inputs": i} for q, c, i in FAMILIES]
+    # FAMILIES write each input as between the parentheses of f(...); a proposal holds its tuple source
+    proposals = [{"question": q, "code": c, "inputs": [f"({text},)" for text in i]} for q, c, i in FAMILIES]
     with seeded_sandboxes(settings, workers=WORKERS) as pools:
         start = time.perf_counter()
         verdicts = check_proposals(proposals, pools, settings)

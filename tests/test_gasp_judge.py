@@ -18,10 +18,10 @@ from selfplay.tracks.gasp.validity import ValiditySettings, Verdict, check_propo
 J = JudgeSettings(timeout_s=1.0, run_timeout_s=2.0)
 SORT_DESC = {"question": "Sort the numbers from largest to smallest.",
              "code": "def f(xs):\n    return sorted(xs, reverse=True)\n",
-             "inputs": ["[1, 3, 2]", "[5]", "[2, 2, 9, 1]", "[]", "[-1, 4, 0]"]}
+             "inputs": ["([1, 3, 2],)", "([5],)", "([2, 2, 9, 1],)", "([],)", "([-1, 4, 0],)"]}
 PAIR_SUM = {"question": "Add two numbers and a bonus when both are even.",
             "code": "def f(a, b):\n    return a + b + (10 if a % 2 == 0 and b % 2 == 0 else 0)\n",
-            "inputs": ["1, 2", "2, 4", "3, 3", "6, 8", "5, 0"]}
+            "inputs": ["(1, 2)", "(2, 4)", "(3, 3)", "(6, 8)", "(5, 0)"]}
 RIGHT = "def f(xs):\n    return sorted(xs)[::-1]\n"
 WRONG = "def f(xs):\n    return sorted(xs)\n"
 
@@ -45,7 +45,7 @@ def tasks():
 def test_make_task_has_two_shown_and_three_private_pairs(tasks):
     task = tasks[0]
     assert task["shown"] == [0, 1] and task["private"] == [2, 3, 4]
-    assert [p["input"] for p in task["pairs"]] == ["[1, 3, 2]", "[5]", "[2, 2, 9, 1]", "[]", "[-1, 4, 0]"]
+    assert [p["input"] for p in task["pairs"]] == ["([1, 3, 2],)", "([5],)", "([2, 2, 9, 1],)", "([],)", "([-1, 4, 0],)"]
     assert task["pairs"][2]["output"] == ["list", [["int", 9], ["int", 2], ["int", 2], ["int", 1]]]
     assert (task["id"], task["kind"], task["axis"], task["parent"], task["iteration"]) == \
         ("t-sort", "lemma", "f", "goal-1", 0)
@@ -220,9 +220,9 @@ def test_deduction_never_evaluates_the_answer(tasks, tmp_path):
 
 
 def test_deduction_of_special_values(tasks):
-    task = {"pairs": [{"input": "1", "output": ["dict", [[["str", "a"], ["set", [["int", 1]]]]]], "output_repr": ""},
-                      {"input": "2", "output": ["float", "inf"], "output_repr": "inf"},
-                      {"input": "3", "output": ["tuple", [["None", None], ["bool", True]]], "output_repr": ""}]}
+    task = {"pairs": [{"input": "(1,)", "output": ["dict", [[["str", "a"], ["set", [["int", 1]]]]]], "output_repr": ""},
+                      {"input": "(2,)", "output": ["float", "inf"], "output_repr": "inf"},
+                      {"input": "(3,)", "output": ["tuple", [["None", None], ["bool", True]]], "output_repr": ""}]}
     assert judge_deduction(task, 0, ["{'a': {1}}", "{'a': [1]}"])[0]["correct"] is True
     assert judge_deduction(task, 0, ["{'a': [1]}"])[0]["correct"] is False
     assert judge_deduction(task, 1, ["inf", "float('inf')", "1e999"]) == [
@@ -237,21 +237,24 @@ def test_deduction_of_special_values(tasks):
 
 
 def test_abduction_runs_the_tasks_f_on_the_proposed_arguments(sandbox, tasks):
-    task = tasks[1]  # pair 3: 6, 8 -> 24
-    answers = ["6, 8", "8, 6", "4, 10", "14, 0", "1, 23", "7, 7", (None, "no_input_fence"), "6", "'6', 8"]
+    task = tasks[1]  # pair 3: (6, 8) -> 24
+    answers = ["(6, 8)", "(8, 6)", "(4, 10)", "(14, 0)", "(1, 23)", "(7, 7)", (None, "no_input_block"), "(6,)",
+               "('6', 8)", "6", " (6,8) "]
     verdicts = judge_abduction(task, 3, answers, sandbox, J)
     assert [(v["format_ok"], v["correct"]) for v in verdicts] == [
         (True, True), (True, True), (True, True), (True, True), (True, True), (True, False), (False, False),
-        (True, False), (True, False)]
+        (True, False), (True, False), (False, False), (True, True)]
     assert verdicts[5]["reason"] == "wrong_output"
+    assert verdicts[6]["reason"] == "no_input_block"
     assert verdicts[7]["reason"] == "exception:TypeError"
     assert verdicts[8]["reason"] == "exception:TypeError"
+    assert verdicts[9]["reason"] == "not_literal", "one argument is written (6,): the source of a tuple"
 
 
 def test_abduction_arguments_that_are_code_are_format_errors(sandbox, tasks, tmp_path):
     marker = tmp_path / "pwned"
-    answers = [f"__import__('os').system('touch {marker}'), 0", "*[6, 8]", "a=6, b=8", "6 + 0, 8",
-               "(lambda: 6)(), 8", "[x for x in (6,)][0], 8", "f(6, 8)", "().__class__, 8"]
+    answers = [f"(__import__('os').system('touch {marker}'), 0)", "(*[6, 8],)", "dict(a=6, b=8)", "(6 + 0, 8)",
+               "((lambda: 6)(), 8)", "([x for x in (6,)][0], 8)", "f(6, 8)", "(().__class__, 8)", "6), (8"]
     verdicts = judge_abduction(tasks[1], 3, answers, sandbox, J)
     assert all(v == {"format_ok": False, "correct": False, "reason": "not_literal"} for v in verdicts), verdicts
     assert not marker.exists()
@@ -260,11 +263,39 @@ def test_abduction_arguments_that_are_code_are_format_errors(sandbox, tasks, tmp
 def test_abduction_arguments_that_make_f_slow_or_large(sandbox):
     settings = ValiditySettings(timeout_s=2.0)
     slow = {"question": "Count down.", "code": "def f(n):\n    while n > 0:\n        n -= 1\n    return n\n",
-            "inputs": ["1", "2", "3", "4", "5"]}
+            "inputs": ["(1,)", "(2,)", "(3,)", "(4,)", "(5,)"]}
     with seeded_sandboxes(settings, workers=1) as pools:
         [verdict] = check_proposals([slow], pools, settings)
     task = make_task(slow, verdict, "t-slow", "lemma", "f", "g", 0)
-    verdicts = judge_abduction(task, 0, ["10 ** 12", "10 ** 30", "1000000000000", "7"], sandbox, J)
+    verdicts = judge_abduction(task, 0, ["(10 ** 12,)", "(10 ** 30,)", "(1000000000000,)", "(7,)"], sandbox, J)
     assert [v["format_ok"] for v in verdicts] == [False, False, True, True]
     assert verdicts[2]["correct"] is False and verdicts[2]["reason"].startswith("timeout")
     assert verdicts[3]["correct"] is True
+
+
+# ---------------------------------------------------------------- from parse.py's output
+
+
+def test_parsed_teacher_and_student_answers_are_judged_end_to_end(sandbox):
+    """parse.py's proposal (argument-tuple sources) -> validity -> task -> each answer form."""
+    from selfplay.tracks.gasp.parse import parse_abduction, parse_deduction, parse_induction, parse_proposal
+
+    inputs = "".join(f"```input\n{text}\n```\n" for text in ["[1, 2], 3", "[], 0", "[5], -1", "[4, 4], 1", "[7], 7"])
+    proposal, why = parse_proposal(f"Question: Sum plus k.\n```python\ndef f(xs, k):\n    return sum(xs) + k\n```\n"
+                                   f"{inputs}")
+    assert why is None, why
+    settings = ValiditySettings(timeout_s=2.0)
+    with seeded_sandboxes(settings, workers=1) as pools:
+        [verdict] = check_proposals([proposal], pools, settings)
+    assert verdict.valid, verdict
+    task = make_task(proposal, verdict, "t", "lemma", "io", "g", 0)
+    assert [p["output"][1] for p in task["pairs"]] == [6, 0, 4, 9, 14]
+    program = parse_induction("```python\ndef solve(xs, k):\n    return k + sum(xs)\n```")
+    assert judge_induction(task, [program], sandbox, J)[0]["correct"] is True
+    assert judge_deduction(task, 3, [parse_deduction("```output\n9\n```"), parse_deduction("```output\n8\n```")],
+                           J) == [{"format_ok": True, "correct": True, "reason": None},
+                                  {"format_ok": True, "correct": False, "reason": "wrong_output"}]
+    answers = [parse_abduction("```input\n[9], 0\n```"), parse_abduction("```input\n[], 8\n```"),
+               parse_abduction("```input\n[1], 1\n```"), parse_abduction("```input\nlen([1])\n```")]
+    assert [(v["format_ok"], v["correct"]) for v in judge_abduction(task, 3, answers, sandbox, J)] == \
+        [(True, True), (True, False), (True, False), (False, False)]

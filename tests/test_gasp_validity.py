@@ -14,7 +14,7 @@ S = ValiditySettings(timeout_s=1.0)
 # The screen off: what the sandbox and the determinism check do on their own.
 OPEN = ValiditySettings(timeout_s=1.0, banned_imports=[], banned_names=[], allowed_dunders=["__name__", "__init__",
                                                                                             "__eq__", "__hash__"])
-INPUTS = ["1", "2", "3", "4", "5"]
+INPUTS = ["(1,)", "(2,)", "(3,)", "(4,)", "(5,)"]  # argument tuples, as parse.py writes them
 
 
 @pytest.fixture(scope="module")
@@ -66,28 +66,32 @@ def test_pools_must_cover_every_seed(pools):
 
 def test_valid_proposal_gets_its_five_pairs_from_running_f(pools):
     verdict = one(pools, "def f(xs, k):\n    return sorted(xs)[-k:]\n",
-                  inputs=["[3, 1, 2], 1", "[5, 4], 2", "[1], 1", "[9, 8, 7], 2", "[0, 0, 1],3"])
+                  inputs=["([3, 1, 2], 1)", "([5, 4], 2)", "([1], 1)", "([9, 8, 7], 2)", "([0, 0, 1],3)"])
     assert verdict.valid and verdict.reason is None
-    assert [p["input"] for p in verdict.pairs] == ["[3, 1, 2], 1", "[5, 4], 2", "[1], 1", "[9, 8, 7], 2",
-                                                   "[0, 0, 1], 3"]
+    assert [p["input"] for p in verdict.pairs] == ["([3, 1, 2], 1)", "([5, 4], 2)", "([1], 1)", "([9, 8, 7], 2)",
+                                                   "([0, 0, 1], 3)"]
     assert verdict.pairs[0]["output"] == ["list", [["int", 3]]]
     assert [p["output_repr"] for p in verdict.pairs] == ["[3]", "[4, 5]", "[1]", "[8, 9]", "[0, 0, 1]"]
 
 
 def test_inputs_are_call_arguments_read_as_literals(pools):
-    # the text between the parentheses of f(...): "(1, 2)" is one tuple, "[1]," one list
-    verdict = one(pools, "def f(x):\n    return len(x)\n", inputs=["(1, 2)", "{'a': 1}", "{1, 2, 3}", "[1],", "''"])
+    # the source of the argument tuple: "((1, 2),)" is one tuple argument, "([1],)" one list
+    verdict = one(pools, "def f(x):\n    return len(x)\n",
+                  inputs=["((1, 2),)", "({'a': 1},)", "({1, 2, 3},)", "([1],)", "('',)"])
     assert verdict.valid, verdict
     assert [p["output"] for p in verdict.pairs] == [["int", 2], ["int", 1], ["int", 3], ["int", 1], ["int", 0]]
-    assert [p["input"] for p in verdict.pairs] == ["(1, 2)", "{'a': 1}", "{1, 2, 3}", "[1]", "''"]
-    assert one(pools, "def f(a, b):\n    return a\n", inputs=["(1, 2)", "2, 3", "4, 5", "6, 7", "8, 9"]).reason \
-        == "raises:TypeError", "one tuple is one argument"
+    assert [p["input"] for p in verdict.pairs] == ["((1, 2),)", "({'a': 1},)", "({1, 2, 3},)", "([1],)", "('',)"]
+    assert one(pools, "def f(a, b):\n    return a\n", inputs=["((1, 2),)", "(2, 3)", "(4, 5)", "(6, 7)", "(8, 9)"]) \
+        .reason == "raises:TypeError", "a tuple inside the tuple is one argument"
+    # canonical text: spacing and a bare tuple without parentheses come back as repr writes them
+    verdict = one(pools, "def f(a, b):\n    return a + b\n", inputs=["(1,2)", "3, 4", " (5, 6) ", "(7,\n 8)", "(9, 0)"])
+    assert verdict.valid and [p["input"] for p in verdict.pairs] == ["(1, 2)", "(3, 4)", "(5, 6)", "(7, 8)", "(9, 0)"]
 
 
 def test_names_of_builtins_used_as_variables_are_fine(pools):
     code = ("def f(id, input):\n    if __name__ == 'solution':\n        pass\n"
             "    return [id, input]\n")
-    assert one(pools, code, inputs=["1, 2", "3, 4", "5, 6", "7, 8", "9, 0"]).valid
+    assert one(pools, code, inputs=["(1, 2)", "(3, 4)", "(5, 6)", "(7, 8)", "(9, 0)"]).valid
 
 
 def test_printing_does_not_change_a_valid_proposal(pools):
@@ -102,9 +106,10 @@ def test_printing_does_not_change_a_valid_proposal(pools):
     (prop("def g(a):\n    return a\n"), "malformed:no_f"),
     (prop("def f(a):\n    return a +\n"), "malformed:syntax_error"),
     (prop("def f(a):\n    return a\n", inputs=INPUTS[:4]), "malformed:input_count"),
-    (prop("def f(a):\n    return a\n", inputs=["1", "2", "3", "4", "1 + 1"]), "malformed:input_not_literal"),
-    (prop("def f(a):\n    return a\n", inputs=["1", "2", "3", "4", "__import__('os')"]), "malformed:input_not_literal"),
-    (prop("def f(a):\n    return a\n", inputs=["1", "2", "3", "4", "1,"]), "malformed:duplicate_inputs"),
+    (prop("def f(a):\n    return a\n", inputs=INPUTS[:4] + ["(1 + 1,)"]), "malformed:input_not_literal"),
+    (prop("def f(a):\n    return a\n", inputs=INPUTS[:4] + ["(__import__('os'),)"]), "malformed:input_not_literal"),
+    (prop("def f(a):\n    return a\n", inputs=INPUTS[:4] + ["(5)"]), "malformed:input_not_literal"),  # 5, not (5,)
+    (prop("def f(a):\n    return a\n", inputs=INPUTS[:4] + ["( 1, )"]), "malformed:duplicate_inputs"),
     (prop("def f(a):\n    return a\n", question="  "), "malformed:no_question"),
     (prop("def f(a):\n    return a\n" + "#" * 30_000), "malformed:code_too_long"),
     (prop(""), "malformed:no_code"),

@@ -1,10 +1,11 @@
 """Running model-written functions on literal arguments, for validity and judging.
 
-Every GASP input is the text between the parentheses of a call ``f(...)``: ``3, [1, 2]``
-is two arguments, ``[1, 2]`` one list, ``(1, 2)`` one tuple, the empty text none. It
-is read in the host by ``evaluate.python_calls.parse_args`` on ``(<text>,)`` (literals,
-``inf``/``nan`` and ``set(...)``/``frozenset(...)`` only; nothing is evaluated), and what
-travels to the sandbox is the ``repr`` of the values read, never the model's own text.
+Every GASP input (a proposal's, a pair's, an abduction answer's) is the source of one
+call's argument tuple, as ``parse.py`` writes it and ``evaluate.python_calls.parse_args``
+reads it: ``(3, [1, 2])`` is two arguments, ``([1, 2],)`` one list, ``((1, 2),)`` one
+tuple, ``()`` none. It is read in the host (literals, ``inf``/``nan`` and
+``set(...)``/``frozenset(...)`` only; nothing is evaluated), and what travels to the
+sandbox is the ``repr`` of the values read, never the model's own text.
 
 A program runs in the sandbox once per job, with the timed call shim of
 ``evaluate.python_calls`` appended: each call has its own time limit, the values come
@@ -39,22 +40,17 @@ class NotALiteral(ValueError):
 
 
 def read_call_args(text: Any, max_chars: int) -> tuple:
-    """The argument values of ``f(<text>)``, read in the host without evaluating code;
-    :class:`NotALiteral` saying why not."""
+    """The argument values of one call from the source of their tuple, read in the host
+    without evaluating code; :class:`NotALiteral` saying why not."""
     if not isinstance(text, str):
         raise NotALiteral(f"arguments must be text, not {type(text).__name__}")
     if len(text) > max_chars:
         raise NotALiteral(f"arguments longer than {max_chars} characters")
-    body = text.strip()
-    if body.endswith(",") and not body.endswith(",,"):
-        body = body[:-1]
-    if not body.strip():
-        return ()
-    return _read("(" + body + ",)")
+    return _read(text.strip())
 
 
 def read_literal(text: Any, max_chars: int) -> Any:
-    """One literal value (a deduction answer), read as :func:`read_call_args` reads arguments."""
+    """One literal value (a deduction answer), read in the host as ``(<text>,)``."""
     if not isinstance(text, str):
         raise NotALiteral(f"a literal must be text, not {type(text).__name__}")
     if len(text) > max_chars:
@@ -76,9 +72,10 @@ def _read(source: str) -> tuple:
         raise NotALiteral(f"not a literal ({type(exc).__name__})") from None
 
 
-def call_text(args: tuple) -> str:
-    """The canonical text of ``f(<text>)``'s arguments (what a student is shown)."""
-    return ", ".join(repr(value) for value in args)
+def args_text(args: tuple) -> str:
+    """The canonical source of an argument tuple (what a task stores and a student sees);
+    ``ValueError`` for an integer too long for ``repr``."""
+    return args_source(args)
 
 
 def host_encoding(value: Any) -> Any:

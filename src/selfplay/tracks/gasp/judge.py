@@ -15,8 +15,8 @@ evaluating model text in the host:
   the literal reader (``execution.read_literal``: ``python_calls.parse_args`` on
   ``(<answer>,)``), encoded like a sandbox value and compared with the stored output.
   No sandbox, no ``eval``.
-* abduction (f + one output -> arguments): the answer is read the same way as a call's
-  arguments; the TASK's ``f`` (never anything the student wrote) runs on them in the
+* abduction (f + one output -> arguments): the answer, the source of an argument tuple
+  (``(6, 8)``, as ``parse.py`` writes it), is read the same way; the TASK's ``f`` (never anything the student wrote) runs on them in the
   sandbox, and its value is compared with the target output. Any arguments giving the
   output are right.
 
@@ -37,7 +37,7 @@ from typing import Any, Mapping, Sequence
 
 from ...evaluate.python_calls import judge as judge_calls
 from ...evaluate.python_calls import mismatch
-from .execution import (CallJob, NotALiteral, call_text, defines_f, host_encoding, read_call_args, read_literal,
+from .execution import (CallJob, NotALiteral, args_text, defines_f, host_encoding, read_call_args, read_literal,
                         run_jobs, seconds)
 from .sections import from_section
 
@@ -173,7 +173,7 @@ def judge_abduction(task: Mapping[str, Any], pair_index: int, arg_sources: Seque
             continue
         try:
             args = read_call_args(text, settings.max_answer_chars)
-            key = call_text(args)  # also refuses an integer too long to write back
+            key = args_text(args)  # also refuses an integer too long to write back
         except (NotALiteral, ValueError):
             out.append(_verdict(False, False, "not_literal"))
             continue

@@ -11,8 +11,8 @@ proposal's ``reason`` (the part before the first ``:`` is its class, for yield t
     ``code`` is not text, is longer than ``max_code_chars``, does not parse
     (``malformed:syntax_error``) or defines no top-level ``def f`` (``malformed:no_f``);
     not exactly ``n_inputs`` inputs (``malformed:input_count``); an input is not the
-    arguments of a call made of literals or is longer than ``max_input_chars``
-    (``malformed:input_not_literal``); two inputs are the same arguments
+    source of an argument tuple made of literals (``(3, [1, 2])``, ``('ab',)``; see
+    ``execution``) or is longer than ``max_input_chars`` (``malformed:input_not_literal``); two inputs are the same arguments
     (``malformed:duplicate_inputs``).
 ``unsafe:import:<module>`` / ``unsafe:name:<name>`` / ``unsafe:dunder:<name>``
     The sandbox confines every program whatever it does; this screen is what keeps the
@@ -70,7 +70,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from ...evaluate.python_calls import mismatch
 from ...sandbox.encoding import MalformedValue, decode_value
-from .execution import (CallJob, NotALiteral, call_text, defines_f, host_encoding, read_call_args, read_literal,
+from .execution import (CallJob, NotALiteral, args_text, defines_f, host_encoding, read_call_args, read_literal,
                         run_jobs, seconds)
 from .sections import from_section
 
@@ -266,7 +266,7 @@ def static_check(proposal: Any, settings: ValiditySettings) -> tuple[Verdict | N
     for index, text in enumerate(inputs):
         try:
             args = read_call_args(text, settings.max_input_chars)
-            call_text(args)  # an integer too long for repr is refused here
+            args_text(args)  # an integer too long for repr is refused here
             key = host_encoding(args)
         except (NotALiteral, ValueError) as exc:
             return _invalid("malformed:input_not_literal", f"input {index}: {exc}"), []
@@ -361,7 +361,7 @@ def _pair(args: tuple, encoded: Any, settings: ValiditySettings) -> tuple[dict[s
         return None, _invalid("output_not_literal", f"{shown[:80]} does not read back as a literal")
     if back != encoded:
         return None, _invalid("output_not_literal", f"{shown[:80]} reads back as another value")
-    return {"input": call_text(args), "output": encoded, "output_repr": shown}, None
+    return {"input": args_text(args), "output": encoded, "output_repr": shown}, None
 
 
 def check_proposals(proposals: Sequence[Any], sandboxes: Any, settings: ValiditySettings) -> list[Verdict]:
