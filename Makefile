@@ -38,6 +38,7 @@ bench: install-test
 	$(VENV)/python bench/format_bench.py
 	$(VENV)/python bench/dafny_bench.py
 	$(VENV)/python bench/pass_matrix_bench.py
+	$(VENV)/python bench/gasp_passrate.py
 	$(VENV)/python bench/template_bench.py
 	$(VENV)/python bench/harness_agreement.py --problems 6
 	$(VENV)/python bench/harness_agreement_bcb.py
