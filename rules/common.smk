@@ -56,6 +56,9 @@ MODEL_NAME = config["model"]["name"]
 
 # Filled by each track's rules file: name -> {"report": fn() -> targets, "bundle": fn() -> parts}
 TRACK_OUTPUTS = {}
+# track -> a function from an evaluated model tag to the folder it names, for tags of the
+# track's own (e.g. GASP's checkpoints ck_<method>_s<seed>_i<k>); None: not its tag.
+TRACK_MODEL_TAGS = {}
 
 
 def cfg_of(*paths):
@@ -358,6 +361,10 @@ def eval_adapter_input(track):
         tag = wildcards.model
         if tag == "base" or other_model(config[track], tag):
             return []
+        if track in TRACK_MODEL_TAGS:
+            found = TRACK_MODEL_TAGS[track](tag)
+            if found is not None:
+                return found
         if tag == "bob":
             return bob_adapter(track)
         if tag == "alice":

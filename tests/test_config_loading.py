@@ -38,6 +38,7 @@ SHIPPED = [
     ("config/papers/seq.yaml", "config/papers/seq_e3.yaml"),
     ("config/papers/psv.yaml",),
     ("config/papers/evolve.yaml",),
+    ("config/papers/gasp.yaml",),
 ]
 
 

@@ -35,6 +35,7 @@ COMPUTED_DEFAULT = {
     "seq": "absent: no Haskell track",
     "psv": "absent: no PSV track",
     "evolve": "absent: no EvolveCoder track",
+    "gasp": "absent: no GASP track",
     "tracks": "every track the config has a section for (validate_config)",
     "model.path": "the openai backend sends model.name when it is absent",
     "seq.translate.model.path": "as model.path",

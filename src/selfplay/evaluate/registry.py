@@ -27,6 +27,7 @@ ADAPTERS: dict[str, str] = {
     "mbpp_hs": "multipl_e:MbppHs",
     "livecodebench": "livecodebench:LiveCodeBench",
     "gasp_goalposts": "livecodebench:GaspGoalposts",
+    "gasp_train": "livecodebench:GaspTrainSplit",
     "bigcodebench_full": "bigcodebench:BigCodeBenchFull",
     "bigcodebench_hard": "bigcodebench:BigCodeBenchHard",
 }

@@ -35,11 +35,54 @@ def resolve_adapter(adapter_dir: str | None) -> str | None:
     return str(adapter_dir) if rec.get("trained") else rec.get("use_adapter")
 
 
+# A policy state of the updates on recorded rollouts (train/rl/recorded.py): the folder
+# holds policy_state.json and the policy in policy/. A workflow step that had nothing to
+# update on writes SKIPPED_STATE instead, naming the state to keep using (null: the base).
+POLICY_STATE = "policy_state.json"
+SKIPPED_STATE = "skipped.json"
+
+
+def is_policy_state(folder: str | Path | None) -> bool:
+    return folder is not None and ((Path(folder) / POLICY_STATE).is_file() or (Path(folder) / SKIPPED_STATE).is_file())
+
+
+def resolve_state(folder: str | Path | None) -> Path | None:
+    """The policy state a job should load for ``folder``: itself, or, when its update was
+    skipped, the state its ``skipped.json`` names (None: the base model)."""
+    seen: set[str] = set()
+    while folder is not None:
+        folder = Path(folder)
+        marker = folder / SKIPPED_STATE
+        if not marker.is_file():
+            if not (folder / POLICY_STATE).is_file():
+                raise UserError(f"{folder}: not a policy state (no {POLICY_STATE}); the update did not finish")
+            return folder
+        if str(folder) in seen:
+            raise UserError(f"{marker}: skipped states form a loop")
+        seen.add(str(folder))
+        folder = read_json(marker).get("use_state")
+    return None
+
+
+def state_policy(model_dir: str | None, state: str | Path | None) -> tuple[str | None, str | None]:
+    """(model folder, adapter) for a policy state: the base model and the state's LoRA
+    adapter, or the state's fully fine-tuned model and no adapter."""
+    folder = resolve_state(state)
+    if folder is None:
+        return model_dir, None
+    if read_json(folder / POLICY_STATE).get("finetune") == "full":
+        return str(folder / "policy"), None
+    return model_dir, str(folder / "policy")
+
+
 def resolve_policy(model_dir: str | None, trained_dir: str | None) -> tuple[str | None, str | None]:
     """(model folder, adapter) a generation job loads for a training output folder: a
     LoRA adapter over the base model, or, when its training record says the whole model
     was fine-tuned (``finetune: full``), that model in place of the base and no adapter.
-    The record decides, so a bundle's replay (records without weights) resolves alike."""
+    The record decides, so a bundle's replay (records without weights) resolves alike.
+    A policy state of the recorded updates resolves through :func:`state_policy`."""
+    if is_policy_state(trained_dir):
+        return state_policy(model_dir, trained_dir)
     adapter = resolve_adapter(trained_dir)
     if adapter is None:
         return model_dir, None

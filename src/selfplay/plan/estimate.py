@@ -39,6 +39,8 @@ BUDGETS = {
                     "\"takes around 24 hours on a single machine with 8xL40s GPUs\" (192 L40S GPU-hours)"),
     "sinq": (None, "paper 001 states no compute budget"),
     "evolve": (None, "paper 002 states no compute budget"),
+    "gasp": (None, "paper 004 states no GPU-hours: App. D, 4x H100 for training and 1x H100 for evaluation, "
+                   "~50 iterations per run, 'truncated due to compute constraints' (Fig. 7)"),
 }
 
 

@@ -111,7 +111,37 @@ def job_tokens(cfg: Mapping[str, Any]) -> dict[str, tuple[Callable[[Mapping], in
                             "iteration 0, x k_trn")
         out["psv_eval_generate"] = (lambda w: PSV_SETS.get(w.get("pset", ""), 271) * int(p["evaluation"]["samples"])
                                     * _sampling(p["evaluation"]), "the evaluated set (paper 003 Sec. 4 sizes) x n")
+    if "gasp" in cfg:
+        g = cfg["gasp"]
+        t, st, sv, rd = g["teacher"], g["student"], g["solver"], g["real_data"]
+        per_phase = int(t["candidates_per_attempt"]) * int(t["max_attempts"]) if t["count"] == "generations" \
+            else int(t["max_attempts"])
+        # a teacher phase's bound: every attempt spent, each candidate tried N times by the student
+        out["gasp_teacher_phase"] = (lambda w: per_phase * (_sampling(t) + int(st["samples"]) * _sampling(st)),
+                                     "candidates_per_attempt x max_attempts (all attempts spent), each proposal "
+                                     "plus N student tries")
+        accepted = 2 * int(t["target_accepted"])
+        out["gasp_solver_phase"] = (lambda w: accepted * int(sv["samples"]) * _sampling(sv),
+                                    "M accepted lemmas + M lifts, solver samples each")
+        out["gasp_real_phase"] = (lambda w: int(rd["problems_per_iteration"]) * int(rd["samples"]) * _sampling(rd),
+                                  "real_data.problems_per_iteration x samples")
+        modes = cfg["evaluation"]["modes"]
+        out["gasp_eval_generate"] = (
+            lambda w: GASP_ITEMS.get(w["bench"], GASP_ITEMS["livecodebench"])[0] * int(modes[w["mode"]]["samples"])
+            * _sampling(modes[w["mode"]]),
+            "the benchmark's items (" + "; ".join(f"{b} {n} ({src})" for b, (n, src) in GASP_ITEMS.items())
+            + ") x the mode's samples")
     return out
+
+
+# Items of the benchmarks GASP's checkpoints are scored on, paper scale.
+GASP_ITEMS = {
+    "livecodebench": (216, "paper 004 Sec. 4: LCB v5, 2024.10-2025.02"),
+    "gasp_goalposts": (146, "paper 004 Sec. 3.2: the goalposts"),
+    "gasp_train": (601, "paper 004 Sec. 3.2: the training split before 2024.08"),
+    "humaneval_plus": (164, "HumanEval+"),
+    "mbpp_plus": (378, "MBPP+ v0.2"),
+}
 
 
 # Pass-matrix cells (one solution on one test) per second per sandbox worker, measured here:

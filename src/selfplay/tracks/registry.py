@@ -26,4 +26,5 @@ TRACKS: dict[str, Track] = {t.name: t for t in (
     Track("seq", "Haskell track", "000: Semantic equivalence self-play with formal verification"),
     Track("psv", "PSV (Dafny/Verus)", "003: Propose, Solve, Verify: self-play with formal verification"),
     Track("evolve", "EvolveCoder", "002: EvolveCoder: adversarial test-case evolution for code RL"),
+    Track("gasp", "GASP", "004: GASP: Guided Asymmetric Self-Play for Coding LLMs"),
 )}

@@ -665,3 +665,16 @@ class GaspGoalposts(LiveCodeBench):
     def training_items(self, source: str | None, settings: dict) -> tuple[list[dict], list[dict]]:
         """The goalposts are training-split problems: the same items."""
         return self.prepare(source, settings, {})
+
+
+class GaspTrainSplit(GaspGoalposts):
+    """GASP's goalpost filter (paper 004, Sec. 3.2) scores every filter model on the
+    training split: the same rows, prompt and judge, from the file of training rows the
+    GASP rules write (``source: path``), or the shipped goalposts (the embedded default,
+    whose real problems they are)."""
+
+    name = "gasp_train"
+    title = "GASP training split"
+    source_note = ("LiveCodeBench rows of the training split GASP's goalpost filter scores (paper 004 Sec. 3.2: "
+                   "before 2024.08, 601 problems), written by rule gasp_real_rows (source: path); the embedded "
+                   "default's are the shipped goalposts")

@@ -1,0 +1,446 @@
+# GASP: guided asymmetric self-play (paper 004, Algorithm 1). Per method and seed, each
+# global iteration runs the method's teacher phases (lemma, then lift: generate, validate,
+# check novelty, estimate the student's pass rate, score, accept) and a solver phase
+# (accepted lemmas and lifts as induction, deduction and abduction tasks), each ending in
+# one update on its recorded rollouts (Task-Relative REINFORCE++); every eval_every-th
+# checkpoint goes through the benchmark layer. Paths: selfplay.tracks.gasp.layout;
+# steps: selfplay.pipeline.gasp; tables and figures: selfplay.report.gasp.
+from selfplay.pipeline.gasp import eval_iterations, run_settings
+from selfplay.tracks.gasp import layout as gasp_layout
+from selfplay.tracks.gasp.methods import METHODS as GASP_METHODS
+
+GASP_ROOT = exp_dir("gasp")
+GASP_LOG = log_dir("gasp")
+GASP_BENCH = bench_dir("gasp")
+GASP_CFG = config["gasp"]
+GASP_RUN = f"{GASP_ROOT}/{{gmethod}}/s{{gseed}}"
+GASP_PHASE = f"{GASP_RUN}/iter{{gi}}/{{gphase}}"
+GASP_SCHEDULE = {m: run_settings(config, m) for m in GASP_CFG["methods"]}
+GASP_RUNS = [(m, s) for m in GASP_CFG["methods"] for s in GASP_CFG["seeds"]]
+GASP_EVAL_ITERS = {m: eval_iterations(v["iterations"], v["eval_every"]) for m, v in GASP_SCHEDULE.items()}
+GASP_EV = GASP_CFG["evaluation"]
+GASP_SAMPLED = (GASP_EV["sampled"]["benchmark"], GASP_EV["sampled"]["mode"])
+GASP_GOALS = (GASP_EV["goalposts"]["benchmark"], GASP_EV["goalposts"]["mode"])
+GASP_GREEDY = [(b, GASP_EV["greedy"]["mode"]) for b in GASP_EV["greedy"]["benchmarks"]]
+# every evaluated model: the base model and each run's checkpoints
+GASP_TAGS = ["base"] + [gasp_layout.model_tag(m, s, i) for m, s in GASP_RUNS for i in GASP_EVAL_ITERS[m]]
+GASP_EVALS = [(b, md, t) for b, md in [GASP_SAMPLED, GASP_GOALS] + GASP_GREEDY for t in GASP_TAGS]
+GASP_ITERS = {(m, s): range(1, GASP_SCHEDULE[m]["iterations"] + 1) for m, s in GASP_RUNS}
+GASP_PHASE_DIRS = [
+    gasp_layout.phase_dir(GASP_ROOT, m, s, i, p)
+    for m, s in GASP_RUNS
+    for i in GASP_ITERS[(m, s)]
+    for p in gasp_layout.phase_order(m)
+]
+# phases whose files are the student's answers (answers.jsonl), not teacher candidates
+GASP_STUDENT_PHASES = ("/solver", "/real")
+GASP_FIGURES = (3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14)
+GASP_REPORT = [
+    f"results/tables/gasp/{t}.{e}"
+    for t in ("table1", "table2", "table3", "table4", "yield")
+    for e in ("csv", "md")
+] + [f"results/figures/gasp/figure{i}.{e}" for i in GASP_FIGURES for e in ("png", "pdf")]
+
+# the goalpost filter (goalposts.source: filter): H, and the scored files of every filter
+# model on the training split, in the order the filters apply
+GASP_FILTERED = f"{GASP_ROOT}/goalposts_filtered.jsonl"
+GASP_FILTER = GASP_CFG["goalposts"]["filter"]
+GASP_FILTER_RUNS = [
+    (t, eval_file("gasp", GASP_FILTER["benchmark"], GASP_FILTER["mode"], t, ".scored"))
+    for name in GASP_FILTER["models"]
+    for t in (
+        ["base"]
+        if name == "base"
+        else [
+            gasp_layout.model_tag(name, s, i)
+            for s in GASP_CFG["seeds"]
+            for i in GASP_EVAL_ITERS.get(name, [])
+        ]
+    )
+]
+
+TRACK_MODEL_TAGS["gasp"] = lambda tag: (
+    gasp_layout.checkpoint(GASP_ROOT, *gasp_layout.parse_tag(tag)) if gasp_layout.parse_tag(tag) else None
+)
+
+
+wildcard_constraints:
+    gmethod="|".join(GASP_METHODS),
+    gseed=r"[0-9]+",
+    gi=r"[0-9]+",
+
+
+TRACK_OUTPUTS["gasp"] = {
+    "report": lambda: GASP_REPORT,
+    "bundle": lambda: track_bundle_parts(
+        "gasp",
+        data=[f"{GASP_ROOT}/goalposts.jsonl"] + eval_items_files("gasp"),
+        recordings=[
+            f"{d}/{f}"
+            for d in GASP_PHASE_DIRS
+            for f in ("teacher.jsonl", "student.jsonl")
+            if f != "teacher.jsonl" or not d.endswith(GASP_STUDENT_PHASES)
+        ]
+        + [eval_file("gasp", b, md, t, "") for b, md, t in GASP_EVALS],
+        verdicts=[
+            f"{d}/{f}"
+            for d in GASP_PHASE_DIRS
+            for f in ("candidates.jsonl", "answers.jsonl")
+            if (f == "answers.jsonl") == d.endswith(GASP_STUDENT_PHASES)
+        ]
+        + [eval_file("gasp", b, md, t, ".scored") for b, md, t in GASP_EVALS],
+        tables=[p for p in GASP_REPORT if p.startswith("results/tables/")]
+        + [f"results/figures/gasp/figure{i}.csv" for i in GASP_FIGURES],
+        figures=[p for p in GASP_REPORT if p.startswith("results/figures/")],
+        trainsets=[f"{d}/rollouts.jsonl" for d in GASP_PHASE_DIRS],
+        adapters=[f"{d}/state" for d in GASP_PHASE_DIRS],
+    ),
+}
+
+
+rule gasp_goalposts:
+    """The goalposts the teacher is shown (shipped problems, a file of LiveCodeBench rows,
+    or the goalpost filter's output)."""
+    input:
+        lambda w: {"path": [GASP_CFG["goalposts"]["path"]], "filter": [GASP_FILTERED], "shipped": []}[
+            GASP_CFG["goalposts"]["source"]
+        ],
+    output:
+        f"{GASP_ROOT}/goalposts.jsonl",
+    log:
+        f"{GASP_LOG}/goalposts.log",
+    localrule: True
+    container:
+        image("python")
+    params:
+        cfg=cfg_of("gasp.goalposts"),
+        rows=lambda w, input: input[0] if len(input) else None,
+    script:
+        "../workflow_scripts/gasp_goalposts.py"
+
+
+rule gasp_goalpost_filter:
+    """Sec. 3.2: the training problems no filter model solves (pass@n = 0 under each, in
+    order), written as LiveCodeBench rows, and per problem the record of why it stayed or
+    which filter solved it."""
+    input:
+        rows=f"{GASP_ROOT}/real_rows.jsonl",
+        scored=lambda w: [s for _, s in GASP_FILTER_RUNS],
+    output:
+        rows=GASP_FILTERED,
+        records=f"{GASP_ROOT}/goalpost_filter.jsonl",
+    log:
+        f"{GASP_LOG}/goalpost_filter.log",
+    localrule: True
+    container:
+        image("python")
+    params:
+        filters=[f for f, _ in GASP_FILTER_RUNS],
+        samples=config["evaluation"]["modes"][GASP_CFG["goalposts"]["filter"]["mode"]]["samples"],
+    script:
+        "../workflow_scripts/gasp_goalpost_filter.py"
+
+
+rule gasp_teacher_phase:
+    """A teacher phase (lemma, lift, one-step or unguided): generate, validate in the sandbox,
+    reject what is not novel, estimate the student's pass rate, score and accept, until M are
+    accepted or the attempts are spent."""
+    input:
+        model=generation_model_input,
+        state=lambda w: gasp_layout.previous_state(GASP_ROOT, w.gmethod, w.gseed, int(w.gi), w.gphase) or [],
+        parents=lambda w: {
+            "goalpost": f"{GASP_ROOT}/goalposts.jsonl",
+            "lemma": f"{gasp_layout.phase_dir(GASP_ROOT, w.gmethod, w.gseed, w.gi, 'lemma')}/accepted.jsonl",
+            "none": [],
+        }[{p.name: p.parent for p in GASP_METHODS[w.gmethod].phases}[w.gphase]],
+        buffers=lambda w: gasp_layout.buffer_files(GASP_ROOT, w.gmethod, w.gseed, int(w.gi), w.gphase),
+    output:
+        **{f.split(".")[0]: f"{GASP_PHASE}/{f}" for f in gasp_layout.PHASE_FILES},
+        summary=f"{GASP_PHASE}/phase.json",
+    log:
+        f"{GASP_LOG}/{{gmethod}}/s{{gseed}}/iter{{gi}}_{{gphase}}.log",
+    benchmark:
+        f"{GASP_BENCH}/{{gmethod}}/s{{gseed}}/iter{{gi}}_{{gphase}}.tsv"
+    wildcard_constraints:
+        gphase="lemma|lift|onestep|propose",
+    container:
+        image("gpu")
+    threads: GENERATION_THREADS
+    resources:
+        **resources_of("generate"),
+    params:
+        cfg=cfg_of(
+            *GENERATION_KEYS, "gasp.teacher", "gasp.student", "gasp.novelty", "gasp.validity", "gasp.judge"
+        ),
+        model_dir=generation_model_param,
+    script:
+        "../workflow_scripts/gasp_teacher_phase.py"
+
+
+rule gasp_solver_phase:
+    """The solver phase: this iteration's accepted lemmas and lifts as induction, deduction
+    or abduction tasks, answered by the student and judged in the sandbox."""
+    input:
+        model=generation_model_input,
+        state=lambda w: gasp_layout.previous_state(GASP_ROOT, w.gmethod, w.gseed, int(w.gi), "solver"),
+        accepted=lambda w: gasp_layout.accepted_files(GASP_ROOT, w.gmethod, w.gseed, int(w.gi)),
+    output:
+        **{f.split(".")[0]: f"{GASP_RUN}/iter{{gi}}/solver/{f}" for f in gasp_layout.SOLVER_FILES},
+        summary=f"{GASP_RUN}/iter{{gi}}/solver/phase.json",
+    log:
+        f"{GASP_LOG}/{{gmethod}}/s{{gseed}}/iter{{gi}}_solver.log",
+    benchmark:
+        f"{GASP_BENCH}/{{gmethod}}/s{{gseed}}/iter{{gi}}_solver.tsv"
+    container:
+        image("gpu")
+    threads: GENERATION_THREADS
+    resources:
+        **resources_of("generate"),
+    params:
+        cfg=cfg_of(*GENERATION_KEYS, "gasp.solver", "gasp.judge"),
+        model_dir=generation_model_param,
+    script:
+        "../workflow_scripts/gasp_solver_phase.py"
+
+
+rule gasp_real_rows:
+    """The real training problems of the real-data phases (LiveCodeBench rows)."""
+    input:
+        lambda w: (
+            ["resources/data/eval/livecodebench.train.jsonl"]
+            if GASP_CFG["real_data"]["source"] == "livecodebench"
+            else ([GASP_CFG["goalposts"]["path"]] if GASP_CFG["goalposts"]["source"] == "path" else [])
+        ),
+    output:
+        f"{GASP_ROOT}/real_rows.jsonl",
+    log:
+        f"{GASP_LOG}/real_rows.log",
+    localrule: True
+    container:
+        image("python")
+    params:
+        cfg=cfg_of("gasp.real_data.source", "gasp.goalposts"),
+    script:
+        "../workflow_scripts/gasp_real_rows.py"
+
+
+rule gasp_real_phase:
+    """A real-data RLVR phase (Sec. 3.4; the Real-data RL baseline): a batch of training
+    problems, n answers each, judged on all their LiveCodeBench tests in the sandbox."""
+    input:
+        model=generation_model_input,
+        state=lambda w: gasp_layout.previous_state(GASP_ROOT, w.gmethod, w.gseed, int(w.gi), "real") or [],
+        rows=f"{GASP_ROOT}/real_rows.jsonl",
+    output:
+        **{f.split(".")[0]: f"{GASP_RUN}/iter{{gi}}/real/{f}" for f in gasp_layout.SOLVER_FILES},
+        summary=f"{GASP_RUN}/iter{{gi}}/real/phase.json",
+    log:
+        f"{GASP_LOG}/{{gmethod}}/s{{gseed}}/iter{{gi}}_real.log",
+    benchmark:
+        f"{GASP_BENCH}/{{gmethod}}/s{{gseed}}/iter{{gi}}_real.tsv"
+    container:
+        image("gpu")
+    threads: GENERATION_THREADS
+    resources:
+        **resources_of("generate"),
+    params:
+        cfg=cfg_of(*GENERATION_KEYS, "gasp.real_data", "evaluation.benchmarks.livecodebench"),
+        model_dir=generation_model_param,
+    script:
+        "../workflow_scripts/gasp_real_phase.py"
+
+
+rule gasp_update:
+    """One update on a phase's recorded rollouts (Task-Relative REINFORCE++): the next
+    policy state, or a bundle's records restored in its place."""
+    input:
+        rollouts=f"{GASP_PHASE}/rollouts.jsonl",
+        previous=lambda w: gasp_layout.previous_state(GASP_ROOT, w.gmethod, w.gseed, int(w.gi), w.gphase)
+        or [],
+        model=training_model_input,
+        restored=lambda w: (
+            f"{training_restore_root()}/{gasp_layout.state_dir(GASP_ROOT, w.gmethod, w.gseed, w.gi, w.gphase)}"
+            if training_restore_root()
+            else []
+        ),
+    output:
+        directory(f"{GASP_PHASE}/state"),
+    log:
+        f"{GASP_LOG}/{{gmethod}}/s{{gseed}}/iter{{gi}}_{{gphase}}_update.log",
+    benchmark:
+        f"{GASP_BENCH}/{{gmethod}}/s{{gseed}}/iter{{gi}}_{{gphase}}_update.tsv"
+    wildcard_constraints:
+        gphase="lemma|lift|onestep|propose|solver|real",
+    container:
+        image("gpu")
+    threads: 2
+    resources:
+        **resources_of("train"),
+    params:
+        cfg=cfg_of("seed", "gasp.update", "gasp.device", "gasp.real_data.estimator"),
+        model_dir=training_model_param,
+        gpus=train_gpus(),
+    script:
+        "../workflow_scripts/gasp_update.py"
+
+
+rule gasp_dissimilarity:
+    """Eq. 7: how far this iteration's accepted lemmas and lifts are from the earlier buffers."""
+    input:
+        accepted=lambda w: gasp_layout.accepted_files(GASP_ROOT, w.gmethod, w.gseed, int(w.gi)),
+        earlier=lambda w: [
+            f
+            for i in range(1, int(w.gi))
+            for f in gasp_layout.accepted_files(GASP_ROOT, w.gmethod, w.gseed, i)
+        ],
+    output:
+        f"{GASP_RUN}/iter{{gi}}/dissimilarity.json",
+    log:
+        f"{GASP_LOG}/{{gmethod}}/s{{gseed}}/iter{{gi}}_dissimilarity.log",
+    container:
+        image("python")
+    params:
+        cfg=cfg_of("gasp.novelty"),
+    script:
+        "../workflow_scripts/gasp_dissimilarity.py"
+
+
+# --- tables and figures ---------------------------------------------------------------
+
+
+rule gasp_yield:
+    input:
+        phases=lambda w: [f"{d}/phase.json" for d in GASP_PHASE_DIRS],
+    output:
+        csv=report(
+            "results/tables/gasp/yield.csv",
+            caption="../report/gasp_yield.rst",
+            category="GASP (paper 004)",
+            labels={"table": "Yield (CSV)"},
+        ),
+        md="results/tables/gasp/yield.md",
+    log:
+        f"{GASP_LOG}/tables/yield.log",
+    localrule: True
+    container:
+        image("python")
+    params:
+        runs=lambda w: {
+            f"{m} s{s}": [
+                (
+                    f"{d}/phase.json",
+                    f"{d}/answers.jsonl" if d.endswith(GASP_STUDENT_PHASES) else f"{d}/candidates.jsonl",
+                )
+                for d in GASP_PHASE_DIRS
+                if d.startswith(gasp_layout.run_dir(GASP_ROOT, m, s) + "/")
+            ]
+            for m, s in GASP_RUNS
+        },
+    script:
+        "../workflow_scripts/gasp_yield.py"
+
+
+rule gasp_reward_figure:
+    """Figures 3 (lemma, lift) and 12 (one-step medium, one-step hard): the rewards the
+    code computes, against the student's pass rate."""
+    output:
+        png=report(
+            "results/figures/gasp/figure{gfig}.png",
+            caption="../report/gasp_rewards.rst",
+            category="GASP (paper 004)",
+            labels={"figure": "Figure {gfig}"},
+        ),
+        pdf="results/figures/gasp/figure{gfig}.pdf",
+        csv="results/figures/gasp/figure{gfig}.csv",
+    log:
+        f"{GASP_LOG}/figures/figure{{gfig}}.log",
+    wildcard_constraints:
+        gfig="3|12",
+    localrule: True
+    container:
+        image("python")
+    params:
+        schedules=lambda w: ["lemma", "lift"] if w.gfig == "3" else ["onestep_medium", "onestep_hard"],
+        n=GASP_CFG["student"]["samples"],
+        rewards=GASP_CFG["teacher"]["rewards"],
+    script:
+        "../workflow_scripts/gasp_reward_figure.py"
+
+
+rule gasp_dissimilarity_figure:
+    input:
+        lambda w: [
+            f"{gasp_layout.run_dir(GASP_ROOT, m, s)}/iter{i}/dissimilarity.json"
+            for m, s in GASP_RUNS
+            if gasp_layout.teacher_phases(m)
+            for i in GASP_ITERS[(m, s)]
+        ],
+    output:
+        png=report(
+            "results/figures/gasp/figure10.png",
+            caption="../report/gasp_figure10.rst",
+            category="GASP (paper 004)",
+            labels={"figure": "Figure 10"},
+        ),
+        pdf="results/figures/gasp/figure10.pdf",
+        csv="results/figures/gasp/figure10.csv",
+    log:
+        f"{GASP_LOG}/figures/figure10.log",
+    localrule: True
+    container:
+        image("python")
+    params:
+        runs=lambda w: {
+            f"{m} s{s}": [
+                f"{gasp_layout.run_dir(GASP_ROOT, m, s)}/iter{i}/dissimilarity.json"
+                for i in GASP_ITERS[(m, s)]
+            ]
+            for m, s in GASP_RUNS
+            if gasp_layout.teacher_phases(m)
+        },
+    script:
+        "../workflow_scripts/gasp_dissimilarity_figure.py"
+
+
+rule gasp_eval_tables:
+    """Tables 1-4 and Figures 4, 5, 7-9, 11, 13, 14 from the benchmark layer's scores of
+    every checkpoint (per seed the checkpoint with the best pass@20 or pass@1 on the
+    evaluation split, as the paper selects)."""
+    input:
+        sampled=[eval_summary("gasp", *GASP_SAMPLED, t) for t in GASP_TAGS],
+        goalposts=[eval_file("gasp", *GASP_GOALS, t, ".scored") for t in GASP_TAGS],
+        greedy=[eval_summary("gasp", b, md, t) for b, md in GASP_GREEDY for t in GASP_TAGS],
+    output:
+        **{
+            f"table{i}_{e}": (
+                report(
+                    f"results/tables/gasp/table{i}.{e}",
+                    caption="../report/gasp_evaluation.rst",
+                    category="GASP (paper 004)",
+                    labels={"table": f"Table {i}"},
+                )
+                if e == "md"
+                else f"results/tables/gasp/table{i}.{e}"
+            )
+            for i in (1, 2, 3, 4)
+            for e in ("csv", "md")
+        },
+        **{
+            f"figure{i}_{e}": f"results/figures/gasp/figure{i}.{e}"
+            for i in (4, 5, 7, 8, 9, 11, 13, 14)
+            for e in ("png", "pdf", "csv")
+        },
+    log:
+        f"{GASP_LOG}/tables/eval_tables.log",
+    localrule: True
+    container:
+        image("python")
+    params:
+        cfg=cfg_of("model.name", "gasp.evaluation", f"evaluation.modes.{GASP_SAMPLED[1]}"),
+        tags=GASP_TAGS,
+        sampled=GASP_SAMPLED,
+        goalposts=GASP_GOALS,
+        greedy=GASP_GREEDY,
+        methods=GASP_CFG["methods"],
+    script:
+        "../workflow_scripts/gasp_eval_tables.py"

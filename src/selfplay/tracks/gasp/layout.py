@@ -1,0 +1,83 @@
+"""Where a GASP run's files live (the rules, the steps and the tables all ask here).
+
+``root`` is ``results/gasp/<experiment>``; a run is one method and seed::
+
+    <root>/goalposts.jsonl                      the goalposts the teacher is shown
+    <root>/<method>/s<seed>/iter<i>/<phase>/    a phase's files (pipeline/gasp.py), state/ its update
+    <root>/<method>/s<seed>/iter<i>/dissimilarity.json
+
+A checkpoint is the state after an iteration's last update (the solver's, or the real-data
+phase's); the benchmark layer names
+it with the model tag ``ck_<method>_s<seed>_i<iteration>``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .methods import method
+
+TAG = re.compile(r"ck_([a-z_]+)_s(\d+)_i(\d+)")
+PHASE_FILES = ("candidates.jsonl", "accepted.jsonl", "rollouts.jsonl", "teacher.jsonl", "student.jsonl")
+SOLVER_FILES = ("answers.jsonl", "rollouts.jsonl", "student.jsonl")   # also the real-data phase's
+
+
+def run_dir(root: str, method_name: str, seed: int | str) -> str:
+    return f"{root}/{method_name}/s{seed}"
+
+
+def phase_dir(root: str, method_name: str, seed: int | str, iteration: int | str, phase: str) -> str:
+    return f"{run_dir(root, method_name, seed)}/iter{iteration}/{phase}"
+
+
+def state_dir(root: str, method_name: str, seed: int | str, iteration: int | str, phase: str) -> str:
+    return f"{phase_dir(root, method_name, seed, iteration, phase)}/state"
+
+
+def teacher_phases(method_name: str) -> list[str]:
+    return [p.name for p in method(method_name).phases]
+
+
+def phase_order(method_name: str) -> list[str]:
+    return list(method(method_name).order)
+
+
+def previous_state(root: str, method_name: str, seed: int | str, iteration: int, phase: str) -> str | None:
+    """The state a phase's jobs start from: the previous phase's of the same iteration, the
+    previous iteration's checkpoint, or None (the base model) before the first update."""
+    order = phase_order(method_name)
+    at = order.index(phase)
+    if at > 0:
+        return state_dir(root, method_name, seed, iteration, order[at - 1])
+    if int(iteration) > 1:
+        return checkpoint(root, method_name, seed, int(iteration) - 1)
+    return None
+
+
+def checkpoint(root: str, method_name: str, seed: int | str, iteration: int | str) -> str:
+    """The state after an iteration's last update."""
+    return state_dir(root, method_name, seed, iteration, phase_order(method_name)[-1])
+
+
+def accepted_files(root: str, method_name: str, seed: int | str, iteration: int) -> list[str]:
+    return [f"{phase_dir(root, method_name, seed, iteration, p)}/accepted.jsonl" for p in teacher_phases(method_name)]
+
+
+def buffer_files(root: str, method_name: str, seed: int | str, iteration: int, phase: str) -> list[str]:
+    """The accepted files that make up the global buffers a phase checks novelty against:
+    every earlier iteration's, and this iteration's earlier phases' (Algorithm 1 adds a
+    phase's batch to its global buffer right after the phase's update)."""
+    phases = teacher_phases(method_name)
+    files = [f for i in range(1, int(iteration)) for f in accepted_files(root, method_name, seed, i)]
+    for p in phases[:phases.index(phase)]:
+        files.append(f"{phase_dir(root, method_name, seed, iteration, p)}/accepted.jsonl")
+    return files
+
+
+def model_tag(method_name: str, seed: int, iteration: int) -> str:
+    return f"ck_{method_name}_s{seed}_i{iteration}"
+
+
+def parse_tag(tag: str) -> tuple[str, int, int] | None:
+    m = TAG.fullmatch(tag)
+    return (m.group(1), int(m.group(2)), int(m.group(3))) if m else None

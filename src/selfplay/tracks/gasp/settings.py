@@ -1,0 +1,61 @@
+"""The GASP track's settings, built when the workflow starts (selfplay.config.components):
+every object a GASP job builds from its config is built here once, so ``snakemake -n``
+fails on a value a job would refuse, naming the key."""
+
+from __future__ import annotations
+
+from ...config.components import named
+from ...errors import UserError
+
+
+def check(cfg: dict) -> None:
+    from ...train.rl.recorded import RecordedUpdateSettings
+    from . import judge, novelty, rewards, validity
+    from .methods import METHODS, method
+
+    g = cfg["gasp"]
+    for name in g["methods"]:
+        method(name)
+    for name in g.get("overrides", {}):
+        if name not in METHODS:
+            raise UserError(f"config key gasp.overrides.{name}: not a GASP method; known: {', '.join(METHODS)}")
+    named("gasp.teacher.rewards", lambda: rewards.TeacherRewards.from_dict(g["teacher"]["rewards"],
+                                                                           "gasp.teacher.rewards"))
+    named("gasp.solver.rewards", lambda: rewards.SolverRewards.from_dict(g["solver"]["rewards"],
+                                                                         "gasp.solver.rewards"))
+    named("gasp.novelty", lambda: novelty.NoveltySettings.from_dict(
+        {k: v for k, v in g["novelty"].items() if k != "model"}, "gasp.novelty"))
+    named("gasp.validity", lambda: validity.ValiditySettings.from_dict(g["validity"], "gasp.validity"))
+    named("gasp.judge", lambda: judge.JudgeSettings.from_dict(g["judge"], "gasp.judge"))
+    named("gasp.update", lambda: RecordedUpdateSettings.from_dict(g["update"]))
+    if not any(float(w) > 0 for w in g["solver"]["forms"].values()):
+        raise UserError("config key gasp.solver.forms: at least one task form needs a weight above 0")
+    t = g["teacher"]
+    if t["count"] == "candidates" and t["max_attempts"] < t["target_accepted"]:
+        raise UserError(f"config key gasp.teacher.max_attempts: counting candidates, {t['max_attempts']} can never "
+                        f"reach target_accepted {t['target_accepted']}")
+    if g["goalposts"]["source"] == "filter":
+        for name in g["goalposts"]["filter"]["models"]:
+            if name != "base" and name not in g["methods"]:
+                raise UserError(f"config key gasp.goalposts.filter.models: {name!r} is neither base nor one of "
+                                f"gasp.methods ({', '.join(g['methods'])}), so it has no checkpoints to filter with")
+        if g["real_data"]["source"] != "livecodebench":
+            raise UserError("config key gasp.goalposts.source: filter scores the training split, so "
+                            "gasp.real_data.source must be livecodebench")
+    if g["goalposts"]["source"] == "path" and not g["goalposts"]["path"]:
+        raise UserError("config key gasp.goalposts.path: source is 'path', so name the file of LiveCodeBench rows")
+    modes = cfg["evaluation"]["modes"]
+    ev = g["evaluation"]
+    for key, mode in (("sampled", ev["sampled"]["mode"]), ("goalposts", ev["goalposts"]["mode"]),
+                      ("greedy", ev["greedy"]["mode"])):
+        if mode not in modes:
+            raise UserError(f"config key gasp.evaluation.{key}.mode: {mode!r} is not defined in evaluation.modes")
+    benches = [ev["sampled"]["benchmark"], ev["goalposts"]["benchmark"], *ev["greedy"]["benchmarks"]]
+    if g["goalposts"]["source"] == "filter":
+        benches.append(g["goalposts"]["filter"]["benchmark"])
+        if g["goalposts"]["filter"]["mode"] not in modes:
+            raise UserError(f"config key gasp.goalposts.filter.mode: {g['goalposts']['filter']['mode']!r} is not "
+                            "defined in evaluation.modes")
+    for bench in benches:
+        if bench not in cfg["evaluation"]["benchmarks"]:
+            raise UserError(f"config key gasp.evaluation: benchmark {bench!r} has no evaluation.benchmarks entry")

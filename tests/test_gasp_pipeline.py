@@ -1,0 +1,172 @@
+"""GASP's phase jobs (selfplay.pipeline.gasp) end to end on files: the phase loop's ending
+rules, the outcomes and rewards of every candidate, the recordings, and a replay of the
+recordings giving the same files byte for byte.
+
+The model is replaced by a scripted backend (named as such: ``Scripted``) so that what the
+teacher proposes and how many of the student's tries pass are fixed by the test; the
+sandbox, the validity checks, the novelty embedder, the judging and the recording are the
+real ones. tests/test_workflow_real.py runs the track with the real tiny model."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from selfplay.config import validate_config
+from selfplay.llm.base import Backend
+from selfplay.pipeline import agents
+from selfplay.pipeline import gasp as steps
+from selfplay.records import read_json, read_jsonl, write_jsonl
+from workflow_helpers import default_config
+
+GOALPOSTS = [
+    {"id": "g1", "title": "Digit sum", "text": "Return the sum of the digits of n.", "starter_code": ""},
+    {"id": "g2", "title": "Vowels", "text": "Count the vowels of s.", "starter_code": ""},
+]
+
+
+def proposal(question: str, code: str, inputs: list[str]) -> str:
+    blocks = "".join(f"```input\n{i}\n```\n" for i in inputs)
+    return f"Question: {question}\n```python\n{code}\n```\n{blocks}"
+
+
+ADD_ONE = ("Add one to x.", "def f(x):\n    return x + 1")
+DOUBLE = ("Double every element of a list.", "def f(xs):\n    return [2 * v for v in xs]")
+UNSAFE = ("Read a file.", "def f(x):\n    import os\n    return os.getcwd()")
+INPUTS = {ADD_ONE: ["1", "2", "3", "4", "5"], DOUBLE: ["[1]", "[1, 2]", "[]", "[3, 4]", "[0, 5]"],
+          UNSAFE: ["1", "2", "3", "4", "5"]}
+WRONG = "```python\ndef f(*a):\n    return None\n```"
+
+
+class Scripted(Backend):
+    """A test double for the policy: the teacher's answers come from ``script`` (one list
+    per generation call), the student passes ``passes`` of its N tries at a known task."""
+
+    name = "scripted"
+
+    def __init__(self, script: list[list[str]], passes: int):
+        self.script = list(script)
+        self.passes = passes
+
+    def describe(self):
+        return {"name": self.name}
+
+    def generate(self, requests):
+        if any("exercise" in r.messages[-1]["content"] for r in requests):
+            answers = self.script.pop(0)
+            assert len(answers) == len(requests), "the script gives one answer per candidate"
+            return [[a] for a in answers]
+        out = []
+        for r in requests:
+            text = r.messages[-1]["content"]
+            code = next(c for q, c in INPUTS if q in text)
+            right = f"```python\n{code}\n```"
+            out.append([right] * self.passes + [WRONG] * (r.sampling.n - self.passes))
+        return out
+
+
+def config(**teacher) -> dict:
+    cfg = validate_config(copy.deepcopy(default_config()))
+    cfg["gasp"]["teacher"].update(teacher)
+    for role in ("teacher", "student", "solver"):
+        cfg["gasp"][role]["answer_format"]["constrained"] = False
+    return cfg
+
+
+def run_phase(tmp_path: Path, cfg: dict, backend: Backend, monkeypatch, name: str = "lemma") -> tuple[Path, dict]:
+    monkeypatch.setattr(agents, "make_generation_backend", lambda cfg, model_dir: backend)
+    goalposts = tmp_path / "goalposts.jsonl"
+    write_jsonl(goalposts, GOALPOSTS)
+    out = tmp_path / name
+    summary = steps.run_teacher_phase(cfg, "gasp", 0, 1, "lemma", "model", None, str(goalposts), [], str(out))
+    return out, summary
+
+
+def test_phase_accepts_in_band_candidates_and_stops_at_m(tmp_path, monkeypatch):
+    cfg = config(candidates_per_attempt=3, target_accepted=2, max_attempts=3)
+    script = [[proposal(*ADD_ONE, INPUTS[ADD_ONE]), "no proposal here", proposal(*DOUBLE, INPUTS[DOUBLE])]]
+    out, summary = run_phase(tmp_path, cfg, Scripted(script, passes=5), monkeypatch)
+    rows = read_jsonl(out / "candidates.jsonl")
+    assert [r["outcome"] for r in rows] == ["scored", "format_error", "scored"]
+    assert [r["k"] for r in rows] == [5, None, 5]
+    # k = 5 of 10 is the lemma curve's peak: [4p(1-p)]^5 = 1
+    assert [r["reward"] for r in rows] == [1.0, -1.0, 1.0]
+    assert summary["ended"] == "target_reached" and summary["attempts"] == 1 and summary["accepted"] == 2
+    accepted = read_jsonl(out / "accepted.jsonl")
+    assert [t["question"] for t in accepted] == [ADD_ONE[0], DOUBLE[0]]
+    # the pairs come from running f in the sandbox: f(3) = 4
+    assert accepted[0]["pairs"][2]["output_repr"] == "4" and len(accepted[0]["pairs"]) == 5
+    rollouts = read_jsonl(out / "rollouts.jsonl")
+    assert [r["meta"]["rewards"] for r in rollouts] == [[1.0], [-1.0], [1.0]]
+    assert {(r["meta"]["task"], r["meta"]["role"]) for r in rollouts} == {("lemma", "teacher")}
+    assert len(read_jsonl(out / "teacher.jsonl")) == 3 and len(read_jsonl(out / "student.jsonl")) == 2
+    assert not (out / ".attempts").exists()
+
+
+def test_out_of_band_copies_and_unsafe_code_spend_the_attempts(tmp_path, monkeypatch):
+    cfg = config(candidates_per_attempt=2, target_accepted=5, max_attempts=2)
+    script = [[proposal(*ADD_ONE, INPUTS[ADD_ONE]), proposal(*ADD_ONE, INPUTS[ADD_ONE])],
+              [proposal(*UNSAFE, INPUTS[UNSAFE]), proposal(*DOUBLE, INPUTS[DOUBLE])]]
+    out, summary = run_phase(tmp_path, cfg, Scripted(script, passes=9), monkeypatch)
+    rows = read_jsonl(out / "candidates.jsonl")
+    # the copy of an earlier candidate of the same call is not novel; 9 of 10 is above the lemma band
+    assert [r["outcome"] for r in rows] == ["scored", "not_novel", "invalid", "scored"]
+    assert rows[2]["invalid_reason"].startswith("unsafe")
+    assert [r["in_band"] for r in rows] == [False, None, None, False]
+    assert [r["reward"] for r in rows] == [-0.5, -0.5, -0.5, -0.5]
+    assert summary["ended"] == "attempts_spent" and summary["attempts"] == 2 and summary["accepted"] == 0
+    assert read_jsonl(out / "accepted.jsonl") == []
+    assert len(read_jsonl(out / "rollouts.jsonl")) == 4   # on_short: update, on every scored candidate
+
+
+def test_the_recordings_replay_the_phase_byte_for_byte(tmp_path, monkeypatch):
+    cfg = config(candidates_per_attempt=3, target_accepted=2, max_attempts=2)
+    script = [[proposal(*ADD_ONE, INPUTS[ADD_ONE]), "junk", proposal(*DOUBLE, INPUTS[DOUBLE])]]
+    out, _ = run_phase(tmp_path, cfg, Scripted(script, passes=4), monkeypatch)
+    from selfplay.llm.replay import ReplayBackend
+
+    replay = ReplayBackend([str(out / "teacher.jsonl"), str(out / "student.jsonl")])
+    again, _ = run_phase(tmp_path, cfg, replay, monkeypatch, name="replayed")
+    for name in ("candidates.jsonl", "accepted.jsonl", "rollouts.jsonl"):
+        a = [{k: v for k, v in r.items() if k != "meta"} for r in read_jsonl(out / name)]
+        b = [{k: v for k, v in r.items() if k != "meta"} for r in read_jsonl(again / name)]
+        assert a == b, name
+    assert (out / "candidates.jsonl").read_bytes() == (again / "candidates.jsonl").read_bytes()
+
+
+def test_lift_phase_without_lemmas_writes_an_empty_phase(tmp_path, monkeypatch):
+    cfg = config()
+    lemmas = tmp_path / "lemmas.jsonl"
+    write_jsonl(lemmas, [])
+    summary = steps.run_teacher_phase(cfg, "gasp", 0, 1, "lift", "model", None, str(lemmas), [],
+                                      str(tmp_path / "lift"))
+    assert summary["ended"] == "no_lemmas" and summary["updated"] is False
+    assert read_json(tmp_path / "lift" / "phase.json")["candidates"] == 0
+    assert read_jsonl(tmp_path / "lift" / "rollouts.jsonl") == []
+
+
+def test_an_update_with_nothing_to_train_on_names_the_state_to_keep(tmp_path):
+    cfg = config()
+    rollouts = tmp_path / "rollouts.jsonl"
+    write_jsonl(rollouts, [])
+    record = steps.run_update(cfg, "gasp", 0, "model", None, str(rollouts), str(tmp_path / "state"))
+    assert record["skipped"] is True and record["use_state"] is None
+    assert agents.resolve_policy("base-model", str(tmp_path / "state")) == ("base-model", None)
+    # a chain of skipped states resolves to the last real one
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "policy_state.json").write_text(json.dumps({"finetune": "lora"}))
+    steps.run_update(cfg, "gasp", 0, "model", str(real), str(rollouts), str(tmp_path / "s2"))
+    steps.run_update(cfg, "gasp", 0, "model", str(tmp_path / "s2"), str(rollouts), str(tmp_path / "s3"))
+    assert agents.resolve_policy("base-model", str(tmp_path / "s3")) == ("base-model", str(real / "policy"))
+    (real / "policy_state.json").write_text(json.dumps({"finetune": "full"}))
+    assert agents.resolve_policy("base-model", str(tmp_path / "s3")) == (str(real / "policy"), None)
+
+
+@pytest.mark.parametrize("iterations,every,expected", [(2, 2, [2]), (5, 2, [2, 4, 5]), (48, 2, list(range(2, 49, 2))),
+                                                       (3, 5, [3])])
+def test_evaluated_checkpoints(iterations, every, expected):
+    assert steps.eval_iterations(iterations, every) == expected
