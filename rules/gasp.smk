@@ -285,18 +285,18 @@ rule gasp_update:
 
 
 rule gasp_dissimilarity:
-    """Eq. 7: how far this iteration's accepted lemmas and lifts are from the earlier buffers."""
+    """Eq. 7 per iteration of one run: how far each iteration's accepted lemmas and lifts
+    are from the earlier buffers of the same kind."""
     input:
-        accepted=lambda w: gasp_layout.accepted_files(GASP_ROOT, w.gmethod, w.gseed, int(w.gi)),
-        earlier=lambda w: [
+        accepted=lambda w: [
             f
-            for i in range(1, int(w.gi))
+            for i in GASP_ITERS[(w.gmethod, int(w.gseed))]
             for f in gasp_layout.accepted_files(GASP_ROOT, w.gmethod, w.gseed, i)
         ],
     output:
-        f"{GASP_RUN}/iter{{gi}}/dissimilarity.json",
+        f"{GASP_RUN}/dissimilarity.jsonl",
     log:
-        f"{GASP_LOG}/{{gmethod}}/s{{gseed}}/iter{{gi}}_dissimilarity.log",
+        f"{GASP_LOG}/{{gmethod}}/s{{gseed}}/dissimilarity.log",
     container:
         image("python")
     params:
@@ -370,10 +370,9 @@ rule gasp_reward_figure:
 rule gasp_dissimilarity_figure:
     input:
         lambda w: [
-            f"{gasp_layout.run_dir(GASP_ROOT, m, s)}/iter{i}/dissimilarity.json"
+            f"{gasp_layout.run_dir(GASP_ROOT, m, s)}/dissimilarity.jsonl"
             for m, s in GASP_RUNS
             if gasp_layout.teacher_phases(m)
-            for i in GASP_ITERS[(m, s)]
         ],
     output:
         png=report(
@@ -391,10 +390,7 @@ rule gasp_dissimilarity_figure:
         image("python")
     params:
         runs=lambda w: {
-            f"{m} s{s}": [
-                f"{gasp_layout.run_dir(GASP_ROOT, m, s)}/iter{i}/dissimilarity.json"
-                for i in GASP_ITERS[(m, s)]
-            ]
+            f"{m} s{s}": f"{gasp_layout.run_dir(GASP_ROOT, m, s)}/dissimilarity.jsonl"
             for m, s in GASP_RUNS
             if gasp_layout.teacher_phases(m)
         },

@@ -170,3 +170,23 @@ def test_an_update_with_nothing_to_train_on_names_the_state_to_keep(tmp_path):
                                                        (3, 5, [3])])
 def test_evaluated_checkpoints(iterations, every, expected):
     assert steps.eval_iterations(iterations, every) == expected
+
+
+def test_buffer_dissimilarity_per_iteration(tmp_path):
+    cfg = config()
+    a = {"question": ADD_ONE[0], "code": ADD_ONE[1]}
+    b = {"question": DOUBLE[0], "code": DOUBLE[1]}
+    files = []
+    for it, lemmas, lifts in ((1, [a], []), (2, [a], [b]), (3, [b], [b])):
+        for phase, items in (("lemma", lemmas), ("lift", lifts)):
+            path = tmp_path / f"iter{it}" / phase / "accepted.jsonl"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_jsonl(path, items)
+            files.append(str(path))
+    rows = steps.write_dissimilarity(cfg, files, str(tmp_path / "dissimilarity.jsonl"))
+    assert [r["iteration"] for r in rows] == [1, 2, 3]
+    assert rows[0]["lemma"] is None and rows[0]["lift"] is None      # nothing earlier
+    assert rows[1]["lemma"] == pytest.approx(0.0, abs=1e-5)          # the same lemma again
+    assert rows[1]["lift"] is None                                   # the lift buffer was empty
+    assert rows[2]["lemma"] > 0.2 and rows[2]["lift"] == pytest.approx(0.0, abs=1e-5)
+    assert read_jsonl(tmp_path / "dissimilarity.jsonl") == rows

@@ -593,28 +593,38 @@ def _skip(out: Path, prev: Path | None, why: str) -> dict:
     return record
 
 
-def write_dissimilarity(cfg: dict, iteration: int, accepted: list[str], earlier: list[str], out: str) -> dict:
-    """Eq. 7 for this iteration's accepted items, per buffer (the phase: lemma, lift, ...):
-    the mean over the batch of the mean over the earlier buffer of 1 - cosine; null where
-    the batch or the earlier buffer is empty."""
+def write_dissimilarity(cfg: dict, accepted: list[str], out: str) -> list[dict]:
+    """Eq. 7 per iteration of one run: for the items accepted in an iteration, per buffer
+    (the phase: lemma, lift, ...), the mean over them of the mean over the earlier buffer
+    of the same kind of 1 - cosine; null where the batch or the earlier buffer is empty.
+    ``accepted``: the run's ``iter<i>/<phase>/accepted.jsonl`` files; writes one JSON line
+    per iteration."""
     from ..tracks.gasp import novelty
 
     section = cfg["gasp"]["novelty"]
     how = novelty.NoveltySettings.from_dict({k: v for k, v in section.items() if k != "model"}, "gasp.novelty").embed
     embedder = Embedder(section.get("model"))
-    result: dict[str, Any] = {"iteration": iteration}
+    by_iteration: dict[int, dict[str, list[dict]]] = {}
     for path in accepted:
-        kind = Path(path).parent.name
-        batch = read_jsonl(path)
-        before = [r for p in earlier if Path(p).parent.name == kind for r in read_jsonl(p)]
-        if not batch or not before:
-            result[kind] = None
-            continue
-        b, e = item_vectors(embedder, batch, how), item_vectors(embedder, before, how)
-        vals = [novelty.buffer_dissimilarity(b[key], e[key]) for key in b]
-        result[kind] = round(float(sum(vals) / len(vals)), 6)
-    write_json(out, result)
-    return result
+        p = Path(path)
+        iteration = int(p.parent.parent.name.removeprefix("iter"))
+        by_iteration.setdefault(iteration, {})[p.parent.name] = read_jsonl(p)
+    rows, earlier = [], {}
+    for iteration in sorted(by_iteration):
+        row: dict[str, Any] = {"iteration": iteration}
+        for kind, batch in by_iteration[iteration].items():
+            before = earlier.get(kind, [])
+            if batch and before:
+                b, e = item_vectors(embedder, batch, how), item_vectors(embedder, before, how)
+                vals = [novelty.buffer_dissimilarity(b[key], e[key]) for key in b]
+                row[kind] = round(float(sum(vals) / len(vals)), 6)
+            else:
+                row[kind] = None
+        for kind, batch in by_iteration[iteration].items():
+            earlier[kind] = earlier.get(kind, []) + batch
+        rows.append(row)
+    write_jsonl(out, rows)
+    return rows
 
 
 def prepare_goalposts(cfg: dict, rows_path: str | None, out: str) -> list[dict]:

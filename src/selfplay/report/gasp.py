@@ -403,14 +403,22 @@ def reward_figure(schedule_names: Sequence[str], n: int, png: str, pdf: str, csv
 
 # --- Figure 10: buffer dissimilarity ----------------------------------------------
 
-def dissimilarity_figure(runs: Mapping[str, Sequence[str]], png: str, pdf: str, csv: str) -> pd.DataFrame:
+def _dissimilarity_rows(source: str | Sequence[str]) -> list[tuple[str, dict]]:
+    """(where, one iteration's values) from a run's JSON-lines file (one line per
+    iteration, rule gasp_dissimilarity) or its list of one-iteration JSON files."""
+    if isinstance(source, (str, Path)):
+        return [(f"{source}:{n}", d) for n, d in enumerate(read_jsonl(source), 1)]
+    return [(str(path), read_json(path)) for path in source]
+
+
+def dissimilarity_figure(runs: Mapping[str, str | Sequence[str]], png: str, pdf: str, csv: str) -> pd.DataFrame:
     """Figure 10: Eq. 7 per iteration, one panel per buffer (lemma, lift; a one-step or
-    unguided run's own phase), one line per run label (e.g. "gasp s0", "no_rejection s0")."""
+    unguided run's own phase), one line per run label (e.g. "gasp s0", "no_rejection s0").
+    A run is its JSON-lines file (one line per iteration) or a list of JSON files."""
     rows, buffers = [], set()
     for run in sorted(runs):
         seen = set()
-        for path in runs[run]:
-            d = read_json(path)
+        for path, d in _dissimilarity_rows(runs[run]):
             it = int(d["iteration"])
             if it in seen:
                 raise UserError(f"dissimilarity figure: run {run!r} has iteration {it} twice ({path})")
