@@ -39,6 +39,10 @@ def test_reasoning_before_the_question_and_drafts_in_blocks_are_skipped():
               "**Question:** not this one either\n\n")
     prop, why = parse_proposal(proposal(before=before, question="Count the items."))
     assert why is None and prop["question"] == "Count the items."
+    # a first attempt with its own question and program, then the real one
+    draft = "Question: draft question\n```python\ndef f(x):\n    return 0\n```\nLet me start over.\n"
+    prop, why = parse_proposal(proposal(before=draft, after="\nQuestion: anything else?\n"))
+    assert why is None and prop["question"] == "Return the sum of the list plus k." and prop["code"] == CODE
     # a label in bold, a multi-line question, other blocks after the program
     text = ("**Question:** Count the odd items\nof the list, plus k.\n\n```python\n" + CODE + "```\n"
             + "".join(f"```input\n{i}\n```\n```output\n0\n```\n" for i in INPUTS))

@@ -11,9 +11,10 @@ the layout on its own).
 
 What the grammars fix is exactly what parse.py reads as the layout; what stays the
 model's is the question's words, the function's parameters and body, and every value.
-The program is the only free region parse.py can still refuse (it may not parse, or may
-define a second function); every other part an accepted answer has parses by
-construction (:data:`SKELETON_REASONS` are the refusals it cannot get).
+The program is the only free region parse.py can still refuse: it may not be valid
+Python. Every other part of an accepted answer parses by construction
+(:data:`SKELETON_REASONS` are the refusals it cannot get; the test draws answers
+through the grammar's token masks to check it).
 
 Bounds (``settings``, the role's ``answer_format`` section; defaults :data:`DEFAULTS`,
 chosen for SmolLM2-135M within 384 new tokens: with them its constrained lemma proposals
@@ -24,9 +25,9 @@ took 151 to 312 tokens, 16 of 16 complete, where 240/480/48 ran one of 8 past 38
   after ``Question:``), with no backtick (so it cannot open a block) and no control
   character;
 * ``code_chars``: the program's length in pieces (:func:`_program`: about one a
-  character, a line break with the next line's indent counting one); its lines after the first
-  are blank or indented, so the top level holds nothing but ``f`` (no stray calls,
-  no second function: those would be refused by parse.py);
+  character, a line break with the next line's indent counting one); its lines after
+  the first are blank or indented, so the top level holds nothing but ``f`` (no stray
+  calls, no second function: parse.py would refuse those);
 * ``literal_chars``: one input's or output's characters. Literals are numbers, strings
   without backslashes or backticks, None/True/False, and lists, tuples, dicts (atom
   keys) and sets (atoms) nested at most :data:`LITERAL_DEPTH` deep, items separated by

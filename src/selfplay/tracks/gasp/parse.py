@@ -19,9 +19,10 @@ The teacher's answer (lemma, lift, one-step and unguided proposals alike)::
     ... five ```input blocks in all
 
 * The question is the text after the last line that starts with ``Question:`` (outside
-  any code block) before the first ```python block that follows such a line, up to that
-  block. Free text before the label (the model's reasoning, drafts in code blocks) is
-  ignored; so are blocks with other labels after the program.
+  any code block) that some ```python block follows, up to the first such block, which
+  holds the program. Free text before the label (the model's reasoning, an earlier
+  question with its draft program) is ignored; so are blocks with other labels after
+  the program.
 * The program must hold exactly one top-level ``def``: AZR's rule (one function, renamed
   to ``f``). Helpers and imports nested inside ``f`` are fine; beside the ``def`` the top
   level may hold only imports, assignments (constants such as ``MOD = 10**9 + 7``) and a
@@ -37,7 +38,7 @@ The teacher's answer (lemma, lift, one-step and unguided proposals alike)::
   accepts them is the sandbox's question (validity), not the parser's.
 
 The student's answers: induction one ```python block with ``def f`` (read like the
-teacher's program), deduction one ```output block with one literal, abduction one
+teacher's program; without a ```python block, the last unlabelled block), deduction one ```output block with one literal, abduction one
 ```input block with an argument list. Reasoning before the block is allowed (no tags:
 see prompts.py) and drafts are allowed too: the *last* block with the right label is the
 answer. A block the answer ran out of tokens in (no closing fence) is refused.
@@ -328,10 +329,11 @@ def parse_proposal(text) -> tuple[dict | None, str | None]:
     labels = [i for i, line in enumerate(lines) if outside[i] and _LABEL.match(line)]
     if not labels:
         return _failed("no_question")
-    code_block = next((b for b in blocks if b["label"] in PYTHON_LABELS and b["start"] > labels[0]), None)
-    if code_block is None:
+    python = [b for b in blocks if b["label"] in PYTHON_LABELS]
+    if not python or python[-1]["start"] < labels[0]:
         return _failed("no_code_block")
-    label = max(i for i in labels if i < code_block["start"])
+    label = max(i for i in labels if i < python[-1]["start"])
+    code_block = next(b for b in python if b["start"] > label)
     question = "\n".join([_LABEL.sub("", lines[label], count=1)] + lines[label + 1:code_block["start"]]).strip()
     if not question:
         return _failed("empty_question")
