@@ -39,9 +39,6 @@ def check(cfg: dict) -> None:
             if name != "base" and name not in g["methods"]:
                 raise UserError(f"config key gasp.goalposts.filter.models: {name!r} is neither base nor one of "
                                 f"gasp.methods ({', '.join(g['methods'])}), so it has no checkpoints to filter with")
-        if g["real_data"]["source"] != "livecodebench":
-            raise UserError("config key gasp.goalposts.source: filter scores the training split, so "
-                            "gasp.real_data.source must be livecodebench")
     if g["goalposts"]["source"] == "path" and not g["goalposts"]["path"]:
         raise UserError("config key gasp.goalposts.path: source is 'path', so name the file of LiveCodeBench rows")
     modes = cfg["evaluation"]["modes"]
