@@ -36,7 +36,7 @@ from typing import Any
 from ..errors import UserError
 from ..records import derive_seed, read_json, read_jsonl, write_json, write_jsonl
 from ..tracks.gasp.methods import Phase, method, phase_of
-from .agents import SKIPPED_STATE, resolve_state, state_policy
+from .agents import SKIPPED_STATE, generate_to_file, resolve_state, state_policy
 
 log = logging.getLogger("selfplay")
 
@@ -256,7 +256,7 @@ def run_teacher_phase(cfg: dict, method_name: str, seed: int, iteration: int, ph
                 n_accepted_now += int(row["accepted"])
                 rows.append(row)
                 if t_cfg["update_on"] == "all_scored" or row["accepted"]:
-                    rollouts.append(_rollout(rec, row["reward"], phase.name, "teacher"))
+                    rollouts.append(_rollout(rec, [row["reward"]], phase.name, "teacher"))
             loop.record(len(cands), n_accepted_now)
 
     updated = loop.ended == "target_reached" or t_cfg["on_short"] == "update"
@@ -328,10 +328,22 @@ def _outcome(row: dict) -> str:
     return "scored"
 
 
-def _rollout(rec: dict, reward: float, task: str, role: str) -> dict:
+def _rollout(rec: dict, rewards: list[float], task: str, role: str) -> dict:
+    """A generation record as a rollout record of the update: one reward per output, and
+    the (task, role) partition of Task-Relative REINFORCE++."""
     meta = dict(rec.get("meta") or {})
-    meta.update({"rewards": [reward], "task": task, "role": role})
-    return {"messages": rec["messages"], "outputs": rec["outputs"][:1], "meta": meta}
+    meta.update({"rewards": list(rewards), "task": task, "role": role})
+    return {"messages": rec["messages"], "outputs": rec["outputs"][:len(rewards)], "meta": meta}
+
+
+def _write_answers_phase(out: Path, summary: dict, answers: list[dict], rollouts: list[dict], started: float) -> dict:
+    """The files of a phase whose rollouts are the student's answers (solver, real data)."""
+    write_jsonl(out / "answers.jsonl", answers)
+    write_jsonl(out / "rollouts.jsonl", rollouts)
+    summary = {**summary, "answers": len(answers), "correct": sum(a["correct"] for a in answers),
+               "seconds": round(time.perf_counter() - started, 3)}
+    write_json(out / "phase.json", summary)
+    return summary
 
 
 def _stack_vectors(buffer_vecs: dict | None, extra: list[dict]):
@@ -361,9 +373,7 @@ def run_solver_phase(cfg: dict, method_name: str, seed: int, iteration: int, mod
     from ..sandbox import Sandbox
     from ..tracks.gasp import draws, judge, parse, prompts, rewards
     from ..tracks.gasp import formats as gformats
-    from .agents import make_generation_backend
     from ..llm.base import GenerationRequest
-    from ..llm.recording import generate_and_record
 
     started = time.perf_counter()
     g = cfg["gasp"]
@@ -390,17 +400,8 @@ def run_solver_phase(cfg: dict, method_name: str, seed: int, iteration: int, mod
                                                              derive_seed(base_seed, iteration, "solver", task["id"]))))
         metas.append({"role": "student", "purpose": "solve", "task_id": task["id"], "kind": task["kind"],
                       "form": form, "pair": pair, "iteration": iteration})
-    rec_path = out / "student.jsonl"
-    if requests:
-        backend = make_generation_backend(cfg, model_dir)
-        try:
-            records = generate_and_record(backend, requests, rec_path, meta=metas,
-                                          chunk=cfg["generation"]["chunk_requests"])
-        finally:
-            backend.close()
-    else:
-        records = []
-        write_jsonl(rec_path, [])
+    generate_to_file(cfg, model_dir, requests, metas, str(out / "student.jsonl"), f"gasp solver iteration {iteration}")
+    records = read_jsonl(out / "student.jsonl")
     answers, rollouts = [], []
     with Sandbox(workers=judge_settings.workers) as sandbox:
         for task, rec, meta in zip(tasks, records, metas):
@@ -413,16 +414,9 @@ def run_solver_phase(cfg: dict, method_name: str, seed: int, iteration: int, mod
                 answers.append({"iteration": iteration, "task_id": task["id"], "kind": task["kind"], "form": form,
                                 "format_ok": v["format_ok"], "correct": v["correct"], "reason": v.get("reason"),
                                 "reward": r})
-            meta_out = dict(rec.get("meta") or {})
-            meta_out.update({"rewards": rewards_, "task": form, "role": "student"})
-            rollouts.append({"messages": rec["messages"], "outputs": rec["outputs"], "meta": meta_out})
-    write_jsonl(out / "answers.jsonl", answers)
-    write_jsonl(out / "rollouts.jsonl", rollouts)
-    summary = {"method": method_name, "seed": seed, "iteration": iteration, "phase": "solver", "tasks": len(tasks),
-               "answers": len(answers), "correct": sum(a["correct"] for a in answers),
-               "seconds": round(time.perf_counter() - started, 3)}
-    write_json(out / "phase.json", summary)
-    return summary
+            rollouts.append(_rollout(rec, rewards_, form, "student"))
+    return _write_answers_phase(out, {"method": method_name, "seed": seed, "iteration": iteration, "phase": "solver",
+                                      "tasks": len(tasks)}, answers, rollouts, started)
 
 
 def _judge_form(judge, parse, task: dict, form: str, pair: int, outputs: list[str], sandbox, settings) -> list[dict]:
@@ -442,9 +436,7 @@ def run_real_phase(cfg: dict, method_name: str, seed: int, iteration: int, model
     each (one group per problem), every answer judged on all the problem's LiveCodeBench
     tests in the sandbox; writes the rollouts of the phase's update."""
     from ..tracks.gasp import real_data
-    from .agents import make_generation_backend
     from ..llm.base import GenerationRequest
-    from ..llm.recording import generate_and_record
 
     started = time.perf_counter()
     rd = cfg["gasp"]["real_data"]
@@ -464,12 +456,8 @@ def run_real_phase(cfg: dict, method_name: str, seed: int, iteration: int, model
              for rec in batch]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    backend = make_generation_backend(cfg, model_dir)
-    try:
-        records = generate_and_record(backend, requests, out / "student.jsonl", meta=metas,
-                                      chunk=cfg["generation"]["chunk_requests"])
-    finally:
-        backend.close()
+    generate_to_file(cfg, model_dir, requests, metas, str(out / "student.jsonl"), f"gasp real data iteration {iteration}")
+    records = read_jsonl(out / "student.jsonl")
     answers, rollouts = [], []
     sandbox = real_data.open_sandbox(cfg["evaluation"]["benchmarks"].get("livecodebench"), workers=int(rd["workers"]))
     try:
@@ -483,18 +471,11 @@ def run_real_phase(cfg: dict, method_name: str, seed: int, iteration: int, model
                 answers.append({"iteration": iteration, "task_id": meta["problem_id"], "kind": "real",
                                 "form": "real_data", "format_ok": v != float(rd["format_error"]) or v == 1.0,
                                 "correct": v == 1.0, "reason": None, "reward": v})
-            meta_out = dict(rec.get("meta") or {})
-            meta_out.update({"rewards": values, "task": "real_data", "role": "solver"})
-            rollouts.append({"messages": rec["messages"], "outputs": outs, "meta": meta_out})
+            rollouts.append(_rollout(rec, values, "real_data", "solver"))
     finally:
         sandbox.close()
-    write_jsonl(out / "answers.jsonl", answers)
-    write_jsonl(out / "rollouts.jsonl", rollouts)
-    summary = {"method": method_name, "seed": seed, "iteration": iteration, "phase": "real", "tasks": len(batch),
-               "answers": len(answers), "correct": sum(a["correct"] for a in answers),
-               "seconds": round(time.perf_counter() - started, 3)}
-    write_json(out / "phase.json", summary)
-    return summary
+    return _write_answers_phase(out, {"method": method_name, "seed": seed, "iteration": iteration, "phase": "real",
+                                      "tasks": len(batch)}, answers, rollouts, started)
 
 
 def _code_format(section: dict):
