@@ -32,8 +32,6 @@ GASP_PHASE_DIRS = [
     for i in GASP_ITERS[(m, s)]
     for p in gasp_layout.phase_order(m)
 ]
-# phases whose files are the student's answers (answers.jsonl), not teacher candidates
-GASP_STUDENT_PHASES = ("/solver", "/real")
 GASP_FIGURES = (3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14)
 GASP_REPORT = [
     f"results/tables/gasp/{t}.{e}"
@@ -79,14 +77,14 @@ TRACK_OUTPUTS["gasp"] = {
             f"{d}/{f}"
             for d in GASP_PHASE_DIRS
             for f in ("teacher.jsonl", "student.jsonl")
-            if f != "teacher.jsonl" or not d.endswith(GASP_STUDENT_PHASES)
+            if f != "teacher.jsonl" or not gasp_layout.answers_phase(d)
         ]
         + [eval_file("gasp", b, md, t, "") for b, md, t in GASP_EVALS],
         verdicts=[
             f"{d}/{f}"
             for d in GASP_PHASE_DIRS
             for f in ("candidates.jsonl", "answers.jsonl")
-            if (f == "answers.jsonl") == d.endswith(GASP_STUDENT_PHASES)
+            if (f == "answers.jsonl") == gasp_layout.answers_phase(d)
         ]
         + [eval_file("gasp", b, md, t, ".scored") for b, md, t in GASP_EVALS],
         tables=[p for p in GASP_REPORT if p.startswith("results/tables/")]
@@ -329,7 +327,7 @@ rule gasp_yield:
             f"{m} s{s}": [
                 (
                     f"{d}/phase.json",
-                    f"{d}/answers.jsonl" if d.endswith(GASP_STUDENT_PHASES) else f"{d}/candidates.jsonl",
+                    f"{d}/answers.jsonl" if gasp_layout.answers_phase(d) else f"{d}/candidates.jsonl",
                 )
                 for d in GASP_PHASE_DIRS
                 if d.startswith(gasp_layout.run_dir(GASP_ROOT, m, s) + "/")

@@ -74,6 +74,12 @@ def buffer_files(root: str, method_name: str, seed: int | str, iteration: int, p
     return files
 
 
+def answers_phase(phase_folder: str) -> bool:
+    """Whether a phase's folder holds the student's answers (answers.jsonl: the solver and
+    real-data phases) rather than teacher candidates (candidates.jsonl)."""
+    return phase_folder.rstrip("/").rsplit("/", 1)[-1] in ("solver", "real")
+
+
 def model_tag(method_name: str, seed: int, iteration: int) -> str:
     return f"ck_{method_name}_s{seed}_i{iteration}"
 
