@@ -551,17 +551,19 @@ def run_update(cfg: dict, method_name: str, seed: int, model_dir: str, previous:
 
 
 def restore_update(bundled: str, out_dir: str) -> dict:
-    """The update when config ``replay_training_from`` is set: the bundle's state records
-    (policy_state.json, training_record.json, or skipped.json) put in place; no model is
-    loaded (generation replays its recordings, so no weights are needed)."""
+    """The update when config ``replay_training_from`` is set: the bundle's copy of the
+    state folder put in place (its records, the adapter's config, and the weights when
+    the bundle has them); no model is loaded. Generation replays its recordings, so a
+    policy folder without weights serves: it names the adapter the requests carry."""
     src, out = Path(bundled), Path(out_dir)
-    names = [n for n in (SKIPPED_STATE, "policy_state.json", "training_record.json") if (src / n).is_file()]
-    if not names:
+    if not any((src / n).is_file() for n in (SKIPPED_STATE, "policy_state.json")):
         raise UserError(f"{src}: the bundle holds no record of this update (no policy_state.json or skipped.json)")
-    out.mkdir(parents=True, exist_ok=True)
-    for name in names:
-        shutil.copyfile(src / name, out / name)
+    if out.exists():
+        shutil.rmtree(out)
+    shutil.copytree(src, out, ignore=shutil.ignore_patterns(".snakemake*"))
     record = read_json(out / "training_record.json") if (out / "training_record.json").is_file() else {}
+    record["restored_from_bundle"] = str(src)
+    write_json(out / "training_record.json", record)
     return record
 
 
