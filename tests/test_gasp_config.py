@@ -83,3 +83,15 @@ def test_the_settings_check_names_the_key_a_job_would_refuse(change, key):
 
 def test_the_default_passes_the_check():
     gasp_settings.check(filled())
+
+
+def test_the_plan_check_sizes_the_update_and_refuses_full_fine_tuning_without_sharding():
+    from selfplay.plan import gpu_memory
+    from test_config_loading import load_as_snakemake
+
+    cfg = load_as_snakemake(("config/papers/gasp.yaml",))
+    needs = {need.rule: need.total for need, _, _ in gpu_memory.check(cfg)}
+    assert 0 < needs["gasp_update"] < 80 and "gasp_*_phase, gasp_eval_generate" in needs
+    cfg["gasp"]["update"]["finetune"] = "full"   # the paper's: all weights, AdamW state saved whole
+    with pytest.raises(UserError, match="gasp_update needs ~1[0-9][0-9] GiB per GPU"):
+        gpu_memory.check(cfg)

@@ -295,7 +295,7 @@ def gpu_jobs(cfg: Mapping[str, Any], workdir: str = ".", unchecked: list[str] | 
     as the rehearsals' tiny models) is left out, with a line in ``unchecked``."""
     res = cfg.get("resources") or {}
     backend = cfg["backend"]
-    tracks = [t for t in ("sinq", "seq", "psv", "evolve") if t in cfg]
+    tracks = [t for t in ("sinq", "seq", "psv", "evolve", "gasp") if t in cfg]
     out: list[Need] = []
     unknown = unchecked if unchecked is not None else []
 
@@ -321,6 +321,8 @@ def gpu_jobs(cfg: Mapping[str, Any], workdir: str = ".", unchecked: list[str] | 
                 index = tcfg["pool"]["models"].index(entry)
                 bk = served_backend(backend, entry.get("backend"), f"evolve.pool.models[{index}].backend")
                 serve(f"evolve_pool_generate ({entry['name']})", "generate", spec, bk)
+        elif track == "gasp":
+            serve("gasp_*_phase, gasp_eval_generate", "generate", model, backend)
         else:
             serve(f"{track}_*_generate", "generate", model, backend)
         if track == "psv":
@@ -332,6 +334,21 @@ def gpu_jobs(cfg: Mapping[str, Any], workdir: str = ".", unchecked: list[str] | 
             serve("seq_translate_generate", "translate", tr.get("model") or model,
                   {**backend, **(tr.get("backend") or {})})
         if not _gpus(res, "train"):
+            continue
+        if track == "gasp":
+            # one update on recorded rollouts: the longest is a teacher's proposal or a student's
+            # answer after its prompt (a goalpost statement: up to 2,048 tokens assumed)
+            u = tcfg.get("update") or {}
+            longest = max(int(tcfg[role]["sampling"]["max_new_tokens"]) for role in ("teacher", "solver", "real_data"))
+            arch = _arch_or_note(arch_of, model, "resources.train: rule gasp_update", unknown)
+            if arch is None:
+                continue
+            out.append(training_need(
+                "gasp_update", "train", model, arch, finetune=str(u.get("finetune", "full")), dtype=MASTER_DTYPE,
+                micro_batch=int(u.get("micro_batch_size", 4)),
+                compute_dtype=MASTER_DTYPE if u.get("bf16") is False else "bfloat16",
+                seq_len=2048 + longest, checkpointing=u.get("gradient_checkpointing", "auto") is not False,
+                lora_r=int((u.get("lora") or {}).get("r", 16)), gpus=_gpus(res, "train")))
             continue
         if track == "evolve":
             g = tcfg.get("grpo") or {}
