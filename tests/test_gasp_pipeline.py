@@ -190,3 +190,27 @@ def test_buffer_dissimilarity_per_iteration(tmp_path):
     assert rows[1]["lift"] is None                                   # the lift buffer was empty
     assert rows[2]["lemma"] > 0.2 and rows[2]["lift"] == pytest.approx(0.0, abs=1e-5)
     assert read_jsonl(tmp_path / "dissimilarity.jsonl") == rows
+
+
+@pytest.mark.parametrize("method, phase, reward", [
+    # one-step medium: k = 5 of 10 is inside 0.1..0.5, R(0.5; 0.3, 5) = 0.254 (the note's table)
+    ("onestep_medium", "onestep", 0.254),
+    # one-step hard: R(0.5; 0.1, 1) = 10 * 0.5 * (0.5 / 0.9)^9 = 0.025
+    ("onestep_hard", "onestep", 0.025),
+    # unguided (Absolute Zero's proposer reward): 1 - p
+    ("unguided", "propose", 0.5),
+])
+def test_the_ablations_phases_score_with_their_own_schedule(tmp_path, monkeypatch, method, phase, reward):
+    cfg = config(candidates_per_attempt=1, target_accepted=1, max_attempts=1)
+    backend = Scripted([[proposal(*ADD_ONE, INPUTS[ADD_ONE])]], passes=5)
+    monkeypatch.setattr(agents, "make_generation_backend", lambda cfg, model_dir: backend)
+    goalposts = tmp_path / "goalposts.jsonl"
+    write_jsonl(goalposts, GOALPOSTS)
+    parents = None if phase == "propose" else str(goalposts)
+    summary = steps.run_teacher_phase(cfg, method, 0, 1, phase, "model", None, parents, [], str(tmp_path / phase))
+    [row] = read_jsonl(tmp_path / phase / "candidates.jsonl")
+    assert row["k"] == 5 and row["reward"] == pytest.approx(reward, abs=5e-4)
+    assert summary["schedule"] == {"onestep": method, "propose": "unguided"}[phase] and summary["accepted"] == 1
+    teacher = read_jsonl(tmp_path / phase / "teacher.jsonl")
+    prompt = teacher[0]["messages"][-1]["content"]
+    assert ("Digit sum" in prompt or "Vowels" in prompt) == (phase != "propose")   # unguided: no goalpost shown

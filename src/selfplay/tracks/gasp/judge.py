@@ -39,10 +39,11 @@ from ...evaluate.python_calls import judge as judge_calls
 from ...evaluate.python_calls import mismatch
 from .execution import (CallJob, NotALiteral, args_text, defines_f, host_encoding, read_call_args, read_literal,
                         run_jobs, seconds)
+from .methods import TEACHER_PHASES
 from .sections import from_section
 
 PASS_RULES = ("all_private", "any")
-KINDS = ("lemma", "lift")
+KINDS = TEACHER_PHASES   # a task's kind: the teacher phase that accepted it
 AXES = ("io", "f")
 # Longest stored input text a task may hold (tasks are re-read from files).
 _MAX_TASK_INPUT = 100_000

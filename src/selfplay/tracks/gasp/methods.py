@@ -67,6 +67,9 @@ class Method:
             (("real",) if self.real_data else ())
 
 
+# every teacher phase's name: a task's kind is the phase that accepted it
+TEACHER_PHASES = ("lemma", "lift", "onestep", "propose")
+
 LEMMA = Phase("lemma", "lemma", "goalpost")
 LIFT = Phase("lift", "lift", "lemma")
 
