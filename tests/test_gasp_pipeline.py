@@ -214,3 +214,19 @@ def test_the_ablations_phases_score_with_their_own_schedule(tmp_path, monkeypatc
     teacher = read_jsonl(tmp_path / phase / "teacher.jsonl")
     prompt = teacher[0]["messages"][-1]["content"]
     assert ("Digit sum" in prompt or "Vowels" in prompt) == (phase != "propose")   # unguided: no goalpost shown
+
+
+def test_without_rejection_sampling_copies_are_scored_and_without_the_io_axis_every_axis_is_f(tmp_path, monkeypatch):
+    cfg = config(candidates_per_attempt=4, target_accepted=9, max_attempts=1)
+    goalposts = tmp_path / "goalposts.jsonl"
+    write_jsonl(goalposts, GOALPOSTS)
+    copies = [proposal(*ADD_ONE, INPUTS[ADD_ONE])] * 4
+    for method in ("no_rejection", "no_io_axis"):
+        backend = Scripted([list(copies)], passes=5)
+        monkeypatch.setattr(agents, "make_generation_backend", lambda cfg, model_dir, b=backend: b)
+        steps.run_teacher_phase(cfg, method, 0, 1, "lemma", "model", None, str(goalposts), [], str(tmp_path / method))
+    plain = read_jsonl(tmp_path / "no_rejection" / "candidates.jsonl")
+    assert [r["outcome"] for r in plain] == ["scored"] * 4 and [r["accepted"] for r in plain] == [True] * 4
+    filtered = read_jsonl(tmp_path / "no_io_axis" / "candidates.jsonl")
+    assert [r["outcome"] for r in filtered] == ["scored", "not_novel", "not_novel", "not_novel"]
+    assert {r["axis"] for r in filtered} == {"f"} and {r["axis"] for r in plain} <= {"io", "f"}
