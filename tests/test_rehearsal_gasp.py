@@ -33,6 +33,7 @@ EXP = "results/gasp/rehearsal"
 PAPER = yaml.safe_load((PAPERS / "gasp.yaml").read_text())
 # Keys beyond the checker's kinds that this paper's overlay changes, and why.
 EXTRA = {
+    "gasp.azr_checkpoint": "model: the tiny Qwen2 in place of the released AZR-Coder-7B checkpoint",
     "gasp.methods": "count: three of the eight methods, one per code path (teacher phases, real-data phase, both)",
     "gasp.eval_every": "count: every checkpoint evaluated (one iteration)",
     "gasp.overrides.real_rl.eval_every": "count: every checkpoint evaluated (one iteration)",
@@ -66,7 +67,8 @@ def test_the_goalposts_are_the_training_problems_no_filter_solved(run):
     records = read_jsonl(run.workdir / EXP / "goalpost_filter.jsonl")
     assert len(records) == 2                      # the smoke file's training problems
     names = [f["filter"] for f in records[0]["filters"]]
-    assert names == ["base", "ck_real_rl_s0_i1"]  # the base model, then the Real-data RL checkpoint
+    # the base model, the Real-data RL checkpoint, the released AZR checkpoint (here a tiny stand-in)
+    assert names == ["base", "ck_real_rl_s0_i1", "azr"]
     kept = read_jsonl(run.workdir / EXP / "goalposts_filtered.jsonl")
     assert [r["question_id"] for r in kept] == [r["id"] for r in records if r["kept"]]
 

@@ -629,18 +629,18 @@ def prepare_goalposts(cfg: dict, rows_path: str | None, out: str) -> list[dict]:
 # Which methods each pass@k figure compares (paper 004's captions); the ones a config does
 # not run are left out of the figure (the table notes say which).
 PASSK_FIGURES = {
-    4: ("pass@20", ("gasp", "unguided", "base")),
-    8: ("pass@1", ("gasp", "unguided", "base")),
-    9: ("pass@20", ("no_rejection", "unguided", "base")),
-    11: ("pass@20", ("no_io_axis", "unguided", "base")),
-    13: ("pass@20", ("onestep_medium", "onestep_hard", "unguided", "base")),
+    4: ("pass@20", ("gasp", "gasp_real_rl", "real_rl", "azr", "unguided", "base")),
+    8: ("pass@1", ("gasp", "gasp_real_rl", "real_rl", "azr", "unguided", "base")),
+    9: ("pass@20", ("no_rejection", "real_rl", "azr", "unguided", "base")),
+    11: ("pass@20", ("no_io_axis", "real_rl", "azr", "unguided", "base")),
+    13: ("pass@20", ("onestep_medium", "onestep_hard", "real_rl", "azr", "unguided", "base")),
 }
 
 
 def _tag_key(tag: str) -> tuple[str, int, int]:
     from ..tracks.gasp.layout import parse_tag
 
-    return ("base", 0, 0) if tag == "base" else parse_tag(tag)
+    return (tag, 0, 0) if tag in ("base", "azr") else parse_tag(tag)
 
 
 def selection_k(pass_at_k: list[int], wanted: int = 20) -> int:
@@ -665,10 +665,14 @@ def write_eval_tables(cfg: dict, tags: list[str], sampled: dict[str, str], goalp
     metrics = {_tag_key(t): sampled[t] for t in tags}
     goal = {_tag_key(t): goalposts[t] for t in tags}
     greedy_m = {(*_tag_key(t), b): p for (b, t), p in greedy.items()}
-    meta = {m: {"label": METHODS[m].title, "real_data_training": False, "real_data_guidance": METHODS[m].guided}
-            for m in methods}
+    meta = {m: {"label": METHODS[m].title, "real_data_training": METHODS[m].real_data_training,
+                "real_data_guidance": METHODS[m].guided} for m in methods}
+    if "azr" in tags:
+        meta["azr"] = {"label": f"AZR ({cfg['gasp']['azr_checkpoint']['name']}, released)",
+                       "real_data_training": False, "real_data_guidance": False}
     meta["base"] = {"label": f"{cfg['model']['name']} (base)", "real_data_training": None,
                     "real_data_guidance": None}
+    present = set(methods) | {"base"} | ({"azr"} if "azr" in tags else set())
     report.table1(metrics, meta, out["table1_csv"], out["table1_md"], rule=high)
     report.table2(metrics, out["table2_csv"], out["table2_md"], methods_meta=meta)
     selected = report.select_checkpoints(metrics, high)
@@ -679,7 +683,7 @@ def write_eval_tables(cfg: dict, tags: list[str], sampled: dict[str, str], goalp
                                 out[f"figure{fig}_csv"])
     for fig, (rule, wanted) in PASSK_FIGURES.items():
         rule = high if rule == "pass@20" else rule
-        report.passk_figure(metrics, [m for m in wanted if m in methods or m == "base"], rule,
+        report.passk_figure(metrics, [m for m in wanted if m in present], rule,
                             out[f"figure{fig}_png"], out[f"figure{fig}_pdf"], out[f"figure{fig}_csv"],
                             methods_meta=meta)
     report.pass20_over_training(metrics, methods, out["figure7_png"], out["figure7_pdf"], out["figure7_csv"],

