@@ -202,6 +202,8 @@ def test_no_paper_config_constrains_decoding_and_the_default_does():
                                                                                 ("seq", ("alice", "proof", "bob")),
                                                                                 ("psv", ("solve", "propose")),
                                                                                 ("evolve", ("refine", "pool", "adversarial",
-                                                                                            "discriminative")))
+                                                                                            "discriminative")),
+                                                                                ("gasp", ("teacher", "student", "solver",
+                                                                                          "real_data")))
                                   for role in roles}
             assert all(f["constrained"] for f in found.values())
