@@ -103,6 +103,7 @@ def test_phase_accepts_in_band_candidates_and_stops_at_m(tmp_path, monkeypatch):
     assert [r["meta"]["rewards"] for r in rollouts] == [[1.0], [-1.0], [1.0]]
     assert {(r["meta"]["task"], r["meta"]["role"]) for r in rollouts} == {("lemma", "teacher")}
     assert len(read_jsonl(out / "teacher.jsonl")) == 3 and len(read_jsonl(out / "student.jsonl")) == 2
+    assert read_jsonl(out / "buffer.jsonl") == accepted   # the global buffers after the phase (none before)
     assert not (out / ".attempts").exists()
 
 

@@ -9,6 +9,8 @@ Layout of one run, ``results/gasp/<experiment>/<method>/s<seed>/``::
         candidates.jsonl        one row per candidate: parse, validity, novelty, k of N,
                                 band, reward, accepted (docs/gasp.md has the fields)
         accepted.jsonl          the accepted tasks (with their 5 I/O pairs)
+        buffer.jsonl            the global buffers after the phase: the ones it read, plus
+                                its accepted tasks (what the next teacher phase reads)
         rollouts.jsonl          the teacher's rollout records for the update
         phase.json              attempts, candidates, accepted, how the phase ended
         state/                  the policy state after the phase's update
@@ -139,11 +141,11 @@ def run_teacher_phase(cfg: dict, method_name: str, seed: int, iteration: int, ph
     scratch.mkdir(parents=True, exist_ok=True)
 
     parents = _phase_parents(phase, parents_path)
+    buffer_items = [row for p in buffer_paths for row in read_jsonl(p)]
     if phase.parent == "lemma" and not parents:
         # Algorithm 1 draws each lift's lemma from this iteration's accepted ones: none, no lift phase
         return _empty_phase(out, method_name, seed, iteration, phase, int(t_cfg["target_accepted"]),
-                            "no_lemmas", started)
-    buffer_items = [row for p in buffer_paths for row in read_jsonl(p)]
+                            "no_lemmas", started, buffer_items)
     model_dir, adapter = state_policy(model_dir, state)
     loop = PhaseLoop(target=int(t_cfg["target_accepted"]), max_attempts=int(t_cfg["max_attempts"]),
                      count=t_cfg["count"], per_attempt=int(t_cfg["candidates_per_attempt"]))
@@ -270,6 +272,7 @@ def run_teacher_phase(cfg: dict, method_name: str, seed: int, iteration: int, ph
     _concat(student_files, out / "student.jsonl")
     write_jsonl(out / "candidates.jsonl", rows)
     write_jsonl(out / "accepted.jsonl", accepted)
+    write_jsonl(out / "buffer.jsonl", buffer_items + accepted)
     write_jsonl(out / "rollouts.jsonl", rollouts)
     write_json(out / "phase.json", summary)
     shutil.rmtree(scratch, ignore_errors=True)
@@ -279,9 +282,10 @@ def run_teacher_phase(cfg: dict, method_name: str, seed: int, iteration: int, ph
 
 
 def _empty_phase(out: Path, method_name: str, seed: int, iteration: int, phase: Phase, target: int, why: str,
-                 started: float) -> dict:
+                 started: float, buffer_items: list[dict]) -> dict:
     for name in ("candidates", "accepted", "rollouts", "teacher", "student"):
         write_jsonl(out / f"{name}.jsonl", [])
+    write_jsonl(out / "buffer.jsonl", buffer_items)
     summary = {"method": method_name, "seed": seed, "iteration": iteration, "phase": phase.name,
                "schedule": phase.schedule, "attempts": 0, "candidates": 0, "accepted": 0, "target": target,
                "ended": why, "updated": False, "rollouts": 0, "seconds": round(time.perf_counter() - started, 3)}

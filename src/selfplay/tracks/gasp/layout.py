@@ -3,7 +3,8 @@
 ``root`` is ``results/gasp/<experiment>``; a run is one method and seed::
 
     <root>/goalposts.jsonl                      the goalposts the teacher is shown
-    <root>/<method>/s<seed>/iter<i>/<phase>/    a phase's files (pipeline/gasp.py), state/ its update
+    <root>/<method>/s<seed>/iter<i>/<phase>/    a phase's files (pipeline/gasp.py), state/ its update;
+                                                a teacher phase's buffer.jsonl: the global buffers after it
     <root>/<method>/s<seed>/iter<i>/dissimilarity.json
 
 A checkpoint is the state after an iteration's last update (the solver's, or the real-data
@@ -18,7 +19,7 @@ import re
 from .methods import method
 
 TAG = re.compile(r"ck_([a-z_]+)_s(\d+)_i(\d+)")
-PHASE_FILES = ("candidates.jsonl", "accepted.jsonl", "rollouts.jsonl", "teacher.jsonl", "student.jsonl")
+PHASE_FILES = ("candidates.jsonl", "accepted.jsonl", "rollouts.jsonl", "teacher.jsonl", "student.jsonl", "buffer.jsonl")
 SOLVER_FILES = ("answers.jsonl", "rollouts.jsonl", "student.jsonl")   # also the real-data phase's
 
 
@@ -64,14 +65,18 @@ def accepted_files(root: str, method_name: str, seed: int | str, iteration: int)
 
 
 def buffer_files(root: str, method_name: str, seed: int | str, iteration: int, phase: str) -> list[str]:
-    """The accepted files that make up the global buffers a phase checks novelty against:
-    every earlier iteration's, and this iteration's earlier phases' (Algorithm 1 adds a
-    phase's batch to its global buffer right after the phase's update)."""
+    """The global buffers a teacher phase checks novelty against, as one file: every item
+    accepted before it (earlier iterations, and this iteration's earlier phases: Algorithm 1
+    adds a phase's batch to its global buffer right after the phase's update). Each teacher
+    phase writes ``buffer.jsonl``, the buffer it read plus what it accepted, so a phase reads
+    only the one before it (not every earlier file: the paper plan's DAG stays linear)."""
     phases = teacher_phases(method_name)
-    files = [f for i in range(1, int(iteration)) for f in accepted_files(root, method_name, seed, i)]
-    for p in phases[:phases.index(phase)]:
-        files.append(f"{phase_dir(root, method_name, seed, iteration, p)}/accepted.jsonl")
-    return files
+    at = phases.index(phase)
+    if at > 0:
+        return [f"{phase_dir(root, method_name, seed, iteration, phases[at - 1])}/buffer.jsonl"]
+    if int(iteration) > 1:
+        return [f"{phase_dir(root, method_name, seed, int(iteration) - 1, phases[-1])}/buffer.jsonl"]
+    return []
 
 
 def answers_phase(phase_folder: str) -> bool:
