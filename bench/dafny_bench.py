@@ -31,30 +31,44 @@ import statistics
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from machine import machine_facts  # noqa: E402  (bench/machine.py)
-from selfplay.dafny.runner import tool_dirs  # noqa: E402
-from selfplay.dafny.runner import (DafnyJob, DafnySettings, check_dafny, dafny_flags,  # noqa: E402
-                                   verify, z3_version)
+
+from selfplay.dafny.runner import (  # noqa: E402
+    DafnyJob,
+    DafnySettings,
+    check_dafny,
+    dafny_flags,
+    tool_dirs,  # noqa: E402
+    verify,
+    z3_version,
+)
 from selfplay.sandbox import Sandbox, SandboxLimits  # noqa: E402
 
 WORKERS = 2
 
 # (name, correct program, wrong program); the wrong one differs in one place.
 TEMPLATES = [
-    ("max", """method Max(a: int, b: int) returns (m: int)
+    (
+        "max",
+        """method Max(a: int, b: int) returns (m: int)
   ensures m >= a && m >= b
   ensures m == a || m == b
 {
   if a > b { m := a; } else { m := b; }
 }
-""", "if a > b { m := a; } else { m := b; }", "if a > b { m := b; } else { m := a; }"),
-    ("sum_to", """method SumTo(n: nat) returns (s: nat)
+""",
+        "if a > b { m := a; } else { m := b; }",
+        "if a > b { m := b; } else { m := a; }",
+    ),
+    (
+        "sum_to",
+        """method SumTo(n: nat) returns (s: nat)
   ensures s == n * (n + 1) / 2
 {
   s := 0;
@@ -67,8 +81,13 @@ TEMPLATES = [
     s := s + i;
   }
 }
-""", "    invariant s == i * (i + 1) / 2\n", ""),
-    ("find_max", """method FindMax(a: array<int>) returns (idx: int)
+""",
+        "    invariant s == i * (i + 1) / 2\n",
+        "",
+    ),
+    (
+        "find_max",
+        """method FindMax(a: array<int>) returns (idx: int)
   requires a.Length > 0
   ensures 0 <= idx < a.Length
   ensures forall j :: 0 <= j < a.Length ==> a[j] <= a[idx]
@@ -84,8 +103,13 @@ TEMPLATES = [
     i := i + 1;
   }
 }
-""", "if a[i] > a[idx]", "if a[i] < a[idx]"),
-    ("linear_search", """method Find(a: seq<int>, key: int) returns (i: int)
+""",
+        "if a[i] > a[idx]",
+        "if a[i] < a[idx]",
+    ),
+    (
+        "linear_search",
+        """method Find(a: seq<int>, key: int) returns (i: int)
   ensures 0 <= i ==> i < |a| && a[i] == key
   ensures i < 0 ==> forall j :: 0 <= j < |a| ==> a[j] != key
 {
@@ -99,8 +123,13 @@ TEMPLATES = [
   }
   i := -1;
 }
-""", "  i := -1;\n}", "  i := 0;\n}"),
-    ("fib", """function Fib(n: nat): nat { if n < 2 then n else Fib(n - 1) + Fib(n - 2) }
+""",
+        "  i := -1;\n}",
+        "  i := 0;\n}",
+    ),
+    (
+        "fib",
+        """function Fib(n: nat): nat { if n < 2 then n else Fib(n - 1) + Fib(n - 2) }
 
 method ComputeFib(n: nat) returns (b: nat)
   ensures b == Fib(n)
@@ -118,8 +147,13 @@ method ComputeFib(n: nat) returns (b: nat)
     i := i + 1;
   }
 }
-""", "a, b := b, a + b;", "a, b := b, a + b + 1;"),
-    ("swap", """method Swap(a: array<int>, i: int, j: int)
+""",
+        "a, b := b, a + b;",
+        "a, b := b, a + b + 1;",
+    ),
+    (
+        "swap",
+        """method Swap(a: array<int>, i: int, j: int)
   requires 0 <= i < a.Length && 0 <= j < a.Length
   modifies a
   ensures a[i] == old(a[j]) && a[j] == old(a[i])
@@ -129,8 +163,13 @@ method ComputeFib(n: nat) returns (b: nat)
   a[i] := a[j];
   a[j] := t;
 }
-""", "  a[j] := t;\n", ""),
-    ("count", """function Count(s: seq<int>, x: int): nat
+""",
+        "  a[j] := t;\n",
+        "",
+    ),
+    (
+        "count",
+        """function Count(s: seq<int>, x: int): nat
 {
   if |s| == 0 then 0 else (if s[0] == x then 1 else 0) + Count(s[1..], x)
 }
@@ -139,8 +178,13 @@ lemma CountBound(s: seq<int>, x: int)
   ensures Count(s, x) <= |s|
 {
 }
-""", "ensures Count(s, x) <= |s|", "ensures Count(s, x) < |s|"),
-    ("all_positive", """predicate AllPositive(s: seq<int>) { forall i :: 0 <= i < |s| ==> s[i] > 0 }
+""",
+        "ensures Count(s, x) <= |s|",
+        "ensures Count(s, x) < |s|",
+    ),
+    (
+        "all_positive",
+        """predicate AllPositive(s: seq<int>) { forall i :: 0 <= i < |s| ==> s[i] > 0 }
 
 method CheckAll(s: seq<int>) returns (ok: bool)
   ensures ok <==> AllPositive(s)
@@ -156,7 +200,10 @@ method CheckAll(s: seq<int>) returns (ok: bool)
   }
   assert s[..i] == s;
 }
-""", "if s[i] <= 0", "if s[i] < 0"),
+""",
+        "if s[i] <= 0",
+        "if s[i] < 0",
+    ),
 ]
 
 # Written for Dafny 4: Dafny 2.3 does not parse these.
@@ -235,8 +282,12 @@ def run_mode(jobs: list[DafnyJob], settings: DafnySettings, sandbox: Sandbox, ba
 
 def dafny_package_version() -> str | None:
     try:
-        return subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "dafny"], capture_output=True,
-                              text=True, timeout=30).stdout.strip() or None
+        return (
+            subprocess.run(
+                ["dpkg-query", "-W", "-f", "${Version}", "dafny"], capture_output=True, text=True, timeout=30
+            ).stdout.strip()
+            or None
+        )
     except (OSError, subprocess.SubprocessError):
         return None
 
@@ -256,8 +307,10 @@ def write_markdown(report: dict, path: Path) -> None:
     ]
     base = r["per_candidate"]["verifications_per_s"]
     for label, res in r.items():
-        lines.append(f"| {label} | {res['processes']} | {res['median_wall_s']} | {res['verifications_per_s']} | "
-                     f"{res['verifications_per_s'] / base:.2f}x |")
+        lines.append(
+            f"| {label} | {res['processes']} | {res['median_wall_s']} | {res['verifications_per_s']} | "
+            f"{res['verifications_per_s'] / base:.2f}x |"
+        )
     counts = ", ".join(f"{k} {v}" for k, v in sorted(report["verdict_counts"].items()))
     lines += [
         "",
@@ -291,8 +344,9 @@ def main() -> int:
     load_before = os.getloadavg()
     results: dict = {}
     reference = None
-    limits = SandboxLimits(memory_mb=settings.memory_mb, max_processes=128, max_open_files=256, max_file_mb=16,
-                           tmpfs_mb=128)
+    limits = SandboxLimits(
+        memory_mb=settings.memory_mb, max_processes=128, max_open_files=256, max_file_mb=16, tmpfs_mb=128
+    )
     walls: dict[str, list[float]] = {label: [] for label in modes}
     stats: dict[str, dict[str, int]] = {}
     with Sandbox(workers=WORKERS, limits=limits, tool_dirs=tool_dirs(settings)) as sandbox:
@@ -314,39 +368,52 @@ def main() -> int:
     for label, (mode_settings, batch) in modes.items():
         median = statistics.median(walls[label])
         results[label] = {
-            "batch": batch, "batch_size": mode_settings.batch_size if batch else 1,
-            "wall_s": [round(w, 3) for w in walls[label]], "median_wall_s": round(median, 2),
+            "batch": batch,
+            "batch_size": mode_settings.batch_size if batch else 1,
+            "wall_s": [round(w, 3) for w in walls[label]],
+            "median_wall_s": round(median, 2),
             "verifications_per_s": round(args.n / median, 2),
             "best_verifications_per_s": round(args.n / min(walls[label]), 2),
-            "processes": stats[label].get("processes"), "batched_processes": stats[label].get("batched_processes"),
+            "processes": stats[label].get("processes"),
+            "batched_processes": stats[label].get("batched_processes"),
         }
-        print(f"{label:16s} {results[label]['verifications_per_s']:6.2f} verifications/s "
-              f"(median {median:.2f} s, {stats[label].get('processes')} Dafny processes)")
+        print(
+            f"{label:16s} {results[label]['verifications_per_s']:6.2f} verifications/s "
+            f"(median {median:.2f} s, {stats[label].get('processes')} Dafny processes)"
+        )
     load_after = os.getloadavg()
 
     counts: dict[str, int] = {}
     for status in statuses:
         counts[status] = counts.get(status, 0) + 1
-    mix_text = (f"{mix['correct']} correct, {mix['wrong']} wrong, {mix['parse_error']} not parsing in Dafny 2.3, "
-                f"{mix['resolution_error']} not resolving")
+    mix_text = (
+        f"{mix['correct']} correct, {mix['wrong']} wrong, {mix['parse_error']} not parsing in Dafny 2.3, "
+        f"{mix['resolution_error']} not resolving"
+    )
     report = {
         "benchmark": "dafny verification: one Dafny process per candidate vs batched (modules per candidate)",
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine_facts(dafny_debian_package=dafny_package_version(), z3=z3_version(z3)),
         "loadavg_before": [round(x, 2) for x in load_before],
         "loadavg_after": [round(x, 2) for x in load_after],
         "settings": {
-            "candidates": args.n, "repeats": args.repeat, "workers": WORKERS,
-            "time_limit": settings.time_limit, "run_timeout_s": settings.run_timeout,
-            "per_job_timeout_s": settings.per_job_timeout, "memory_mb": settings.memory_mb,
+            "candidates": args.n,
+            "repeats": args.repeat,
+            "workers": WORKERS,
+            "time_limit": settings.time_limit,
+            "run_timeout_s": settings.run_timeout,
+            "per_job_timeout_s": settings.per_job_timeout,
+            "memory_mb": settings.memory_mb,
             "dafny_flags": [f for f in dafny_flags(settings, "<z3>", True)],
-            "mix": mix, "mix_text": mix_text,
+            "mix": mix,
+            "mix_text": mix_text,
         },
         "verdict_counts": counts,
         "verdicts_identical_across_modes": True,
         "results": results,
         "speedup_batched_vs_per_candidate": round(
-            results["batched"]["verifications_per_s"] / results["per_candidate"]["verifications_per_s"], 2),
+            results["batched"]["verifications_per_s"] / results["per_candidate"]["verifications_per_s"], 2
+        ),
         "isolation": isolation,
     }
     out = Path(args.out)

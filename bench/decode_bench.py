@@ -75,26 +75,44 @@ def backend_runs(model_dir: str, n_sources: int) -> list[dict]:
             if texts is not None and out != texts:
                 raise SystemExit(f"texts differ (batch {batch}, keep finished rows {keep_finished})")
             texts = out
-            runs.append({"loop": "rows kept until the longest ends" if keep_finished else "finished rows leave",
-                         "batch_size": batch, "requests": len(requests), "seconds": round(seconds, 1),
-                         "generated_tokens": backend.stats["generated_tokens"],
-                         "tokens_per_second": round(backend.stats["generated_tokens"] / seconds, 1)})
+            runs.append(
+                {
+                    "loop": "rows kept until the longest ends" if keep_finished else "finished rows leave",
+                    "batch_size": batch,
+                    "requests": len(requests),
+                    "seconds": round(seconds, 1),
+                    "generated_tokens": backend.stats["generated_tokens"],
+                    "tokens_per_second": round(backend.stats["generated_tokens"] / seconds, 1),
+                }
+            )
             backend.close()
     return runs
 
 
 def markdown(result: dict) -> str:
-    lines = [f"# Decoding on this CPU ({result['date']}, {result['machine']['nproc']} cores, one thread)", "",
-             f"Bare model, KV cache of {result['context']} tokens: milliseconds per decoding step", "",
-             "| rows | ms per step | ms per row-step |", "|---|---|---|"]
+    lines = [
+        f"# Decoding on this CPU ({result['date']}, {result['machine']['nproc']} cores, one thread)",
+        "",
+        f"Bare model, KV cache of {result['context']} tokens: milliseconds per decoding step",
+        "",
+        "| rows | ms per step | ms per row-step |",
+        "|---|---|---|",
+    ]
     for rows, ms in result["step_ms"].items():
         lines.append(f"| {rows} | {ms} | {round(ms / int(rows), 1)} |")
-    lines += ["", f"Backend on {result['runs'][0]['requests']} SInQ Alice requests of the default "
-              "(constrained, identical texts in every run)", "",
-              "| loop | batch size | seconds | tokens | tokens/s |", "|---|---|---|---|---|"]
+    lines += [
+        "",
+        f"Backend on {result['runs'][0]['requests']} SInQ Alice requests of the default "
+        "(constrained, identical texts in every run)",
+        "",
+        "| loop | batch size | seconds | tokens | tokens/s |",
+        "|---|---|---|---|---|",
+    ]
     for r in result["runs"]:
-        lines.append(f"| {r['loop']} | {r['batch_size']} | {r['seconds']} | {r['generated_tokens']} | "
-                     f"{r['tokens_per_second']} |")
+        lines.append(
+            f"| {r['loop']} | {r['batch_size']} | {r['seconds']} | {r['generated_tokens']} | "
+            f"{r['tokens_per_second']} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -111,9 +129,15 @@ def main() -> None:
 
     torch.set_num_threads(1)
     model = str(ensure_default_model(args.model))
-    result = {"date": dt.date.today().isoformat(), "machine": machine_facts(), "model": Path(model).name,
-              "context": args.context, "step_ms": step_costs(model, args.context, args.steps),
-              "runs": backend_runs(model, args.sources), "loadavg_after": os.getloadavg()}
+    result = {
+        "date": dt.date.today().isoformat(),
+        "machine": machine_facts(),
+        "model": Path(model).name,
+        "context": args.context,
+        "step_ms": step_costs(model, args.context, args.steps),
+        "runs": backend_runs(model, args.sources),
+        "loadavg_after": os.getloadavg(),
+    }
     out = ROOT / "bench" / "results"
     write_json(out / "decode.json", result)
     write_text_atomic(out / "decode.md", markdown(result))

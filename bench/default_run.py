@@ -32,7 +32,9 @@ def benchmark_of(name: str) -> str:
 def rule_of(path: Path) -> str:
     rel = path.relative_to(REPO / "benchmarks")
     parts = rel.with_suffix("").parts
-    if parts[0] in TRACKS and len(parts) == 4 and parts[2] == "eval":  # <track>/<exp>/eval/<bench>_<model>_<mode>
+    if (
+        parts[0] in TRACKS and len(parts) == 4 and parts[2] == "eval"
+    ):  # <track>/<exp>/eval/<bench>_<model>_<mode>
         kind = "score" if parts[3].endswith("_score") else "generate"
         return f"{parts[0]}/eval/{benchmark_of(parts[3])}/{kind}"
     if parts[0] == "eval":  # the layer's own jobs: items_<bench>, check_<bench>

@@ -45,7 +45,9 @@ def cpu_flags() -> list[str]:
         text = Path("/proc/cpuinfo").read_text()
     except OSError:
         return []
-    flags = next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), [])
+    flags = next(
+        (line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), []
+    )
     return sorted(f for f in flags if f.startswith(("avx", "amx")))
 
 
@@ -56,7 +58,9 @@ def timed(backend: TransformersBackend, requests: list[GenerationRequest]) -> fl
 
 
 def measure(model: str, dtype: str, prompts: list[list[dict]], steps: int, threads: int) -> dict:
-    backend = TransformersBackend(model, dtype=dtype, batch_size=len(prompts), threads=threads, progress=False)
+    backend = TransformersBackend(
+        model, dtype=dtype, batch_size=len(prompts), threads=threads, progress=False
+    )
     # No stop token can end a row early: every row decodes exactly `steps` tokens.
     backend.stop_ids = set()
     greedy = lambda n: SamplingParams(temperature=0, max_new_tokens=n)  # noqa: E731
@@ -65,9 +69,14 @@ def measure(model: str, dtype: str, prompts: list[list[dict]], steps: int, threa
     full = timed(backend, [GenerationRequest(p, greedy(1 + steps)) for p in prompts])
     prompt_tokens = sum(len(backend._prompt_ids(GenerationRequest(p, greedy(1)))) for p in prompts)
     backend.close()
-    return {"dtype": dtype, "batch": len(prompts), "prompt_tokens": prompt_tokens,
-            "prefill_s": round(prefill, 2), "decode_ms_per_step": round(1000 * (full - prefill) / steps, 1),
-            "seconds_for_320_new_tokens": round(prefill + 320 * (full - prefill) / steps, 1)}
+    return {
+        "dtype": dtype,
+        "batch": len(prompts),
+        "prompt_tokens": prompt_tokens,
+        "prefill_s": round(prefill, 2),
+        "decode_ms_per_step": round(1000 * (full - prefill) / steps, 1),
+        "seconds_for_320_new_tokens": round(prefill + 320 * (full - prefill) / steps, 1),
+    }
 
 
 def main(argv=None) -> int:
@@ -94,17 +103,26 @@ def main(argv=None) -> int:
         runs.append(measure(str(model), dtype, prompts, args.steps, args.threads))
     result = {
         "benchmark": "transformers backend: float32 vs bfloat16 on SInQ Alice prompts (prefill and decode)",
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"nproc": os.cpu_count(), "platform": platform.platform(), "cpu_flags": cpu_flags(),
-                    "torch": torch.__version__, "threads": args.threads},
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "nproc": os.cpu_count(),
+            "platform": platform.platform(),
+            "cpu_flags": cpu_flags(),
+            "torch": torch.__version__,
+            "threads": args.threads,
+        },
         "load_avg_after": [round(x, 2) for x in os.getloadavg()],
         "runs": runs,
     }
     write_json(args.out, result)
-    print(f"{'dtype':9} {'batch':>5} {'prompt tok':>10} {'prefill s':>9} {'decode ms/step':>14} {'s for 320 new':>13}")
+    print(
+        f"{'dtype':9} {'batch':>5} {'prompt tok':>10} {'prefill s':>9} {'decode ms/step':>14} {'s for 320 new':>13}"
+    )
     for r in runs:
-        print(f"{r['dtype']:9} {r['batch']:>5} {r['prompt_tokens']:>10} {r['prefill_s']:>9} "
-              f"{r['decode_ms_per_step']:>14} {r['seconds_for_320_new_tokens']:>13}")
+        print(
+            f"{r['dtype']:9} {r['batch']:>5} {r['prompt_tokens']:>10} {r['prefill_s']:>9} "
+            f"{r['decode_ms_per_step']:>14} {r['seconds_for_320_new_tokens']:>13}"
+        )
     print(f"wrote {args.out}")
     return 0
 

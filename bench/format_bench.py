@@ -59,13 +59,18 @@ def run(backend: TransformersBackend, requests) -> tuple[list[list[str]], dict]:
     outputs = backend.generate(requests)
     seconds = time.perf_counter() - started
     tokens = backend.stats["generated_tokens"] - before["generated_tokens"]
-    return outputs, {"seconds": round(seconds, 1), "generated_tokens": tokens,
-                     "tokens_per_second": round(tokens / seconds, 1) if seconds else None}
+    return outputs, {
+        "seconds": round(seconds, 1),
+        "generated_tokens": tokens,
+        "tokens_per_second": round(tokens / seconds, 1) if seconds else None,
+    }
 
 
 def records_of(requests, outputs) -> list[dict]:
-    return [{"key": r.key, "outputs": o, "answer_format": r.answer_format.record() if r.answer_format else None}
-            for r, o in zip(requests, outputs)]
+    return [
+        {"key": r.key, "outputs": o, "answer_format": r.answer_format.record() if r.answer_format else None}
+        for r, o in zip(requests, outputs)
+    ]
 
 
 def sinq(backend: TransformersBackend, cfg: dict, sources: list[dict]) -> dict:
@@ -77,24 +82,40 @@ def sinq(backend: TransformersBackend, cfg: dict, sources: list[dict]) -> dict:
             c = with_format(cfg, "sinq", ("alice",), mode == "constrained")
             requests = [alice_request(s, "round1", c, None) for s in sources]
             outputs, speed = run(backend, requests)
-            cands = [cand for rec, s in zip(records_of(requests, outputs), sources)
-                     for cand in candidates_from_generation(rec, s, "round1", c, sandbox)]
-            result[f"alice_{mode}"] = {"generated": len(cands), "parsed": sum(x["parse"]["ok"] for x in cands),
-                                       "verified": sum(x["verified"] for x in cands), **speed}
+            cands = [
+                cand
+                for rec, s in zip(records_of(requests, outputs), sources)
+                for cand in candidates_from_generation(rec, s, "round1", c, sandbox)
+            ]
+            result[f"alice_{mode}"] = {
+                "generated": len(cands),
+                "parsed": sum(x["parse"]["ok"] for x in cands),
+                "verified": sum(x["verified"] for x in cands),
+                **speed,
+            }
             if mode == "constrained":
                 verified_by_constrained = [x for x in cands if x["verified"]]
         for mode in ("free", "constrained"):
             c = with_format(cfg, "sinq", ("bob",), mode == "constrained")
             requests = [bob_request(i, "round1", "untrained", c, None) for i in verified_by_constrained]
-            outputs, speed = run(backend, requests) if requests else ([], {"seconds": 0.0, "generated_tokens": 0,
-                                                                          "tokens_per_second": None})
-            labeled = [score_bob(i, rec, "round1", "untrained", c, sandbox)
-                       for i, rec in zip(verified_by_constrained, records_of(requests, outputs))]
+            outputs, speed = (
+                run(backend, requests)
+                if requests
+                else ([], {"seconds": 0.0, "generated_tokens": 0, "tokens_per_second": None})
+            )
+            labeled = [
+                score_bob(i, rec, "round1", "untrained", c, sandbox)
+                for i, rec in zip(verified_by_constrained, records_of(requests, outputs))
+            ]
             samples = [s for lab in labeled for s in lab["bob"]["samples"]]
-            result[f"bob_{mode}"] = {"instances": len(labeled), "answers": len(samples),
-                                     "parsed": sum(s["parse"]["ok"] for s in samples),
-                                     "with_input": sum(s["input_literal"] is not None for s in samples),
-                                     "correct": sum(s["correct"] for s in samples), **speed}
+            result[f"bob_{mode}"] = {
+                "instances": len(labeled),
+                "answers": len(samples),
+                "parsed": sum(s["parse"]["ok"] for s in samples),
+                "with_input": sum(s["input_literal"] is not None for s in samples),
+                "correct": sum(s["correct"] for s in samples),
+                **speed,
+            }
     return result
 
 
@@ -120,38 +141,57 @@ def seq(backend: TransformersBackend, cfg: dict, n_sources: int) -> dict:
             c = with_format(cfg, "seq", ("alice",), mode == "constrained")
             requests = [alice_request(s, "round1", game, c, None) for s in sources]
             outputs, speed = run(backend, requests)
-            records = [{**rec, "meta": {"source_id": s["id"], "game": game}}
-                       for rec, s in zip(records_of(requests, outputs), sources)]
+            records = [
+                {**rec, "meta": {"source_id": s["id"], "game": game}}
+                for rec, s in zip(records_of(requests, outputs), sources)
+            ]
             cands = candidates_from_generations(records, by_id, "round1", c)
             passed = [x for x in cands if x["verified"] or x["status"] == "awaiting_proof"]
-            result[f"alice.{game}_{mode}"] = {"generated": len(cands), "parsed": sum(x["parse"]["ok"] for x in cands),
-                                              "verified": len(passed), **speed}
+            result[f"alice.{game}_{mode}"] = {
+                "generated": len(cands),
+                "parsed": sum(x["parse"]["ok"] for x in cands),
+                "verified": len(passed),
+                **speed,
+            }
             if mode == "constrained":
                 instances += passed
     for mode in ("free", "constrained"):
         c = with_format(cfg, "seq", ("bob",), mode == "constrained")
         requests = [bob_request(i, "round1", "untrained", c, None) for i in instances]
-        outputs, speed = run(backend, requests) if requests else ([], {"seconds": 0.0, "generated_tokens": 0,
-                                                                      "tokens_per_second": None})
+        outputs, speed = (
+            run(backend, requests)
+            if requests
+            else ([], {"seconds": 0.0, "generated_tokens": 0, "tokens_per_second": None})
+        )
         labeled = [score_bob(i, rec, "untrained") for i, rec in zip(instances, records_of(requests, outputs))]
         samples = [x for lab in labeled for x in lab["bob"]["samples"]]
-        result[f"bob_{mode}"] = {"instances": len(labeled), "answers": len(samples),
-                                 "parsed": sum(x["verdict"] is not None for x in samples),
-                                 "correct": sum(x["correct"] for x in samples), **speed}
+        result[f"bob_{mode}"] = {
+            "instances": len(labeled),
+            "answers": len(samples),
+            "parsed": sum(x["verdict"] is not None for x in samples),
+            "correct": sum(x["correct"] for x in samples),
+            **speed,
+        }
     return result
 
 
 def markdown(result: dict) -> str:
-    lines = [f"# Format-constrained decoding: yields ({result['date']}, {result['machine']['nproc']} cores)", "",
-             f"Model {result['model']}, {result['sources']} sources per role, config.yaml's sampling, round-1 seeds.",
-             "", "| track | role | decoding | generated | parsed | verified / correct | tokens/s |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Format-constrained decoding: yields ({result['date']}, {result['machine']['nproc']} cores)",
+        "",
+        f"Model {result['model']}, {result['sources']} sources per role, config.yaml's sampling, round-1 seeds.",
+        "",
+        "| track | role | decoding | generated | parsed | verified / correct | tokens/s |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for track, roles in result["tracks"].items():
         for key, row in roles.items():
             role, mode = key.rsplit("_", 1)
             done = row.get("generated", row.get("answers"))
             good = row.get("verified", row.get("correct"))
-            lines.append(f"| {track} | {role} | {mode} | {done} | {row['parsed']} | {good} | {row['tokens_per_second']} |")
+            lines.append(
+                f"| {track} | {role} | {mode} | {done} | {row['parsed']} | {good} | {row['tokens_per_second']} |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -166,10 +206,17 @@ def main() -> None:
     model = ensure_default_model(args.model)
     cfg = validate_config(yaml.safe_load((ROOT / "config.yaml").read_text()))
     backend = TransformersBackend(str(model), batch_size=8, threads=args.threads, progress=False)
-    tracks = {"sinq": sinq(backend, cfg, humaneval_sources("train")[: args.sources]),
-              "seq": seq(backend, cfg, args.sources)}
-    result = {"date": dt.date.today().isoformat(), "model": Path(model).name, "sources": args.sources,
-              "machine": {"nproc": os.cpu_count(), "python": platform.python_version()}, "tracks": tracks}
+    tracks = {
+        "sinq": sinq(backend, cfg, humaneval_sources("train")[: args.sources]),
+        "seq": seq(backend, cfg, args.sources),
+    }
+    result = {
+        "date": dt.date.today().isoformat(),
+        "model": Path(model).name,
+        "sources": args.sources,
+        "machine": {"nproc": os.cpu_count(), "python": platform.python_version()},
+        "tracks": tracks,
+    }
     out = ROOT / "bench" / "results"
     write_json(out / "format.json", result)
     write_text_atomic(out / "format.md", markdown(result))

@@ -36,13 +36,14 @@ import statistics
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from machine import machine_facts  # noqa: E402  (bench/machine.py)
+
 from selfplay.evaluate.python_calls import CALLS_SHIM, ENTRY, args_source, batch_outcomes  # noqa: E402
 from selfplay.evaluate.python_calls import judge as judge_calls  # noqa: E402
 from selfplay.sandbox import Sandbox, run_naive  # noqa: E402
@@ -56,43 +57,107 @@ SAMPLES = 10
 
 # (question, right code, five inputs as call arguments)
 FAMILIES = [
-    ("Sum of the list.", "def f(xs):\n    return sum(xs)\n", ["[1, 2]", "[]", "[5, -5, 3]", "[10]", "[1, 1, 1, 1]"]),
-    ("Spread of the numbers.", "def f(xs):\n    return max(xs) - min(xs)\n",
-     ["[1, 9]", "[4]", "[3, -2, 7]", "[0, 0]", "[5, 1, 4]"]),
-    ("Vowels in the word.", "def f(s):\n    return sum(c in 'aeiou' for c in s)\n",
-     ["'hello'", "'sky'", "'aeiou'", "'banana'", "''"]),
-    ("Words in reverse order.", "def f(s):\n    return ' '.join(s.split()[::-1])\n",
-     ["'a b c'", "'one'", "'to be or not'", "''", "'x  y'"]),
-    ("Running totals.", "def f(xs):\n    out, t = [], 0\n    for x in xs:\n        t += x\n        out.append(t)\n"
-     "    return out\n", ["[1, 2, 3]", "[]", "[5]", "[-1, 1, -1]", "[2, 2, 2, 2]"]),
-    ("Drop repeats, keep first order.", "def f(xs):\n    seen = []\n    for x in xs:\n        if x not in seen:\n"
-     "            seen.append(x)\n    return seen\n", ["[1, 1, 2]", "[]", "[3, 2, 3, 1]", "['a', 'a']", "[0]"]),
-    ("Greatest common divisor.", "def f(a, b):\n    while b:\n        a, b = b, a % b\n    return a\n",
-     ["12, 18", "7, 5", "0, 4", "100, 75", "9, 9"]),
-    ("Is it a palindrome?", "def f(s):\n    return s == s[::-1]\n", ["'abba'", "'abc'", "''", "'a'", "'racecar'"]),
-    ("Second largest distinct value.", "def f(xs):\n    v = sorted(set(xs))\n    return v[-2] if len(v) > 1 else None\n",
-     ["[1, 2, 3]", "[5, 5]", "[4, 1, 4, 2]", "[9, 8]", "[-1, -3, -2]"]),
-    ("Letter counts.", "def f(s):\n    d = {}\n    for c in s:\n        d[c] = d.get(c, 0) + 1\n    return d\n",
-     ["'aab'", "''", "'abc'", "'zzzz'", "'hello'"]),
-    ("Flatten one level.", "def f(xss):\n    return [x for xs in xss for x in xs]\n",
-     ["[[1], [2, 3]]", "[]", "[[], [4]]", "[[1, 2], [3], [4, 5]]", "[['a']]"]),
-    ("Sort by length, then alphabetically.", "def f(ws):\n    return sorted(ws, key=lambda w: (len(w), w))\n",
-     ["['bb', 'a', 'ccc']", "[]", "['b', 'a']", "['xyz', 'ab', 'ba']", "['same']"]),
-    ("Inversions.", "def f(xs):\n    return sum(1 for i in range(len(xs)) for j in range(i + 1, len(xs)) if xs[i] > xs[j])\n",
-     ["[2, 1]", "[1, 2, 3]", "[3, 2, 1]", "[]", "[1, 3, 2, 4]"]),
-    ("Digit sum.", "def f(n):\n    return sum(int(d) for d in str(abs(n)))\n", ["123", "0", "-45", "9999", "10"]),
-    ("Longest run of equal items.", "def f(xs):\n    best = cur = 0\n    prev = object()\n    for x in xs:\n"
-     "        cur = cur + 1 if x == prev else 1\n        prev = x\n        best = max(best, cur)\n    return best\n",
-     ["[1, 1, 2]", "[]", "[3, 3, 3]", "[1, 2, 1, 2]", "['a', 'b', 'b', 'b', 'a']"]),
-    ("Rotate left by k.", "def f(xs, k):\n    if not xs:\n        return []\n    k %= len(xs)\n    return xs[k:] + xs[:k]\n",
-     ["[1, 2, 3], 1", "[], 3", "[1, 2], 5", "[4, 5, 6, 7], 2", "[9], 0"]),
-    ("Prefix maxima.", "def f(xs):\n    out = []\n    for x in xs:\n        out.append(x if not out else max(out[-1], x))\n"
-     "    return out\n", ["[1, 3, 2]", "[]", "[5, 4]", "[-1, -2, 0]", "[2, 2, 3, 1]"]),
-    ("Pairs adding to the target.", "def f(xs, t):\n    return sum(1 for i in range(len(xs)) for j in range(i + 1, len(xs))"
-     " if xs[i] + xs[j] == t)\n", ["[1, 2, 3], 4", "[], 0", "[2, 2, 2], 4", "[1, 5, 3, 3], 6", "[0, 0], 1"]),
+    (
+        "Sum of the list.",
+        "def f(xs):\n    return sum(xs)\n",
+        ["[1, 2]", "[]", "[5, -5, 3]", "[10]", "[1, 1, 1, 1]"],
+    ),
+    (
+        "Spread of the numbers.",
+        "def f(xs):\n    return max(xs) - min(xs)\n",
+        ["[1, 9]", "[4]", "[3, -2, 7]", "[0, 0]", "[5, 1, 4]"],
+    ),
+    (
+        "Vowels in the word.",
+        "def f(s):\n    return sum(c in 'aeiou' for c in s)\n",
+        ["'hello'", "'sky'", "'aeiou'", "'banana'", "''"],
+    ),
+    (
+        "Words in reverse order.",
+        "def f(s):\n    return ' '.join(s.split()[::-1])\n",
+        ["'a b c'", "'one'", "'to be or not'", "''", "'x  y'"],
+    ),
+    (
+        "Running totals.",
+        "def f(xs):\n    out, t = [], 0\n    for x in xs:\n        t += x\n        out.append(t)\n"
+        "    return out\n",
+        ["[1, 2, 3]", "[]", "[5]", "[-1, 1, -1]", "[2, 2, 2, 2]"],
+    ),
+    (
+        "Drop repeats, keep first order.",
+        "def f(xs):\n    seen = []\n    for x in xs:\n        if x not in seen:\n"
+        "            seen.append(x)\n    return seen\n",
+        ["[1, 1, 2]", "[]", "[3, 2, 3, 1]", "['a', 'a']", "[0]"],
+    ),
+    (
+        "Greatest common divisor.",
+        "def f(a, b):\n    while b:\n        a, b = b, a % b\n    return a\n",
+        ["12, 18", "7, 5", "0, 4", "100, 75", "9, 9"],
+    ),
+    (
+        "Is it a palindrome?",
+        "def f(s):\n    return s == s[::-1]\n",
+        ["'abba'", "'abc'", "''", "'a'", "'racecar'"],
+    ),
+    (
+        "Second largest distinct value.",
+        "def f(xs):\n    v = sorted(set(xs))\n    return v[-2] if len(v) > 1 else None\n",
+        ["[1, 2, 3]", "[5, 5]", "[4, 1, 4, 2]", "[9, 8]", "[-1, -3, -2]"],
+    ),
+    (
+        "Letter counts.",
+        "def f(s):\n    d = {}\n    for c in s:\n        d[c] = d.get(c, 0) + 1\n    return d\n",
+        ["'aab'", "''", "'abc'", "'zzzz'", "'hello'"],
+    ),
+    (
+        "Flatten one level.",
+        "def f(xss):\n    return [x for xs in xss for x in xs]\n",
+        ["[[1], [2, 3]]", "[]", "[[], [4]]", "[[1, 2], [3], [4, 5]]", "[['a']]"],
+    ),
+    (
+        "Sort by length, then alphabetically.",
+        "def f(ws):\n    return sorted(ws, key=lambda w: (len(w), w))\n",
+        ["['bb', 'a', 'ccc']", "[]", "['b', 'a']", "['xyz', 'ab', 'ba']", "['same']"],
+    ),
+    (
+        "Inversions.",
+        "def f(xs):\n    return sum(1 for i in range(len(xs)) for j in range(i + 1, len(xs)) if xs[i] > xs[j])\n",
+        ["[2, 1]", "[1, 2, 3]", "[3, 2, 1]", "[]", "[1, 3, 2, 4]"],
+    ),
+    (
+        "Digit sum.",
+        "def f(n):\n    return sum(int(d) for d in str(abs(n)))\n",
+        ["123", "0", "-45", "9999", "10"],
+    ),
+    (
+        "Longest run of equal items.",
+        "def f(xs):\n    best = cur = 0\n    prev = object()\n    for x in xs:\n"
+        "        cur = cur + 1 if x == prev else 1\n        prev = x\n        best = max(best, cur)\n    return best\n",
+        ["[1, 1, 2]", "[]", "[3, 3, 3]", "[1, 2, 1, 2]", "['a', 'b', 'b', 'b', 'a']"],
+    ),
+    (
+        "Rotate left by k.",
+        "def f(xs, k):\n    if not xs:\n        return []\n    k %= len(xs)\n    return xs[k:] + xs[:k]\n",
+        ["[1, 2, 3], 1", "[], 3", "[1, 2], 5", "[4, 5, 6, 7], 2", "[9], 0"],
+    ),
+    (
+        "Prefix maxima.",
+        "def f(xs):\n    out = []\n    for x in xs:\n        out.append(x if not out else max(out[-1], x))\n"
+        "    return out\n",
+        ["[1, 3, 2]", "[]", "[5, 4]", "[-1, -2, 0]", "[2, 2, 3, 1]"],
+    ),
+    (
+        "Pairs adding to the target.",
+        "def f(xs, t):\n    return sum(1 for i in range(len(xs)) for j in range(i + 1, len(xs))"
+        " if xs[i] + xs[j] == t)\n",
+        ["[1, 2, 3], 4", "[], 0", "[2, 2, 2], 4", "[1, 5, 3, 3], 6", "[0, 0], 1"],
+    ),
     ("Binary digits.", "def f(n):\n    return bin(n)[2:]\n", ["5", "0", "8", "255", "1"]),
-    ("Title case each word.", "def f(s):\n    return ' '.join(w[:1].upper() + w[1:] for w in s.split(' '))\n",
-     ["'hello world'", "''", "'a'", "'mIxed case'", "'x y z'"]),
+    (
+        "Title case each word.",
+        "def f(s):\n    return ' '.join(w[:1].upper() + w[1:] for w in s.split(' '))\n",
+        ["'hello world'", "''", "'a'", "'mIxed case'", "'x y z'"],
+    ),
 ]
 
 WRONG = [
@@ -110,7 +175,8 @@ LOOPING_TASKS = (3, 14)
 def off_by_one(code: str) -> str:
     """The right function, with an integer answer one too high (others unchanged)."""
     return code.replace("def f(", "def _right(", 1) + (
-        "\n\ndef f(*args):\n    value = _right(*args)\n    return value + 1 if type(value) is int else value\n")
+        "\n\ndef f(*args):\n    value = _right(*args)\n    return value + 1 if type(value) is int else value\n"
+    )
 
 
 def samples_for(number: int, code: str) -> list[str]:
@@ -136,13 +202,18 @@ def make_tasks() -> tuple[list[dict], float]:
     bad = [(p["question"], v.reason) for p, v in zip(proposals, verdicts) if not v.valid]
     if bad:
         raise SystemExit(f"benchmark proposals must be valid: {bad}")
-    return [make_task(p, v, f"bench-{n}", "lemma", "f", "bench", 0) for n, (p, v) in enumerate(zip(proposals, verdicts))], \
-        seconds
+    return [
+        make_task(p, v, f"bench-{n}", "lemma", "f", "bench", 0)
+        for n, (p, v) in enumerate(zip(proposals, verdicts))
+    ], seconds
 
 
 def pooled(batch, sandbox) -> list[list[tuple[bool, bool]]]:
     settings = JudgeSettings(timeout_s=TIMEOUT_S, dedupe=False)
-    return [[(v["format_ok"], v["correct"]) for v in verdicts] for _, _, verdicts in pass_counts(batch, sandbox, settings)]
+    return [
+        [(v["format_ok"], v["correct"]) for v in verdicts]
+        for _, _, verdicts in pass_counts(batch, sandbox, settings)
+    ]
 
 
 def naive_check(code: str, args: tuple, expected) -> bool:
@@ -155,7 +226,10 @@ def naive_check(code: str, args: tuple, expected) -> bool:
 def naive(batch) -> list[list[tuple[bool, bool]]]:
     checks, shape = [], []
     for task, codes in batch:
-        pairs = [(read_call_args(task["pairs"][i]["input"], 10_000), task["pairs"][i]["output"]) for i in task["private"]]
+        pairs = [
+            (read_call_args(task["pairs"][i]["input"], 10_000), task["pairs"][i]["output"])
+            for i in task["private"]
+        ]
         row = []
         for code in codes:
             if defines_f(code):  # a format error is decided in the host, as judge.py decides it
@@ -166,8 +240,10 @@ def naive(batch) -> list[list[tuple[bool, bool]]]:
         shape.append(row)
     with ThreadPoolExecutor(WORKERS) as pool:
         passed = list(pool.map(lambda check: naive_check(*check), checks))
-    return [[(False, False) if places is None else (True, all(passed[i] for i in places)) for places in row]
-            for row in shape]
+    return [
+        [(False, False) if places is None else (True, all(passed[i] for i in places)) for places in row]
+        for row in shape
+    ]
 
 
 def write_markdown(report: dict, path: Path) -> None:
@@ -233,21 +309,33 @@ def main() -> int:
     results = {}
     for mode, times in walls.items():
         median = statistics.median(times)
-        results[mode] = {"wall_s": [round(w, 3) for w in times], "median_wall_s": round(median, 2),
-                         "checks_per_s": round(checks / median, 1)}
+        results[mode] = {
+            "wall_s": [round(w, 3) for w in times],
+            "median_wall_s": round(median, 2),
+            "checks_per_s": round(checks / median, 1),
+        }
     results["speedup"] = round(results["naive"]["median_wall_s"] / results["pooled"]["median_wall_s"], 1)
     report = {
         "benchmark": "GASP PASSRATE: judge.pass_counts through the pooled sandbox vs run_naive per check",
-        "command": "flock /tmp/selfplay-heavy.lock .venv/bin/python bench/gasp_passrate.py" + (" --quick" if args.quick
-                                                                                                 else ""),
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "command": "flock /tmp/selfplay-heavy.lock .venv/bin/python bench/gasp_passrate.py"
+        + (" --quick" if args.quick else ""),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine_facts(),
         "loadavg_before": [round(x, 2) for x in load_before],
         "loadavg_after": [round(x, 2) for x in load_after],
-        "settings": {"tasks": len(tasks), "samples": SAMPLES, "private_pairs": 3, "checks": checks,
-                     "programs_run": programs, "unparsable": len(tasks) * SAMPLES - programs,
-                     "looping": sum(code.endswith(LOOPING) for _, codes in batch for code in codes),
-                     "timeout_s": TIMEOUT_S, "workers": WORKERS, "repeats": args.repeat, "dedupe": False},
+        "settings": {
+            "tasks": len(tasks),
+            "samples": SAMPLES,
+            "private_pairs": 3,
+            "checks": checks,
+            "programs_run": programs,
+            "unparsable": len(tasks) * SAMPLES - programs,
+            "looping": sum(code.endswith(LOOPING) for _, codes in batch for code in codes),
+            "timeout_s": TIMEOUT_S,
+            "workers": WORKERS,
+            "repeats": args.repeat,
+            "dedupe": False,
+        },
         "k_per_task": [sum(correct for _, correct in row) for row in reference],
         "verdicts_identical_across_modes": True,
         "validity": {"seeds": list(ValiditySettings().determinism_seeds), "seconds": round(validity_s, 2)},
@@ -257,10 +345,14 @@ def main() -> int:
     }
     ncpu = os.cpu_count() or 1
     if max(load_before[0], load_after[0]) > 0.5 * ncpu:
-        report["note"] = (f"machine shared with other work: load average {load_before[0]:.2f} before, "
-                          f"{load_after[0]:.2f} after, on {ncpu} CPUs; absolute rates are pessimistic")
-    print(f"pooled {results['pooled']['median_wall_s']} s, naive {results['naive']['median_wall_s']} s: "
-          f"{results['speedup']}x")
+        report["note"] = (
+            f"machine shared with other work: load average {load_before[0]:.2f} before, "
+            f"{load_after[0]:.2f} after, on {ncpu} CPUs; absolute rates are pessimistic"
+        )
+    print(
+        f"pooled {results['pooled']['median_wall_s']} s, naive {results['naive']['median_wall_s']} s: "
+        f"{results['speedup']}x"
+    )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")

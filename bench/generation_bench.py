@@ -35,8 +35,10 @@ from selfplay.llm.base import GenerationRequest, SamplingParams  # noqa: E402
 from selfplay.llm.transformers_backend import TransformersBackend  # noqa: E402
 from selfplay.records import write_json  # noqa: E402
 
-SYSTEM = ("You are a careful Python programmer. When asked for a variant of a program, reply with "
-          "the complete program in one ```python block and then one line that starts with INPUT:.")
+SYSTEM = (
+    "You are a careful Python programmer. When asked for a variant of a program, reply with "
+    "the complete program in one ```python block and then one line that starts with INPUT:."
+)
 
 FUNCTIONS = [
     "def mean(xs):\n    if not xs:\n        return 0.0\n    return sum(xs) / len(xs)\n",
@@ -67,8 +69,12 @@ def make_prompts(count: int) -> list[list[dict]]:
     for i in range(count):
         code = FUNCTIONS[i % len(FUNCTIONS)]
         task = TASKS[(i // len(FUNCTIONS)) % len(TASKS)]
-        prompts.append([{"role": "system", "content": SYSTEM},
-                        {"role": "user", "content": f"{task}\n\n```python\n{code}```"}])
+        prompts.append(
+            [
+                {"role": "system", "content": SYSTEM},
+                {"role": "user", "content": f"{task}\n\n```python\n{code}```"},
+            ]
+        )
     return prompts
 
 
@@ -104,8 +110,11 @@ def run_setting(model: str, dtype: str, threads: int, batch_size: int, prompts, 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", default=str(ROOT / ".cache" / "tests" / "models" / "smollm2-135m-instruct"),
-                    help="HF folder of the model (default: the test cache's converted SmolLM2-135M)")
+    ap.add_argument(
+        "--model",
+        default=str(ROOT / ".cache" / "tests" / "models" / "smollm2-135m-instruct"),
+        help="HF folder of the model (default: the test cache's converted SmolLM2-135M)",
+    )
     ap.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16"])
     ap.add_argument("--batch-sizes", nargs="+", type=int, default=[1, 8])
     ap.add_argument("--threads", nargs="+", type=int, default=[1, 2])
@@ -131,32 +140,49 @@ def main(argv=None) -> int:
                 runs.append(run_setting(str(model), dtype, threads, bs, prompts, args.max_new_tokens))
 
     for r in runs:  # speed-up of each batched setting over batch size 1 with the same dtype/threads
-        single = next((x for x in runs if x["dtype"] == r["dtype"] and x["threads"] == r["threads"]
-                       and x["batch_size"] == 1), None)
+        single = next(
+            (
+                x
+                for x in runs
+                if x["dtype"] == r["dtype"] and x["threads"] == r["threads"] and x["batch_size"] == 1
+            ),
+            None,
+        )
         r["speedup_vs_batch1"] = round(r["tokens_per_s"] / single["tokens_per_s"], 2) if single else None
 
     result = {
         "benchmark": "transformers backend generation throughput",
         "model": str(model),
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"nproc": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
-                    "processor": platform.processor() or platform.machine()},
-        "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
-                     "peft": peft.__version__},
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "nproc": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "processor": platform.processor() or platform.machine(),
+        },
+        "versions": {
+            "torch": torch.__version__,
+            "transformers": transformers.__version__,
+            "peft": peft.__version__,
+        },
         "sampling": {"temperature": 0.8, "top_p": 0.95, "max_new_tokens": args.max_new_tokens, "n": 1},
         "note": "tokens_per_s = generated tokens / wall seconds of generate(); the CPU may be shared "
-                "with other workers (see loadavg_before/after)",
+        "with other workers (see loadavg_before/after)",
         "runs": runs,
     }
     write_json(args.out, result)
 
-    header = f"{'dtype':9} {'thr':>3} {'batch':>5} {'tokens':>6} {'sec':>8} {'tok/s':>7} {'x b1':>5} {'load1':>11}"
+    header = (
+        f"{'dtype':9} {'thr':>3} {'batch':>5} {'tokens':>6} {'sec':>8} {'tok/s':>7} {'x b1':>5} {'load1':>11}"
+    )
     print(header)
     print("-" * len(header))
     for r in runs:
         load = f"{r['loadavg_before'][0]:.1f}->{r['loadavg_after'][0]:.1f}"
-        print(f"{r['dtype']:9} {r['threads']:>3} {r['batch_size']:>5} {r['generated_tokens']:>6} "
-              f"{r['seconds']:>8.1f} {r['tokens_per_s']:>7.1f} {r['speedup_vs_batch1'] or 0:>5.2f} {load:>11}")
+        print(
+            f"{r['dtype']:9} {r['threads']:>3} {r['batch_size']:>5} {r['generated_tokens']:>6} "
+            f"{r['seconds']:>8.1f} {r['tokens_per_s']:>7.1f} {r['speedup_vs_batch1'] or 0:>5.2f} {load:>11}"
+        )
     print(f"wrote {args.out}")
     return 0
 

@@ -106,8 +106,10 @@ class Context:
         """On CUDA: the part allocated GPU memory (at least the model's weights)."""
         facts["cuda_peak_mib"] = self.peak_mib()
         if self.cuda:
-            check(facts["cuda_peak_mib"] >= at_least_mib,
-                  f"peak CUDA memory {facts['cuda_peak_mib']} MiB < {at_least_mib} MiB: the work did not run on the GPU")
+            check(
+                facts["cuda_peak_mib"] >= at_least_mib,
+                f"peak CUDA memory {facts['cuda_peak_mib']} MiB < {at_least_mib} MiB: the work did not run on the GPU",
+            )
 
 
 # ------------------------------------------------------------------------------- parts
@@ -134,8 +136,10 @@ def _generate_checked(backend, ctx: Context, what: str, adapter: str | None = No
 
     greedy = SamplingParams(temperature=0.0, max_new_tokens=ctx.new_tokens, n=1, seed=0)
     sampled = SamplingParams(temperature=1.0, top_p=0.95, max_new_tokens=ctx.new_tokens, n=2, seed=11)
-    prompts = [chat("Write a Python function that reverses a list."),
-               chat("What does `sorted(set(x))` return?", system="You are a careful programmer.")]
+    prompts = [
+        chat("Write a Python function that reverses a list."),
+        chat("What does `sorted(set(x))` return?", system="You are a careful programmer."),
+    ]
     requests = [GenerationRequest(p, greedy, adapter=adapter) for p in prompts]
     requests += [GenerationRequest(prompts[0], sampled, adapter=adapter)]
     first = backend.generate(requests)
@@ -154,8 +158,16 @@ def part_generation(ctx: Context) -> dict:
     for family, folder in ctx.models.items():
         ctx.reset_peak()
         started = time.perf_counter()
-        backend = make_backend({"name": "transformers", "model": str(folder), "dtype": "bfloat16",
-                                "device": ctx.device, "batch_size": 4, "progress": False})
+        backend = make_backend(
+            {
+                "name": "transformers",
+                "model": str(folder),
+                "dtype": "bfloat16",
+                "device": ctx.device,
+                "batch_size": 4,
+                "progress": False,
+            }
+        )
         try:
             param = next(backend._base.parameters())
             check(param.device.type == ctx.device, f"{family}: weights on {param.device}, not {ctx.device}")
@@ -164,7 +176,9 @@ def part_generation(ctx: Context) -> dict:
             stats = dict(backend.stats)
         finally:
             backend.close()
-        out.update(seconds=round(time.perf_counter() - started, 2), generated_tokens=stats.get("generated_tokens"))
+        out.update(
+            seconds=round(time.perf_counter() - started, 2), generated_tokens=stats.get("generated_tokens")
+        )
         check(out["generated_tokens"], f"{family}: no token generated")
         ctx.check_gpu_used(out, 5)
         facts[family] = out
@@ -185,30 +199,48 @@ def paper_config(files: list[str]) -> dict:
 
 
 def part_sft_lora(ctx: Context) -> dict:
-    from selfplay.train.sft import train_lora_sft
     from selfplay.tracks.sinq.prompts import alice_messages
+    from selfplay.train.sft import train_lora_sft
 
     settings = dict(paper_config([ROOT / "config/papers/sinq.yaml"])["sinq"]["training"]["alice"])
     settings.update(max_steps=ctx.steps, grad_accum=1, batch_size=2)
-    sources = {"add": "def add(a, b):\n    return a + b\n", "neg": "def neg(x):\n    return -x\n",
-               "first": "def first(xs):\n    return xs[0]\n", "swap": "def swap(p):\n    return p[1], p[0]\n"}
-    examples = [{"prompt": alice_messages(code, name, 5),
-                 "completion": [{"role": "assistant", "content": f"<answer>{name}(1, 2) differs</answer>"}]}
-                for name, code in sources.items()]
+    sources = {
+        "add": "def add(a, b):\n    return a + b\n",
+        "neg": "def neg(x):\n    return -x\n",
+        "first": "def first(xs):\n    return xs[0]\n",
+        "swap": "def swap(p):\n    return p[1], p[0]\n",
+    }
+    examples = [
+        {
+            "prompt": alice_messages(code, name, 5),
+            "completion": [{"role": "assistant", "content": f"<answer>{name}(1, 2) differs</answer>"}],
+        }
+        for name, code in sources.items()
+    ]
     ctx.reset_peak()
     out = ctx.work / "sft_adapter"
     record = train_lora_sft(str(ctx.models["qwen2"]), examples, str(out), settings, seed=3)
     s = record["settings"]
-    facts = {"device": record["device"], "dtype": s["dtype"], "bf16": s["bf16"],
-             "gradient_checkpointing": s["gradient_checkpointing"], "steps": record["steps"],
-             "losses": [h["loss"] for h in record["loss_history"]], "train_seconds": record["train_seconds"]}
+    facts = {
+        "device": record["device"],
+        "dtype": s["dtype"],
+        "bf16": s["bf16"],
+        "gradient_checkpointing": s["gradient_checkpointing"],
+        "steps": record["steps"],
+        "losses": [h["loss"] for h in record["loss_history"]],
+        "train_seconds": record["train_seconds"],
+    }
     check(record["device"] == ctx.device, f"SFT trained on {record['device']}, not {ctx.device}")
     check(s["dtype"] == "bfloat16", f"SFT weights in {s['dtype']}, the paper config says bfloat16")
     check(s["bf16"] is ctx.cuda, f"SFT bf16 mixed precision is {s['bf16']} on {ctx.device}")
-    check(s["gradient_checkpointing"] is True, "SFT gradient checkpointing is off; the paper config turns it on")
+    check(
+        s["gradient_checkpointing"] is True, "SFT gradient checkpointing is off; the paper config turns it on"
+    )
     check(record["steps"] == ctx.steps, f"SFT ran {record['steps']} steps, not {ctx.steps}")
-    check(facts["losses"] and all(x is not None and math.isfinite(x) for x in facts["losses"]),
-          f"SFT losses not finite: {facts['losses']}")
+    check(
+        facts["losses"] and all(x is not None and math.isfinite(x) for x in facts["losses"]),
+        f"SFT losses not finite: {facts['losses']}",
+    )
     from safetensors.torch import load_file
 
     lora_b = [t for k, t in load_file(str(out / "adapter_model.safetensors")).items() if "lora_B" in k]
@@ -218,8 +250,16 @@ def part_sft_lora(ctx: Context) -> dict:
 
     from selfplay.llm.factory import make_backend
 
-    backend = make_backend({"name": "transformers", "model": str(ctx.models["qwen2"]), "dtype": "bfloat16",
-                            "device": ctx.device, "batch_size": 4, "progress": False})
+    backend = make_backend(
+        {
+            "name": "transformers",
+            "model": str(ctx.models["qwen2"]),
+            "dtype": "bfloat16",
+            "device": ctx.device,
+            "batch_size": 4,
+            "progress": False,
+        }
+    )
     try:
         facts["with_adapter"] = _generate_checked(backend, ctx, "qwen2 + SFT adapter", adapter=str(out))
     finally:
@@ -241,7 +281,9 @@ def grpo_settings(ctx: Context, finetune: str) -> dict:
     if ctx.rollout_engine == "transformers":  # asked for by name (--rollout-engine), recorded in the facts
         from selfplay.train.rl.settings import VLLM_KEYS
 
-        settings = {k: v for k, v in settings.items() if k not in VLLM_KEYS} | {"rollout_engine": "transformers"}
+        settings = {k: v for k, v in settings.items() if k not in VLLM_KEYS} | {
+            "rollout_engine": "transformers"
+        }
     if finetune == "lora":
         settings["learning_rate"] = 1e-4
     return settings
@@ -252,46 +294,77 @@ def part_grpo(ctx: Context, finetune: str) -> dict:
     from safetensors.torch import load_file
 
     from selfplay.records import read_jsonl
+    from selfplay.tracks.evolve.prompts import solve_messages
     from selfplay.train.rl.grpo import train_grpo
     from selfplay.train.settings import training_device
-    from selfplay.tracks.evolve.prompts import solve_messages
 
     cfg = paper_config([ROOT / "config/papers/evolve.yaml"])
-    device = training_device("auto", gpus_requested=int(cfg["resources"]["train"].get("gpu", 0)) if ctx.cuda else 0)
+    device = training_device(
+        "auto", gpus_requested=int(cfg["resources"]["train"].get("gpu", 0)) if ctx.cuda else 0
+    )
     check(device == ctx.device, f"the GRPO job would train on {device}, not {ctx.device}")
     questions = [("Return the sum of a list of integers.", "total"), ("Reverse a string.", "flip")]
     records = [{"prompt": solve_messages(q, e), "task": "code", "role": "solver"} for q, e in questions]
     settings = grpo_settings(ctx, finetune)
     out, rollouts = ctx.work / f"grpo_{finetune}", ctx.work / f"grpo_{finetune}.jsonl"
     ctx.reset_peak()
-    record = train_grpo(str(ctx.models["qwen3"]), records, text_length, settings, str(out),
-                        recordings_path=str(rollouts), device=device, dtype="float32")
+    record = train_grpo(
+        str(ctx.models["qwen3"]),
+        records,
+        text_length,
+        settings,
+        str(out),
+        recordings_path=str(rollouts),
+        device=device,
+        dtype="float32",
+    )
     losses = [h.get("loss") for h in record["history"]]
-    facts = {"rollout_engine": record["settings"].get("rollout_engine"), "device": record["device"],
-             "master_dtype": record["dtype"], "bf16": record["resolved"]["bf16"],
-             "gradient_checkpointing": record["resolved"]["gradient_checkpointing"], "steps": record["steps"],
-             "n_rollouts": record["n_rollouts"], "losses": losses, "train_seconds": record["train_seconds"],
-             "seconds_per_step": record["seconds_per_step"]}
+    facts = {
+        "rollout_engine": record["settings"].get("rollout_engine"),
+        "device": record["device"],
+        "master_dtype": record["dtype"],
+        "bf16": record["resolved"]["bf16"],
+        "gradient_checkpointing": record["resolved"]["gradient_checkpointing"],
+        "steps": record["steps"],
+        "n_rollouts": record["n_rollouts"],
+        "losses": losses,
+        "train_seconds": record["train_seconds"],
+        "seconds_per_step": record["seconds_per_step"],
+    }
     check(record["steps"] == ctx.steps, f"GRPO ran {record['steps']} steps, not {ctx.steps}")
     check(record["device"] == ctx.device, f"GRPO trained on {record['device']}")
-    check(record["resolved"]["bf16"] is ctx.cuda, f"GRPO bf16 compute is {record['resolved']['bf16']} on {ctx.device}")
-    check(losses and all(x is not None and math.isfinite(x) for x in losses), f"GRPO losses not finite: {losses}")
+    check(
+        record["resolved"]["bf16"] is ctx.cuda,
+        f"GRPO bf16 compute is {record['resolved']['bf16']} on {ctx.device}",
+    )
+    check(
+        losses and all(x is not None and math.isfinite(x) for x in losses),
+        f"GRPO losses not finite: {losses}",
+    )
     group = int(settings["group_size"])
-    check(record["n_rollouts"] >= group and record["n_rollouts"] % group == 0,
-          f"GRPO wrote {record['n_rollouts']} rollouts, not whole groups of {group}")
+    check(
+        record["n_rollouts"] >= group and record["n_rollouts"] % group == 0,
+        f"GRPO wrote {record['n_rollouts']} rollouts, not whole groups of {group}",
+    )
     written = read_jsonl(rollouts)
-    check(len(written) == record["n_rollouts"] // group and all(len(r["outputs"]) == group for r in written),
-          "the rollouts file does not hold one record of a whole group per prompt generated")
+    check(
+        len(written) == record["n_rollouts"] // group and all(len(r["outputs"]) == group for r in written),
+        "the rollouts file does not hold one record of a whole group per prompt generated",
+    )
     if finetune == "full":
         before = load_file(str(ctx.models["qwen3"] / "model.safetensors"))
         after = load_file(str(out / "model.safetensors"))
         moved = max(float((after[k].float() - before[k].float()).abs().max()) for k in before if k in after)
         facts["max_weight_change"] = moved
-        check(all(t.dtype == torch.float32 for t in after.values()), "the full policy was not saved in float32")
+        check(
+            all(t.dtype == torch.float32 for t in after.values()), "the full policy was not saved in float32"
+        )
         check(moved > 0, "GRPO full fine-tuning left every weight unchanged")
     else:
         lora_b = [t for k, t in load_file(str(out / "adapter_model.safetensors")).items() if "lora_B" in k]
-        check(lora_b and any(bool(t.abs().sum() > 0) for t in lora_b), "GRPO left every LoRA B matrix at zero")
+        check(
+            lora_b and any(bool(t.abs().sum() > 0) for t in lora_b), "GRPO left every LoRA B matrix at zero"
+        )
     ctx.check_gpu_used(facts, 5)
     return facts
 
@@ -309,20 +382,29 @@ def resolve_jobs(cfg: dict) -> list[dict]:
     """Device and dtype per job kind of ``cfg`` on this machine, from the code the jobs run."""
     import inspect
 
+    from selfplay.errors import UserError
     from selfplay.llm.factory import checked_settings
     from selfplay.pipeline.agents import generation_backend_config
     from selfplay.train.rl.grpo import _device_flags
     from selfplay.train.rl.settings import GRPOSettings
     from selfplay.train.settings import resolve_for_device, training_device, validate_settings
     from selfplay.train.sft import _device_facts
-    from selfplay.errors import UserError
 
     rows = []
-    cls, settings = checked_settings(generation_backend_config(cfg, "resources/models/" + cfg["model"]["name"]))
+    cls, settings = checked_settings(
+        generation_backend_config(cfg, "resources/models/" + cfg["model"]["name"])
+    )
     defaults = {k: p.default for k, p in inspect.signature(cls.__init__).parameters.items() if k != "self"}
     gen = {**defaults, **settings}
-    rows.append({"job": f"generate ({cfg['backend']['name']})", "gpus": int(cfg["resources"]["generate"].get("gpu", 0)),
-                 "device": gen.get("device"), "dtype": gen.get("dtype"), "precision": None})
+    rows.append(
+        {
+            "job": f"generate ({cfg['backend']['name']})",
+            "gpus": int(cfg["resources"]["generate"].get("gpu", 0)),
+            "device": gen.get("device"),
+            "dtype": gen.get("dtype"),
+            "precision": None,
+        }
+    )
     train_gpus = int(cfg["resources"]["train"].get("gpu", 0))
     for track in cfg["tracks"]:
         for agent, s in (cfg[track].get("training") or {}).items():
@@ -330,19 +412,31 @@ def resolve_jobs(cfg: dict) -> list[dict]:
                 continue
             on_gpu, bf16_ok = _device_facts()  # what the SFT job itself looks at
             r = resolve_for_device(validate_settings(s), on_gpu=on_gpu, bf16_supported=bf16_ok)
-            row = {"job": f"sft {track}.{agent} (LoRA)", "gpus": train_gpus, "device": "cuda" if on_gpu else "cpu",
-                   "dtype": r["dtype"], "precision": "bf16" if r["bf16"] else "as weights"}
+            row = {
+                "job": f"sft {track}.{agent} (LoRA)",
+                "gpus": train_gpus,
+                "device": "cuda" if on_gpu else "cpu",
+                "dtype": r["dtype"],
+                "precision": "bf16" if r["bf16"] else "as weights",
+            }
             if train_gpus and not on_gpu:
-                row["note"] = "asked for a GPU, sees none, and would train on the CPU (the SFT job does not refuse)"
+                row["note"] = (
+                    "asked for a GPU, sees none, and would train on the CPU (the SFT job does not refuse)"
+                )
             rows.append(row)
         if track == "evolve":
             g = GRPOSettings.from_dict(cfg["evolve"]["grpo"])
             row = {"job": f"grpo evolve ({g.finetune})", "gpus": train_gpus, "dtype": "float32 (master)"}
             try:
-                row["device"] = training_device("auto", gpus_requested=train_gpus)  # as rule evolve_grpo passes it
+                row["device"] = training_device(
+                    "auto", gpus_requested=train_gpus
+                )  # as rule evolve_grpo passes it
                 on_gpu, bf16_ok = _device_flags(row["device"])
-                r = resolve_for_device({"gradient_checkpointing": g.gradient_checkpointing, "bf16": g.bf16},
-                                       on_gpu=on_gpu, bf16_supported=bf16_ok)
+                r = resolve_for_device(
+                    {"gradient_checkpointing": g.gradient_checkpointing, "bf16": g.bf16},
+                    on_gpu=on_gpu,
+                    bf16_supported=bf16_ok,
+                )
                 row["precision"] = "bf16" if r["bf16"] else "float32"
             except UserError as exc:
                 row.update(device="refused", precision=None, note=f"refuses: {exc}")
@@ -358,13 +452,21 @@ def check_jobs(name: str, rows: list[dict], cuda: bool) -> None:
         where = f"{name}: {row['job']}"
         if cuda:
             if row["gpus"] > 0:
-                check(row["device"] == "cuda", f"{where} asks for {row['gpus']} GPU(s) but would run on {row['device']}")
+                check(
+                    row["device"] == "cuda",
+                    f"{where} asks for {row['gpus']} GPU(s) but would run on {row['device']}",
+                )
             if row["job"].startswith("generate"):
-                check(row["dtype"] in ("auto", "bfloat16"), f"{where}: dtype {row['dtype']}, not bf16 or auto")
+                check(
+                    row["dtype"] in ("auto", "bfloat16"), f"{where}: dtype {row['dtype']}, not bf16 or auto"
+                )
             else:
                 check(row["precision"] == "bf16", f"{where}: trains in {row['precision']}, not bf16")
         elif row["job"].startswith("grpo") and row["gpus"] > 0:
-            check(row["device"] == "refused", f"{where}: asked for a GPU, sees none, would train on {row['device']}")
+            check(
+                row["device"] == "refused",
+                f"{where}: asked for a GPU, sees none, would train on {row['device']}",
+            )
         if row["job"].startswith("sft"):
             check(row["dtype"] == "bfloat16", f"{where}: weights in {row['dtype']}; {PAPER_BF16_NOTE}")
 
@@ -378,7 +480,10 @@ def part_paper_configs(ctx: Context) -> dict:
         facts[name] = rows
     check(len(facts) >= 5, f"found only {len(facts)} paper configs under config/papers")
     if ctx.cuda:
-        check(ctx.torch.cuda.is_bf16_supported(), "this GPU has no bf16: vLLM's auto and the bf16 training cannot run")
+        check(
+            ctx.torch.cuda.is_bf16_supported(),
+            "this GPU has no bf16: vLLM's auto and the bf16 training cannot run",
+        )
     return facts
 
 
@@ -397,7 +502,6 @@ PARTS = [
 
 def device_facts(device: str) -> dict:
     import torch
-
     from machine import machine_facts
 
     versions = {}
@@ -406,13 +510,22 @@ def device_facts(device: str) -> dict:
             versions[lib] = __import__(lib).__version__
         except ImportError:
             versions[lib] = None
-    facts = {"device": device, "torch": torch.__version__, "cuda_runtime": torch.version.cuda, **versions,
-             "machine": machine_facts()}
+    facts = {
+        "device": device,
+        "torch": torch.__version__,
+        "cuda_runtime": torch.version.cuda,
+        **versions,
+        "machine": machine_facts(),
+    }
     if device == "cuda":
         props = torch.cuda.get_device_properties(0)
-        facts.update(gpu=torch.cuda.get_device_name(0), gpu_memory_gib=round(props.total_memory / 2**30, 1),
-                     gpu_capability=f"{props.major}.{props.minor}", bf16_supported=torch.cuda.is_bf16_supported(),
-                     gpus_visible=torch.cuda.device_count())
+        facts.update(
+            gpu=torch.cuda.get_device_name(0),
+            gpu_memory_gib=round(props.total_memory / 2**30, 1),
+            gpu_capability=f"{props.major}.{props.minor}",
+            bf16_supported=torch.cuda.is_bf16_supported(),
+            gpus_visible=torch.cuda.device_count(),
+        )
     else:
         facts["gpu"] = None
     return facts
@@ -421,24 +534,37 @@ def device_facts(device: str) -> dict:
 def markdown(result: dict) -> str:
     env = result["environment"]
     where = env["gpu"] or f"CPU only ({env['machine'].get('cpu_model')})"
-    lines = [f"# GPU check: {'passed' if result['ok'] else 'FAILED'} on {where}", "",
-             f"{result['date']}; `bench/gpu_check.py --device {env['device']}`; torch {env['torch']} "
-             f"(CUDA {env['cuda_runtime']}), transformers {env['transformers']}, trl {env['trl']}, peft {env['peft']}. "
-             f"Total {result['seconds']} s. Tiny random models (selfplay.llm.tiny_random, seed 0); "
-             f"{result['steps']} training steps, {result['new_tokens']} new tokens per row.", "",
-             "| part | ok | seconds | facts |", "|---|---|---|---|"]
+    lines = [
+        f"# GPU check: {'passed' if result['ok'] else 'FAILED'} on {where}",
+        "",
+        f"{result['date']}; `bench/gpu_check.py --device {env['device']}`; torch {env['torch']} "
+        f"(CUDA {env['cuda_runtime']}), transformers {env['transformers']}, trl {env['trl']}, peft {env['peft']}. "
+        f"Total {result['seconds']} s. Tiny random models (selfplay.llm.tiny_random, seed 0); "
+        f"{result['steps']} training steps, {result['new_tokens']} new tokens per row.",
+        "",
+        "| part | ok | seconds | facts |",
+        "|---|---|---|---|",
+    ]
     for p in result["parts"]:
-        facts = p.get("error") or ", ".join(_short(k, v) for k, v in (p.get("facts") or {}).items()
-                                             if p["name"] != "paper_configs")
+        facts = p.get("error") or ", ".join(
+            _short(k, v) for k, v in (p.get("facts") or {}).items() if p["name"] != "paper_configs"
+        )
         lines.append(f"| {p['name']} | {'yes' if p['ok'] else 'NO'} | {p['seconds']} | {facts} |")
     configs = next((p.get("facts") for p in result["parts"] if p["name"] == "paper_configs"), None)
     if configs:
-        lines += ["", "Device and dtype per job of each paper config on this machine:", "",
-                  "| config | job | GPUs asked | device | dtype | compute | note |", "|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "Device and dtype per job of each paper config on this machine:",
+            "",
+            "| config | job | GPUs asked | device | dtype | compute | note |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for name, rows in configs.items():
             for r in rows:
-                lines.append(f"| {name} | {r['job']} | {r['gpus']} | {r['device']} | {r['dtype']} | "
-                             f"{r.get('precision') or ''} | {r.get('note') or ''} |")
+                lines.append(
+                    f"| {name} | {r['job']} | {r['gpus']} | {r['device']} | {r['dtype']} | "
+                    f"{r.get('precision') or ''} | {r.get('note') or ''} |"
+                )
     return "\n".join(lines) + "\n"
 
 
@@ -454,14 +580,21 @@ def _short(key: str, value) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
-    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "gpu_check.md"),
-                    help="the markdown result; the JSON goes beside it (.json)")
+    ap.add_argument(
+        "--out",
+        default=str(ROOT / "bench" / "results" / "gpu_check.md"),
+        help="the markdown result; the JSON goes beside it (.json)",
+    )
     ap.add_argument("--steps", type=int, default=2, help="optimizer steps of each training part (>= 2)")
     ap.add_argument("--new-tokens", type=int, default=16, help="tokens per generated row and GRPO rollout")
     ap.add_argument("--work", help="folder for the models and trained outputs (default: a temporary one)")
-    ap.add_argument("--rollout-engine", choices=("paper", "transformers"), default="paper",
-                    help="GRPO's rollouts: the paper config's engine (paper 002: vLLM colocated, which needs vLLM "
-                         "in this Python, as in the GPU image) or the policy's own generate")
+    ap.add_argument(
+        "--rollout-engine",
+        choices=("paper", "transformers"),
+        default="paper",
+        help="GRPO's rollouts: the paper config's engine (paper 002: vLLM colocated, which needs vLLM "
+        "in this Python, as in the GPU image) or the policy's own generate",
+    )
     args = ap.parse_args(argv)
     if args.device == "cpu":
         os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before torch is imported: the CPU mode sees no GPU
@@ -472,8 +605,10 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     if args.device == "cuda" and not torch.cuda.is_available():
-        print("gpu_check: FAILED: torch sees no CUDA device (use --device cpu to check the script without one)",
-              file=sys.stderr)
+        print(
+            "gpu_check: FAILED: torch sees no CUDA device (use --device cpu to check the script without one)",
+            file=sys.stderr,
+        )
         return 1
     out = Path(args.out)
     started = time.perf_counter()
@@ -490,18 +625,34 @@ def main(argv: list[str] | None = None) -> int:
             except Exception as exc:  # noqa: BLE001 - every failure becomes the part's one-line reason
                 entry.update(ok=False, error=one_line(exc))
             entry["seconds"] = round(time.perf_counter() - t0, 2)
-            print(f"gpu_check: {name}: {'ok' if entry['ok'] else 'FAILED: ' + entry['error']} ({entry['seconds']} s)",
-                  file=sys.stderr, flush=True)
+            print(
+                f"gpu_check: {name}: {'ok' if entry['ok'] else 'FAILED: ' + entry['error']} ({entry['seconds']} s)",
+                file=sys.stderr,
+                flush=True,
+            )
             parts.append(entry)
             if name == "models" and not entry["ok"]:
                 break  # nothing else can run without the models
     seconds = round(time.perf_counter() - started, 1)
     if args.device == "cuda" and seconds > BUDGET_S:
-        parts.append({"name": "budget", "ok": False, "seconds": 0.0,
-                      "error": f"the check took {seconds} s on the GPU, over its {BUDGET_S} s budget"})
-    result = {"check": "bench/gpu_check.py", "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-              "ok": all(p["ok"] for p in parts) and len(parts) >= len(PARTS), "seconds": seconds,
-              "steps": args.steps, "new_tokens": args.new_tokens, "environment": device_facts(args.device), "parts": parts}
+        parts.append(
+            {
+                "name": "budget",
+                "ok": False,
+                "seconds": 0.0,
+                "error": f"the check took {seconds} s on the GPU, over its {BUDGET_S} s budget",
+            }
+        )
+    result = {
+        "check": "bench/gpu_check.py",
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "ok": all(p["ok"] for p in parts) and len(parts) >= len(PARTS),
+        "seconds": seconds,
+        "steps": args.steps,
+        "new_tokens": args.new_tokens,
+        "environment": device_facts(args.device),
+        "parts": parts,
+    }
     from selfplay.records import write_json, write_text_atomic
 
     write_json(out.with_suffix(".json"), result)
@@ -512,7 +663,10 @@ def main(argv: list[str] | None = None) -> int:
         first = failed[0] if failed else {"name": "models", "error": "did not run every part"}
         print(f"gpu_check: FAILED: {first['name']}: {first['error']}", file=sys.stderr)
         return 1
-    print(f"gpu_check: passed on {result['environment']['gpu'] or 'the CPU'} in {result['seconds']} s", file=sys.stderr)
+    print(
+        f"gpu_check: passed on {result['environment']['gpu'] or 'the CPU'} in {result['seconds']} s",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -57,19 +57,37 @@ def fastest_of(model: str, estimator: str, finetune: str, length: int, work: Pat
     for i in range(repeats):
         runs.append(run_setting(model, estimator, finetune, length, work / f"repeat{i}"))
     best = min(runs, key=lambda r: r["train_s"])
-    return {**best, "repeats": [{k: r[k] for k in ("generation_s", "step1_s", "step2_s", "train_s", "loadavg_before",
-                                                   "loadavg_after")} for r in runs]}
+    return {
+        **best,
+        "repeats": [
+            {
+                k: r[k]
+                for k in ("generation_s", "step1_s", "step2_s", "train_s", "loadavg_before", "loadavg_after")
+            }
+            for r in runs
+        ],
+    }
 
 
 def run_setting(model: str, estimator: str, finetune: str, length: int, work: Path) -> dict:
     records = [{"prompt": p, "task": TASKS[i % 2], "role": "solver"} for i, p in enumerate(make_prompts(2))]
-    settings = {"group_size": 8, "batch_size": 8, "steps_per_generation": 2, "grad_accum": 1, "max_steps": 2,
-                "max_completion_length": length, "finetune": finetune, "estimator": estimator, "seed": 1}
+    settings = {
+        "group_size": 8,
+        "batch_size": 8,
+        "steps_per_generation": 2,
+        "grad_accum": 1,
+        "max_steps": 2,
+        "max_completion_length": length,
+        "finetune": finetune,
+        "estimator": estimator,
+        "seed": 1,
+    }
     name = f"{estimator}-{finetune}-{length}"
     load_before = os.getloadavg()
     started = time.perf_counter()
-    record = train_grpo(model, records, text_length, settings, work / name,
-                        recordings_path=work / f"{name}.jsonl")
+    record = train_grpo(
+        model, records, text_length, settings, work / name, recordings_path=work / f"{name}.jsonl"
+    )
     seconds = time.perf_counter() - started
     rollouts = read_jsonl(work / f"{name}.jsonl")
     history = record["history"]
@@ -142,12 +160,12 @@ def main(argv=None) -> int:
     result = {
         "benchmark": "GRPO optimizer step wall time (train_grpo on TRL), tiny model on CPU",
         "model": model,
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": machine_facts(torch=torch.__version__, trl=trl.__version__),
         "threads": args.threads,
         "repeats": args.repeats,
         "note": "seconds are wall time of the fastest of `repeats` runs per setting (all runs under `repeats`); "
-                "the CPU may be shared with other workers (see loadavg_before/after)",
+        "the CPU may be shared with other workers (see loadavg_before/after)",
         "runs": runs,
     }
     write_json(args.out, result)

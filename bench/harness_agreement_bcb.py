@@ -23,9 +23,18 @@ from pathlib import Path
 SUITE_SECONDS = 4.0
 
 # One textual change each; a mutant is made where the reference holds the text.
-MUTATIONS = (("lower()", "upper()"), ("<", "<="), ("not numbers", "numbers"), ("1, 6", "1, 5"),
-             ("mean(numbers)", "median(numbers)"), ("+", "-"), ("[r[key]]", "[key]"), ("Counter(", "list("),
-             ("exist_ok=True", "exist_ok=False"), ("[a-z']+", "[a-z]+"))
+MUTATIONS = (
+    ("lower()", "upper()"),
+    ("<", "<="),
+    ("not numbers", "numbers"),
+    ("1, 6", "1, 5"),
+    ("mean(numbers)", "median(numbers)"),
+    ("+", "-"),
+    ("[r[key]]", "[key]"),
+    ("Counter(", "list("),
+    ("exist_ok=True", "exist_ok=False"),
+    ("[a-z']+", "[a-z]+"),
+)
 
 BODIES = {
     "raises": "    raise RuntimeError('not implemented')\n",
@@ -45,8 +54,8 @@ HOSTILE = {
     "syntax_error": "def task_func(*args, **kwargs)\n    return 1\n",
     "skip_every_test": "import unittest\ndef task_func(*args, **kwargs):\n    raise unittest.SkipTest('no')\n",
     "patch_assertions": "import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n"
-                        "unittest.TestCase.assertRaises = lambda *a, **k: __import__('contextlib').nullcontext()\n"
-                        "def task_func(*args, **kwargs):\n    return None\n",
+    "unittest.TestCase.assertRaises = lambda *a, **k: __import__('contextlib').nullcontext()\n"
+    "def task_func(*args, **kwargs):\n    return None\n",
 }
 KNOWN_FORGERIES = {"patch_assertions"}
 
@@ -56,9 +65,13 @@ def completions(item: dict) -> list[tuple[str, str, str]]:
     reference = item["reference"]
     out = [("right", "reference", reference)]
     for old, new in MUTATIONS:
-        body = reference[len(item["code_prompt"]):] if reference.startswith(item["code_prompt"]) else reference
+        body = (
+            reference[len(item["code_prompt"]) :] if reference.startswith(item["code_prompt"]) else reference
+        )
         if old in body:
-            out.append(("wrong", f"mutant {old!r}->{new!r}", reference.replace(body, body.replace(old, new, 1), 1)))
+            out.append(
+                ("wrong", f"mutant {old!r}->{new!r}", reference.replace(body, body.replace(old, new, 1), 1))
+            )
     for name, body in BODIES.items():
         out.append(("wrong", name, item["code_prompt"] + "\n" + body))
     for name, code in HOSTILE.items():
@@ -110,8 +123,12 @@ def official_verdicts(cases: list[tuple[str, str, str]]) -> list[bool]:
     with tempfile.TemporaryDirectory() as tmp:
         given, got = Path(tmp, "cases.json"), Path(tmp, "verdicts.json")
         given.write_text(json.dumps(cases))
-        proc = subprocess.Popen([sys.executable, "-c", OFFICIAL, str(SUITE_SECONDS), str(given), str(got)],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", OFFICIAL, str(SUITE_SECONDS), str(given), str(got)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         try:
             code = proc.wait(timeout=60 + 3 * SUITE_SECONDS * len(cases))
         finally:
@@ -142,36 +159,60 @@ def compare(limit_tasks: int | None = None) -> list[dict]:
     samples = [Sample(item["id"], n, fenced(code)) for n, (item, _, _, code) in enumerate(cases)]
     cfg = {"evaluation": {"benchmarks": {bench.name: {"timeout": SUITE_SECONDS}}}}
     ours = bench.score(by_id, samples, EvalMode("single", 1, False, "single", {}), cfg, workers=2)
-    official = official_verdicts([(bench.program(item, code, calibrated=True), item["test"], item["entry_point"])
-                                  for item, _, _, code in cases])
+    official = official_verdicts(
+        [
+            (bench.program(item, code, calibrated=True), item["test"], item["entry_point"])
+            for item, _, _, code in cases
+        ]
+    )
     rows = []
-    for (item, kind, name, code), mine, theirs in zip(cases, ours, official):
-        rows.append({"task": item["id"], "kind": kind, "name": name, "ours": bool(mine["passed"]),
-                     "official": theirs,
-                     "our_reason": mine["reason"], "through_skips": bool(mine.get("passed_through_skips"))})
+    for (item, kind, name, _code), mine, theirs in zip(cases, ours, official):
+        rows.append(
+            {
+                "task": item["id"],
+                "kind": kind,
+                "name": name,
+                "ours": bool(mine["passed"]),
+                "official": theirs,
+                "our_reason": mine["reason"],
+                "through_skips": bool(mine.get("passed_through_skips")),
+            }
+        )
     return rows
 
 
 def table(rows: list[dict]) -> str:
-    lines = ["# BigCodeBench: our verdicts against bigcodebench 0.2.5's untrusted_check", "",
-             "Same program text through both (the calibrated program); smoke tasks (standard library only);",
-             f"both suite limits shortened to {SUITE_SECONDS:g} s. Command: "
-             "`.venv/bin/python bench/harness_agreement_bcb.py`.", "",
-             "| completions | kind | both pass | both fail | disagreements |", "|---|---|---|---|---|"]
+    lines = [
+        "# BigCodeBench: our verdicts against bigcodebench 0.2.5's untrusted_check",
+        "",
+        "Same program text through both (the calibrated program); smoke tasks (standard library only);",
+        f"both suite limits shortened to {SUITE_SECONDS:g} s. Command: "
+        "`.venv/bin/python bench/harness_agreement_bcb.py`.",
+        "",
+        "| completions | kind | both pass | both fail | disagreements |",
+        "|---|---|---|---|---|",
+    ]
     for kind in ("right", "wrong", "hostile", "all"):
         sub = [r for r in rows if kind == "all" or r["kind"] == kind]
         both_pass = sum(r["ours"] and r["official"] for r in sub)
         both_fail = sum(not r["ours"] and not r["official"] for r in sub)
-        lines.append(f"| {len(sub)} | {kind} | {both_pass} | {both_fail} | {len(sub) - both_pass - both_fail} |")
+        lines.append(
+            f"| {len(sub)} | {kind} | {both_pass} | {both_fail} | {len(sub) - both_pass - both_fail} |"
+        )
     skips = sorted({r["name"] for r in rows if r["through_skips"]})
-    lines += ["", f"Passed only through skips the answer raised (official verdict, kept; `answer_skips: fail` "
-                  f"fails them): {sum(r['through_skips'] for r in rows)} ({', '.join(skips) or 'none'})."]
+    lines += [
+        "",
+        f"Passed only through skips the answer raised (official verdict, kept; `answer_skips: fail` "
+        f"fails them): {sum(r['through_skips'] for r in rows)} ({', '.join(skips) or 'none'}).",
+    ]
     differ = [r for r in rows if r["ours"] != r["official"]]
     lines += ["", "Disagreements (ours / official):", ""]
-    lines += [f"- {r['task']} {r['name']}: {'pass' if r['ours'] else 'fail'} / "
-              f"{'pass' if r['official'] else 'fail'} ({r['our_reason']})"
-              + ("; a known forgery of the official harness, refused here" if r["name"] in KNOWN_FORGERIES else "")
-              for r in differ] or ["- none"]
+    lines += [
+        f"- {r['task']} {r['name']}: {'pass' if r['ours'] else 'fail'} / "
+        f"{'pass' if r['official'] else 'fail'} ({r['our_reason']})"
+        + ("; a known forgery of the official harness, refused here" if r["name"] in KNOWN_FORGERIES else "")
+        for r in differ
+    ] or ["- none"]
     return "\n".join(lines) + "\n"
 
 

@@ -36,7 +36,7 @@ import random
 import statistics
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, os.environ.get("SELFPLAY_BENCH_SRC") or str(ROOT / "src"))
 
 from machine import machine_facts  # noqa: E402  (bench/machine.py)
+
 from selfplay.sandbox import Sandbox, SandboxLimits  # noqa: E402
 from selfplay.tracks.evolve.pass_matrix import LOAD_ONCE, ONE_AT_A_TIME, pass_matrix  # noqa: E402
 
@@ -173,7 +174,10 @@ def edit_distance(a, b):
 """,
 ]
 
-def one_row(cost: str = "(a[i - 1] != b[j - 1])", first: str = "list(range(len(b) + 1))", before: str = "") -> str:
+
+def one_row(
+    cost: str = "(a[i - 1] != b[j - 1])", first: str = "list(range(len(b) + 1))", before: str = ""
+) -> str:
     """A one-row table solution; ``cost`` (of a substitution), ``first`` (the first row) and
     ``before`` (lines run first) make the wrong and raising variants."""
     return f"""def edit_distance(a, b):
@@ -236,12 +240,29 @@ def reference(a: str, b: str) -> int:
 def make_tests() -> list[str]:
     """20 asserts: fixed classics, random short pairs, three long pairs, five other shapes."""
     draw = random.Random(2)
-    pairs = [("kitten", "sitting"), ("flaw", "lawn"), ("", "abc"), ("abc", ""), ("intention", "execution"),
-             ("a", "a"), ("ab", "ba")]
-    pairs += [("".join(draw.choice("abc") for _ in range(draw.randint(1, 6))),
-               "".join(draw.choice("abc") for _ in range(draw.randint(1, 6)))) for _ in range(5)]
-    pairs += [("".join(draw.choice("abcdefgh") for _ in range(12)),
-               "".join(draw.choice("abcdefgh") for _ in range(12))) for _ in range(3)]
+    pairs = [
+        ("kitten", "sitting"),
+        ("flaw", "lawn"),
+        ("", "abc"),
+        ("abc", ""),
+        ("intention", "execution"),
+        ("a", "a"),
+        ("ab", "ba"),
+    ]
+    pairs += [
+        (
+            "".join(draw.choice("abc") for _ in range(draw.randint(1, 6))),
+            "".join(draw.choice("abc") for _ in range(draw.randint(1, 6))),
+        )
+        for _ in range(5)
+    ]
+    pairs += [
+        (
+            "".join(draw.choice("abcdefgh") for _ in range(12)),
+            "".join(draw.choice("abcdefgh") for _ in range(12)),
+        )
+        for _ in range(3)
+    ]
     tests = [f"assert edit_distance({a!r}, {b!r}) == {reference(a, b)}" for a, b in pairs]
     tests += [
         "assert not edit_distance('same', 'same')",
@@ -279,8 +300,10 @@ def write_markdown(report: dict, path: Path) -> None:
         base = res[ONE_AT_A_TIME]["cells_per_s"]
         for mode in MODES:
             r = res[mode]
-            lines.append(f"| {corpus} | {mode} | {r['cells']} | {r['median_wall_s']} | {r['cells_per_s']} | "
-                         f"{r['cells_per_s'] / base:.2f}x |")
+            lines.append(
+                f"| {corpus} | {mode} | {r['cells']} | {r['median_wall_s']} | {r['cells_per_s']} | "
+                f"{r['cells_per_s'] / base:.2f}x |"
+            )
     lines += [
         "",
         f"Cells passed per corpus: {report['passed_cells']}; the slow solution times out on "
@@ -305,8 +328,10 @@ def main() -> int:
         args.repeat = 1
 
     tests = make_tests()
-    corpora = {"all 16 solutions": RIGHT + WRONG + RAISING + [SLOW],
-               "without the slow one": RIGHT + WRONG + RAISING}
+    corpora = {
+        "all 16 solutions": RIGHT + WRONG + RAISING + [SLOW],
+        "without the slow one": RIGHT + WRONG + RAISING,
+    }
     load_before = os.getloadavg()
     walls = {corpus: {mode: [] for mode in MODES} for corpus in corpora}
     reference_outcome: dict[str, tuple] = {}
@@ -331,22 +356,34 @@ def main() -> int:
         results[corpus] = {}
         for mode in MODES:
             median = statistics.median(walls[corpus][mode])
-            results[corpus][mode] = {"cells": cells, "wall_s": [round(w, 3) for w in walls[corpus][mode]],
-                                     "median_wall_s": round(median, 2), "cells_per_s": round(cells / median, 1),
-                                     "best_cells_per_s": round(cells / min(walls[corpus][mode]), 1)}
-        results[corpus]["speedup"] = round(results[corpus][LOAD_ONCE]["cells_per_s"]
-                                           / results[corpus][ONE_AT_A_TIME]["cells_per_s"], 2)
-        print(f"{corpus:22s} load_once {results[corpus][LOAD_ONCE]['cells_per_s']:7.1f} cells/s, "
-              f"one_at_a_time {results[corpus][ONE_AT_A_TIME]['cells_per_s']:7.1f} cells/s "
-              f"({results[corpus]['speedup']}x)")
+            results[corpus][mode] = {
+                "cells": cells,
+                "wall_s": [round(w, 3) for w in walls[corpus][mode]],
+                "median_wall_s": round(median, 2),
+                "cells_per_s": round(cells / median, 1),
+                "best_cells_per_s": round(cells / min(walls[corpus][mode]), 1),
+            }
+        results[corpus]["speedup"] = round(
+            results[corpus][LOAD_ONCE]["cells_per_s"] / results[corpus][ONE_AT_A_TIME]["cells_per_s"], 2
+        )
+        print(
+            f"{corpus:22s} load_once {results[corpus][LOAD_ONCE]['cells_per_s']:7.1f} cells/s, "
+            f"one_at_a_time {results[corpus][ONE_AT_A_TIME]['cells_per_s']:7.1f} cells/s "
+            f"({results[corpus]['speedup']}x)"
+        )
     report = {
         "benchmark": "EvolveCoder pass matrix: load once and fork per test vs one sandboxed execution per cell",
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine_facts(),
         "loadavg_before": [round(x, 2) for x in load_before],
         "loadavg_after": [round(x, 2) for x in load_after],
-        "settings": {"tests": len(tests), "time_limit_s": TIME_LIMIT, "workers": WORKERS, "repeats": args.repeat,
-                     "solutions": {"right": len(RIGHT), "wrong": len(WRONG), "raising": len(RAISING), "slow": 1}},
+        "settings": {
+            "tests": len(tests),
+            "time_limit_s": TIME_LIMIT,
+            "workers": WORKERS,
+            "repeats": args.repeat,
+            "solutions": {"right": len(RIGHT), "wrong": len(WRONG), "raising": len(RAISING), "slow": 1},
+        },
         "passed_cells": {corpus: sum(map(sum, out[0])) for corpus, out in reference_outcome.items()},
         "slow_timeouts": sum(1 for why in slow_reasons if why and why.startswith("timeout")),
         "matrices_identical_across_modes": True,
@@ -356,8 +393,10 @@ def main() -> int:
     }
     ncpu = os.cpu_count() or 1
     if max(load_before[0], load_after[0]) > 0.5 * ncpu:
-        report["note"] = (f"machine shared with other work: load average {load_before[0]:.2f} before, "
-                          f"{load_after[0]:.2f} after, on {ncpu} CPUs; absolute rates are pessimistic")
+        report["note"] = (
+            f"machine shared with other work: load average {load_before[0]:.2f} before, "
+            f"{load_after[0]:.2f} after, on {ncpu} CPUs; absolute rates are pessimistic"
+        )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")

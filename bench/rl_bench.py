@@ -68,10 +68,21 @@ GROUP, PROMPTS, GLOBAL_BATCH = 4, 4, 8
 
 
 def grpo_settings(engine: str, length: int, batch_size: int) -> dict:
-    section = {"group_size": GROUP, "batch_size": batch_size, "steps_per_generation": 2, "grad_accum": 1,
-               "max_steps": 2, "max_completion_length": length, "max_prompt_tokens": 512, "finetune": "lora",
-               "lora": {"r": 16, "alpha": 32, "dropout": 0.0}, "estimator": "grpo", "checkpoint_steps": 0,
-               "seed": 1, "rollout_engine": engine}
+    section = {
+        "group_size": GROUP,
+        "batch_size": batch_size,
+        "steps_per_generation": 2,
+        "grad_accum": 1,
+        "max_steps": 2,
+        "max_completion_length": length,
+        "max_prompt_tokens": 512,
+        "finetune": "lora",
+        "lora": {"r": 16, "alpha": 32, "dropout": 0.0},
+        "estimator": "grpo",
+        "checkpoint_steps": 0,
+        "seed": 1,
+        "rollout_engine": engine,
+    }
     if engine == "vllm":
         section["vllm_mode"] = "colocate"
     return section
@@ -103,21 +114,44 @@ def run_child(setting: str, model: str, length: int, work: Path) -> None:
 
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(BENCH), os.environ.get("PYTHONPATH")]))
         os.environ["OMP_NUM_THREADS"] = "1"
-        run_launched("rl_bench:job", {"model": model, "settings": grpo_settings("transformers", length,
-                                                                                  GLOBAL_BATCH // 2),
-                                      "out": str(work / "policy"), "rollouts": str(work / "rollouts.jsonl")},
-                     processes=2, config=config_file("lora"), log_path=work / "launch.log",
-                     main_process_port=free_port())
+        run_launched(
+            "rl_bench:job",
+            {
+                "model": model,
+                "settings": grpo_settings("transformers", length, GLOBAL_BATCH // 2),
+                "out": str(work / "policy"),
+                "rollouts": str(work / "rollouts.jsonl"),
+            },
+            processes=2,
+            config=config_file("lora"),
+            log_path=work / "launch.log",
+            main_process_port=free_port(),
+        )
     else:
         torch.set_num_threads(2)
-        job(model, grpo_settings(setting, length, GLOBAL_BATCH), str(work / "policy"), str(work / "rollouts.jsonl"))
+        job(
+            model,
+            grpo_settings(setting, length, GLOBAL_BATCH),
+            str(work / "policy"),
+            str(work / "rollouts.jsonl"),
+        )
 
 
 def measure(setting: str, model: str, length: int, work: Path) -> dict:
     """Run one setting in a child process and read what it recorded."""
     work.mkdir(parents=True)
-    command = [sys.executable, str(Path(__file__).resolve()), "--child", setting, "--model", model,
-               "--length", str(length), "--work", str(work)]
+    command = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--child",
+        setting,
+        "--model",
+        model,
+        "--length",
+        str(length),
+        "--work",
+        str(work),
+    ]
     load_before = os.getloadavg()
     started = time.perf_counter()
     proc = subprocess.run(command, capture_output=True, text=True)
@@ -150,7 +184,6 @@ def measure(setting: str, model: str, length: int, work: Path) -> dict:
 
 
 def markdown(result: dict) -> str:
-    runs = {r["setting"]: r for r in result["runs"]}
     m = result["machine"]
     lines = [
         f"# RL rollouts and processes ({result['date'][:10]}, {m['nproc']} cores, {m.get('cpu_model')})",
@@ -176,7 +209,8 @@ def markdown(result: dict) -> str:
             f"| {r['setting']} | {r['rollout_engine']} | {r['processes']} x {r['micro_batch_per_process']} "
             f"| {r['completion_tokens_mean']} | {r['generation_s']} | {r['rollout_tokens_per_s']} "
             f"| {steps[0]} | {steps[1]} | {r['train_s']} | {r['total_s']} "
-            f"| {r['loadavg_before'][0]:.1f} -> {r['loadavg_after'][0]:.1f} |")
+            f"| {r['loadavg_before'][0]:.1f} -> {r['loadavg_after'][0]:.1f} |"
+        )
     for name, error in result["failures"].items():
         lines.append(f"| {name} | failed: {error.strip().splitlines()[-1][:200]} |")
     lines += ["", "Ratios:", ""]
@@ -189,7 +223,9 @@ def ratios(runs: dict) -> dict:
     out = {}
     t, v, two = runs.get("transformers"), runs.get("vllm"), runs.get("two_processes")
     if t and v and t["rollout_tokens_per_s"] and v["rollout_tokens_per_s"]:
-        out["rollout tokens/s, vllm / transformers"] = round(v["rollout_tokens_per_s"] / t["rollout_tokens_per_s"], 2)
+        out["rollout tokens/s, vllm / transformers"] = round(
+            v["rollout_tokens_per_s"] / t["rollout_tokens_per_s"], 2
+        )
         out["step 1 s, vllm / transformers"] = round(v["step_s"][0] / t["step_s"][0], 2)
     if t and two:
         out["step 1 s, 2 processes / 1 process"] = round(two["step_s"][0] / t["step_s"][0], 2)
@@ -240,7 +276,7 @@ def main(argv=None) -> int:
     result = {
         "benchmark": "GRPO rollouts: vLLM (CPU build, colocate) vs the policy's generate; 2 processes vs 1",
         "model": model,
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": machine_facts(**versions),
         "python_executable": sys.executable,
         "length": args.length,

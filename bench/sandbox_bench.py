@@ -31,7 +31,7 @@ import statistics
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -216,7 +216,7 @@ def main() -> int:
     floor_naive_rate = floor_naive / floor_naive_wall
     report = {
         "benchmark": "sandbox fork server vs naive interpreter-per-execution, equal isolation",
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": {
             "nproc": ncpu,
             "affinity_cpus": len(os.sched_getaffinity(0)),
@@ -229,8 +229,10 @@ def main() -> int:
         "loadavg_after": [round(x, 2) for x in load_after],
         "parallel": PARALLEL,
         "sandbox_startup_s": round(startup_s, 3),
-        "fs_view": {"kind": isolation.get("fs_view"),
-                    "read_only_paths": len((isolation.get("fs_exposed") or {}).get("read_only") or [])},
+        "fs_view": {
+            "kind": isolation.get("fs_view"),
+            "read_only_paths": len((isolation.get("fs_exposed") or {}).get("read_only") or []),
+        },
         "checks": {
             "pairs": len(PAIRS),
             "distinct_checks": per_round,
@@ -253,12 +255,18 @@ def main() -> int:
             "speedup": round(fork_cps / naive_cps, 2),
         },
         "floor": {
-            "forkserver": {"runs": floor_fork, "runs_per_s": round(floor_fork_rate, 2),
-                           "ms_per_execution": round(1000 * floor_fork_wall / floor_fork, 2),
-                           "latency_ms_one_at_a_time": round(lat_fork, 2)},
-            "naive": {"runs": floor_naive, "runs_per_s": round(floor_naive_rate, 2),
-                      "ms_per_execution": round(1000 * floor_naive_wall / floor_naive, 2),
-                      "latency_ms_one_at_a_time": round(lat_naive, 2)},
+            "forkserver": {
+                "runs": floor_fork,
+                "runs_per_s": round(floor_fork_rate, 2),
+                "ms_per_execution": round(1000 * floor_fork_wall / floor_fork, 2),
+                "latency_ms_one_at_a_time": round(lat_fork, 2),
+            },
+            "naive": {
+                "runs": floor_naive,
+                "runs_per_s": round(floor_naive_rate, 2),
+                "ms_per_execution": round(1000 * floor_naive_wall / floor_naive, 2),
+                "latency_ms_one_at_a_time": round(lat_naive, 2),
+            },
             "speedup": round(floor_fork_rate / floor_naive_rate, 2),
         },
         "isolation": isolation,
@@ -278,11 +286,17 @@ def main() -> int:
 
     rows = [
         ("P-vs-Q checks/s", fork_cps, naive_cps),
-        ("  ms per execution", report["checks"]["forkserver"]["ms_per_execution"],
-         report["checks"]["naive"]["ms_per_execution"]),
+        (
+            "  ms per execution",
+            report["checks"]["forkserver"]["ms_per_execution"],
+            report["checks"]["naive"]["ms_per_execution"],
+        ),
         ("empty runs/s (floor)", floor_fork_rate, floor_naive_rate),
-        ("  ms per execution", report["floor"]["forkserver"]["ms_per_execution"],
-         report["floor"]["naive"]["ms_per_execution"]),
+        (
+            "  ms per execution",
+            report["floor"]["forkserver"]["ms_per_execution"],
+            report["floor"]["naive"]["ms_per_execution"],
+        ),
         ("latency one at a time (ms)", lat_fork, lat_naive),
     ]
     print(f"{'metric':<28} {'forkserver':>12} {'naive':>12} {'ratio':>8}")

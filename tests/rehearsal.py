@@ -34,7 +34,6 @@ by `run.record(record_property)`. Run the rehearsals alone with
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -43,13 +42,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
+from conftest import CACHE
 from snakemake.utils import update_config
+from test_vllm_real import vllm_python
+from workflow_helpers import REPO, jobs_run
 
 from selfplay.config.rehearsal import Change, check_overlay
-
-from test_vllm_real import vllm_python
-from conftest import CACHE
-from workflow_helpers import REPO, jobs_run
 
 PAPERS = REPO / "config" / "papers"
 OVERLAYS = REPO / "config" / "rehearsals"
@@ -106,15 +104,39 @@ class Rehearsal:
 
 def snakemake_command(workdir: Path, configfiles: list[Path], *args: str) -> list[str]:
     """Snakemake from vLLM's virtualenv (the jobs run the same interpreter), through SLURM."""
-    return [str(vllm_python()), "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory",
-            str(workdir), "--configfile", *map(str, configfiles), "--executor", "slurm", "--profile", str(PROFILE),
-            *args]
+    return [
+        str(vllm_python()),
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        *map(str, configfiles),
+        "--executor",
+        "slurm",
+        "--profile",
+        str(PROFILE),
+        *args,
+    ]
 
 
-def rehearse(cluster, workdir: Path, papers: list[str], overlays: list[str], *, extra: dict[str, str] | None = None,
-             replace: dict[str, str] | None = None, fixtures: dict[str, str] | None = None,
-             env: dict[str, str] | None = None, model_dir: Path | None = None, targets: list[str] | None = None,
-             also: list[str] = (), timeout: int = 3000) -> Rehearsal:
+def rehearse(
+    cluster,
+    workdir: Path,
+    papers: list[str],
+    overlays: list[str],
+    *,
+    extra: dict[str, str] | None = None,
+    replace: dict[str, str] | None = None,
+    fixtures: dict[str, str] | None = None,
+    env: dict[str, str] | None = None,
+    model_dir: Path | None = None,
+    targets: list[str] | None = None,
+    also: list[str] = (),
+    timeout: int = 3000,
+) -> Rehearsal:
     """Run config/papers/<papers...> + config/rehearsals/<overlays...> to rule `all` on SLURM.
 
     extra: per-paper keys the overlay may change beyond the kinds of
@@ -146,7 +168,9 @@ def rehearse(cluster, workdir: Path, papers: list[str], overlays: list[str], *, 
     for rel, src in (fixtures or {}).items():
         dest = workdir / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
-        if not (dest.exists() and dest.read_bytes() == (REPO / src).read_bytes()):  # a later step keeps its mtime
+        if not (
+            dest.exists() and dest.read_bytes() == (REPO / src).read_bytes()
+        ):  # a later step keeps its mtime
             shutil.copyfile(REPO / src, dest)
     for spec in _model_specs(over):  # the tiny random models of a family, at their documented path
         family = _tiny_family(spec)
@@ -170,13 +194,22 @@ def rehearse(cluster, workdir: Path, papers: list[str], overlays: list[str], *, 
     run_env.update(env or {})
     asked = list(targets or (["all"] if also else [])) + list(also)
     t0 = time.monotonic()
-    proc = subprocess.run(snakemake_command(workdir, configfiles, *asked), capture_output=True, text=True,
-                          timeout=timeout, env=run_env)
+    proc = subprocess.run(
+        snakemake_command(workdir, configfiles, *asked),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=run_env,
+    )
     wall = time.monotonic() - t0
     wanted = list(targets or all_inputs(proc.stdout + proc.stderr)) + list(also)
-    run = Rehearsal("+".join(o.removesuffix(".yaml") for o in overlays), workdir, proc, wall, changes, over, wanted)
-    summary = (f"[rehearsal] {run.paper}: {wall:.0f} s wall, {sum(run.jobs.values())} jobs "
-               f"({len(run.slurm_jobs)} through sbatch), exit {proc.returncode}")
+    run = Rehearsal(
+        "+".join(o.removesuffix(".yaml") for o in overlays), workdir, proc, wall, changes, over, wanted
+    )
+    summary = (
+        f"[rehearsal] {run.paper}: {wall:.0f} s wall, {sum(run.jobs.values())} jobs "
+        f"({len(run.slurm_jobs)} through sbatch), exit {proc.returncode}"
+    )
     print("\n" + summary)
     if proc.returncode != 0:
         raise AssertionError(f"{summary}\n{run.output[-15000:]}")
@@ -190,7 +223,7 @@ def _tiny_family(spec: dict) -> str | None:
     path: resources/tiny-models/<family>), else None."""
     path = str(spec.get("path") or "")
     if spec.get("source") == "local" and path.startswith(TINY_MODELS + "/"):
-        return path[len(TINY_MODELS) + 1:].strip("/")
+        return path[len(TINY_MODELS) + 1 :].strip("/")
     return None
 
 

@@ -7,6 +7,7 @@ import hashlib
 import random
 
 import pytest
+from test_workflow_replay import ALICE_EVAL_TEST, ALICE_ROUND1, BOB_EVAL_TEST, BOB_ROUND1, TEST, TRAIN
 
 from selfplay.errors import UserError
 from selfplay.llm.answer_format import AnswerFormat, check_grammar, ll_tokenizer_for, text_matches
@@ -14,8 +15,6 @@ from selfplay.llm.base import GenerationRequest, SamplingParams, recording_key
 from selfplay.records import canonical_json
 from selfplay.tracks.sinq.formats import alice_format, bob_format, parameter_names
 from selfplay.tracks.sinq.parse import parse_alice, parse_bob
-
-from test_workflow_replay import ALICE_EVAL_TEST, ALICE_ROUND1, BOB_EVAL_TEST, BOB_ROUND1, TEST, TRAIN
 
 SETTINGS = {"constrained": True, "reasoning_chars": 400, "code_chars": 2000}
 SOURCES = {**TRAIN, **TEST}
@@ -45,12 +44,16 @@ def inst(name):
 def test_an_unconstrained_request_keeps_the_key_it_always_had():
     messages = [{"role": "user", "content": "hi"}]
     sampling = SamplingParams(temperature=0.5, max_new_tokens=7, n=2, seed=3)
-    old = hashlib.sha256(canonical_json({"messages": messages, "sampling": sampling.to_dict()}).encode()).hexdigest()
+    old = hashlib.sha256(
+        canonical_json({"messages": messages, "sampling": sampling.to_dict()}).encode()
+    ).hexdigest()
     assert GenerationRequest(messages, sampling).key == old == recording_key(messages, sampling)
     fmt = alice_format(src("add"), SETTINGS)
     constrained = GenerationRequest(messages, sampling, answer_format=fmt)
-    assert constrained.key not in (old, GenerationRequest(messages, sampling, answer_format=bob_format(
-        inst("add"), SETTINGS)).key)
+    assert constrained.key not in (
+        old,
+        GenerationRequest(messages, sampling, answer_format=bob_format(inst("add"), SETTINGS)).key,
+    )
     assert constrained.seed != GenerationRequest(messages, sampling).seed
 
 
@@ -85,36 +88,53 @@ def test_every_recorded_fixture_answer_follows_its_format(tok):
     assert sum(parse_bob(t).ok for _, t in bob) == len(bob) - 1  # one fixture has no sections at all
 
 
-def alice_answer(analysis="I alter a branch.\n", program="def add(a, b):\n    return a - b\n",
-                 inp="{'a': 1, 'b': 2}") -> str:
-    return (f"# Analysis\n{analysis}\n# Generated program\n```python\n{program}```\n\n"
-            f"# Diverging input example\n```python\n{inp}\n```")
+def alice_answer(
+    analysis="I alter a branch.\n", program="def add(a, b):\n    return a - b\n", inp="{'a': 1, 'b': 2}"
+) -> str:
+    return (
+        f"# Analysis\n{analysis}\n# Generated program\n```python\n{program}```\n\n"
+        f"# Diverging input example\n```python\n{inp}\n```"
+    )
 
 
-@pytest.mark.parametrize("broken, why", [
-    (alice_answer().replace("# Generated program", "# Program"), "a heading changed"),
-    (alice_answer().replace("```\n\n# Div", "\n\n# Div"), "the program's fence not closed"),
-    (alice_answer(inp="{'c': 1}"), "a key that is not a parameter of P"),
-    (alice_answer(inp="{'a': print(1)}"), "a value that is not a literal"),
-    (alice_answer(inp="[1, 2]"), "not a dict"),
-    (alice_answer(inp="{'a': [" + ", ".join(map(str, range(17))) + "], 'b': 1}"), "a list of more than 16 items"),
-    (alice_answer(inp="{'a': 007, 'b': 1}"), "a number Python does not read (leading zeros)"),
-    (alice_answer(inp="{'a': 1, 'b': 2, 'a': 3}"), "more keys than P has parameters"),
-    (alice_answer() + "\nand more", "text after the end"),
-    (alice_answer(analysis="x" * 401 + "\n"), "an analysis over reasoning_chars"),
-    (alice_answer(analysis="# my own heading\n"), "a level-1 heading inside the analysis"),
-    ("def add(a, b):\n    return a\n", "no sections at all"),
-    (alice_answer(program="def plus(a, b):\n    return a - b\n"), "Q named otherwise than P's entry point"),
-    (alice_answer(program="# Q\ndef add(a, b):\n    return a - b\n"), "text before the entry point"),
-    (alice_answer(program="import os\n" * 4 + "def add(a, b):\n    return a - b\n"), "more import lines than allowed"),
-])
+@pytest.mark.parametrize(
+    "broken, why",
+    [
+        (alice_answer().replace("# Generated program", "# Program"), "a heading changed"),
+        (alice_answer().replace("```\n\n# Div", "\n\n# Div"), "the program's fence not closed"),
+        (alice_answer(inp="{'c': 1}"), "a key that is not a parameter of P"),
+        (alice_answer(inp="{'a': print(1)}"), "a value that is not a literal"),
+        (alice_answer(inp="[1, 2]"), "not a dict"),
+        (
+            alice_answer(inp="{'a': [" + ", ".join(map(str, range(17))) + "], 'b': 1}"),
+            "a list of more than 16 items",
+        ),
+        (alice_answer(inp="{'a': 007, 'b': 1}"), "a number Python does not read (leading zeros)"),
+        (alice_answer(inp="{'a': 1, 'b': 2, 'a': 3}"), "more keys than P has parameters"),
+        (alice_answer() + "\nand more", "text after the end"),
+        (alice_answer(analysis="x" * 401 + "\n"), "an analysis over reasoning_chars"),
+        (alice_answer(analysis="# my own heading\n"), "a level-1 heading inside the analysis"),
+        ("def add(a, b):\n    return a\n", "no sections at all"),
+        (
+            alice_answer(program="def plus(a, b):\n    return a - b\n"),
+            "Q named otherwise than P's entry point",
+        ),
+        (alice_answer(program="# Q\ndef add(a, b):\n    return a - b\n"), "text before the entry point"),
+        (
+            alice_answer(program="import os\n" * 4 + "def add(a, b):\n    return a - b\n"),
+            "more import lines than allowed",
+        ),
+    ],
+)
 def test_malformed_alice_answers_are_refused(tok, broken, why):
     assert not matches(alice_format(src("add"), SETTINGS), broken, tok), why
 
 
 def test_imports_may_come_before_the_entry_point_and_helpers_after_it(tok):
-    program = ("import math\nfrom typing import List\ndef add(a, b):\n    return helper(a) + b\n\n"
-               "def helper(x):\n    return math.floor(x)\n")
+    program = (
+        "import math\nfrom typing import List\ndef add(a, b):\n    return helper(a) + b\n\n"
+        "def helper(x):\n    return math.floor(x)\n"
+    )
     text = alice_answer(program=program)
     assert matches(alice_format(src("add"), SETTINGS), text, tok)
     assert parse_alice(text, "add").ok
@@ -128,8 +148,24 @@ def test_what_the_format_leaves_free_parses(tok):
     letters = "abcdefghij xyz.,;:()[]=+-*/<>'\"\n"
     for _ in range(12):
         analysis = "".join(rng.choice(letters) for _ in range(rng.randint(0, 300))) + "\n"
-        value = rng.choice(["0", "-3", "2.5", "'s'", '"t"', "None", "True", "[1, [2, 3]]", "(1,)", "{1: 'a'}",
-                            "{'k': (1, 2)}", "()", "[]", "{}"])
+        value = rng.choice(
+            [
+                "0",
+                "-3",
+                "2.5",
+                "'s'",
+                '"t"',
+                "None",
+                "True",
+                "[1, [2, 3]]",
+                "(1,)",
+                "{1: 'a'}",
+                "{'k': (1, 2)}",
+                "()",
+                "[]",
+                "{}",
+            ]
+        )
         keys = rng.sample(["x", "lo", "hi"], rng.randint(1, 3))
         inp = "{" + ", ".join(f"'{k}': {value}" for k in keys) + "}"
         program = f"def clip(x, lo, hi):\n    return max(lo, min(x, hi + {rng.randint(0, 9)}))\n"
@@ -141,11 +177,14 @@ def test_what_the_format_leaves_free_parses(tok):
 def test_bob_answers_yes_or_no_and_no_needs_an_input(tok):
     fmt = bob_format(inst("clip"), SETTINGS)
     yes = "# Analysis\nSame paths.\n# Equivalent?\nYes"
-    no = "# Analysis\nDiffer.\n\n# Equivalent?\nNo\n\n# Diverging input example\n```python\n{\"x\": 1}\n```"
+    no = '# Analysis\nDiffer.\n\n# Equivalent?\nNo\n\n# Diverging input example\n```python\n{"x": 1}\n```'
     assert matches(fmt, yes, tok) and parse_bob(yes).ok and parse_bob(yes).equivalent == "yes"
     assert matches(fmt, no, tok) and parse_bob(no).equivalent == "no"
-    for bad in ("# Analysis\nx\n# Equivalent?\nMaybe", "# Analysis\nx\n# Equivalent?\nNo",
-                "# Analysis\nx\n# Equivalent?\nNo\n\n# Diverging input example\n```python\n{'y': 1}\n```"):
+    for bad in (
+        "# Analysis\nx\n# Equivalent?\nMaybe",
+        "# Analysis\nx\n# Equivalent?\nNo",
+        "# Analysis\nx\n# Equivalent?\nNo\n\n# Diverging input example\n```python\n{'y': 1}\n```",
+    ):
         assert not matches(fmt, bad, tok), bad
 
 
@@ -163,11 +202,16 @@ def test_the_tiny_model_writes_parseable_answers_with_the_format_on(tiny_model_d
     backend = TransformersBackend(str(tiny_model_dir), threads=2, progress=False)
     sampling = SamplingParams(temperature=1.0, top_p=0.7, max_new_tokens=320, n=2, seed=5)
     names = ["add", "clip", "count_vowels"]
-    alice = [GenerationRequest(alice_messages(SOURCES[n], n, 10), sampling, answer_format=alice_format(src(n), settings))
-             for n in names]
+    alice = [
+        GenerationRequest(
+            alice_messages(SOURCES[n], n, 10), sampling, answer_format=alice_format(src(n), settings)
+        )
+        for n in names
+    ]
     q = "def clip(x, lo, hi):\n    return max(lo, min(x, hi + 1))\n"
-    bob = GenerationRequest(bob_messages(SOURCES["clip"], q, "clip"), sampling,
-                            answer_format=bob_format(inst("clip"), settings))
+    bob = GenerationRequest(
+        bob_messages(SOURCES["clip"], q, "clip"), sampling, answer_format=bob_format(inst("clip"), settings)
+    )
     out = backend.generate([*alice, bob])
     parses = [parse_alice(text, name) for name, texts in zip(names, out[:3]) for text in texts]
     assert not [p for p in parses if p.reason in SKELETON_REASONS], parses
@@ -188,8 +232,9 @@ def _answer_formats(tree, path=""):
 
 
 def test_no_paper_config_constrains_decoding_and_the_default_does():
-    from selfplay.config import validate_config
     from test_config_loading import SHIPPED, load_as_snakemake
+
+    from selfplay.config import validate_config
 
     for files in SHIPPED:
         cfg = validate_config(load_as_snakemake(files))
@@ -198,12 +243,15 @@ def test_no_paper_config_constrains_decoding_and_the_default_does():
         if files:
             assert not any(f["constrained"] for f in found.values()), files
         else:
-            assert set(found) == {f"{t}.{role}.answer_format" for t, roles in (("sinq", ("alice", "bob")),
-                                                                                ("seq", ("alice", "proof", "bob")),
-                                                                                ("psv", ("solve", "propose")),
-                                                                                ("evolve", ("refine", "pool", "adversarial",
-                                                                                            "discriminative")),
-                                                                                ("gasp", ("teacher", "student", "solver",
-                                                                                          "real_data")))
-                                  for role in roles}
+            assert set(found) == {
+                f"{t}.{role}.answer_format"
+                for t, roles in (
+                    ("sinq", ("alice", "bob")),
+                    ("seq", ("alice", "proof", "bob")),
+                    ("psv", ("solve", "propose")),
+                    ("evolve", ("refine", "pool", "adversarial", "discriminative")),
+                    ("gasp", ("teacher", "student", "solver", "real_data")),
+                )
+                for role in roles
+            }
             assert all(f["constrained"] for f in found.values())

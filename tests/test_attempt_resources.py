@@ -48,11 +48,16 @@ print("RESOURCES " + json.dumps(out))
 
 
 def planned(tmp_path: Path, rules: list[str], *configfiles: str) -> dict:
-    proc = subprocess.run([sys.executable, "-c", EXPAND, str(REPO), str(tmp_path), ",".join(rules), *configfiles],
-                          capture_output=True, text=True, timeout=300, cwd=REPO)
+    proc = subprocess.run(
+        [sys.executable, "-c", EXPAND, str(REPO), str(tmp_path), ",".join(rules), *configfiles],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
     line = [x for x in proc.stdout.splitlines() if x.startswith("RESOURCES ")]
     assert proc.returncode == 0 and line, proc.stderr[-3000:]
-    return json.loads(line[0][len("RESOURCES "):])
+    return json.loads(line[0][len("RESOURCES ") :])
 
 
 def test_scaled_amount_grows_rounds_up_and_caps():
@@ -60,8 +65,10 @@ def test_scaled_amount_grows_rounds_up_and_caps():
     assert scaled_amount(1000, 2, 1.25) == 1250 and scaled_amount(999, 2, 1.001) == 1000  # rounded up
     assert [scaled_amount(720, a, 2.0, cap=1000) for a in (1, 2, 3)] == [720, 1000, 1000]
     assert scaled_amount(720, 1, 2.0, cap=100) == 720  # a cap never shrinks what attempt 1 asks for
-    kind = attempt_scaled({"gpu": 1, "runtime": 60, "mem_mb": 1000, "slurm_partition": "gpu"},
-                          {"factor": 2.0, "scaled": ["runtime", "mem_mb"], "max": {"mem_mb": 3000}})
+    kind = attempt_scaled(
+        {"gpu": 1, "runtime": 60, "mem_mb": 1000, "slurm_partition": "gpu"},
+        {"factor": 2.0, "scaled": ["runtime", "mem_mb"], "max": {"mem_mb": 3000}},
+    )
     assert kind["gpu"] == 1 and kind["slurm_partition"] == "gpu"  # not scaled: passed through
     assert [kind["runtime"](None, a) for a in (1, 2, 3)] == [60, 120, 240]
     assert [kind["mem_mb"](None, a) for a in (1, 2, 3)] == [1000, 2000, 3000]
@@ -82,17 +89,21 @@ def test_the_workflow_asks_for_more_on_each_attempt(tmp_path):
     assert [got["evolve_generate"][a]["runtime"] for a in "123"] == [720, 1080, 1620]
 
     overlay = tmp_path / "cap.yaml"
-    overlay.write_text(yaml.safe_dump({"resources": {"retry": {"factor": 2, "max": {"runtime": 2880,
-                                                                                     "mem_mb": 200000}}}}))
+    overlay.write_text(
+        yaml.safe_dump({"resources": {"retry": {"factor": 2, "max": {"runtime": 2880, "mem_mb": 200000}}}})
+    )
     capped = planned(tmp_path / "b", rules, str(REPO / "config/papers/evolve.yaml"), str(overlay))
     assert [capped["evolve_grpo"][a]["runtime"] for a in "123"] == [1440, 2880, 2880]
     assert [capped["evolve_grpo"][a]["mem_mb"] for a in "123"] == [128000, 200000, 200000]
 
 
-@pytest.mark.parametrize("factor, message", [
-    (0.5, "config key resources.retry.factor: 0.5 is less than the minimum of 1"),
-    ("twice", "config key resources.retry.factor: 'twice' is not of type 'number'"),
-])
+@pytest.mark.parametrize(
+    "factor, message",
+    [
+        (0.5, "config key resources.retry.factor: 0.5 is less than the minimum of 1"),
+        ("twice", "config key resources.retry.factor: 'twice' is not of type 'number'"),
+    ],
+)
 def test_a_bad_factor_is_one_line_naming_the_key(factor, message):
     cfg = yaml.safe_load((REPO / "config/papers/evolve.yaml").read_text())
     cfg["resources"]["retry"] = {"factor": factor}
@@ -103,13 +114,33 @@ def test_a_bad_factor_is_one_line_naming_the_key(factor, message):
 
 @pytest.mark.slow
 def test_a_bad_factor_stops_the_plan_with_one_line(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--snakefile", str(REPO / "Snakefile"),
-                           "--directory", str(tmp_path), "--cores", "1", "--configfile",
-                           str(REPO / "config/papers/evolve.yaml"), "--config", "resources={'retry': {'factor': 0.5}}"],
-                          capture_output=True, text=True, timeout=300, cwd=REPO)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-n",
+            "--snakefile",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(tmp_path),
+            "--cores",
+            "1",
+            "--configfile",
+            str(REPO / "config/papers/evolve.yaml"),
+            "--config",
+            "resources={'retry': {'factor': 0.5}}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
     assert proc.returncode != 0
     errors = [x for x in (proc.stderr + proc.stdout).splitlines() if "resources.retry.factor" in x]
-    assert errors == ["Configuration error: config key resources.retry.factor: 0.5 is less than the minimum of 1"]
+    assert errors == [
+        "Configuration error: config key resources.retry.factor: 0.5 is less than the minimum of 1"
+    ]
     assert "Traceback" not in proc.stderr
 
 

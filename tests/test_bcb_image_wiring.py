@@ -16,12 +16,22 @@ def test_the_image_holds_bigcodebenchs_pins():
     d = read_def(REPO / "containers/bigcodebench.def")
     assert check_pinning(d, REPO) == []
     assert "-r /opt/selfplay/requirements-bigcodebench.txt" in d.sections["post"]
-    pins = dict(line.split("==") for line in (REPO / "containers/requirements-bigcodebench.txt").read_text().splitlines()
-                if line and not line.startswith("#"))
+    pins = dict(
+        line.split("==")
+        for line in (REPO / "containers/requirements-bigcodebench.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    )
     assert len(pins) >= 70
     # upstream's pins, kept where this Python has a build of them
-    for name, version in (("pandas", "2.0.3"), ("scikit-learn", "1.3.1"), ("librosa", "0.10.1"), ("nltk", "3.8"),
-                          ("geopandas", "0.13.2"), ("matplotlib", "3.7.0"), ("statsmodels", "0.14.0")):
+    for name, version in (
+        ("pandas", "2.0.3"),
+        ("scikit-learn", "1.3.1"),
+        ("librosa", "0.10.1"),
+        ("nltk", "3.8"),
+        ("geopandas", "0.13.2"),
+        ("matplotlib", "3.7.0"),
+        ("statsmodels", "0.14.0"),
+    ):
         assert pins[name] == version
     # every deviation says what upstream pins
     text = (REPO / "containers/requirements-bigcodebench.txt").read_text()

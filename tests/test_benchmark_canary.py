@@ -53,8 +53,14 @@ def prepared():
     """Smoke items of two benchmarks, prepared with the real sandbox."""
     lcb_items, _ = livecodebench.LiveCodeBench().prepare(None, {}, {})
     he_items, _ = evalplus.HumanEval().prepare(None, {**EVALPLUS, "limit": 1}, {})
-    return {"livecodebench": (livecodebench.LiveCodeBench(), lcb_items, {}),
-            "humaneval": (evalplus.HumanEval(), he_items, {"evaluation": {"benchmarks": {"humaneval": EVALPLUS}}})}
+    return {
+        "livecodebench": (livecodebench.LiveCodeBench(), lcb_items, {}),
+        "humaneval": (
+            evalplus.HumanEval(),
+            he_items,
+            {"evaluation": {"benchmarks": {"humaneval": EVALPLUS}}},
+        ),
+    }
 
 
 @pytest.mark.parametrize("name", ["livecodebench", "humaneval"])
@@ -63,12 +69,17 @@ def test_a_broken_sandbox_stops_a_scoring_job(prepared, monkeypatch, name):
     item = items[0]
     samples = [Sample(item["id"], 0, fenced("def f():\n    return 1\n"))]
     opened = []
-    monkeypatch.setattr(selfplay.sandbox, "Sandbox", lambda *a, **k: opened.append(ForgingSandbox()) or opened[-1])
+    monkeypatch.setattr(
+        selfplay.sandbox, "Sandbox", lambda *a, **k: opened.append(ForgingSandbox()) or opened[-1]
+    )
     with pytest.raises(SystemExit) as caught:
         with step(f"score {name}", None):
             bench.score({i["id"]: i for i in items}, samples, MODE, cfg, workers=1)
     message = str(caught.value)
-    assert "\n" not in message and "python-sandbox answered accepted (returned 55) to its known-bad input" in message
+    assert (
+        "\n" not in message
+        and "python-sandbox answered accepted (returned 55) to its known-bad input" in message
+    )
     assert opened and all(sb.closed for sb in opened)
 
 
@@ -76,6 +87,8 @@ def test_the_real_sandbox_passes_and_the_scoring_job_records_it(prepared):
     bench, items, _ = prepared["livecodebench"]
     item = items[0]
     assert vc.recorded() == []
-    bench.score({i["id"]: i for i in items}, [Sample(item["id"], 0, fenced("print(1)\n"))], MODE, {}, workers=1)
+    bench.score(
+        {i["id"]: i for i in items}, [Sample(item["id"], 0, fenced("print(1)\n"))], MODE, {}, workers=1
+    )
     [outcome] = runtime_record()["canaries"]
     assert outcome["verifier"] == "python-sandbox" and outcome["passed"]

@@ -32,11 +32,14 @@ def test_every_benchmark_download_names_a_commit_or_release():
             assert spec["sha256"] is None or pins.SHA256.match(spec["sha256"])
 
 
-@pytest.mark.parametrize("url", [
-    "https://huggingface.co/datasets/nuprl/MultiPL-E/resolve/main/humaneval-hs/test-00000-of-00001.parquet",
-    "https://raw.githubusercontent.com/o/r/master/x.csv",
-    "https://example.org/data.jsonl",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://huggingface.co/datasets/nuprl/MultiPL-E/resolve/main/humaneval-hs/test-00000-of-00001.parquet",
+        "https://raw.githubusercontent.com/o/r/master/x.csv",
+        "https://example.org/data.jsonl",
+    ],
+)
 def test_a_branch_or_an_unknown_host_is_refused(url):
     with pytest.raises(UserError):
         pins.check_revision(url)
@@ -46,7 +49,9 @@ def test_the_config_check_refuses_a_branch_revision_and_a_pin_for_no_file():
     # MultiPL-E's URL takes its revision from config: `main` stops the plan, naming the key
     with pytest.raises(UserError, match=r"humaneval_hs\.revision: .*'main' is not a commit"):
         check_download_pins({"revision": "main", "sha256": {}}, "humaneval_hs")
-    check_download_pins({"revision": "28441b6024e71d4a1c1c0f6bf171c935cd5a43f2", "sha256": {}}, "humaneval_hs")
+    check_download_pins(
+        {"revision": "28441b6024e71d4a1c1c0f6bf171c935cd5a43f2", "sha256": {}}, "humaneval_hs"
+    )
     with pytest.raises(UserError, match="not a file livecodebench downloads"):
         check_download_pins({"sha256": {"test7.jsonl": "0" * 64}}, "livecodebench")
 
@@ -74,7 +79,7 @@ def test_a_config_pin_wins_and_is_checked(tmp_path):
     wrong = "ab" * 32
     with pytest.raises(UserError, match=f"pinned {wrong} \\(config\\)"):
         pins.settle(_fetched(tmp_path, b"x"), dest, "b/f.bin", url, wrong, None, lock, LOG)
-    assert not lock.exists()   # a pinned file never writes the lock
+    assert not lock.exists()  # a pinned file never writes the lock
     right = hashlib.sha256(b"x").hexdigest()
     assert pins.settle(_fetched(tmp_path, b"x"), dest, "b/f.bin", url, right, None, lock, LOG) == right
 
@@ -82,8 +87,8 @@ def test_a_config_pin_wins_and_is_checked(tmp_path):
 def test_the_lock_is_keyed_by_url_and_rejects_malformed_lines(tmp_path):
     lock = tmp_path / "pins.tsv"
     pins.record_pin(lock, "b/f", "https://x/1", "a" * 64)
-    assert pins.record_pin(lock, "b/f", "https://x/1", "b" * 64) == "a" * 64   # the first pin stays
-    pins.record_pin(lock, "b/f", "https://x/2", "c" * 64)                       # another revision: its own pin
+    assert pins.record_pin(lock, "b/f", "https://x/1", "b" * 64) == "a" * 64  # the first pin stays
+    pins.record_pin(lock, "b/f", "https://x/2", "c" * 64)  # another revision: its own pin
     assert len(pins.read_lock(lock)) == 2 and lock.read_text().startswith("#")
     lock.write_text("b/f\thttps://x/1\tnot-a-digest\n")
     with pytest.raises(UserError, match="pins.tsv:1"):
@@ -94,6 +99,6 @@ def test_the_download_rule_passes_pins_and_the_lock_through_params():
     from pathlib import Path
 
     rule = (Path(__file__).resolve().parents[1] / "rules" / "evaluate.smk").read_text()
-    block = rule[rule.index("rule eval_download:"):rule.index("rule eval_supplied:")]
+    block = rule[rule.index("rule eval_download:") : rule.index("rule eval_supplied:")]
     for param in ("config_sha256=", "spec_sha256=", "lock=DOWNLOAD_PINS", "eval_download.py"):
         assert param in block

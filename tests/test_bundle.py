@@ -14,9 +14,24 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_workflow_replay import build_scenario
+from workflow_helpers import (
+    default_config,
+    jobs_run,
+    no_model_env,
+    run_snakemake,
+    selfplay_cli,
+    write_config,
+)
 
-from selfplay.bundle.manifest import (MANIFEST_NAME, SUMS_NAME, BundleCheckError, build_manifest, check_manifest,
-                                      write_manifest)
+from selfplay.bundle.manifest import (
+    MANIFEST_NAME,
+    SUMS_NAME,
+    BundleCheckError,
+    build_manifest,
+    check_manifest,
+    write_manifest,
+)
 from selfplay.bundle.pack import write_tar_gz
 from selfplay.bundle.replay import NO_MODEL, compare, replay_config, retrained_adapter_note, unpack
 from selfplay.bundle.restore import RESTORED_KEY, restore_training_output
@@ -25,16 +40,19 @@ from selfplay.config import validate_config
 from selfplay.errors import UserError
 from selfplay.records import read_json, read_jsonl, sha256_file, sha256_tree, write_json, write_jsonl
 
-from test_workflow_replay import build_scenario
-from workflow_helpers import (REPO, default_config, jobs_run, no_model_env, run_snakemake, selfplay_cli,
-                              write_config)
-
-TABLES = ["results/tables/sinq/table1.csv", "results/tables/sinq/table1.md", "results/tables/sinq/yield.csv",
-          "results/tables/sinq/yield.md", "results/tables/sinq/yield_reasons.csv",
-          "results/figures/sinq/figure2.csv",
-          # the benchmark layer: paper 001's Tables 2-4 and Figure 3, and the layer's own check
-          *[f"results/tables/sinq/table{n}.{ext}" for n in (2, 3, 4) for ext in ("csv", "md")],
-          "results/figures/sinq/figure3.csv", "results/tables/eval/benchmarks.csv", "results/tables/eval/benchmarks.md"]
+TABLES = [
+    "results/tables/sinq/table1.csv",
+    "results/tables/sinq/table1.md",
+    "results/tables/sinq/yield.csv",
+    "results/tables/sinq/yield.md",
+    "results/tables/sinq/yield_reasons.csv",
+    "results/figures/sinq/figure2.csv",
+    # the benchmark layer: paper 001's Tables 2-4 and Figure 3, and the layer's own check
+    *[f"results/tables/sinq/table{n}.{ext}" for n in (2, 3, 4) for ext in ("csv", "md")],
+    "results/figures/sinq/figure3.csv",
+    "results/tables/eval/benchmarks.csv",
+    "results/tables/eval/benchmarks.md",
+]
 
 
 # --------------------------------------------------------------------------- manifest
@@ -51,11 +69,18 @@ def small_tree(root: Path) -> Path:
 
 def test_manifest_lists_every_file_with_size_and_sha256(tmp_path):
     root = small_tree(tmp_path / "b")
-    manifest = build_manifest(root, {"config.yaml": "config"},
-                              [{"path": "w.safetensors", "kind": "adapter", "size": 3, "sha256": "0" * 64}])
+    manifest = build_manifest(
+        root,
+        {"config.yaml": "config"},
+        [{"path": "w.safetensors", "kind": "adapter", "size": 3, "sha256": "0" * 64}],
+    )
     write_manifest(root, manifest)
     by_path = {e["path"]: e for e in manifest["files"]}
-    assert sorted(by_path) == ["config.yaml", "results/sinq/x/round1/alice/shard0.jsonl", "results/tables/t.csv"]
+    assert sorted(by_path) == [
+        "config.yaml",
+        "results/sinq/x/round1/alice/shard0.jsonl",
+        "results/tables/t.csv",
+    ]
     assert by_path["config.yaml"]["kind"] == "config" and by_path["results/tables/t.csv"]["kind"] == "other"
     assert by_path["results/tables/t.csv"]["size"] == 8
     assert by_path["results/tables/t.csv"]["sha256"] == sha256_file(root / "results/tables/t.csv")
@@ -77,8 +102,10 @@ def test_one_changed_byte_is_caught_in_one_line(tmp_path):
         check_manifest(root)
     msg = str(err.value)
     assert "\n" not in msg
-    assert msg == ("bundle check failed: results/sinq/x/round1/alice/shard0.jsonl: sha256 differs from the "
-                   "manifest (the file was changed after bundling)")
+    assert msg == (
+        "bundle check failed: results/sinq/x/round1/alice/shard0.jsonl: sha256 differs from the "
+        "manifest (the file was changed after bundling)"
+    )
 
 
 def test_missing_extra_and_resized_files_are_caught(tmp_path):
@@ -87,8 +114,11 @@ def test_missing_extra_and_resized_files_are_caught(tmp_path):
     (root / "results/tables/t.csv").unlink()
     (root / "config.yaml").write_text("seed: 12\n")
     (root / "stowaway.txt").write_text("x")
-    with pytest.raises(BundleCheckError, match=r"config.yaml: size 9 bytes, the manifest says 8 \(and 2 more "
-                                               r"problems\)"):
+    with pytest.raises(
+        BundleCheckError,
+        match=r"config.yaml: size 9 bytes, the manifest says 8 \(and 2 more "
+        r"problems\)",
+    ):
         check_manifest(root)
 
 
@@ -154,8 +184,13 @@ def bundled_training(tmp_path: Path, weights: bool, trained: bool = True) -> tup
     src.mkdir(parents=True)
     (src / "adapter_config.json").write_text('{"r": 4}')
     (src / "adapter_model.safetensors").write_bytes(b"\x00weights")
-    record = {"trained": trained, "n_examples": 1, "adapter_sha256": sha256_tree(src),
-              "trainset": "train.jsonl", "trainset_sha256": sha256_file(trainset)}
+    record = {
+        "trained": trained,
+        "n_examples": 1,
+        "adapter_sha256": sha256_tree(src),
+        "trainset": "train.jsonl",
+        "trainset_sha256": sha256_file(trainset),
+    }
     if not weights:  # as bundled without the weights: the adapter config stays
         (src / "adapter_model.safetensors").unlink()
     write_json(src / "training_record.json", record)
@@ -222,10 +257,17 @@ def test_replay_config_replays_recordings_and_hides_the_model(tmp_path):
     (root / "config.yaml").write_text(yaml.safe_dump(default_config()))
     meta = {"recordings": ["results/sinq/default/round1/alice/shard0.jsonl"]}
     cfg = replay_config(root, meta, tmp_path / "work", retrain=False, model=None)
-    assert cfg["backend"] == {"name": "replay", "files": [str(root / meta["recordings"][0])], "on_missing": "error"}
+    assert cfg["backend"] == {
+        "name": "replay",
+        "files": [str(root / meta["recordings"][0])],
+        "on_missing": "error",
+    }
     assert cfg["replay_training_from"] == str(root)
-    assert cfg["model"] == {"name": "smollm2-135m-instruct", "source": "local",
-                            "path": str(tmp_path / "work" / NO_MODEL)}
+    assert cfg["model"] == {
+        "name": "smollm2-135m-instruct",
+        "source": "local",
+        "path": str(tmp_path / "work" / NO_MODEL),
+    }
     validate_config(cfg)
     again = replay_config(root, meta, tmp_path / "work", retrain=True, model=str(tmp_path / "m"))
     assert "replay_training_from" not in again and again["model"]["path"] == str(tmp_path / "m")
@@ -260,7 +302,8 @@ def test_retrained_adapter_is_compared_by_weights_not_by_module_order(tmp_path):
     assert note.startswith("same weights")
     (work / "ad/adapter_model.safetensors").write_bytes(b"w2")
     assert retrained_adapter_note(root, work, "ad/training_record.json", manifest).startswith(
-        "differs: adapter_model.safetensors")
+        "differs: adapter_model.safetensors"
+    )
 
 
 def test_bundle_rule_in_the_plan(tmp_path):
@@ -274,6 +317,7 @@ def test_bundle_rule_in_the_plan(tmp_path):
 
 
 # --------------------------------------------------------------------------- round trip
+
 
 @pytest.fixture(scope="module")
 def bundled_run(tmp_path_factory, tiny_model_dir):
@@ -303,8 +347,16 @@ def replayed(bundled_run, tmp_path_factory):
     out = tmp_path_factory.mktemp("replayed") / "replay"
     env = no_model_env(tmp_path_factory.mktemp("no_model_site"))
     started = time.perf_counter()
-    proc = selfplay_cli("bundle", "replay", str(workdir / "results/bundle/roundtrip.tar.gz"), "--out", str(out),
-                        "--cores", "2", env=env)
+    proc = selfplay_cli(
+        "bundle",
+        "replay",
+        str(workdir / "results/bundle/roundtrip.tar.gz"),
+        "--out",
+        str(out),
+        "--cores",
+        "2",
+        env=env,
+    )
     return out, proc, time.perf_counter() - started
 
 
@@ -320,30 +372,44 @@ def test_bundle_holds_the_run(bundled_run, tmp_path):
     manifest = check_manifest(root)
     kinds = {e["path"]: e["kind"] for e in manifest["files"]}
     exp = "results/sinq/replaytest"
-    for rel, kind in [("config.yaml", "config"), ("environment/pip-freeze.txt", "environment"),
-                      ("environment/python.json", "environment"), ("report.html", "report"),
-                      ("workflow/Snakefile", "workflow-source"), ("workflow/src/selfplay/bundle/pack.py",
-                                                                  "workflow-source"),
-                      ("resources/data/sinq/humaneval_train.jsonl", "input-data"),
-                      (f"{exp}/round1/alice/shard0.jsonl", "recording"),
-                      (f"{exp}/eval_test/bob_trained/shard1.jsonl", "recording"),
-                      (f"{exp}/round1/candidates/shard0.jsonl", "verdict"),
-                      (f"{exp}/eval_test/labeled_trained/shard0.jsonl", "verdict"),
-                      (f"{exp}/round1/train_alice.jsonl", "trainset"),
-                      (f"{exp}/bob/adapter/training_record.json", "training-record"),
-                      ("results/figures/sinq/figure2.png", "figure"), ("results/figures/sinq/figure2.csv", "table"),
-                      ("README.md", "metadata"), ("bundle.json", "metadata")] + [(t, "table") for t in TABLES]:
+    for rel, kind in [
+        ("config.yaml", "config"),
+        ("environment/pip-freeze.txt", "environment"),
+        ("environment/python.json", "environment"),
+        ("report.html", "report"),
+        ("workflow/Snakefile", "workflow-source"),
+        ("workflow/src/selfplay/bundle/pack.py", "workflow-source"),
+        ("resources/data/sinq/humaneval_train.jsonl", "input-data"),
+        (f"{exp}/round1/alice/shard0.jsonl", "recording"),
+        (f"{exp}/eval_test/bob_trained/shard1.jsonl", "recording"),
+        (f"{exp}/round1/candidates/shard0.jsonl", "verdict"),
+        (f"{exp}/eval_test/labeled_trained/shard0.jsonl", "verdict"),
+        (f"{exp}/round1/train_alice.jsonl", "trainset"),
+        (f"{exp}/bob/adapter/training_record.json", "training-record"),
+        ("results/figures/sinq/figure2.png", "figure"),
+        ("results/figures/sinq/figure2.csv", "table"),
+        ("README.md", "metadata"),
+        ("bundle.json", "metadata"),
+    ] + [(t, "table") for t in TABLES]:
         assert kinds.get(rel) == kind, rel
     assert f"roundtrip/{MANIFEST_NAME}" in names
     # The config actually used, the versions, the report.
     assert yaml.safe_load((root / "config.yaml").read_text())["sinq"]["experiment"] == "replaytest"
     assert "snakemake==" in (root / "environment/pip-freeze.txt").read_text()
     # The container definitions (and what they copy in) and the image each rule named.
-    for name in ("python-sandbox.def", "gpu.def", "haskell.def", "verus.def", "images.yaml",
-                 "requirements-gpu.txt"):
+    for name in (
+        "python-sandbox.def",
+        "gpu.def",
+        "haskell.def",
+        "verus.def",
+        "images.yaml",
+        "requirements-gpu.txt",
+    ):
         assert kinds.get(f"environment/containers/{name}") == "environment", name
     images = read_json(root / "environment/containers/images.json")
-    assert images["sandbox"]["ref"].startswith("oras://") and images["gpu"]["definition"] == "containers/gpu.def"
+    assert (
+        images["sandbox"]["ref"].startswith("oras://") and images["gpu"]["definition"] == "containers/gpu.def"
+    )
     verdict = read_jsonl(root / f"{exp}/round1/candidates/shard0.jsonl")[0]
     assert verdict["runtime"]["image"] == "host" and verdict["runtime"]["tools"]["python"]
     assert record_has_runtime(root / f"{exp}/round1/adapter_alice/training_record.json")
@@ -359,7 +425,9 @@ def test_bundle_holds_the_run(bundled_run, tmp_path):
     assert record["trained"] and len(record["adapter_sha256"]) == 64 and record["trainset_sha256"]
     meta = read_json(root / "bundle.json")
     # Alice and Bob per stage and shard, and the base model's and Bob's benchmark samples
-    assert sorted(meta["tables"]) == sorted(TABLES) and len(meta["recordings"]) == 3 * 2 + 3 * 2 + 2 * 2 + 10 * 2
+    assert (
+        sorted(meta["tables"]) == sorted(TABLES) and len(meta["recordings"]) == 3 * 2 + 3 * 2 + 2 * 2 + 10 * 2
+    )
 
 
 @pytest.mark.slow
@@ -391,8 +459,11 @@ def test_a_tampered_bundle_is_refused(bundled_run, tmp_path):
     with tarfile.open(workdir / "results/bundle/roundtrip.tar.gz") as tar:
         tar.extractall(tmp_path / "x", filter="data")
     root = tmp_path / "x/roundtrip"
-    rec = next(p for p in sorted(root.glob("results/sinq/replaytest/round1/bob_untrained/shard*.jsonl"))
-               if b"Looking at both" in p.read_bytes())
+    rec = next(
+        p
+        for p in sorted(root.glob("results/sinq/replaytest/round1/bob_untrained/shard*.jsonl"))
+        if b"Looking at both" in p.read_bytes()
+    )
     data = bytearray(rec.read_bytes())
     data[data.index(b"Looking at both")] = ord("l")  # one byte of one of Bob's recorded answers
     rec.write_bytes(bytes(data))
@@ -400,8 +471,10 @@ def test_a_tampered_bundle_is_refused(bundled_run, tmp_path):
     write_tar_gz(root, "roundtrip", tmp_path / "tampered.tar.gz", 1_700_000_000)
     verify = selfplay_cli("bundle", "verify", str(tmp_path / "tampered.tar.gz"))
     assert verify.returncode == 1
-    assert verify.stderr == (f"selfplay: bundle check failed: {rel}: sha256 differs from the manifest "
-                             "(the file was changed after bundling)\n")
+    assert verify.stderr == (
+        f"selfplay: bundle check failed: {rel}: sha256 differs from the manifest "
+        "(the file was changed after bundling)\n"
+    )
     replay = selfplay_cli("bundle", "replay", str(tmp_path / "tampered.tar.gz"), "--out", str(tmp_path / "r"))
     assert replay.returncode == 1 and "sha256 differs" in replay.stderr
     assert not (tmp_path / "r/work").exists()  # refused before anything ran

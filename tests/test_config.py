@@ -60,8 +60,13 @@ def test_snakemake_rejects_a_bad_config_with_one_line(tmp_path):
     bad["sinq"]["rounds"] = 0
     cfg = tmp_path / "bad.yaml"
     cfg.write_text(yaml.safe_dump(bad))
-    proc = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--configfile", str(cfg)], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--configfile", str(cfg)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode != 0
     assert "Configuration error: config key sinq.rounds" in proc.stderr + proc.stdout
     assert "Traceback" not in proc.stderr

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import copy
 import re
 import subprocess
 import sys
@@ -53,7 +52,11 @@ def load_as_snakemake(configfiles: tuple[str, ...], overrides: list[str] = ()) -
 
 
 def model_dir_of(cfg: dict) -> str:
-    return cfg["model"].get("path") if cfg["model"]["source"] == "local" else f"resources/models/{cfg['model']['name']}"
+    return (
+        cfg["model"].get("path")
+        if cfg["model"]["source"] == "local"
+        else f"resources/models/{cfg['model']['name']}"
+    )
 
 
 @pytest.mark.parametrize("files", SHIPPED, ids=lambda f: "+".join(Path(p).stem for p in f) or "default")
@@ -77,11 +80,14 @@ def test_the_old_merge_onto_the_default_is_refused_at_the_start():
     assert "batch_size" in str(err.value) and "threads" in str(err.value)
 
 
-@pytest.mark.parametrize("section, value, key", [
-    ("backend", {"name": "transformers", "max_lora_rank": 8}, "backend"),
-    ("training", {"lora_r": 8, "warmup_ratio": 1.0}, "sinq.training.alice"),
-    ("training", {"lora_r": 8, "target_modules": []}, "sinq.training.alice"),
-])
+@pytest.mark.parametrize(
+    "section, value, key",
+    [
+        ("backend", {"name": "transformers", "max_lora_rank": 8}, "backend"),
+        ("training", {"lora_r": 8, "warmup_ratio": 1.0}, "sinq.training.alice"),
+        ("training", {"lora_r": 8, "target_modules": []}, "sinq.training.alice"),
+    ],
+)
 def test_a_combination_a_job_would_refuse_is_refused_at_the_start(section, value, key):
     cfg = load_as_snakemake(())
     if section == "backend":
@@ -94,8 +100,9 @@ def test_a_combination_a_job_would_refuse_is_refused_at_the_start(section, value
 
 
 def test_nested_numbers_from_the_command_line_arrive_typed():
-    cfg = load_as_snakemake((), ["sinq={'bob': {'samples': 5}, 'verify': {'check_determinism': 'false'}}",
-                                 "seed=7"])
+    cfg = load_as_snakemake(
+        (), ["sinq={'bob': {'samples': 5}, 'verify': {'check_determinism': 'false'}}", "seed=7"]
+    )
     assert cfg["sinq"]["bob"]["samples"] == "5"  # what Snakemake hands over: text
     validate_config(cfg)
     assert cfg["sinq"]["bob"]["samples"] == 5 and cfg["sinq"]["verify"]["check_determinism"] is False
@@ -103,11 +110,14 @@ def test_nested_numbers_from_the_command_line_arrive_typed():
     assert cfg["sinq"]["bob"]["sampling"]["temperature"] == 1.0  # the rest of the section is kept
 
 
-@pytest.mark.parametrize("override, message", [
-    ("sinq={'bob': {'samples': 'many'}}", "config key sinq.bob.samples: 'many' is not of type 'integer'"),
-    ("sinq={'bob': {'samples': 0}}", "config key sinq.bob.samples: 0 is less than the minimum of 1"),
-    ("sinq={'bob': {'sampels': 5}}", "config key sinq.bob"),
-])
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("sinq={'bob': {'samples': 'many'}}", "config key sinq.bob.samples: 'many' is not of type 'integer'"),
+        ("sinq={'bob': {'samples': 0}}", "config key sinq.bob.samples: 0 is less than the minimum of 1"),
+        ("sinq={'bob': {'sampels': 5}}", "config key sinq.bob"),
+    ],
+)
 def test_real_mistakes_on_the_command_line_still_fail_naming_the_key(override, message):
     with pytest.raises(UserError) as err:
         validate_config(load_as_snakemake((), [override]))
@@ -115,14 +125,34 @@ def test_real_mistakes_on_the_command_line_still_fail_naming_the_key(override, m
 
 
 def dry_run(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "snakemake", "-n", "--snakefile", str(REPO / "Snakefile"),
-                           "--directory", str(workdir), "--cores", "2", *args],
-                          capture_output=True, text=True, timeout=300, cwd=REPO)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-n",
+            "--snakefile",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(workdir),
+            "--cores",
+            "2",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
 
 
 @pytest.mark.parametrize("files", SHIPPED, ids=lambda f: "+".join(Path(p).stem for p in f) or "default")
 def test_each_shipped_config_plans_on_a_fresh_clone(files, tmp_path):
-    args = ["--configfile", *[str(REPO / f) for f in files]] if files else ["--configfile", str(REPO / "config.yaml")]
+    args = (
+        ["--configfile", *[str(REPO / f) for f in files]]
+        if files
+        else ["--configfile", str(REPO / "config.yaml")]
+    )
     proc = dry_run(tmp_path, *args)
     assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
     assert "This was a dry-run" in proc.stdout
@@ -134,14 +164,21 @@ def test_a_nested_override_plans_and_a_bad_one_fails_with_one_line(tmp_path):
     assert ok.returncode == 0, ok.stderr[-3000:]
     bad = dry_run(tmp_path, "--config", "sinq={'bob': {'samples': 'x'}}")
     assert bad.returncode != 0
-    assert "Configuration error: config key sinq.bob.samples: 'x' is not of type 'integer'" in bad.stderr + bad.stdout
+    assert (
+        "Configuration error: config key sinq.bob.samples: 'x' is not of type 'integer'"
+        in bad.stderr + bad.stdout
+    )
     assert "Traceback" not in bad.stderr
 
 
 def test_the_regime_configs_read_e0s_yields_in_the_job_not_while_planning(tmp_path):
     """E2 plans without E0's results: the plan shows the job that needs them."""
-    proc = dry_run(tmp_path, "--configfile", str(REPO / "config/papers/seq.yaml"),
-                   str(REPO / "config/papers/seq_e2.yaml"))
+    proc = dry_run(
+        tmp_path,
+        "--configfile",
+        str(REPO / "config/papers/seq.yaml"),
+        str(REPO / "config/papers/seq_e2.yaml"),
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "seq_regimes_of_other_run" in proc.stdout
 
@@ -156,26 +193,40 @@ def test_the_psv_paper_config_plans_every_table_and_figure(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
     psv = yaml.safe_load((REPO / "config/papers/psv.yaml").read_text())["psv"]
     cfg = prepare_config(load_as_snakemake(("config/papers/psv.yaml",)), "unused")
-    loops = {m for names in [*psv["tables"].values(), *psv["figures"].values()] for m in names} - set(BUILT_IN)
-    solves = len(psv["settings"]) * len(psv["seeds"]) * (1 + sum(layout.iterations(cfg, m) - 1 for m in loops))
-    jobs = {line.split()[0]: int(line.split()[1]) for line in proc.stdout.splitlines()
-            if len(line.split()) == 2 and line.split()[1].isdigit()}
+    loops = {m for names in [*psv["tables"].values(), *psv["figures"].values()] for m in names} - set(
+        BUILT_IN
+    )
+    solves = (
+        len(psv["settings"]) * len(psv["seeds"]) * (1 + sum(layout.iterations(cfg, m) - 1 for m in loops))
+    )
+    jobs = {
+        line.split()[0]: int(line.split()[1])
+        for line in proc.stdout.splitlines()
+        if len(line.split()) == 2 and line.split()[1].isdigit()
+    }
     assert jobs["psv_solve"] == solves
     assert jobs["psv_download_set"] == 3 and jobs["psv_t6_train"] == 3 * 2 and jobs["psv_table6"] == 1
 
 
 def jobs_of(proc) -> dict[str, int]:
-    return {line.split()[0]: int(line.split()[1]) for line in proc.stdout.splitlines()
-            if len(line.split()) == 2 and line.split()[1].isdigit()}
+    return {
+        line.split()[0]: int(line.split()[1])
+        for line in proc.stdout.splitlines()
+        if len(line.split()) == 2 and line.split()[1].isdigit()
+    }
 
 
 def test_the_paper_benchmark_tables_and_figures_plan_at_paper_scale(tmp_path):
     """Paper 001's Tables 2-4 and Figures 3-4, paper 000's Tables 3-5 and 7, Figures 4-5,
     8-9 (E0's per-round figures) and 19 are targets of the paper configs; the other
     regimes' files (Table 7, Figure 19) are planned as jobs that say which run makes them."""
-    sinq = dry_run(tmp_path, *[f"results/tables/sinq/table{n}.md" for n in (2, 3, 4)],
-                   *[f"results/figures/sinq/figure{n}.png" for n in (3, 4)],
-                   "--configfile", str(REPO / "config/papers/sinq.yaml"))
+    sinq = dry_run(
+        tmp_path,
+        *[f"results/tables/sinq/table{n}.md" for n in (2, 3, 4)],
+        *[f"results/figures/sinq/figure{n}.png" for n in (3, 4)],
+        "--configfile",
+        str(REPO / "config/papers/sinq.yaml"),
+    )
     assert sinq.returncode == 0, sinq.stderr[-3000:] + sinq.stdout[-3000:]
     jobs = jobs_of(sinq)
     # 7 benchmarks: 12 (benchmark, mode) runs of base and Bob on GPUs, and Figure 4's four served
@@ -185,10 +236,15 @@ def test_the_paper_benchmark_tables_and_figures_plan_at_paper_scale(tmp_path):
     assert jobs["sinq_eval_generate_shard"] == 3 * (4 + 3) * 2 and jobs["sinq_eval_merge"] == 6 * 2
     assert jobs["sinq_eval_generate_client"] == 4 * 2
     assert jobs["eval_supplied"] == 1  # PySecDB: gated, a file the user supplies
-    seq = dry_run(tmp_path, *[f"results/tables/seq/e0/table{n}.md" for n in (3, 4, 5)],
-                  *[f"results/figures/seq/e0/figure{n}.png" for n in (4, 5, 8, 9)],
-                  "results/tables/seq/table7.md", "results/figures/seq/figure19.png",
-                  "--configfile", str(REPO / "config/papers/seq.yaml"))
+    seq = dry_run(
+        tmp_path,
+        *[f"results/tables/seq/e0/table{n}.md" for n in (3, 4, 5)],
+        *[f"results/figures/seq/e0/figure{n}.png" for n in (4, 5, 8, 9)],
+        "results/tables/seq/table7.md",
+        "results/figures/seq/figure19.png",
+        "--configfile",
+        str(REPO / "config/papers/seq.yaml"),
+    )
     assert seq.returncode == 0, seq.stderr[-3000:] + seq.stdout[-3000:]
     jobs = jobs_of(seq)
     # Table 3 / Figures 8-9: base, Bob and 7 rounds of Alice on two Haskell benchmarks, then

@@ -64,7 +64,7 @@ def schema():
 
     for path in TRACK_SCHEMAS:
         whole["properties"][path.parent.name] = json.loads(path.read_text())
-    whole["properties"]["tracks"]["items"]["enum"] = list(TRACKS)   # the registry's names, in its order
+    whole["properties"]["tracks"]["items"]["enum"] = list(TRACKS)  # the registry's names, in its order
     return whole
 
 
@@ -73,7 +73,10 @@ def validator(schema):
 
 
 def errors_of(schema, cfg):
-    return [f"{'.'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in validator(schema).iter_errors(cfg)]
+    return [
+        f"{'.'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}"
+        for e in validator(schema).iter_errors(cfg)
+    ]
 
 
 def load(rel):
@@ -172,7 +175,9 @@ def test_every_optional_property_has_a_default_that_is_valid_for_it(schema):
             without.append(path)
             continue
         check = dict(prop, definitions=schema["definitions"])
-        assert jsonschema.Draft7Validator(check).is_valid(prop["default"]), f"{path}: default {prop['default']!r}"
+        assert jsonschema.Draft7Validator(check).is_valid(prop["default"]), (
+            f"{path}: default {prop['default']!r}"
+        )
     assert not without, f"optional keys without a default: {without}"
 
 
@@ -187,8 +192,11 @@ def test_the_tracks_share_their_common_definitions(schema):
     for key in ("experiment", "shards", "rounds", "alice", "bob", "curriculum", "training"):
         assert sinq[key]["$ref"] == seq[key]["$ref"] == f"#/definitions/{key}", key
     for key in ("per_round", "eval_train", "eval_test"):
-        assert sinq["sources"]["properties"][key] == seq["sources"]["properties"][key] == {
-            "$ref": f"#/definitions/{key}"}
+        assert (
+            sinq["sources"]["properties"][key]
+            == seq["sources"]["properties"][key]
+            == {"$ref": f"#/definitions/{key}"}
+        )
     assert sinq["target_difficulty"] == seq["game"]["properties"]["target_difficulty"]
     assert sinq["verify"]["properties"]["memory_mb"] == seq["verify"]["properties"]["memory_mb"]
     for agent in ("alice", "bob"):
@@ -223,13 +231,24 @@ def test_training_defaults_are_the_trainers(schema):
 
 # Values on both sides of every limit the trainer checks.
 EDGES = {
-    "lora_r": [0, 1, 2.5, True], "lora_alpha": [0, 1, 16, 0.5], "epochs": [0, 1, 3, 1.5],
-    "lora_dropout": [-0.1, 0, 0.9, 0.95], "learning_rate": [0, 1e-9, 1, 1.5],
-    "warmup_ratio": [-0.01, 0, 0.99, 1], "weight_decay": [-1, 0, 0.1], "max_grad_norm": [-1, 0, 1.0],
-    "batch_size": [0, 1], "grad_accum": [0, 8], "max_length": [7, 8, 2048], "logging_steps": [0, 1],
-    "max_steps": [-2, -1, 0, 1, 100, 2.0], "target_modules": [[], ["q_proj"], "all-linear", "q_proj", [""]],
-    "lr_scheduler": ["cosine", "warmup_stable_decay", "nope"], "dtype": ["bfloat16", "int8"],
-    "gradient_checkpointing": [True, "auto", "yes"], "bf16": [False, "auto", 1],
+    "lora_r": [0, 1, 2.5, True],
+    "lora_alpha": [0, 1, 16, 0.5],
+    "epochs": [0, 1, 3, 1.5],
+    "lora_dropout": [-0.1, 0, 0.9, 0.95],
+    "learning_rate": [0, 1e-9, 1, 1.5],
+    "warmup_ratio": [-0.01, 0, 0.99, 1],
+    "weight_decay": [-1, 0, 0.1],
+    "max_grad_norm": [-1, 0, 1.0],
+    "batch_size": [0, 1],
+    "grad_accum": [0, 8],
+    "max_length": [7, 8, 2048],
+    "logging_steps": [0, 1],
+    "max_steps": [-2, -1, 0, 1, 100, 2.0],
+    "target_modules": [[], ["q_proj"], "all-linear", "q_proj", [""]],
+    "lr_scheduler": ["cosine", "warmup_stable_decay", "nope"],
+    "dtype": ["bfloat16", "int8"],
+    "gradient_checkpointing": [True, "auto", "yes"],
+    "bf16": [False, "auto", 1],
     "checkpoint_steps": [-1, 0, 1, 50, 2.5, True],
 }
 
@@ -261,7 +280,9 @@ def test_resource_kinds_are_the_ones_the_rules_ask_for(schema):
     used = set()
     for rules in (REPO / "rules").glob("*.smk"):
         used |= set(re.findall(r'resources_of\("([a-z_]+)"\)', rules.read_text()))
-    assert used and used == set(schema["properties"]["resources"]["properties"]) - {"retry"}  # retry: how they grow
+    assert used and used == set(schema["properties"]["resources"]["properties"]) - {
+        "retry"
+    }  # retry: how they grow
 
 
 # --------------------------------------------------------------------------- fill_defaults
@@ -288,16 +309,24 @@ def test_fill_defaults_fills_nested_and_referenced_defaults(schema):
     assert not errors_of(schema, MINIMAL)
     cfg = fill_defaults(MINIMAL, schema)
     s = cfg["sinq"]
-    assert s["alice"]["samples_per_source"] == 1                      # definitions.alice
-    assert s["alice"]["sampling"]["top_k"] is None                    # alice -> sampling, two $refs deep
+    assert s["alice"]["samples_per_source"] == 1  # definitions.alice
+    assert s["alice"]["sampling"]["top_k"] is None  # alice -> sampling, two $refs deep
     assert s["bob"]["sampling"]["presence_penalty"] is None
-    assert s["training"]["alice"]["lora_r"] == 16                     # training -> lora
+    assert s["training"]["alice"]["lora_r"] == 16  # training -> lora
     assert s["training"]["alice"]["gradient_checkpointing"] == "auto"
     assert s["sources"]["per_round"] is None and s["sources"]["eval_test"] is None
-    assert s["sources"]["mbpp_revision"] == "main"                    # definitions.hub_revision
-    assert s["sources"]["mbpp_sha256"] == {"train": None, "test": None}  # absent object with an object default
-    assert s["verify"] == {"timeout_min": 1.0, "timeout_max": 2.0, "workers": 2, "memory_mb": 1024,
-                           "check_determinism": True}
+    assert s["sources"]["mbpp_revision"] == "main"  # definitions.hub_revision
+    assert s["sources"]["mbpp_sha256"] == {
+        "train": None,
+        "test": None,
+    }  # absent object with an object default
+    assert s["verify"] == {
+        "timeout_min": 1.0,
+        "timeout_max": 2.0,
+        "workers": 2,
+        "memory_mb": 1024,
+        "check_determinism": True,
+    }
     assert cfg["bundle"] == {"name": None, "include_adapters": False, "report": True}
     assert cfg["containers"] == {} and cfg["replay_training_from"] is None
     assert set(cfg["resources"]) == set(schema["properties"]["resources"]["properties"])
@@ -359,7 +388,10 @@ def test_fill_defaults_keeps_a_null_and_does_not_descend_into_it(schema):
     filled = fill_defaults(cfg, schema)
     assert filled["seq"]["regime"] is None and filled["bundle"]["name"] is None
     assert filled["seq"]["translate"]["model"] is None and filled["seq"]["translate"]["backend"] == {}
-    assert filled["evaluation"]["benchmarks"]["humaneval_hs"]["revision"] == "28441b6024e71d4a1c1c0f6bf171c935cd5a43f2"
+    assert (
+        filled["evaluation"]["benchmarks"]["humaneval_hs"]["revision"]
+        == "28441b6024e71d4a1c1c0f6bf171c935cd5a43f2"
+    )
 
 
 def test_an_absent_benchmarks_section_means_no_benchmark_tables(schema):
@@ -380,8 +412,13 @@ def test_fill_defaults_on_a_small_schema():
         "definitions": {
             "n": {"type": "integer", "default": 1},
             "m": {"$ref": "#/definitions/n"},
-            "box": {"type": "object", "properties": {"a": {"$ref": "#/definitions/m"},
-                                                      "b": {"$ref": "#/definitions/n", "default": 2}}},
+            "box": {
+                "type": "object",
+                "properties": {
+                    "a": {"$ref": "#/definitions/m"},
+                    "b": {"$ref": "#/definitions/n", "default": 2},
+                },
+            },
         },
         "properties": {
             "x": {"$ref": "#/definitions/box", "default": {}},
@@ -391,14 +428,20 @@ def test_fill_defaults_on_a_small_schema():
         },
     }
     assert fill_defaults({}, schema) == {"x": {"a": 1, "b": 2}}
-    assert fill_defaults({"y": {}, "z": {}}, schema) == {"x": {"a": 1, "b": 2}, "y": {"a": 1, "b": 2}, "z": {"c": 2}}
+    assert fill_defaults({"y": {}, "z": {}}, schema) == {
+        "x": {"a": 1, "b": 2},
+        "y": {"a": 1, "b": 2},
+        "z": {"c": 2},
+    }
     assert fill_defaults({"x": {"a": 5}}, schema) == {"x": {"a": 5, "b": 2}}
     assert fill_defaults({"x": 3}, schema) == {"x": 3}  # not an object: left for validation to report
     bad = {"properties": {"x": {"$ref": "#/definitions/nothing"}}}
     with pytest.raises(ValueError):
         fill_defaults({}, bad)
-    loop = {"definitions": {"a": {"$ref": "#/definitions/b"}, "b": {"$ref": "#/definitions/a"}},
-            "properties": {"x": {"$ref": "#/definitions/a"}}}
+    loop = {
+        "definitions": {"a": {"$ref": "#/definitions/b"}, "b": {"$ref": "#/definitions/a"}},
+        "properties": {"x": {"$ref": "#/definitions/a"}},
+    }
     with pytest.raises(ValueError):
         fill_defaults({}, loop)
 
@@ -407,17 +450,22 @@ def test_describe_keys_lists_every_key_with_its_default(schema):
     rows = {path: (description, default) for path, description, default in describe_keys(schema)}
     assert rows["sinq.verify.workers"][1] == 2
     assert rows["seq.proof.memory_mb"][1] == 4096
-    assert rows["seq.training.bob.lora_r"][1] == 16          # through training -> lora
+    assert rows["seq.training.bob.lora_r"][1] == 16  # through training -> lora
     assert rows["sinq.alice.sampling.top_k"][1] is None
     assert rows["seed"][1] is NO_DEFAULT and rows["tracks"][1] is NO_DEFAULT
     assert rows["seq.sources.per_round"][1] is None and "round" in rows["seq.sources.per_round"][0]
     assert all(description for description, _ in rows.values())
-    assert set(rows) == {path for path, _, _ in all_properties(schema) if not path.startswith("seq.translate.model.")}
+    assert set(rows) == {
+        path for path, _, _ in all_properties(schema) if not path.startswith("seq.translate.model.")
+    }
 
 
 # --------------------------------------------------------------------------- the shipped configs
 def shipped():
-    return ["config.yaml", *sorted(str(p.relative_to(REPO)) for p in (REPO / "config" / "papers").glob("*.yaml"))]
+    return [
+        "config.yaml",
+        *sorted(str(p.relative_to(REPO)) for p in (REPO / "config" / "papers").glob("*.yaml")),
+    ]
 
 
 def as_used(rel: str) -> dict:

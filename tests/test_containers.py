@@ -15,17 +15,15 @@ import json
 import os
 import re
 import sys
-from pathlib import Path
 
 import pytest
+from workflow_helpers import REPO, run_snakemake, write_config
 
 from selfplay.containers.deffile import DefFileError, check_pinning, parse_def, read_def
 from selfplay.containers.registry import load_images, registry_problems
 from selfplay.containers.runtime import current_image, runtime_record
 from selfplay.errors import UserError
 from selfplay.records import read_jsonl
-
-from workflow_helpers import REPO, run_snakemake, write_config
 
 DEFS = sorted((REPO / "containers").glob("*.def"))
 DIGEST = "python:3.11-slim-bookworm@sha256:" + "ab" * 32
@@ -43,8 +41,14 @@ From: {DIGEST}
 
 
 def test_there_is_an_image_for_each_verifier_and_the_gpu_stack():
-    assert {p.name for p in DEFS} == {"python-sandbox.def", "python.def", "gpu.def", "haskell.def", "verus.def",
-                                      "bigcodebench.def"}
+    assert {p.name for p in DEFS} == {
+        "python-sandbox.def",
+        "python.def",
+        "gpu.def",
+        "haskell.def",
+        "verus.def",
+        "bigcodebench.def",
+    }
 
 
 @pytest.mark.parametrize("path", DEFS, ids=lambda p: p.name)
@@ -78,13 +82,20 @@ def test_all_python_images_share_the_hosts_python_minor_version():
 BAD = {
     "tag instead of digest": ("From: " + DIGEST, "From: python:3.11-slim", "not pinned by digest"),
     "latest": ("From: " + DIGEST, "From: python:latest@sha256:" + "ab" * 32, "latest"),
-    "unchecked download": ("", "curl -fsSL -o tool.tgz https://example.org/tool.tgz", "not verified by sha256"),
+    "unchecked download": (
+        "",
+        "curl -fsSL -o tool.tgz https://example.org/tool.tgz",
+        "not verified by sha256",
+    ),
     "unpinned pip": ("", "pip install numpy", "not pinned with =="),
     "range pip": ("", "pip install 'numpy>=1.0'", "not pinned with =="),
     "unpinned apt": ("", "apt-get install -y --no-install-recommends ghc", "apt package not pinned"),
     "cabal without index": ("", "cabal install --lib liquidhaskell-0.9.0.2.1", "--index-state"),
-    "cabal unversioned": ("", "cabal install --index-state=2023-06-01T00:00:00Z liquidhaskell",
-                          "without an exact version"),
+    "cabal unversioned": (
+        "",
+        "cabal install --index-state=2023-06-01T00:00:00Z liquidhaskell",
+        "without an exact version",
+    ),
     "moving toolchain": ("", "./rustup-init -y --default-toolchain stable", "not an exact version"),
     "wrong env": ("export SELFPLAY_IMAGE_VERSION=1.0.0", "export SELFPLAY_IMAGE_VERSION=2.0.0", "differs"),
 }
@@ -103,7 +114,9 @@ def test_the_pinning_check_catches(case):
 
 
 def test_a_checked_download_and_pinned_installs_pass():
-    text = GOOD_HEAD + """
+    text = (
+        GOOD_HEAD
+        + """
 %%post
     set -eu
     apt-get install -y --no-install-recommends ghc=9.0.2-4 z3=4.8.12-3.1
@@ -111,7 +124,9 @@ def test_a_checked_download_and_pinned_installs_pass():
         https://example.org/tool.tgz
     echo "%s  tool.tgz" | sha256sum -c -
     pip install --no-cache-dir numpy==2.0.0
-""" % ("cd" * 32)
+"""
+        % ("cd" * 32)
+    )
     assert check_pinning(parse_def(text)) == []
 
 
@@ -124,13 +139,16 @@ def test_a_requirements_file_is_checked_line_by_line(tmp_path):
     assert "not copied in by %files" in check_pinning(parse_def(text), tmp_path)[0]
 
 
-@pytest.mark.parametrize("text, message", [
-    ("From: x\n", "no 'Bootstrap:' header"),
-    ("Bootstrap: docker\n", "no 'From:' header"),
-    ("Bootstrap: docker\nFrom: x\n%bogus\n", "unknown section %bogus"),
-    ("Bootstrap: docker\nFrom: x\n%post\n%post\n", "appears twice"),
-    ("Bootstrap docker\n", "is not 'Key: value'"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("From: x\n", "no 'Bootstrap:' header"),
+        ("Bootstrap: docker\n", "no 'From:' header"),
+        ("Bootstrap: docker\nFrom: x\n%bogus\n", "unknown section %bogus"),
+        ("Bootstrap: docker\nFrom: x\n%post\n%post\n", "appears twice"),
+        ("Bootstrap docker\n", "is not 'Key: value'"),
+    ],
+)
 def test_malformed_definitions_get_one_clear_error(text, message):
     with pytest.raises(DefFileError, match=message):
         parse_def(text, "x.def")
@@ -175,21 +193,30 @@ def test_runtime_record_says_host_or_image(monkeypatch):
     monkeypatch.setenv("APPTAINER_CONTAINER", "/x/sandbox.sif")
     monkeypatch.setenv("SELFPLAY_IMAGE", "selfplay-sandbox")
     monkeypatch.setenv("SELFPLAY_IMAGE_VERSION", "0.1.0")
-    assert runtime_record()["image"] == {"name": "selfplay-sandbox", "version": "0.1.0", "file": "/x/sandbox.sif"}
+    assert runtime_record()["image"] == {
+        "name": "selfplay-sandbox",
+        "version": "0.1.0",
+        "file": "/x/sandbox.sif",
+    }
 
 
 def test_the_cli_checks_all_definitions():
     import subprocess
 
-    proc = subprocess.run([sys.executable, "-m", "selfplay", "containers", "check"], capture_output=True, text=True,
-                          cwd=REPO)
+    proc = subprocess.run(
+        [sys.executable, "-m", "selfplay", "containers", "check"], capture_output=True, text=True, cwd=REPO
+    )
     assert proc.returncode == 0, proc.stderr
     assert "6 definitions pinned" in proc.stdout
 
 
 # ------------------------------------------------------------- the workflow in images
-RULE_IMAGES = {"sinq_alice_generate": "gpu", "sinq_bob_generate": "gpu", "sinq_verify": "sandbox",
-               "sinq_label": "sandbox"}
+RULE_IMAGES = {
+    "sinq_alice_generate": "gpu",
+    "sinq_bob_generate": "gpu",
+    "sinq_verify": "sandbox",
+    "sinq_label": "sandbox",
+}
 TARGETS = [f"results/sinq/replaytest/round1/labeled_untrained/shard{s}.jsonl" for s in (0, 1)]
 
 
@@ -232,8 +259,15 @@ def test_rules_run_their_own_commands_in_their_images(tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_APPTAINER_LOG", str(calls))
     monkeypatch.setenv("FAKE_APPTAINER_PYTHON", sys.executable)
     monkeypatch.setenv("FAKE_APPTAINER_IMAGES", json.dumps({str(local_sif): "containers/python-sandbox.def"}))
-    run_snakemake(boxed, "--sdm", "apptainer", "--apptainer-args=--nv",
-                  "--apptainer-prefix", str(boxed / "sif-cache"), *TARGETS)
+    run_snakemake(
+        boxed,
+        "--sdm",
+        "apptainer",
+        "--apptainer-args=--nv",
+        "--apptainer-prefix",
+        str(boxed / "sif-cache"),
+        *TARGETS,
+    )
 
     log = read_jsonl(calls)
     images = load_images(REPO)
@@ -260,7 +294,9 @@ def test_rules_run_their_own_commands_in_their_images(tmp_path, monkeypatch):
     for s in (0, 1):
         cands = read_jsonl(boxed / f"results/sinq/replaytest/round1/candidates/shard{s}.jsonl")
         host_cands = read_jsonl(host / f"results/sinq/replaytest/round1/candidates/shard{s}.jsonl")
-        assert _strip_runtime(cands) == _strip_runtime(host_cands)  # same verdicts in the image as on the host
+        assert _strip_runtime(cands) == _strip_runtime(
+            host_cands
+        )  # same verdicts in the image as on the host
         assert all(c["runtime"]["image"]["name"] == "selfplay-sandbox" for c in cands)
         assert all(c["runtime"]["image"]["version"] == "0.1.0" for c in cands)
         assert all(c["runtime"]["image"]["file"] == str(local_sif.resolve()) for c in cands)
@@ -269,5 +305,10 @@ def test_rules_run_their_own_commands_in_their_images(tmp_path, monkeypatch):
         host_labeled = read_jsonl(host / f"results/sinq/replaytest/round1/labeled_untrained/shard{s}.jsonl")
         assert _strip_runtime(labeled) == _strip_runtime(host_labeled)
         assert all(x["label_runtime"]["image"]["name"] == "selfplay-sandbox" for x in labeled)
-    assert sum(len(read_jsonl(boxed / f"results/sinq/replaytest/round1/candidates/shard{s}.jsonl"))
-               for s in (0, 1)) > 0
+    assert (
+        sum(
+            len(read_jsonl(boxed / f"results/sinq/replaytest/round1/candidates/shard{s}.jsonl"))
+            for s in (0, 1)
+        )
+        > 0
+    )

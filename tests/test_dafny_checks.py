@@ -17,15 +17,15 @@ from selfplay.data.dafny_problems import load_problems
 CORPUS = Path(__file__).parent / "dafny_corpus"
 ENTRIES = json.loads((CORPUS / "corpus.json").read_text())["entries"]
 
-pytestmark = pytest.mark.skipif(not dafny_available(), reason="Dafny 2.3 and z3 4.8.5 are not installed "
-                                "(make install-test installs them)")
+pytestmark = pytest.mark.skipif(
+    not dafny_available(), reason="Dafny 2.3 and z3 4.8.5 are not installed (make install-test installs them)"
+)
 
 
 @pytest.fixture(scope="module")
 def sandbox():
-    from selfplay.sandbox import Sandbox, SandboxLimits
-
     from selfplay.dafny.runner import tool_dirs
+    from selfplay.sandbox import Sandbox, SandboxLimits
 
     with Sandbox(workers=2, limits=SandboxLimits(memory_mb=2048), tool_dirs=tool_dirs()) as box:
         yield box
@@ -65,7 +65,9 @@ def test_corpus_solutions_honest_ones_verified_cheats_refused_with_reasons(sandb
         else:
             assert record["verified"], (entry["file"], record)
     # the point of the screen: plain Dafny accepted many of the refused ones
-    fooled = [e for e in solutions if e["expect"] and e["dafny"].get("plain", {}).get("outcome") == "verified"]
+    fooled = [
+        e for e in solutions if e["expect"] and e["dafny"].get("plain", {}).get("outcome") == "verified"
+    ]
     assert len(fooled) >= 10
 
 
@@ -74,7 +76,9 @@ def test_a_solution_that_breaks_the_spec_or_does_not_verify_is_not_counted(sandb
     honest = text("abs_honest.dfy")
     wrong = honest.replace("r := -x;", "r := x;")  # the spec part unchanged, the body wrong
     assert wrong != honest
-    records = verify_solutions([(spec, honest), (spec, wrong), (spec, "method Abs() {}")], DafnySettings(), sandbox)
+    records = verify_solutions(
+        [(spec, honest), (spec, wrong), (spec, "method Abs() {}")], DafnySettings(), sandbox
+    )
     assert records[0]["verified"] and records[0]["reason"] is None
     assert not records[1]["verified"] and records[1]["reason"] == "dafny:failed"
     assert not records[2]["verified"] and records[2]["reason"].startswith("screen:")

@@ -51,6 +51,7 @@ def rewrite_manifest(root: Path, change) -> None:
 
 # ------------------------------------------------------------------ the shipped set
 
+
 def test_loader_returns_full_records():
     assert 30 <= len(PROBLEMS) <= 50  # a few dozen
     for p in PROBLEMS:
@@ -102,7 +103,7 @@ def test_solution_keeps_the_spec_verbatim(problem):
         assert block in solution
     # The shipped solutions all start from the spec text itself, then the target's body.
     assert solution.startswith(spec)
-    assert solution[len(spec):].startswith("{\n")
+    assert solution[len(spec) :].startswith("{\n")
     assert "assume" not in solution and "{:axiom}" not in solution and "{:verify" not in solution
     assert "decreases *" not in solution
     for _, block in top_level_blocks(solution):
@@ -132,22 +133,26 @@ def test_check_problem_texts_catches_a_changed_spec():
 
 # ------------------------------------------------------------------ a broken copy
 
+
 def test_copy_loads_like_the_original(tmp_path):
     root = copy_problems(tmp_path)
     assert [p["id"] for p in dp.load_problems(directory=root)] == [p["id"] for p in PROBLEMS]
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda d: d["problems"][1].update(split="train"), r"problem '\w+': unknown split 'train'"),
-    (lambda d: d["problems"][1].update(difficulty="brutal"), r"problem '\w+': unknown difficulty"),
-    (lambda d: d["problems"].append(dict(d["problems"][0])), r"problem '\w+': duplicate problem name"),
-    (lambda d: d["problems"][2].pop("target"), r"problem '\w+': missing or empty field\(s\) target"),
-    (lambda d: d["problems"][2].update(notes="x"), r"problem '\w+': unknown field\(s\) notes"),
-    (lambda d: d["problems"][0].update(name="Bad Name"), r"problem 'Bad Name': a problem name"),
-    (lambda d: d["problems"][0].update(target="Wrong"), r"'abs_value'.*target 'Wrong'"),
-    (lambda d: d.update(problems=[]), r"non-empty 'problems' list"),
-    (lambda d: d["problems"].__setitem__(0, "abs_value"), r"problem #0: expected an object"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda d: d["problems"][1].update(split="train"), r"problem '\w+': unknown split 'train'"),
+        (lambda d: d["problems"][1].update(difficulty="brutal"), r"problem '\w+': unknown difficulty"),
+        (lambda d: d["problems"].append(dict(d["problems"][0])), r"problem '\w+': duplicate problem name"),
+        (lambda d: d["problems"][2].pop("target"), r"problem '\w+': missing or empty field\(s\) target"),
+        (lambda d: d["problems"][2].update(notes="x"), r"problem '\w+': unknown field\(s\) notes"),
+        (lambda d: d["problems"][0].update(name="Bad Name"), r"problem 'Bad Name': a problem name"),
+        (lambda d: d["problems"][0].update(target="Wrong"), r"'abs_value'.*target 'Wrong'"),
+        (lambda d: d.update(problems=[]), r"non-empty 'problems' list"),
+        (lambda d: d["problems"].__setitem__(0, "abs_value"), r"problem #0: expected an object"),
+    ],
+)
 def test_broken_manifest(tmp_path, change, message):
     root = copy_problems(tmp_path)
     rewrite_manifest(root, change)

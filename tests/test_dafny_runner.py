@@ -15,8 +15,17 @@ import stat
 import pytest
 
 from selfplay.dafny import runner as R
-from selfplay.dafny.runner import (DafnyJob, DafnySettings, DafnyVerdict, batch_problem, check_dafny,
-                                   parse_output, split_boogie_name, verify, wrap)
+from selfplay.dafny.runner import (
+    DafnyJob,
+    DafnySettings,
+    DafnyVerdict,
+    batch_problem,
+    check_dafny,
+    parse_output,
+    split_boogie_name,
+    verify,
+    wrap,
+)
 from selfplay.errors import MissingToolError, UserError
 
 
@@ -121,24 +130,29 @@ MIXED = [
 
 
 def test_braces_in_comments_and_literals_do_not_count_for_wrapping():
-    text = ("/* a /* nested */ comment { */ method M() { var s := \"}\\\"{\"; var v := @\"a\"\"}\n{\";\n"
-            "  var c := '}'; var d := '\\''; var x' := 1; // } trailing\n}\n")
+    text = (
+        '/* a /* nested */ comment { */ method M() { var s := "}\\"{"; var v := @"a""}\n{";\n'
+        "  var c := '}'; var d := '\\''; var x' := 1; // } trailing\n}\n"
+    )
     assert batch_problem(text) is None
     assert "string" in batch_problem('method M() { var s := "abc\n"; }')
 
 
-@pytest.mark.parametrize("text,why", [
-    (MAX_OK, None),
-    (WITH_HELPERS, None),
-    (OWN_MODULE, "module"),
-    ('include "other.dfy"\n' + MAX_OK, "include"),
-    ("import opened Foo\n" + MAX_OK, "import"),
-    (MAX_OK + "}\nmodule SelfplayJob1 {\n", "brace"),
-    (MAX_OK + "{", "brace"),
-    (MAX_OK.replace("Max", "SelfplayJob3"), "reserved"),
-    ("/* open comment\n" + MAX_OK, "comment"),
-    (MAX_OK + "\x1b[2J", "control"),
-])
+@pytest.mark.parametrize(
+    "text,why",
+    [
+        (MAX_OK, None),
+        (WITH_HELPERS, None),
+        (OWN_MODULE, "module"),
+        ('include "other.dfy"\n' + MAX_OK, "include"),
+        ("import opened Foo\n" + MAX_OK, "import"),
+        (MAX_OK + "}\nmodule SelfplayJob1 {\n", "brace"),
+        (MAX_OK + "{", "brace"),
+        (MAX_OK.replace("Max", "SelfplayJob3"), "reserved"),
+        ("/* open comment\n" + MAX_OK, "comment"),
+        (MAX_OK + "\x1b[2J", "control"),
+    ],
+)
 def test_batch_problem(text, why):
     found = batch_problem(text)
     if why is None:
@@ -156,7 +170,10 @@ def test_wrap_keeps_text_one_line_lower():
 
 def test_split_boogie_name():
     assert split_boogie_name("Impl$$_module.__default.Max") == ("", "Max")
-    assert split_boogie_name("CheckWellformed$$_3_SelfplayJob3.__default.Fib") == ("SelfplayJob3", "Fib/wellformed")
+    assert split_boogie_name("CheckWellformed$$_3_SelfplayJob3.__default.Fib") == (
+        "SelfplayJob3",
+        "Fib/wellformed",
+    )
     assert split_boogie_name("Impl$$_module.C____d.is__ok_q") == ("", "C__d.is_ok?")
     assert split_boogie_name("Impl$$_module.__default.Max_k") == ("", "Max'")
     assert split_boogie_name("OverrideCheck$$_module.D.N") == ("", "D.N/override")
@@ -212,29 +229,44 @@ def test_parse_output_attributes_a_batch():
     ]
 
 
-@pytest.mark.parametrize("change,exit_code,problem", [
-    (lambda s: s.replace("3 verified, 1 error", "4 verified, 1 error"), 4, "verified"),
-    (lambda s: s.replace("3 verified, 1 error", "3 verified, 0 errors"), 4, "errors"),
-    (lambda s: s, 0, "exit code"),
-    (lambda s: s.replace("  [0.044 s, 2 proof obligations]  verified\n", ""), 4, "no outcome"),
-    (lambda s: s.replace("_1_SelfplayJob5", "_1_SelfplayJob6"), 4, "no job"),
-    (lambda s: s.replace("j5.dfy(4,0)", "j6.dfy(4,0)"), 4, "no job's file"),
-    (lambda s: s + "Prover error: something odd\n", 4, "summary"),
-    (lambda s: s.replace("Dafny program verifier finished", "(injected) Dafny program verifier finished")
-     + "Dafny program verifier finished with 4 verified, 0 errors\n", 0, "verified"),
-])
+@pytest.mark.parametrize(
+    "change,exit_code,problem",
+    [
+        (lambda s: s.replace("3 verified, 1 error", "4 verified, 1 error"), 4, "verified"),
+        (lambda s: s.replace("3 verified, 1 error", "3 verified, 0 errors"), 4, "errors"),
+        (lambda s: s, 0, "exit code"),
+        (lambda s: s.replace("  [0.044 s, 2 proof obligations]  verified\n", ""), 4, "no outcome"),
+        (lambda s: s.replace("_1_SelfplayJob5", "_1_SelfplayJob6"), 4, "no job"),
+        (lambda s: s.replace("j5.dfy(4,0)", "j6.dfy(4,0)"), 4, "no job's file"),
+        (lambda s: s + "Prover error: something odd\n", 4, "summary"),
+        (
+            lambda s: (
+                s.replace("Dafny program verifier finished", "(injected) Dafny program verifier finished")
+                + "Dafny program verifier finished with 4 verified, 0 errors\n"
+            ),
+            0,
+            "verified",
+        ),
+    ],
+)
 def test_parse_output_distrusts_inconsistent_runs(change, exit_code, problem):
     rep = parse_output(change(BATCH_OUT), "", exit_code, WHERE, MODULES)
     assert any(problem in p for p in rep.problems), rep.problems
 
 
 def test_parse_output_reads_parse_and_resolution_failures():
-    out = "Dafny 2.3.0.10506\nj5.dfy(5,10): Error: invalid UnaryExpression\n1 parse errors detected in j5.dfy\n"
+    out = (
+        "Dafny 2.3.0.10506\nj5.dfy(5,10): Error: invalid UnaryExpression\n1 parse errors detected in j5.dfy\n"
+    )
     rep = parse_output(out, "", 2, WHERE, MODULES)
     assert rep.phase == "parse" and rep.culprits == {5} and rep.problems == []
-    assert R.verdict_from_report(rep, 5, "p", 0.1).messages == ["program.dfy(4,10): Error: invalid UnaryExpression"]
-    out = ("Dafny 2.3.0.10506\nj0.dfy(5,7): Error: unresolved identifier: c\nj5.dfy(2,1): Error: unresolved "
-           "identifier: d\n2 resolution/type errors detected in the program\n")
+    assert R.verdict_from_report(rep, 5, "p", 0.1).messages == [
+        "program.dfy(4,10): Error: invalid UnaryExpression"
+    ]
+    out = (
+        "Dafny 2.3.0.10506\nj0.dfy(5,7): Error: unresolved identifier: c\nj5.dfy(2,1): Error: unresolved "
+        "identifier: d\n2 resolution/type errors detected in the program\n"
+    )
     rep = parse_output(out, "", 2, WHERE, MODULES)
     assert rep.phase == "resolution" and rep.culprits == {0, 5} and rep.problems == []
 
@@ -258,13 +290,20 @@ Dafny program verifier finished with 0 verified, 2 errors
     rep = parse_output(out, "", 4, {"program.dfy": (0, 0)}, {}, solo=0)
     assert rep.problems == []
     v = R.verdict_from_report(rep, 0, "max", 0.4)
-    assert v.status == "failed" and v.errors == 2 and v.implementations == {"Max": "error"} and len(v.messages) == 4
+    assert (
+        v.status == "failed"
+        and v.errors == 2
+        and v.implementations == {"Max": "error"}
+        and len(v.messages) == 4
+    )
 
 
 def test_wrong_z3_is_an_environment_failure_despite_the_summary():
-    out = ("Dafny 2.3.0.10506\nProver error: line 18 column 28: unknown parameter 'model_compress'\n"
-           "Legal parameters are:\n  auto_config (bool) (default: true)\n\n"
-           "Dafny program verifier finished with 1 verified, 0 errors\n")
+    out = (
+        "Dafny 2.3.0.10506\nProver error: line 18 column 28: unknown parameter 'model_compress'\n"
+        "Legal parameters are:\n  auto_config (bool) (default: true)\n\n"
+        "Dafny program verifier finished with 1 verified, 0 errors\n"
+    )
     rep = parse_output(out, "", 0, {"program.dfy": (0, 0)}, {}, solo=0)
     assert rep.environment is not None and "model_compress" in rep.environment
 
@@ -359,9 +398,13 @@ def test_unrunnable_text_gets_a_recorded_reason():
 def sandbox():
     from selfplay.sandbox import Sandbox, SandboxLimits
 
-    with Sandbox(workers=2, limits=SandboxLimits(memory_mb=2048, max_processes=128, max_open_files=256,
-                                                  max_file_mb=16, tmpfs_mb=128),
-                 tool_dirs=R.tool_dirs()) as sb:
+    with Sandbox(
+        workers=2,
+        limits=SandboxLimits(
+            memory_mb=2048, max_processes=128, max_open_files=256, max_file_mb=16, tmpfs_mb=128
+        ),
+        tool_dirs=R.tool_dirs(),
+    ) as sb:
         yield sb
 
 
@@ -386,12 +429,19 @@ def test_real_verdicts_one_process_per_job(solo):
     assert solo["ok"].status == "verified" and solo["ok"].proved("Max") and solo["ok"].verified == 1
     bad = solo["bad"]
     assert bad.status == "failed" and bad.errors == 1 and bad.implementations == {"Max": "error"}
-    assert bad.messages[0] == "program.dfy(3,0): Error BP5003: A postcondition might not hold on this return path."
+    assert (
+        bad.messages[0]
+        == "program.dfy(3,0): Error BP5003: A postcondition might not hold on this return path."
+    )
     assert solo["parse"].status == "parse_error"
     assert solo["parse"].messages == ["program.dfy(4,10): Error: invalid UnaryExpression"]
     assert solo["resolution"].status == "resolution_error"
     assert solo["resolution"].messages == ["program.dfy(4,7): Error: unresolved identifier: c"]
-    assert solo["helpers"].implementations == {"F/wellformed": "verified", "FId": "verified", "Abs'": "verified"}
+    assert solo["helpers"].implementations == {
+        "F/wellformed": "verified",
+        "FId": "verified",
+        "Abs'": "verified",
+    }
     assert solo["own_module"].status == "verified" and solo["own_module"].proved("Inner.Inc")
 
 
@@ -446,7 +496,8 @@ def test_z3_hidden_from_the_sandbox_is_a_crash_with_reason(sandbox, tmp_path):
         pytest.skip("the test's temporary directory is not under /tmp")
     shutil.copy(R.resolve_z3(DafnySettings()), hidden)
     os.chmod(hidden, 0o755)
-    verdicts = verify([DafnyJob("a", MAX_OK), DafnyJob("b", MAX_BAD)], DafnySettings(z3=str(hidden)),
-                      sandbox=sandbox)
+    verdicts = verify(
+        [DafnyJob("a", MAX_OK), DafnyJob("b", MAX_BAD)], DafnySettings(z3=str(hidden)), sandbox=sandbox
+    )
     for v in verdicts:
         assert v.status == "crash" and "cannot execute z3" in v.detail

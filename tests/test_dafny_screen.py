@@ -45,7 +45,7 @@ def spec_of(name: str):
 def kinds(text: str) -> list[tuple[str, str]]:
     """(kind, text) of each segment that is not code."""
     lexed = lex(text)
-    return [(s.kind, text[s.start:s.end]) for s in lexed.segments if s.kind != "code"]
+    return [(s.kind, text[s.start : s.end]) for s in lexed.segments if s.kind != "code"]
 
 
 def words(text: str) -> list[str]:
@@ -91,7 +91,7 @@ def test_verbatim_strings_span_lines_and_double_quotes():
 
 def test_char_literals_and_primed_identifiers():
     assert kinds("var c := 'a';") == [("char", "'a'")]
-    assert kinds("var q := '\"'; var s := \"x\";") == [("char", "'\"'"), ("string", '"x"')]
+    assert kinds('var q := \'"\'; var s := "x";') == [("char", "'\"'"), ("string", '"x"')]
     assert kinds("var e := '\\n'; var u := '\\u0041';") == [("char", "'\\n'"), ("char", "'\\u0041'")]
     # identifiers may contain and even start with a quote; the longer reading wins
     assert words("var x' := x'';") == ["var", "x'", ":=", "x''", ";"]
@@ -100,7 +100,7 @@ def test_char_literals_and_primed_identifiers():
 
 
 def test_masked_view_keeps_offsets_and_delimiters():
-    text = 'a /* x\n y */ "s t" \'c\' // z\nb'
+    text = "a /* x\n y */ \"s t\" 'c' // z\nb"
     masked = lex(text).masked()
     assert len(masked) == len(text)
     assert masked.count("\n") == 2
@@ -115,15 +115,17 @@ def test_unterminated_constructs_are_recorded():
 
 
 def test_odd_characters_in_code_only():
-    lexed = lex("// \u00e9t\u00e9\nassum\u0435 false; var s := \"\u00e9\";")
+    lexed = lex('// \u00e9t\u00e9\nassum\u0435 false; var s := "\u00e9";')
     assert [lexed.text[i] for i in lexed.odd_chars] == ["\u0435"]
     assert lex("a\tb\r\nc").odd_chars == ()
     assert lex("a\x0cb").odd_chars == (1,)
 
 
 def test_attributes_are_found_with_blanks_comments_and_nested_braces():
-    lexed = lex("lemma {:axiom} A() {} lemma { /* c */ :verify false} B() {} "
-                "lemma {:trigger {1}} C() { var s := {1}; }")
+    lexed = lex(
+        "lemma {:axiom} A() {} lemma { /* c */ :verify false} B() {} "
+        "lemma {:trigger {1}} C() { var s := {1}; }"
+    )
     assert [a.name for a in lexed.attributes] == ["axiom", "verify", "trigger"]
     assert all(lexed.text[a.start] == "{" and lexed.text[a.end - 1] == "}" for a in lexed.attributes)
 
@@ -211,7 +213,10 @@ def test_declarations_of_a_realistic_program():
         ("ensures", "found ==> 0 <= at < a.Length && a[at] == key"),
         ("ensures", "|a[..]| == a.Length"),
     ]
-    assert [(f.name, f.type, f.ghost) for f in find.params] == [("a", "array<int>", False), ("key", "int", False)]
+    assert [(f.name, f.type, f.ghost) for f in find.params] == [
+        ("a", "array<int>", False),
+        ("key", "int", False),
+    ]
     assert [(f.name, f.type, f.ghost) for f in find.outs] == [("found", "bool", False), ("at", "int", True)]
     assert find.header.endswith("ensures |a[..]| == a.Length")
     assert PROGRAM[find.body[0]] == "{" and PROGRAM[find.body[1] - 1] == "}"
@@ -224,19 +229,22 @@ def test_declarations_of_a_realistic_program():
     assert decls["Find"].line == 29
 
 
-@pytest.mark.parametrize("header, has_body", [
-    ("lemma L(s: set<int>) ensures s == {}", False),  # a display after an operator
-    ("lemma L(s: set<int>) ensures s == {} {", True),
-    ("lemma L(s: seq<int>) ensures |s| >= 0 {", True),  # closing bar ends an operand
-    ("lemma L(s: seq<int>) ensures 0 <= |s|", False),
-    ("lemma L(d: D) ensures match d { case A => true }", False),
-    ("lemma L(x: int) ensures x > {1}", False),  # when in doubt: an expression
-    ("method M(x: int) returns (r: int) ensures r == x; {", True),  # old-style ';'
-    ("lemma L() ensures var y := 0; {1} == {1}", False),
-    ("function F(): set<int> {", True),
-    ("method M() decreases * {", True),
-    ("lemma L() ensures multiset{1} == multiset{1}", False),
-])
+@pytest.mark.parametrize(
+    "header, has_body",
+    [
+        ("lemma L(s: set<int>) ensures s == {}", False),  # a display after an operator
+        ("lemma L(s: set<int>) ensures s == {} {", True),
+        ("lemma L(s: seq<int>) ensures |s| >= 0 {", True),  # closing bar ends an operand
+        ("lemma L(s: seq<int>) ensures 0 <= |s|", False),
+        ("lemma L(d: D) ensures match d { case A => true }", False),
+        ("lemma L(x: int) ensures x > {1}", False),  # when in doubt: an expression
+        ("method M(x: int) returns (r: int) ensures r == x; {", True),  # old-style ';'
+        ("lemma L() ensures var y := 0; {1} == {1}", False),
+        ("function F(): set<int> {", True),
+        ("method M() decreases * {", True),
+        ("lemma L() ensures multiset{1} == multiset{1}", False),
+    ],
+)
 def test_body_or_expression_brace(header, has_body):
     text = header + ("\n  }\n" if has_body else "\n") + "method Next() {}\n"
     decl = parse(text).declarations[0]
@@ -244,16 +252,19 @@ def test_body_or_expression_brace(header, has_body):
     assert len(parse(text).declarations) == 2
 
 
-@pytest.mark.parametrize("text, fragment", [
-    ("method M() { (}", "line 1"),
-    ("method M()\n{\n", "never closed"),
-    ("x := 1;", "expected a declaration"),
-    ("method M() {} junk", "expected a declaration"),
-    ("/* open", "never closed"),
-    ("method { }", "without a name"),
-    ("ghost", "modifiers without a declaration"),
-    ("x" * (MAX_SOURCE_CHARS + 1), "more than"),
-])
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("method M() { (}", "line 1"),
+        ("method M()\n{\n", "never closed"),
+        ("x := 1;", "expected a declaration"),
+        ("method M() {} junk", "expected a declaration"),
+        ("/* open", "never closed"),
+        ("method { }", "without a name"),
+        ("ghost", "modifiers without a declaration"),
+        ("x" * (MAX_SOURCE_CHARS + 1), "more than"),
+    ],
+)
 def test_syntax_errors_are_one_line_user_errors(text, fragment):
     with pytest.raises(DafnySyntaxError) as info:
         parse(text)
@@ -287,9 +298,18 @@ def test_corpus_spec(entry):
 
 
 def test_every_refusal_reason_of_a_solution_is_in_the_corpus():
-    solution_codes = set(REASONS) - {"no_target", "several_targets", "target_kind", "spec_helper_kind",
-                                     "no_ensures", "duplicate_name", "empty", "too_large", "too_complex",
-                                     "import"}
+    solution_codes = set(REASONS) - {
+        "no_target",
+        "several_targets",
+        "target_kind",
+        "spec_helper_kind",
+        "no_ensures",
+        "duplicate_name",
+        "empty",
+        "too_large",
+        "too_complex",
+        "import",
+    }
     seen = {code for e in SOLUTIONS for code in e["expect"]}
     assert solution_codes <= seen, solution_codes - seen
 
@@ -301,9 +321,11 @@ def test_corpus_spec_verdicts_from_measured_dafny_runs(entry):
     runs = entry["dafny"]
     spec = spec_of(entry["file"])
     assert [f.check for f in sf.spec_check_files(spec)] == [k for k in sf.CHECKS if k in runs]
-    verdict = sf.spec_verdict(runs[sf.VALIDITY]["outcome"],
-                              runs.get(sf.PRECONDITIONS, {}).get("outcome"),
-                              runs[sf.POSTCONDITIONS]["outcome"])
+    verdict = sf.spec_verdict(
+        runs[sf.VALIDITY]["outcome"],
+        runs.get(sf.PRECONDITIONS, {}).get("outcome"),
+        runs[sf.POSTCONDITIONS]["outcome"],
+    )
     assert verdict.code == entry["spec_verdict"]
     assert verdict.ok == (entry["spec_verdict"] == "spec_ok")
 
@@ -321,26 +343,39 @@ def test_honest_solutions_pass():
 
 
 def test_mentions_in_comments_and_strings_pass():
-    body = ('{\n  // assume false; {:axiom} {:verify false} decreases * free include "x" import refines\n'
-            '  /* lemma {:axiom} Cheat() ensures false */\n'
-            '  var s := "assume {:extern} while true invariant false";\n'
-            "  var c := '{';\n"
-            "  if x < 0 { r := -x; } else { r := x; }\n}\n")
+    body = (
+        '{\n  // assume false; {:axiom} {:verify false} decreases * free include "x" import refines\n'
+        "  /* lemma {:axiom} Cheat() ensures false */\n"
+        '  var s := "assume {:extern} while true invariant false";\n'
+        "  var c := '{';\n"
+        "  if x < 0 { r := -x; } else { r := x; }\n}\n"
+    )
     result = screen_solution(parse_spec(ABS), solve(body))
     assert result.ok, result.summary()
 
 
 def test_several_reasons_are_reported_together():
-    text = solve("{\n  assume false;\n  while true\n    invariant true\n}\n",
-                 before="lemma {:axiom} A() ensures false\nlemma {:verify false} B() ensures false {}\n",
-                 after="method {:timeLimit 9} C() decreases * {}\n")
+    text = solve(
+        "{\n  assume false;\n  while true\n    invariant true\n}\n",
+        before="lemma {:axiom} A() ensures false\nlemma {:verify false} B() ensures false {}\n",
+        after="method {:timeLimit 9} C() decreases * {}\n",
+    )
     result = screen_solution(parse_spec(ABS), text)
     assert not result.ok
-    assert set(result.reasons) >= {"assume", "axiom_attribute", "verify_attribute", "bodiless_declaration",
-                                   "bodiless_loop", "attribute_not_allowed", "decreases_star"}
+    assert set(result.reasons) >= {
+        "assume",
+        "axiom_attribute",
+        "verify_attribute",
+        "bodiless_declaration",
+        "bodiless_loop",
+        "attribute_not_allowed",
+        "decreases_star",
+    }
     assert len(result.problems) >= len(result.reasons)
     assert all(p.line for p in result.problems)
-    assert result.summary().startswith("refused: axiom_attribute (line 1: attribute {:axiom}); bodiless_declaration")
+    assert result.summary().startswith(
+        "refused: axiom_attribute (line 1: attribute {:axiom}); bodiless_declaration"
+    )
     assert [p.line for p in result.problems] == sorted(p.line for p in result.problems)
     assert ScreenResult(**{k: v for k, v in result.__dict__.items()}) == result
     assert json.loads(json.dumps(result.to_dict()))["reasons"] == result.reasons
@@ -358,8 +393,8 @@ def test_each_escape_hatch_word_and_attribute():
         "import": "import opened Foo\n",
         "refines": "module B refines A {}\n",
         "include": 'include "other.dfy"\n',
-        "attribute_not_allowed": "lemma {:options \"/noCheating:0\"} L() {}\n",
-        "extern_attribute": "method {:extern \"x\"} E() {}\n",
+        "attribute_not_allowed": 'lemma {:options "/noCheating:0"} L() {}\n',
+        "extern_attribute": 'method {:extern "x"} E() {}\n',
         "declaration_not_allowed": "trait T {}\n",
     }
     for code, before in cases.items():
@@ -379,13 +414,18 @@ def test_target_header_changes_are_explained():
         return result.problems[0].detail
 
     assert "removed ensures r >= 0" in detail(ABS.replace("  ensures r >= 0\n", "") + ABS_BODY)
-    assert "added requires x > 0" in detail(ABS.replace("  ensures r >= 0\n", "  ensures r >= 0\n  requires x > 0\n")
-                                            + ABS_BODY)
-    assert "signature changed" in detail(ABS.replace("(r: int)", "(res: int)").replace("r ", "res ") + ABS_BODY)
+    assert "added requires x > 0" in detail(
+        ABS.replace("  ensures r >= 0\n", "  ensures r >= 0\n  requires x > 0\n") + ABS_BODY
+    )
+    assert "signature changed" in detail(
+        ABS.replace("(r: int)", "(res: int)").replace("r ", "res ") + ABS_BODY
+    )
     assert "ghost method" in detail(ABS.replace("method AbsMethod", "ghost method AbsMethod") + ABS_BODY)
     assert "byte for byte" in detail(ABS.replace("  ensures r >= 0", "  ensures  r >= 0") + ABS_BODY)
-    assert "reordered" in detail(ABS.replace("  ensures r == Abs(x)\n  ensures r >= 0",
-                                             "  ensures r >= 0\n  ensures r == Abs(x)") + ABS_BODY)
+    assert "reordered" in detail(
+        ABS.replace("  ensures r == Abs(x)\n  ensures r >= 0", "  ensures r >= 0\n  ensures r == Abs(x)")
+        + ABS_BODY
+    )
 
 
 def test_target_missing_and_duplicated():
@@ -419,10 +459,10 @@ def test_pathological_input_is_screened_quickly():
 @given(st.text(alphabet=st.sampled_from(list("ab'\"@/*\\\n\r{}()[]:;|= x\u00e9")), max_size=80))
 def test_lexing_covers_the_text_and_screening_never_crashes(text):
     lexed = lex(text)
-    covered = "".join(text[s.start:s.end] for s in lexed.segments)
-    code = "".join(text[s.start:s.end] for s in lexed.segments if s.kind == "code")
+    covered = "".join(text[s.start : s.end] for s in lexed.segments)
+    code = "".join(text[s.start : s.end] for s in lexed.segments if s.kind == "code")
     assert len(covered) == len(text) and len(lexed.masked()) == len(text)
-    assert all(text[t.start:t.end] == t.text for t in lexed.tokens)
+    assert all(text[t.start : t.end] == t.text for t in lexed.tokens)
     assert all(s.start < s.end for s in lexed.segments) or not text
     del code
     result = screen_solution(parse_spec(ABS), solve(before=text + "\n"))
@@ -441,20 +481,31 @@ def test_parse_spec_finds_target_and_helpers():
     assert [o.name for o in spec.target.outs] == ["s"]
 
 
-@pytest.mark.parametrize("text, code", [
-    ("", "empty"),
-    ("method A() returns (r: int) ensures r == 1\nmethod B() returns (r: int) ensures r == 2\n", "several_targets"),
-    ("method A() returns (r: int) requires true\n", "no_ensures"),
-    ("ghost method A() returns (r: int) ensures r == 1\n", "target_kind"),
-    ("lemma A() ensures true\n", "target_kind"),
-    ("function F(): int { 1 }\nfunction F(): int { 2 }\nmethod A() returns (r: int) ensures r == F()\n",
-     "duplicate_name"),
-    ("lemma H() ensures true {}\nmethod A() returns (r: int) ensures r == 1\n", "spec_helper_kind"),
-    ("function {:axiom} F(): int { 1 }\nmethod A() returns (r: int) ensures r == F()\n", "axiom_attribute"),
-    ("method A() returns (r: int) free ensures r == 1\n", "free_clause"),
-    ("method A() returns (r: int) ensures r == 1 {}\n", "no_target"),
-    ('include "x.dfy"\nmethod A() returns (r: int) ensures r == 1\n', "include"),
-])
+@pytest.mark.parametrize(
+    "text, code",
+    [
+        ("", "empty"),
+        (
+            "method A() returns (r: int) ensures r == 1\nmethod B() returns (r: int) ensures r == 2\n",
+            "several_targets",
+        ),
+        ("method A() returns (r: int) requires true\n", "no_ensures"),
+        ("ghost method A() returns (r: int) ensures r == 1\n", "target_kind"),
+        ("lemma A() ensures true\n", "target_kind"),
+        (
+            "function F(): int { 1 }\nfunction F(): int { 2 }\nmethod A() returns (r: int) ensures r == F()\n",
+            "duplicate_name",
+        ),
+        ("lemma H() ensures true {}\nmethod A() returns (r: int) ensures r == 1\n", "spec_helper_kind"),
+        (
+            "function {:axiom} F(): int { 1 }\nmethod A() returns (r: int) ensures r == F()\n",
+            "axiom_attribute",
+        ),
+        ("method A() returns (r: int) free ensures r == 1\n", "free_clause"),
+        ("method A() returns (r: int) ensures r == 1 {}\n", "no_target"),
+        ('include "x.dfy"\nmethod A() returns (r: int) ensures r == 1\n', "include"),
+    ],
+)
 def test_malformed_specs_are_refused_with_a_reason(text, code):
     with pytest.raises(SpecError) as info:
         parse_spec(text)
@@ -486,8 +537,10 @@ def test_precondition_file_only_with_requires():
 def test_postcondition_file_havocs_outs_and_frames():
     assert "{\n  r := *;\n}" in sf.postcondition_file(parse_spec(ABS))
     assert "{\n  modify a;\n}" in sf.postcondition_file(spec_of("spec_fill.dfy"))
-    spec = parse_spec("method Two(a: array<int>) returns (x: int, ghost y: bool)\n  modifies a;\n"
-                      "  ensures x == 1;\n// trailing\n")
+    spec = parse_spec(
+        "method Two(a: array<int>) returns (x: int, ghost y: bool)\n  modifies a;\n"
+        "  ensures x == 1;\n// trailing\n"
+    )
     text = sf.postcondition_file(spec)
     assert "  ensures x == 1;\n{\n  x := *;\n  y := *;\n  modify a;\n}\n// trailing\n" in text
     # every check file is itself a program whose target has a body
@@ -495,17 +548,20 @@ def test_postcondition_file_havocs_outs_and_frames():
         assert all(d.body is not None for d in parse(f.text).declarations)
 
 
-@pytest.mark.parametrize("validity, pre, post, code", [
-    ("verified", "refuted", "refuted", "spec_ok"),
-    ("verified", None, "refuted", "spec_ok"),
-    ("refuted", None, None, "spec_invalid"),
-    ("inconclusive", None, None, "spec_check_inconclusive"),
-    ("verified", "verified", "verified", "vacuous_requires"),
-    ("verified", "refuted", "verified", "vacuous_ensures"),
-    ("verified", "inconclusive", "refuted", "spec_check_inconclusive"),
-    ("verified", None, "inconclusive", "spec_check_inconclusive"),
-    ("verified", None, None, "spec_check_inconclusive"),
-])
+@pytest.mark.parametrize(
+    "validity, pre, post, code",
+    [
+        ("verified", "refuted", "refuted", "spec_ok"),
+        ("verified", None, "refuted", "spec_ok"),
+        ("refuted", None, None, "spec_invalid"),
+        ("inconclusive", None, None, "spec_check_inconclusive"),
+        ("verified", "verified", "verified", "vacuous_requires"),
+        ("verified", "refuted", "verified", "vacuous_ensures"),
+        ("verified", "inconclusive", "refuted", "spec_check_inconclusive"),
+        ("verified", None, "inconclusive", "spec_check_inconclusive"),
+        ("verified", None, None, "spec_check_inconclusive"),
+    ],
+)
 def test_spec_verdict_rules(validity, pre, post, code):
     verdict = sf.spec_verdict(validity, pre, post)
     assert verdict.code == code and verdict.ok == (code == "spec_ok") and verdict.detail

@@ -37,19 +37,37 @@ MEAN = EvalMode("sampled", 16, False, "mean", {"temperature": 0.6})
 # is vulnerable; the parquet was written from this list with pyarrow (see
 # test_the_codexglue_smoke_parquet_holds_exactly_the_listed_functions).
 CODEXGLUE_SMOKE = {
-    1: (True, "int copy_name(char *dst, const char *src)\n{\n    char buf[16];\n\n    strcpy(buf, src);\n"
-              "    memcpy(dst, buf, sizeof(buf));\n    return 0;\n}\n"),
-    2: (False, "int copy_name_checked(char *dst, size_t dst_size, const char *src)\n{\n    size_t len = strlen(src);"
-               "\n\n    if (len >= dst_size)\n        return -1;\n    memcpy(dst, src, len + 1);\n    return 0;\n}\n"),
-    3: (True, "int read_samples(const int *src, int count, int *out)\n{\n    int table[8];\n    int i;\n\n"
-              "    if (count > 8)\n        return -1;\n    for (i = 0; i <= count; i++)\n        table[i] = src[i];\n"
-              "    memcpy(out, table, count * sizeof(int));\n    return count;\n}\n"),
-    4: (False, "int clamp_index(int idx, int len)\n{\n    if (len <= 0)\n        return -1;\n    if (idx < 0)\n"
-               "        return 0;\n    if (idx >= len)\n        return len - 1;\n    return idx;\n}\n"),
-    5: (True, "void close_stream(Stream *s)\n{\n    free(s->buffer);\n    free(s);\n    if (s->on_close)\n"
-              "        s->on_close();\n}\n"),
-    6: (False, "void free_stream(Stream *s)\n{\n    if (!s)\n        return;\n    free(s->buffer);\n"
-               "    s->buffer = NULL;\n    free(s);\n}\n"),
+    1: (
+        True,
+        "int copy_name(char *dst, const char *src)\n{\n    char buf[16];\n\n    strcpy(buf, src);\n"
+        "    memcpy(dst, buf, sizeof(buf));\n    return 0;\n}\n",
+    ),
+    2: (
+        False,
+        "int copy_name_checked(char *dst, size_t dst_size, const char *src)\n{\n    size_t len = strlen(src);"
+        "\n\n    if (len >= dst_size)\n        return -1;\n    memcpy(dst, src, len + 1);\n    return 0;\n}\n",
+    ),
+    3: (
+        True,
+        "int read_samples(const int *src, int count, int *out)\n{\n    int table[8];\n    int i;\n\n"
+        "    if (count > 8)\n        return -1;\n    for (i = 0; i <= count; i++)\n        table[i] = src[i];\n"
+        "    memcpy(out, table, count * sizeof(int));\n    return count;\n}\n",
+    ),
+    4: (
+        False,
+        "int clamp_index(int idx, int len)\n{\n    if (len <= 0)\n        return -1;\n    if (idx < 0)\n"
+        "        return 0;\n    if (idx >= len)\n        return len - 1;\n    return idx;\n}\n",
+    ),
+    5: (
+        True,
+        "void close_stream(Stream *s)\n{\n    free(s->buffer);\n    free(s);\n    if (s->on_close)\n"
+        "        s->on_close();\n}\n",
+    ),
+    6: (
+        False,
+        "void free_stream(Stream *s)\n{\n    if (!s)\n        return;\n    free(s->buffer);\n"
+        "    s->buffer = NULL;\n    free(s);\n}\n",
+    ),
 }
 
 
@@ -106,8 +124,13 @@ def test_the_codexglue_smoke_parquet_holds_exactly_the_listed_functions():
 
     table = pq.read_table(common.DATA / CodeXGlueDefect.smoke)
     assert table.schema.names == ["id", "func", "target", "project", "commit_id"]
-    assert [table.schema.field(n).type for n in table.schema.names] == [pa.int32(), pa.string(), pa.bool_(),
-                                                                       pa.string(), pa.string()]
+    assert [table.schema.field(n).type for n in table.schema.names] == [
+        pa.int32(),
+        pa.string(),
+        pa.bool_(),
+        pa.string(),
+        pa.string(),
+    ]
     rows = table.to_pylist()
     assert {r["id"]: (r["target"], r["func"]) for r in rows} == CODEXGLUE_SMOKE
     assert all(len(r["commit_id"]) == 40 and r["project"] == "selfplay-smoke" for r in rows)
@@ -150,12 +173,18 @@ def _run_python(program: str, stdin: str) -> str:
 
 
 def test_equibench_smoke_python_pairs_are_labelled_truthfully():
-    inputs = {"OJ_A": ["1", "4", "10"], "OJ_V": ["3 8", "-2 -9", "5 5"],
-              "OJ_VA": ["abba", "abc", "a", "racecar", "ab"]}
+    inputs = {
+        "OJ_A": ["1", "4", "10"],
+        "OJ_V": ["3 8", "-2 -9", "5 5"],
+        "OJ_VA": ["abba", "abc", "a", "racecar", "ab"],
+    }
     for item in smoke_items(EquiBench()):
         if item["group"] not in inputs:
             continue
-        same = [_run_python(item["program_1"], x) == _run_python(item["program_2"], x) for x in inputs[item["group"]]]
+        same = [
+            _run_python(item["program_1"], x) == _run_python(item["program_2"], x)
+            for x in inputs[item["group"]]
+        ]
         assert all(same) == (item["label"] == "Yes"), item["id"]
 
 
@@ -168,13 +197,17 @@ def test_equibench_smoke_dce_pairs_are_labelled_truthfully(tmp_path):
         for k in ("program_1", "program_2"):
             (tmp_path / f"{k}.c").write_text(item[k])
             subprocess.run(["gcc", "-o", str(tmp_path / k), str(tmp_path / f"{k}.c")], check=True)
-            outputs.append(subprocess.run([str(tmp_path / k)], capture_output=True, text=True, check=True).stdout)
+            outputs.append(
+                subprocess.run([str(tmp_path / k)], capture_output=True, text=True, check=True).stdout
+            )
         assert (outputs[0] == outputs[1]) == (item["label"] == "Yes"), item["id"]
 
 
 # --------------------------------------------------------------------------- real formats
 def test_identifier_swap_reads_the_csv_in_both_orders_and_skips_bad_rows():
-    items, skipped = IdentifierSwap().prepare(str(FIXTURES / "identifier_swap" / "python_builtins_swap.csv"), {}, {})
+    items, skipped = IdentifierSwap().prepare(
+        str(FIXTURES / "identifier_swap" / "python_builtins_swap.csv"), {}, {}
+    )
     table = by_id(items)
     assert sorted(table) == ["row-1:order1", "row-1:order2", "row-2:order1", "row-2:order2"]
     # row 1: answer_index 1, so in file order the right body is program 2
@@ -182,8 +215,10 @@ def test_identifier_swap_reads_the_csv_in_both_orders_and_skips_bad_rows():
     assert "abs(round(a - b), 2)" in table["row-1:order1"]["program_2"]
     # row 2: answer_index 0, the right body comes first in the file
     assert table["row-2:order1"]["label"] == "1" and table["row-2:order2"]["label"] == "2"
-    assert table["row-2:order1"]["program_1"] == ("sum, len = len, sum\ndef mean(xs):\n    \"\"\"Arithmetic mean of a "
-                                                 "non-empty list.\"\"\" \n    return len(xs) / sum(xs)\n")
+    assert table["row-2:order1"]["program_1"] == (
+        'sum, len = len, sum\ndef mean(xs):\n    """Arithmetic mean of a '
+        'non-empty list.""" \n    return len(xs) / sum(xs)\n'
+    )
     reasons = {s["id"]: s["reason"] for s in skipped}
     assert reasons == {
         "row-3": "malformed row: answer_index 2 is not 0 or 1",
@@ -228,7 +263,10 @@ def test_pysecdb_max_chars_skips_long_patches_with_the_reason():
 
 def test_codexglue_reads_the_repository_jsonl_test_split_only():
     items, skipped = CodeXGlueDefect().prepare(str(FIXTURES / "codexglue"), {}, {})
-    assert [(i["id"], i["label"], i["project"]) for i in items] == [("7", "Yes", "FFmpeg"), ("8", "No", "qemu")]
+    assert [(i["id"], i["label"], i["project"]) for i in items] == [
+        ("7", "Yes", "FFmpeg"),
+        ("8", "No", "qemu"),
+    ]
     assert "train_only" not in json.dumps(items)
     reasons = {s["id"]: s["reason"] for s in skipped}
     assert reasons["9"] == "malformed record: target 2 is not true/false or 0/1"
@@ -243,14 +281,35 @@ def test_codexglue_reads_the_hub_parquet_layout(tmp_path):
 
     data = tmp_path / "data"
     data.mkdir()
-    schema = pa.schema([("id", pa.int32()), ("func", pa.string()), ("target", pa.bool_()),
-                        ("project", pa.string()), ("commit_id", pa.string())])
-    rows = [{"id": 0, "func": "int f(void)\n{\n    return 0;\n}\n", "target": False, "project": "qemu",
-             "commit_id": "a" * 40},
-            {"id": 1, "func": "void g(char *p)\n{\n    gets(p);\n}\n", "target": True, "project": "FFmpeg",
-             "commit_id": "b" * 40}]
+    schema = pa.schema(
+        [
+            ("id", pa.int32()),
+            ("func", pa.string()),
+            ("target", pa.bool_()),
+            ("project", pa.string()),
+            ("commit_id", pa.string()),
+        ]
+    )
+    rows = [
+        {
+            "id": 0,
+            "func": "int f(void)\n{\n    return 0;\n}\n",
+            "target": False,
+            "project": "qemu",
+            "commit_id": "a" * 40,
+        },
+        {
+            "id": 1,
+            "func": "void g(char *p)\n{\n    gets(p);\n}\n",
+            "target": True,
+            "project": "FFmpeg",
+            "commit_id": "b" * 40,
+        },
+    ]
     pq.write_table(pa.Table.from_pylist(rows, schema=schema), data / "test-00000-of-00001.parquet")
-    pq.write_table(pa.Table.from_pylist([{**rows[0], "id": 5}], schema=schema), data / "train-00000-of-00001.parquet")
+    pq.write_table(
+        pa.Table.from_pylist([{**rows[0], "id": 5}], schema=schema), data / "train-00000-of-00001.parquet"
+    )
     items, skipped = CodeXGlueDefect().prepare(str(tmp_path), {}, {})
     assert [(i["id"], i["label"]) for i in items] == [("0", "No"), ("1", "Yes")] and skipped == []
     (data / "test-00000-of-00001.parquet").write_bytes(b"not parquet")
@@ -268,30 +327,42 @@ def test_equibench_reads_the_hub_folder_layout():
     assert table["STOKE-0"]["program_1"] == "  movq %rdi, %rax\n  retq\n"
     assert table["STOKE-1"]["def_in"] == "{ %rdi %rsi }" and table["STOKE-1"]["live_out"] == "{ %rax }"
     reasons = {s["id"]: s["reason"] for s in skipped}
-    assert reasons == {"DCE-2": "malformed record: truth_label 'yes' is not true or false",
-                       "DCE-3": "malformed record: program_1_code or program_2_code missing",
-                       "pairs.jsonl:5": "unknown category 'XYZ' (expected one of DCE, STOKE, TVM, OJ_A, OJ_V, OJ_VA)",
-                       "pairs.jsonl:7": reasons.get("pairs.jsonl:7")}
+    assert reasons == {
+        "DCE-2": "malformed record: truth_label 'yes' is not true or false",
+        "DCE-3": "malformed record: program_1_code or program_2_code missing",
+        "pairs.jsonl:5": "unknown category 'XYZ' (expected one of DCE, STOKE, TVM, OJ_A, OJ_V, OJ_VA)",
+        "pairs.jsonl:7": reasons.get("pairs.jsonl:7"),
+    }
     assert reasons["pairs.jsonl:7"].startswith("not a JSON line")
 
 
 def test_equibench_reads_the_flat_download_folder_with_categories_from_file_names(tmp_path):
     from selfplay.evaluate.benchmarks.equibench import DOWNLOADS
 
-    sources = {"DCE": FIXTURES / "equibench/preprocess/DCE/pairs.jsonl",
-               "STOKE": FIXTURES / "equibench/preprocess/STOKE/pairs_v2.jsonl",
-               "OJ_VA": FIXTURES / "equibench/preprocess/OJ_VA/pairs.jsonl"}
+    sources = {
+        "DCE": FIXTURES / "equibench/preprocess/DCE/pairs.jsonl",
+        "STOKE": FIXTURES / "equibench/preprocess/STOKE/pairs_v2.jsonl",
+        "OJ_VA": FIXTURES / "equibench/preprocess/OJ_VA/pairs.jsonl",
+    }
     files = {spec["file"] for spec in DOWNLOADS.values()}
     assert len(files) == 6 and all("/" not in f for f in files)
     for cat, src in sources.items():
-        rows = [json.loads(line) for line in src.read_text().splitlines() if line.strip().startswith("{\"")]
+        rows = [json.loads(line) for line in src.read_text().splitlines() if line.strip().startswith('{"')]
         for row in rows:
             row.pop("category", None)
         name = next(f for f in files if f.startswith(f"equibench-{cat}-"))
         (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
     items, skipped = EquiBench().prepare(str(tmp_path), {}, {})
     # without its category field, the fixture's "XYZ" row is read as DCE (the file's name)
-    assert sorted(i["id"] for i in items) == ["DCE-0", "DCE-1", "DCE-4", "OJ_VA-0", "OJ_VA-1", "STOKE-0", "STOKE-1"]
+    assert sorted(i["id"] for i in items) == [
+        "DCE-0",
+        "DCE-1",
+        "DCE-4",
+        "OJ_VA-0",
+        "OJ_VA-1",
+        "STOKE-0",
+        "STOKE-1",
+    ]
     assert {i["id"]: i["group"] for i in items}["OJ_VA-1"] == "OJ_VA"
     assert sorted(s["id"] for s in skipped) == ["DCE-2", "DCE-3"]
 
@@ -340,7 +411,9 @@ def test_pysecdb_without_a_path_says_how_to_get_access():
 
 
 def test_pysecdb_reads_the_configured_path_when_source_is_path():
-    items, _ = PySecDB().prepare(None, {"source": "path", "path": str(FIXTURES / "pysecdb" / "PySecDB.json")}, {})
+    items, _ = PySecDB().prepare(
+        None, {"source": "path", "path": str(FIXTURES / "pysecdb" / "PySecDB.json")}, {}
+    )
     assert sorted(i["id"] for i in items) == ["101", "102", "103"]
 
 
@@ -365,8 +438,12 @@ def test_bad_files_are_one_line_errors(tmp_path):
 
 # --------------------------------------------------------------------------- prompts
 def _code_fields(bench, item) -> list[str]:
-    return {"identifier_swap": ["program_1", "program_2"], "pysecdb": ["patch"], "codexglue": ["func"],
-            "equibench": ["program_1", "program_2"]}[bench.name]
+    return {
+        "identifier_swap": ["program_1", "program_2"],
+        "pysecdb": ["patch"],
+        "codexglue": ["func"],
+        "equibench": ["program_1", "program_2"],
+    }[bench.name]
 
 
 @pytest.mark.parametrize("bench", BENCHES, ids=IDS)
@@ -400,21 +477,38 @@ def test_a_fence_inside_the_code_cannot_close_the_block():
 
 
 # --------------------------------------------------------------------------- reading answers
-@pytest.mark.parametrize("bench, text, cot, label", [
-    (IdentifierSwap(), "2", False, "2"),
-    (IdentifierSwap(), "Program 1.", False, "1"),
-    (IdentifierSwap(), "The second version swaps len and print back, so it runs as intended.\nAnswer: 2", True, "2"),
-    (IdentifierSwap(), "Program 1 looks idiomatic, but after line 1 it calls print on a list.\n\nAnswer: **2**",
-     True, "2"),
-    (PySecDB(), "Yes", False, "Yes"),
-    (PySecDB(), "no, this only reformats a string.", False, "No"),
-    (PySecDB(), "The old code passed untrusted YAML to a full loader, yes that is a risk.\nAnswer: Yes", True, "Yes"),
-    (CodeXGlueDefect(), "Yes. strcpy into a 16-byte buffer can overflow.", False, "Yes"),
-    (CodeXGlueDefect(), "Checking bounds: yes the length is tested first.\nANSWER: no", True, "No"),
-    (EquiBench(), "No", False, "No"),
-    (EquiBench(), "Both print 6 for every input, the branch is dead.\nAnswer: Yes", True, "Yes"),
-    (EquiBench(), "Yes, no difference... final answer below\nAnswer: No", True, "No"),
-])
+@pytest.mark.parametrize(
+    "bench, text, cot, label",
+    [
+        (IdentifierSwap(), "2", False, "2"),
+        (IdentifierSwap(), "Program 1.", False, "1"),
+        (
+            IdentifierSwap(),
+            "The second version swaps len and print back, so it runs as intended.\nAnswer: 2",
+            True,
+            "2",
+        ),
+        (
+            IdentifierSwap(),
+            "Program 1 looks idiomatic, but after line 1 it calls print on a list.\n\nAnswer: **2**",
+            True,
+            "2",
+        ),
+        (PySecDB(), "Yes", False, "Yes"),
+        (PySecDB(), "no, this only reformats a string.", False, "No"),
+        (
+            PySecDB(),
+            "The old code passed untrusted YAML to a full loader, yes that is a risk.\nAnswer: Yes",
+            True,
+            "Yes",
+        ),
+        (CodeXGlueDefect(), "Yes. strcpy into a 16-byte buffer can overflow.", False, "Yes"),
+        (CodeXGlueDefect(), "Checking bounds: yes the length is tested first.\nANSWER: no", True, "No"),
+        (EquiBench(), "No", False, "No"),
+        (EquiBench(), "Both print 6 for every input, the branch is dead.\nAnswer: Yes", True, "Yes"),
+        (EquiBench(), "Yes, no difference... final answer below\nAnswer: No", True, "No"),
+    ],
+)
 def test_realistic_answers_are_read(bench, text, cot, label):
     assert bench.read_label(text, cot) == (label, None)
 
@@ -431,22 +525,36 @@ def test_gold_answers_score_one_and_opposite_answers_zero(bench):
     items = smoke_items(bench)
     rows, summary = score_and_summarise(bench, items, lambda i: [i["label"]], GREEDY)
     assert all(r["correct"] and r["reason"] is None for r in rows)
-    assert (summary["accuracy"], summary["precision"], summary["recall"], summary["f1"]) == (1.0, 1.0, 1.0, 1.0)
-    assert summary["n"] == len(items) and summary["positive"] == bench.positive and summary["mode"] == "greedy"
+    assert (summary["accuracy"], summary["precision"], summary["recall"], summary["f1"]) == (
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+    )
+    assert (
+        summary["n"] == len(items) and summary["positive"] == bench.positive and summary["mode"] == "greedy"
+    )
 
     rows, summary = score_and_summarise(bench, items, lambda i: [other(bench, i["label"])], GREEDY)
     assert all(not r["correct"] and r["reason"] == "wrong_label" for r in rows)
     positives = sum(i["label"] == bench.positive for i in items)
     assert summary["accuracy"] == 0.0 and summary["precision"] == 0.0 and summary["recall"] == 0.0
     assert summary["f1"] == 0.0
-    assert (summary["tp"], summary["fp"], summary["fn"], summary["tn"]) == (0, len(items) - positives, positives, 0)
+    assert (summary["tp"], summary["fp"], summary["fn"], summary["tn"]) == (
+        0,
+        len(items) - positives,
+        positives,
+        0,
+    )
 
 
 def test_equibench_reports_every_category():
     bench = EquiBench()
     items = smoke_items(bench)
     # right on everything but the OJ_A pair, answered "Yes" (a false positive)
-    _, summary = score_and_summarise(bench, items, lambda i: ["Yes" if i["group"] == "OJ_A" else i["label"]], GREEDY)
+    _, summary = score_and_summarise(
+        bench, items, lambda i: ["Yes" if i["group"] == "OJ_A" else i["label"]], GREEDY
+    )
     assert set(summary["groups"]) == set(CATEGORIES)
     assert summary["groups"]["OJ_A"]["accuracy"] == 0.0 and summary["groups"]["OJ_A"]["fp"] == 1
     assert all(summary["groups"][c]["accuracy"] == 1.0 for c in CATEGORIES if c != "OJ_A")
@@ -456,7 +564,10 @@ def test_equibench_reports_every_category():
 def test_a_cot_answer_is_read_from_its_answer_line():
     bench = PySecDB()
     items = smoke_items(bench)
-    texts = lambda i: [f"The diff changes how input is handled; no, wait, let me think.\nAnswer: {i['label']}"]
+
+    def texts(i):
+        return [f"The diff changes how input is handled; no, wait, let me think.\nAnswer: {i['label']}"]
+
     _, summary = score_and_summarise(bench, items, texts, COT)
     assert summary["accuracy"] == 1.0 and summary["mode"] == "cot"
     rows, summary = score_and_summarise(bench, items, lambda i: ["Let me think."], COT)
@@ -468,7 +579,9 @@ def test_majority_of_nine_takes_the_most_frequent_readable_label():
     bench = CodeXGlueDefect()
     items = smoke_items(bench)
 
-    def nine(item):  # four right, five wrong for item smoke-1; five right, two wrong, two unreadable elsewhere
+    def nine(
+        item,
+    ):  # four right, five wrong for item smoke-1; five right, two wrong, two unreadable elsewhere
         gold, wrong = item["label"], other(bench, item["label"])
         if item["id"] == "smoke-1":
             return [gold] * 4 + [wrong] * 5
@@ -484,7 +597,10 @@ def test_mean_over_sixteen_samples_averages_each_sample_index():
     bench = EquiBench()
     items = smoke_items(bench)
     # sample k is right on every item when k < 12, wrong on every item otherwise: 12 runs at 1.0, 4 at 0.0
-    texts = lambda i: [i["label"] if k < 12 else other(bench, i["label"]) for k in range(16)]
+
+    def texts(i):
+        return [i["label"] if k < 12 else other(bench, i["label"]) for k in range(16)]
+
     _, summary = score_and_summarise(bench, items, texts, MEAN)
     assert summary["runs"] == 16 and summary["accuracy"] == 0.75
     assert summary["precision"] == 0.75 and summary["recall"] == 0.75  # precision 1.0 x12, 0.0 x4

@@ -19,21 +19,28 @@ SAMPLING = {"temperature": 0.8}
 
 
 def mode(samples: int, ks=(1,)) -> EvalMode:
-    return EvalMode.from_config("m", {"samples": samples, "cot": False, "aggregate": "mean",
-                                      "sampling": SAMPLING, "pass_at_k": list(ks)})
+    return EvalMode.from_config(
+        "m",
+        {"samples": samples, "cot": False, "aggregate": "mean", "sampling": SAMPLING, "pass_at_k": list(ks)},
+    )
 
 
 def test_a_k_larger_than_the_samples_is_a_one_line_config_error():
     assert mode(20, (1, 5, 20)).pass_at_k == (1, 5, 20)
-    with pytest.raises(UserError, match=r"pass_at_k: pass@20 needs at least 20 samples, but the mode draws samples=10"):
+    with pytest.raises(
+        UserError, match=r"pass_at_k: pass@20 needs at least 20 samples, but the mode draws samples=10"
+    ):
         mode(10, (1, 20))
     with pytest.raises(UserError, match="k values >= 1"):
         mode(10, (0,))
 
 
 def _rows(passes: dict[str, list[bool]]) -> list[dict]:
-    return [{"id": i, "sample": n, "passed": p, "reason": None if p else "wrong_output"}
-            for i, flags in passes.items() for n, p in enumerate(flags)]
+    return [
+        {"id": i, "sample": n, "passed": p, "reason": None if p else "wrong_output"}
+        for i, flags in passes.items()
+        for n, p in enumerate(flags)
+    ]
 
 
 def test_the_headline_counts_items_that_cannot_run_as_failed():
@@ -49,7 +56,9 @@ def test_the_headline_counts_items_that_cannot_run_as_failed():
         assert summary["runnable_only"][f"pass@{k}"] == pytest.approx(runnable)
     assert summary["runnable_only"]["n"] == 2
     plain = HumanEval().summarise(items, rows, m)
-    assert "runnable_only" not in plain and plain["n"] == 2 and plain["pass@1"] == pytest.approx((0.25 + 1) / 2)
+    assert (
+        "runnable_only" not in plain and plain["n"] == 2 and plain["pass@1"] == pytest.approx((0.25 + 1) / 2)
+    )
 
 
 def test_only_skipped_rows_marked_as_belonging_count():
@@ -68,10 +77,20 @@ def test_a_table_says_which_items_count_as_failed_and_names_any_pass_at_k(tmp_pa
     rows = _rows({"a": [True, False, False, False], "b": [True, True, True, True]})
     summary = HumanEval().summarise(items, rows, m, unrunnable_ids=["c"], runnable_only=True)
     write_json(tmp_path / "s.json", summary)
-    frame = grid_table({("humaneval", "base"): str(tmp_path / "s.json")}, [("HumanEval", "humaneval")],
-                       [("Base", ("base",))], "pass@2", str(tmp_path / "t.csv"), str(tmp_path / "t.md"), "T")
+    frame = grid_table(
+        {("humaneval", "base"): str(tmp_path / "s.json")},
+        [("HumanEval", "humaneval")],
+        [("Base", ("base",))],
+        "pass@2",
+        str(tmp_path / "t.csv"),
+        str(tmp_path / "t.md"),
+        "T",
+    )
     assert frame.loc[0, "Base"] == pytest.approx(100 * summary["pass@2"])
     text = (tmp_path / "t.md").read_text()
     assert "Pass@2 per cell" in text
-    assert "HumanEval / Base: 1 of 3 items cannot run here and count as failed (the official denominator)" in text
+    assert (
+        "HumanEval / Base: 1 of 3 items cannot run here and count as failed (the official denominator)"
+        in text
+    )
     assert f"over the 2 runnable items only: {100 * summary['runnable_only']['pass@2']:.2f}%" in text

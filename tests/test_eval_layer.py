@@ -11,8 +11,16 @@ import pytest
 
 from selfplay.errors import UserError
 from selfplay.evaluate.benchmark import Sample
-from selfplay.evaluate.benchmarks.evalplus import (DATA, HumanEval, HumanEvalPlus, Mbpp, MbppPlus, check_with_oracle,
-                                                   extract_code, human_eval_rows)
+from selfplay.evaluate.benchmarks.evalplus import (
+    DATA,
+    HumanEval,
+    HumanEvalPlus,
+    Mbpp,
+    MbppPlus,
+    check_with_oracle,
+    extract_code,
+    human_eval_rows,
+)
 from selfplay.evaluate.layout import table_layout
 from selfplay.evaluate.modes import EvalMode
 from selfplay.evaluate.python_calls import args_source, judge, parse_args, run_calls, same_value
@@ -38,6 +46,7 @@ def sandbox():
 
 
 # --- metrics and modes -------------------------------------------------------------
+
 
 def test_binary_scores_count_unreadable_answers_as_wrong_but_not_positive():
     gold = ["yes", "yes", "no", "no", "yes"]
@@ -65,8 +74,12 @@ def test_majority_vote_ignores_unreadable_and_breaks_ties_by_first_seen():
 
 
 def test_modes_refuse_inconsistent_settings():
-    good = {"samples": 9, "cot": False, "aggregate": "majority", "sampling": {"temperature": 1.0, "top_p": 1.0,
-                                                                             "max_new_tokens": 4}}
+    good = {
+        "samples": 9,
+        "cot": False,
+        "aggregate": "majority",
+        "sampling": {"temperature": 1.0, "top_p": 1.0, "max_new_tokens": 4},
+    }
     assert EvalMode.from_config("majority", good).samples == 9
     with pytest.raises(UserError, match="exactly one sample"):
         EvalMode.from_config("x", {**good, "aggregate": "single"})
@@ -77,6 +90,7 @@ def test_modes_refuse_inconsistent_settings():
 
 
 # --- judging code in the host -------------------------------------------------------
+
 
 def test_arguments_round_trip_with_dict_order_special_floats_and_sets():
     args = ({"b": 1, "a": 2}, [float("inf"), -0.5], {3, 1}, frozenset({2}), (1,), b"x", None, True)
@@ -96,8 +110,10 @@ def test_values_compare_like_python_equality_with_float_tolerance():
 
 
 def test_calls_are_judged_outside_the_program(sandbox):
-    tests = [{"args": args_source([2, 3]), "expected": ["int", 5]},
-             {"args": args_source([-1, 1]), "expected": ["int", 0]}]
+    tests = [
+        {"args": args_source([2, 3]), "expected": ["int", 5]},
+        {"args": args_source([-1, 1]), "expected": ["int", 0]},
+    ]
     calls = [t["args"] for t in tests]
 
     def verdict(code):
@@ -108,8 +124,9 @@ def test_calls_are_judged_outside_the_program(sandbox):
     # a program cannot report its own pass: exiting, printing, forging equality all fail
     assert verdict("import os\nos._exit(0)\n")[0] is False
     assert verdict("import sys\nprint('all tests passed')\nsys.exit(0)\n")[0] is False
-    assert verdict("class Eq:\n    def __eq__(self, o):\n        return True\n"
-                   "def add(a, b):\n    return Eq()\n") == (False, "wrong_output")
+    assert verdict(
+        "class Eq:\n    def __eq__(self, o):\n        return True\ndef add(a, b):\n    return Eq()\n"
+    ) == (False, "wrong_output")
     assert verdict("def add(a, b):\n    raise ValueError('no')\n") == (False, "exception:ValueError")
     assert verdict("def plus(a, b):\n    return a + b\n") == (False, "missing_entry_point")
     assert verdict("def add(a, b):\n    while True:\n        pass\n")[1].startswith("timeout")
@@ -117,6 +134,7 @@ def test_calls_are_judged_outside_the_program(sandbox):
 
 
 # --- EvalPlus ------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def humaneval_items():
@@ -129,8 +147,14 @@ def test_humaneval_canonical_solutions_all_pass_through_our_sandbox_and_scorer(h
     assert skipped == [] and len(items) == 164
     assert all(item["tests"] for item in items)
     rows = {r["task_id"]: r for r in human_eval_rows()}
-    samples = [Sample(i["id"], 0, f"Solution:\n```python\n{rows[i['id']]['prompt']}"
-                                  f"{rows[i['id']]['canonical_solution']}\n```\n") for i in items]
+    samples = [
+        Sample(
+            i["id"],
+            0,
+            f"Solution:\n```python\n{rows[i['id']]['prompt']}{rows[i['id']]['canonical_solution']}\n```\n",
+        )
+        for i in items
+    ]
     scored = HumanEval().score({i["id"]: i for i in items}, samples, GREEDY, cfg_for("humaneval"))
     assert [r["id"] for r in scored if not r["passed"]] == []
     summary = HumanEval().summarise({i["id"]: i for i in items}, scored, GREEDY)
@@ -142,8 +166,10 @@ def test_humaneval_wrong_solutions_fail(humaneval_items):
     rows = {r["task_id"]: r for r in human_eval_rows()}
     # each problem answered with the next problem's solution: none may pass
     ids = sorted(items, key=lambda t: int(t.split("/")[1]))
-    samples = [Sample(a, 0, "```python\n" + rows[b]["prompt"] + rows[b]["canonical_solution"] + "\n```")
-               for a, b in zip(ids, ids[1:] + ids[:1])]
+    samples = [
+        Sample(a, 0, "```python\n" + rows[b]["prompt"] + rows[b]["canonical_solution"] + "\n```")
+        for a, b in zip(ids, ids[1:] + ids[:1])
+    ]
     scored = HumanEval().score(items, samples, GREEDY, cfg_for("humaneval"))
     assert not any(r["passed"] for r in scored)
 
@@ -168,7 +194,10 @@ def test_evalplus_smoke_references_pass_and_plus_adds_tests(cls):
     bench = cls()
     items, skipped = bench.prepare(None, EVALPLUS, {})
     assert skipped == [] and items
-    raw = {json.loads(line)["task_id"]: json.loads(line) for line in (DATA / bench.smoke).read_text().splitlines()}
+    raw = {
+        json.loads(line)["task_id"]: json.loads(line)
+        for line in (DATA / bench.smoke).read_text().splitlines()
+    }
     for item in items:
         row = raw[item["id"]]
         expected = len(row["base_input"]) + (len(row["plus_input"]) if bench.plus else 0)
@@ -176,7 +205,11 @@ def test_evalplus_smoke_references_pass_and_plus_adds_tests(cls):
     samples = []
     for item in items:
         row = raw[item["id"]]
-        code = row["prompt"] + row["canonical_solution"] if bench.family == "humaneval" else row["canonical_solution"]
+        code = (
+            row["prompt"] + row["canonical_solution"]
+            if bench.family == "humaneval"
+            else row["canonical_solution"]
+        )
         samples.append(Sample(item["id"], 0, f"```python\n{code}\n```"))
         samples.append(Sample(item["id"], 1, "I am not sure."))
     mode = EvalMode("two", 2, False, "mean", {})
@@ -200,8 +233,10 @@ def test_mbpp_plus_catches_a_solution_that_only_passes_the_base_tests():
 
 
 def test_extracting_programs_keeps_what_the_entry_point_reaches_as_evalplus_sanitizes():
-    text = ("Here it is.\n```python\nimport math\n\ndef helper(x):\n    return x\n\n\ndef f(xs):\n"
-            "    return helper(len(xs))\n\nprint(f([1]))\n```\nDone.")
+    text = (
+        "Here it is.\n```python\nimport math\n\ndef helper(x):\n    return x\n\n\ndef f(xs):\n"
+        "    return helper(len(xs))\n\nprint(f([1]))\n```\nDone."
+    )
     code = extract_code(text, "f")
     assert code == "import math\ndef helper(x):\n    return x\ndef f(xs):\n    return helper(len(xs))"
     assert extract_code("", "f") is None
@@ -209,18 +244,22 @@ def test_extracting_programs_keeps_what_the_entry_point_reaches_as_evalplus_sani
 
 # --- config checks and layouts ---------------------------------------------------------
 
+
 def test_config_check_refuses_unknown_benchmarks_modes_and_majority_on_code():
-    from selfplay.config import validate_config
     import yaml
+
+    from selfplay.config import validate_config
 
     cfg = yaml.safe_load(open("config.yaml"))
     validate_config(cfg)
     base = copy.deepcopy(cfg)
     base["sinq"]["benchmarks"]["runs"] = {"humaneval": ["greedy"]}
     check_evaluation(base, "sinq")
-    for runs, message in [({"nosuch": ["greedy"]}, "unknown benchmark"),
-                          ({"humaneval": ["nosuch"]}, "not defined"),
-                          ({"humaneval": ["majority"]}, "majority vote")]:
+    for runs, message in [
+        ({"nosuch": ["greedy"]}, "unknown benchmark"),
+        ({"humaneval": ["nosuch"]}, "not defined"),
+        ({"humaneval": ["majority"]}, "majority vote"),
+    ]:
         bad = copy.deepcopy(base)
         bad["sinq"]["benchmarks"]["runs"] = runs
         with pytest.raises(UserError, match=message):
@@ -236,8 +275,15 @@ def test_config_check_refuses_unknown_benchmarks_modes_and_majority_on_code():
 
 
 def test_table_layout_columns_follow_modes_then_models():
-    runs = track_runs({"rounds": 2, "benchmarks": {"models": ["base", "bob"], "runs": {
-        "mbpp": ["greedy"], "humaneval": ["greedy", "cot"], "identifier_swap": ["greedy"]}}})
+    runs = track_runs(
+        {
+            "rounds": 2,
+            "benchmarks": {
+                "models": ["base", "bob"],
+                "runs": {"mbpp": ["greedy"], "humaneval": ["greedy", "cot"], "identifier_swap": ["greedy"]},
+            },
+        }
+    )
     rows, columns, cells = table_layout(runs, ["mbpp", "mbpp_plus", "humaneval"])
     assert [r[1] for r in rows] == ["mbpp", "humaneval"]
     assert [c[0] for c in columns] == ["Base", "Trained Bob", "Base CoT", "Trained Bob CoT"]
@@ -246,34 +292,63 @@ def test_table_layout_columns_follow_modes_then_models():
 
 def test_runs_expand_alice_rounds_and_take_per_benchmark_models():
     assert expand_models(["base", "alice", "alice_rounds"], 3) == ["base", "alice_r3", "alice_r1", "alice_r2"]
-    runs = track_runs({"rounds": 2, "benchmarks": {"models": ["base", "bob"], "runs": {
-        "haskell_mini": {"modes": ["sampled"], "models": ["base", "alice_rounds"]}, "pysecdb": ["greedy"]}}})
-    assert runs == [("haskell_mini", "sampled", "base"), ("haskell_mini", "sampled", "alice_r1"),
-                    ("haskell_mini", "sampled", "alice_r2"), ("pysecdb", "greedy", "base"),
-                    ("pysecdb", "greedy", "bob")]
+    runs = track_runs(
+        {
+            "rounds": 2,
+            "benchmarks": {
+                "models": ["base", "bob"],
+                "runs": {
+                    "haskell_mini": {"modes": ["sampled"], "models": ["base", "alice_rounds"]},
+                    "pysecdb": ["greedy"],
+                },
+            },
+        }
+    )
+    assert runs == [
+        ("haskell_mini", "sampled", "base"),
+        ("haskell_mini", "sampled", "alice_r1"),
+        ("haskell_mini", "sampled", "alice_r2"),
+        ("pysecdb", "greedy", "base"),
+        ("pysecdb", "greedy", "bob"),
+    ]
 
 
 def test_a_model_served_elsewhere_answers_its_share_through_the_openai_backend(tmp_path, monkeypatch):
     """Paper 001's Figure 4 models: generation goes to an OpenAI-compatible server (here
     the test double of tests/test_llm_backends.py), on a seeded share of the items."""
     import yaml
+    from test_llm_backends import FakeChatServer
 
     from selfplay.config import validate_config
     from selfplay.pipeline import evaluate as steps
     from selfplay.records import read_jsonl, write_jsonl
-    from test_llm_backends import FakeChatServer
 
     cfg = validate_config(yaml.safe_load(open("config.yaml")))
-    items, _ = steps.benchmark("identifier_swap").prepare(None, cfg["evaluation"]["benchmarks"]["identifier_swap"]
-                                                          | {"limit": None}, cfg)
+    items, _ = steps.benchmark("identifier_swap").prepare(
+        None, cfg["evaluation"]["benchmarks"]["identifier_swap"] | {"limit": None}, cfg
+    )
     write_jsonl(tmp_path / "items.jsonl", items)
     server = FakeChatServer()
     monkeypatch.setenv("SELFPLAY_TEST_KEY", "k")
-    other = {"tag": "remote", "model": "remote-model", "base_url": server.url, "api_key_env": "SELFPLAY_TEST_KEY",
-             "fraction": 0.5}
+    other = {
+        "tag": "remote",
+        "model": "remote-model",
+        "base_url": server.url,
+        "api_key_env": "SELFPLAY_TEST_KEY",
+        "fraction": 0.5,
+    }
     try:
-        steps.generate(cfg, "identifier_swap", "greedy", "remote", str(tmp_path / "items.jsonl"), None, None,
-                       str(tmp_path / "gen.jsonl"), other=other)
+        steps.generate(
+            cfg,
+            "identifier_swap",
+            "greedy",
+            "remote",
+            str(tmp_path / "items.jsonl"),
+            None,
+            None,
+            str(tmp_path / "gen.jsonl"),
+            other=other,
+        )
     finally:
         server.close()
     records = read_jsonl(tmp_path / "gen.jsonl")
@@ -288,19 +363,25 @@ def test_a_model_served_elsewhere_answers_its_share_through_the_openai_backend(t
 
 
 def test_other_model_tags_must_not_clash():
-    from selfplay.config import validate_config
     import yaml
 
+    from selfplay.config import validate_config
+
     cfg = validate_config(yaml.safe_load(open("config.yaml")))
-    cfg["sinq"]["benchmarks"]["other_models"] = [{"tag": "bob", "model": "m", "base_url": "http://x/v1",
-                                                  "api_key_env": "K", "fraction": 1.0}]
+    cfg["sinq"]["benchmarks"]["other_models"] = [
+        {"tag": "bob", "model": "m", "base_url": "http://x/v1", "api_key_env": "K", "fraction": 1.0}
+    ]
     with pytest.raises(UserError, match="other_models"):
         check_evaluation(cfg, "sinq")
     cfg["sinq"]["benchmarks"]["other_models"][0]["tag"] = "remote"
-    cfg["sinq"]["benchmarks"]["runs"] = {"identifier_swap": {"modes": ["greedy"], "models": ["remote", "nobody"]}}
+    cfg["sinq"]["benchmarks"]["runs"] = {
+        "identifier_swap": {"modes": ["greedy"], "models": ["remote", "nobody"]}
+    }
     with pytest.raises(UserError, match="nobody"):
         check_evaluation(cfg, "sinq")
-    cfg["sinq"]["benchmarks"]["runs"] = {"identifier_swap": {"modes": ["greedy"], "models": ["remote", "base"]}}
+    cfg["sinq"]["benchmarks"]["runs"] = {
+        "identifier_swap": {"modes": ["greedy"], "models": ["remote", "base"]}
+    }
     check_evaluation(cfg, "sinq")
 
 
@@ -318,20 +399,40 @@ def test_ground_truth_scores_every_adapters_right_answers_and_reports_wrong_ones
         items, rest = steps.benchmark(name).prepare(None, cfg["evaluation"]["benchmarks"][name], cfg)
         write_jsonl(tmp_path / f"{name}.jsonl", items)
         write_jsonl(tmp_path / f"{name}.skipped.jsonl", rest)
-        steps.ground_truth(cfg, name, str(tmp_path / f"{name}.jsonl"), str(tmp_path / f"{name}.s.jsonl"),
-                           str(tmp_path / f"{name}.json"))
+        steps.ground_truth(
+            cfg,
+            name,
+            str(tmp_path / f"{name}.jsonl"),
+            str(tmp_path / f"{name}.s.jsonl"),
+            str(tmp_path / f"{name}.json"),
+        )
         summary = read_json(tmp_path / f"{name}.json")
-        assert summary["checked"] and summary["right"] == summary["n"] == len(items) and summary["score"] == 1.0
+        assert (
+            summary["checked"] and summary["right"] == summary["n"] == len(items) and summary["score"] == 1.0
+        )
         gt[name], skipped[name] = str(tmp_path / f"{name}.json"), str(tmp_path / f"{name}.skipped.jsonl")
     # a broken reference is caught: the check is not true by construction
-    items = [dict(i, reference=i["reference"].replace("return", "return None and")) for i in
-             MbppPlus().prepare(None, EVALPLUS, {})[0]]
+    items = [
+        dict(i, reference=i["reference"].replace("return", "return None and"))
+        for i in MbppPlus().prepare(None, EVALPLUS, {})[0]
+    ]
     write_jsonl(tmp_path / "broken.jsonl", items)
-    broken = steps.ground_truth(cfg, "mbpp_plus", str(tmp_path / "broken.jsonl"), str(tmp_path / "b.s.jsonl"),
-                                str(tmp_path / "b.json"))
+    broken = steps.ground_truth(
+        cfg,
+        "mbpp_plus",
+        str(tmp_path / "broken.jsonl"),
+        str(tmp_path / "b.s.jsonl"),
+        str(tmp_path / "b.json"),
+    )
     assert broken["right"] == 0 and len(broken["wrong"]) == len(items)
-    frame = benchmarks_table(gt, {}, skipped, {"mbpp_plus": "smoke", "identifier_swap": "smoke"},
-                             str(tmp_path / "t.csv"), str(tmp_path / "t.md"))
+    frame = benchmarks_table(
+        gt,
+        {},
+        skipped,
+        {"mbpp_plus": "smoke", "identifier_swap": "smoke"},
+        str(tmp_path / "t.csv"),
+        str(tmp_path / "t.md"),
+    )
     assert list(frame["Right answers scored right"]) == ["4/4", "2/2"]
 
 
@@ -345,8 +446,9 @@ def test_training_split_is_before_the_evaluation_window(tmp_path):
     cfg = validate_config(yaml.safe_load(open("config.yaml")))
     steps.training_split(cfg, "livecodebench", None, str(tmp_path / "t.jsonl"), str(tmp_path / "s.jsonl"))
     train = read_jsonl(tmp_path / "t.jsonl")
-    evaluation, _ = steps.benchmark("livecodebench").prepare(None, cfg["evaluation"]["benchmarks"]["livecodebench"]
-                                                             | {"limit": None}, cfg)
+    evaluation, _ = steps.benchmark("livecodebench").prepare(
+        None, cfg["evaluation"]["benchmarks"]["livecodebench"] | {"limit": None}, cfg
+    )
     assert train and evaluation and not {i["id"] for i in train} & {i["id"] for i in evaluation}
     with pytest.raises(UserError, match="no training split"):
         steps.training_split(cfg, "humaneval", None, str(tmp_path / "x.jsonl"), str(tmp_path / "y.jsonl"))

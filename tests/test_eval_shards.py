@@ -11,16 +11,22 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
+from workflow_helpers import default_config, jobs_run, run_snakemake, write_config
 
 from selfplay.config import validate_config
 from selfplay.errors import UserError
-from selfplay.evaluate.shards import (PLANNING_TOKENS_PER_S, STARTUP_MIN, cell_plan, check_shard, job_token_budget,
-                                      merge_records, shard_count, tokens_per_job)
+from selfplay.evaluate.shards import (
+    PLANNING_TOKENS_PER_S,
+    STARTUP_MIN,
+    cell_plan,
+    check_shard,
+    job_token_budget,
+    merge_records,
+    shard_count,
+    tokens_per_job,
+)
 from selfplay.pipeline import evaluate as steps
 from selfplay.records import read_jsonl, write_jsonl
-
-from workflow_helpers import default_config, jobs_run, run_snakemake, write_config
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -77,10 +83,18 @@ def generate_and_score(folder: Path, name: str, mode: str, shards: int, tag: str
         for k, part in enumerate(parts):
             steps.generate(cfg, name, mode, "base", items, None, None, part, shard=(k, shards))
         assert sum(len(read_jsonl(p)) for p in parts) == len(read_jsonl(items))
-        assert all(read_jsonl(p) for p in parts[:len(read_jsonl(items))])
+        assert all(read_jsonl(p) for p in parts[: len(read_jsonl(items))])
         steps.merge(cfg, name, mode, "base", items, parts, str(out / "gen.jsonl"))
-    steps.score(cfg, name, mode, items, str(out / "gen.jsonl"), str(out / "scored.jsonl"), str(out / "summary.json"),
-                str(folder / f"{name}.skipped.jsonl"))
+    steps.score(
+        cfg,
+        name,
+        mode,
+        items,
+        str(out / "gen.jsonl"),
+        str(out / "scored.jsonl"),
+        str(out / "summary.json"),
+        str(folder / f"{name}.skipped.jsonl"),
+    )
     return {f: (out / f).read_bytes() for f in ("gen.jsonl", "scored.jsonl", "summary.json")}
 
 
@@ -89,8 +103,10 @@ def timeless(jsonl: bytes) -> list[dict]:
     wall time of its generate call and the backend's counters."""
     import json
 
-    return [{k: v for k, v in json.loads(line).items() if k not in ("seconds", "backend")}
-            for line in jsonl.decode().splitlines()]
+    return [
+        {k: v for k, v in json.loads(line).items() if k not in ("seconds", "backend")}
+        for line in jsonl.decode().splitlines()
+    ]
 
 
 @pytest.mark.parametrize("name,mode", [(b, m) for b, m, _ in CELLS])
@@ -109,18 +125,33 @@ def test_shards_take_interleaved_items_with_seeds_of_their_own(cells):
     items = read_jsonl(cells / "identifier_swap.jsonl")
     for k in range(3):
         out = cells / f"interleaved{k}.jsonl"
-        steps.generate(cfg, "identifier_swap", "majority", "base", str(cells / "identifier_swap.jsonl"), None, None,
-                       str(out), shard=(k, 3))
+        steps.generate(
+            cfg,
+            "identifier_swap",
+            "majority",
+            "base",
+            str(cells / "identifier_swap.jsonl"),
+            None,
+            None,
+            str(out),
+            shard=(k, 3),
+        )
         records = read_jsonl(out)
         assert [r["meta"]["item"] for r in records] == [i["id"] for i in items[k::3]]
         # each request is the unsharded job's: its seed comes from the item, not the shard
         assert [r["sampling"]["seed"] for r in records] == [
-            steps.eval_request(cfg, "identifier_swap", "majority", "base", i, None).sampling.seed for i in items[k::3]]
+            steps.eval_request(cfg, "identifier_swap", "majority", "base", i, None).sampling.seed
+            for i in items[k::3]
+        ]
 
 
 def test_a_merge_refuses_shards_that_do_not_answer_the_items_once():
     rec = lambda i: {"meta": {"item": i}, "outputs": [i]}  # noqa: E731
-    assert merge_records([[rec("b")], [rec("a"), rec("c")]], ["a", "b", "c"], "x") == [rec("a"), rec("b"), rec("c")]
+    assert merge_records([[rec("b")], [rec("a"), rec("c")]], ["a", "b", "c"], "x") == [
+        rec("a"),
+        rec("b"),
+        rec("c"),
+    ]
     with pytest.raises(UserError, match="1 missing, e.g. c"):
         merge_records([[rec("a")], [rec("b")]], ["a", "b", "c"], "x")
     with pytest.raises(UserError, match="answered twice"):
@@ -138,12 +169,26 @@ def test_a_shard_of_another_split_is_refused(cells):
         check_shard(cfg, "identifier_swap", 3, 3)
     parts = [str(cells / f"gone{k}.jsonl") for k in range(2)]
     with pytest.raises(UserError, match="2 shard files"):
-        steps.merge(cfg, "identifier_swap", "majority", "base", str(cells / "identifier_swap.jsonl"), parts,
-                    str(cells / "never.jsonl"))
+        steps.merge(
+            cfg,
+            "identifier_swap",
+            "majority",
+            "base",
+            str(cells / "identifier_swap.jsonl"),
+            parts,
+            str(cells / "never.jsonl"),
+        )
 
 
-@pytest.mark.parametrize("bad,message", [(0, "0 is less than the minimum of 1"), ("two", "'two' is not of type"),
-                                         (1.5, "1.5 is not of type"), (True, "True is not of type")])
+@pytest.mark.parametrize(
+    "bad,message",
+    [
+        (0, "0 is less than the minimum of 1"),
+        ("two", "'two' is not of type"),
+        (1.5, "1.5 is not of type"),
+        (True, "True is not of type"),
+    ],
+)
 def test_a_bad_shard_setting_fails_with_one_line_naming_the_key(bad, message):
     cfg = default_config()
     cfg["evaluation"]["benchmarks"]["codexglue"]["shards"] = bad
@@ -156,13 +201,17 @@ def test_a_bad_shard_setting_fails_with_one_line_naming_the_key(bad, message):
 def test_the_default_keeps_one_job_per_cell():
     cfg = validate_config(default_config())
     assert {name: shard_count(cfg, name) for name in cfg["evaluation"]["benchmarks"]} == dict.fromkeys(
-        cfg["evaluation"]["benchmarks"], 1)
+        cfg["evaluation"]["benchmarks"], 1
+    )
 
 
 # --- the paper configs' plans -----------------------------------------------------------
 
-PAPERS = {"sinq": ("config/papers/sinq.yaml",), "seq": ("config/papers/seq.yaml",),
-          "seq_e1": ("config/papers/seq.yaml", "config/papers/seq_e1.yaml")}
+PAPERS = {
+    "sinq": ("config/papers/sinq.yaml",),
+    "seq": ("config/papers/seq.yaml",),
+    "seq_e1": ("config/papers/seq.yaml", "config/papers/seq_e1.yaml"),
+}
 
 
 def paper_config(files: tuple[str, ...]) -> dict:
@@ -176,10 +225,26 @@ def paper_config(files: tuple[str, ...]) -> dict:
 
 
 def planned_jobs(files: tuple[str, ...], tmp_path: Path) -> tuple[dict[str, int], str]:
-    done = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--snakefile", str(REPO / "Snakefile"),
-                           "--directory", str(tmp_path), "--cores", "2",
-                           "--configfile", *[str(REPO / f) for f in files]],
-                          capture_output=True, text=True, timeout=300, cwd=REPO)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-n",
+            "--snakefile",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(tmp_path),
+            "--cores",
+            "2",
+            "--configfile",
+            *[str(REPO / f) for f in files],
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
     assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
     counts = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", done.stdout, re.M)}
     return counts, done.stdout
@@ -208,8 +273,12 @@ def test_every_paper_cell_fits_a_generation_job_and_the_plan_has_its_shards(pape
     assert jobs.get(f"{track}_eval_merge", 0) == sum(1 for c in plan if c["shards"] > 1)
     # every shard of every sharded cell is planned, and nothing else
     planned = set(re.findall(r"results/\w+/\w+/eval/(\w+)/(\w+)/(\w+)\.shards(\d+)/(\d+)\.jsonl", text))
-    assert planned == {(c["benchmark"], c["model"], c["mode"], str(c["shards"]), str(k))
-                       for c in plan if c["shards"] > 1 for k in range(c["shards"])}
+    assert planned == {
+        (c["benchmark"], c["model"], c["mode"], str(c["shards"]), str(k))
+        for c in plan
+        if c["shards"] > 1
+        for k in range(c["shards"])
+    }
 
 
 def test_the_paper_000_cell_of_the_issue_is_split():
@@ -223,13 +292,17 @@ def test_the_paper_000_cell_of_the_issue_is_split():
 
 # --- a real workflow run -------------------------------------------------------------------
 
+
 @pytest.mark.slow
 def test_the_workflow_scores_a_sharded_cell_like_one_job(cells, tmp_path):
     """Snakemake runs the cells unsharded and sharded (replayed answers): the shard jobs,
     the local merge, then the same scoring; the scores are equal byte for byte, and so
     are the metrics but for the verifier canary's timings."""
-    targets = [f"results/sinq/shardtest/eval/{b}/base/{m}{kind}" for b, m, _ in CELLS
-               for kind in (".scored.jsonl", ".json")]
+    targets = [
+        f"results/sinq/shardtest/eval/{b}/base/{m}{kind}"
+        for b, m, _ in CELLS
+        for kind in (".scored.jsonl", ".json")
+    ]
     outputs = {}
     for shards in (1, 3):
         cfg = default_config()
@@ -245,7 +318,9 @@ def test_the_workflow_scores_a_sharded_cell_like_one_job(cells, tmp_path):
         if shards == 1:
             assert jobs["sinq_eval_generate"] == len(CELLS) and "sinq_eval_merge" not in jobs
         else:
-            assert jobs["sinq_eval_generate_shard"] == 3 * len(CELLS) and jobs["sinq_eval_merge"] == len(CELLS)
+            assert jobs["sinq_eval_generate_shard"] == 3 * len(CELLS) and jobs["sinq_eval_merge"] == len(
+                CELLS
+            )
             assert "sinq_eval_generate" not in jobs
         outputs[shards] = {t: (workdir / t).read_bytes() for t in targets}
     scored = [t for t in targets if t.endswith(".scored.jsonl")]

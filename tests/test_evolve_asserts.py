@@ -29,8 +29,13 @@ SHAPES = [
     ("assert f(1) is 5", "general", ("(1,)",), (), "__r0__ is 5"),
     ("assert 0 < f(1) < 3", "general", ("(1,)",), (), "0 < __r0__ < 3"),
     ("assert abs(f(1) - 2) > 0", "general", ("(1,)",), (), "abs(__r0__ - 2) > 0"),
-    ("assert len(f(collections.Counter('ab'))) == 2", "general", ("(collections.Counter('ab'),)",), (),
-     "len(__r0__) == 2"),
+    (
+        "assert len(f(collections.Counter('ab'))) == 2",
+        "general",
+        ("(collections.Counter('ab'),)",),
+        (),
+        "len(__r0__) == 2",
+    ),
 ]
 
 
@@ -68,7 +73,9 @@ def test_problems_name_their_reason(text, code):
 
 
 def test_a_method_of_a_fresh_instance_is_not_a_function_call():
-    assert plan_assert("assert Solution().solve([1]) == 1", "Solution").problem.startswith("method_of_instance")
+    assert plan_assert("assert Solution().solve([1]) == 1", "Solution").problem.startswith(
+        "method_of_instance"
+    )
     assert plan_assert("assert f().count(1) == 1", "f").kind == "general"
 
 
@@ -113,8 +120,13 @@ def test_calls_come_in_source_order():
 
 
 def test_detect_entry_prefers_a_function_the_solutions_define():
-    tests = ["assert helper(1) == 1", "assert solve([1]) == 2", "assert sorted(solve([2])) == [2]",
-             "assert helper(2) == 2", "assert helper(3) == 3"]
+    tests = [
+        "assert helper(1) == 1",
+        "assert solve([1]) == 2",
+        "assert sorted(solve([2])) == [2]",
+        "assert helper(2) == 2",
+        "assert helper(3) == 3",
+    ]
     assert detect_entry(tests, ["def solve(xs):\n    return xs\n"]) == "solve"
     assert detect_entry(tests, ["def solve(xs):\n    pass\n", "helper = lambda n: n\n"]) == "helper"
     assert detect_entry(tests, ["class helper:\n    pass\n", "def solve(x): pass"]) == "solve"

@@ -17,7 +17,9 @@ from selfplay.tracks.evolve import dedup, seeds
 
 def unit(*angles_deg):
     """Unit vectors in the plane at the given angles (cosine of two = cos of the gap)."""
-    return np.array([[math.cos(math.radians(a)), math.sin(math.radians(a))] for a in angles_deg], dtype=np.float32)
+    return np.array(
+        [[math.cos(math.radians(a)), math.sin(math.radians(a))] for a in angles_deg], dtype=np.float32
+    )
 
 
 def recs(*sources):
@@ -26,6 +28,7 @@ def recs(*sources):
 
 # --- hand-built embeddings ----------------------------------------------------------
 
+
 def test_exactly_at_threshold_stays_apart_and_just_above_collapses():
     # [1, 0] . [0.9, y] is exactly float32(0.9): not "greater than 0.9", so both stay.
     at = np.array([[1.0, 0.0], [0.9, math.sqrt(1 - 0.81)]], dtype=np.float32)
@@ -33,7 +36,7 @@ def test_exactly_at_threshold_stays_apart_and_just_above_collapses():
     result = dedup.deduplicate(recs("a", "b"), at, threshold=0.9)
     assert result.kept == ["p0", "p1"] and result.dropped == [] and result.groups == []
     # 0.9005 > 0.9: one of the two goes.
-    above = np.array([[1.0, 0.0], [0.9005, math.sqrt(1 - 0.9005 ** 2)]], dtype=np.float32)
+    above = np.array([[1.0, 0.0], [0.9005, math.sqrt(1 - 0.9005**2)]], dtype=np.float32)
     result = dedup.deduplicate(recs("a", "b"), above, threshold=0.9)
     assert len(result.kept) == 1 and len(result.dropped) == 1
     assert result.dropped[0]["cosine"] == pytest.approx(0.9005, abs=1e-6)
@@ -57,8 +60,10 @@ def test_representative_is_stable_and_follows_the_seed_not_the_input_order():
     backwards = dedup.deduplicate(list(reversed(recs("a", "b", "c", "a"))), emb[::-1].copy(), seed=3)
     assert set(backwards.kept) == set(first.kept)
     # over a few seeds every member of the group gets to be the representative
-    chosen = {next(i for i in dedup.deduplicate(recs("a", "b", "c", "a"), emb, seed=s).kept if i != "p3")
-              for s in range(20)}
+    chosen = {
+        next(i for i in dedup.deduplicate(recs("a", "b", "c", "a"), emb, seed=s).kept if i != "p3")
+        for s in range(20)
+    }
     assert chosen == {"p0", "p1", "p2"}
 
 
@@ -67,7 +72,7 @@ def test_blockwise_scan_equals_the_dense_matrix():
     base = rng.normal(size=(12, 16))
     near = base[:5] + 0.05 * rng.normal(size=(5, 16))  # five planted near-duplicates
     emb = embed.normalise_rows(np.vstack([base, near]))
-    sources = ["s%d" % (i % 3) for i in range(len(emb))]
+    sources = [f"s{i % 3}" for i in range(len(emb))]
     dense = emb @ emb.T
     np.fill_diagonal(dense, -np.inf)
     i, j = np.nonzero(np.triu(dense > np.float32(0.9), 1))
@@ -94,9 +99,11 @@ def test_table1_figure1_and_figure2_numbers_on_a_hand_built_set():
     result, stats = dedup.summary(records, emb, threshold=0.9, seed=0, k=2, order=["a", "b"])
     assert len(result.kept) == 2 and "p3" in result.kept
     after = dedup.source_counts(records, set(result.kept))
-    assert stats["table1"] == [{"source": "a", "before": 2, "after": after.get("a", 0)},
-                               {"source": "b", "before": 2, "after": after.get("b", 0)},
-                               {"source": "Overall", "before": 4, "after": 2}]
+    assert stats["table1"] == [
+        {"source": "a", "before": 2, "after": after.get("a", 0)},
+        {"source": "b", "before": 2, "after": after.get("b", 0)},
+        {"source": "Overall", "before": 4, "after": 2},
+    ]
     # Figure 1: half of a's problems (p0) have a match in b; both of b's match p0 in a;
     # inside a nobody has a twin, inside b p1 and p2 are twins.
     fig1 = stats["figure1"]
@@ -134,7 +141,14 @@ def test_report_writes_table_and_figures(tmp_path):
     _, stats = dedup.summary(records, unit(0, 10, 20, 90), k=2, order=seeds.SOURCES)
     frame = report.table1(stats, str(tmp_path / "t.csv"), str(tmp_path / "t.md"))
     assert list(frame.columns) == ["Dataset", "Before filtering", "After filtering", "final dataset"]
-    assert frame["Dataset"].tolist() == ["TACO", "APPS", "PrimeIntellect", "CodeContests", "Codeforces", "Overall"]
+    assert frame["Dataset"].tolist() == [
+        "TACO",
+        "APPS",
+        "PrimeIntellect",
+        "CodeContests",
+        "Codeforces",
+        "Overall",
+    ]
     assert frame["Before filtering"].tolist() == [1, 2, 0, 0, 1, 4]
     assert frame["After filtering"].tolist()[-1] == 2
     assert frame["final dataset"].tolist() == ["n/a"] * 6
@@ -154,6 +168,7 @@ def test_report_writes_table_and_figures(tmp_path):
 
 
 # --- real embeddings (the packaged all-MiniLM-L6-v2) --------------------------------
+
 
 @pytest.fixture(scope="module")
 def encoder():
@@ -197,10 +212,12 @@ def test_shipped_seed_set_collapses_its_four_planted_near_duplicates(encoder):
     result, stats = dedup.summary(records, emb, seed=0, order=seeds.SOURCES)
     pairs = {frozenset(g) for g in result.groups}
     assert pairs == {
-        frozenset({"taco/train/0", "apps/train/90000"}),                                   # sum of evens
-        frozenset({"taco/train/2", "code_contests/train/smoke_B. Vowel Count"}),           # vowels
-        frozenset({"primeintellect/smoke_pi_2", "code_contests/train/smoke_A. Greatest Common Divisor"}),  # gcd
-        frozenset({"primeintellect/smoke_pi_0", "codeforces/smoke/A"}),                    # anagrams
+        frozenset({"taco/train/0", "apps/train/90000"}),  # sum of evens
+        frozenset({"taco/train/2", "code_contests/train/smoke_B. Vowel Count"}),  # vowels
+        frozenset(
+            {"primeintellect/smoke_pi_2", "code_contests/train/smoke_A. Greatest Common Divisor"}
+        ),  # gcd
+        frozenset({"primeintellect/smoke_pi_0", "codeforces/smoke/A"}),  # anagrams
     }
     assert len(result.kept) == 21 and stats["table1"][-1] == {"source": "Overall", "before": 25, "after": 21}
     assert all(d["cosine"] > 0.9 for d in result.dropped)

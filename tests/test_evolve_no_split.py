@@ -18,9 +18,19 @@ from selfplay.records import read_jsonl, write_jsonl
 def _cfg():
     root = shared_schema()
     root["properties"]["evolve"] = json.loads(
-        resources.files("selfplay.tracks").joinpath("evolve", "schema.json").read_text())
-    cfg = fill_defaults({"seed": 1, "evolve": {"experiment": "t", "filter": {"min_tests": 1},
-                                                "discriminative": {"sampling": {"max_new_tokens": 8}}}}, root)
+        resources.files("selfplay.tracks").joinpath("evolve", "schema.json").read_text()
+    )
+    cfg = fill_defaults(
+        {
+            "seed": 1,
+            "evolve": {
+                "experiment": "t",
+                "filter": {"min_tests": 1},
+                "discriminative": {"sampling": {"max_new_tokens": 8}},
+            },
+        },
+        root,
+    )
     assert cfg["evolve"]["discriminative"]["enforce_split"] is True
     return cfg
 
@@ -28,10 +38,16 @@ def _cfg():
 def test_a_refused_discriminative_test_stays_refused_in_later_rounds(tmp_path):
     tests = [{"text": f"assert f({i}) == {i}", "round": 0, "method": "refine"} for i in range(3)]
     # written in round 1 for solutions 0 and 1, which both pass it: it splits nothing
-    tests.append({"text": "assert f(9) == 9", "round": 1, "method": "discriminative", "shown_solutions": [0, 1]})
+    tests.append(
+        {"text": "assert f(9) == 9", "round": 1, "method": "discriminative", "shown_solutions": [0, 1]}
+    )
     tests.append({"text": "assert f(8) == 8", "round": 2, "method": "adversarial", "shown_solutions": [0]})
     suite = [{"id": "p", "source": "taco", "entry": "f", "reason": None, "tests": tests}]
-    passed = [[True, True, True, True, True], [True, False, True, True, False], [False, False, False, True, False]]
+    passed = [
+        [True, True, True, True, True],
+        [True, False, True, True, False],
+        [False, False, False, True, False],
+    ]
     matrix = [{"id": "p", "source": "taco", "entry": "f", "malformed": [None] * 5, "passed": passed}]
     suite_path, matrix_path = tmp_path / "suite.jsonl", tmp_path / "matrix.jsonl"
     write_jsonl(suite_path, suite)

@@ -20,8 +20,9 @@ SOLUTIONS = {
     "raises": "def solve(xs):\n    raise ValueError('no')\n",
     "float": "def solve(xs):\n    return float(sum(xs))\n",
     "slow_on_empty": "def solve(xs):\n    while not xs:\n        pass\n    return sum(xs)\n",
-    "global_state": ("CALLS = []\n\ndef solve(xs):\n    CALLS.append(xs)\n"
-                     "    return sum(xs) if len(CALLS) == 1 else -1\n"),
+    "global_state": (
+        "CALLS = []\n\ndef solve(xs):\n    CALLS.append(xs)\n    return sum(xs) if len(CALLS) == 1 else -1\n"
+    ),
     "mutates_args": "def solve(xs):\n    total = sum(xs)\n    xs.clear()\n    return total\n",
     # leaving before any verdict could be taken
     "sys_exit": "import sys\n\ndef solve(xs):\n    sys.exit(0)\n",
@@ -30,42 +31,63 @@ SOLUTIONS = {
     "os_exit_at_import": "import os\nos._exit(0)\n",
     "keyboard_interrupt": "def solve(xs):\n    raise KeyboardInterrupt\n",
     # tampering with what a verdict in its own process would rely on
-    "patch_builtins": ("import builtins\nbuiltins.AssertionError = type('Quiet', (Exception,), {})\n"
-                       "builtins.abs = lambda x: 0\nbuiltins.sorted = lambda x: [0, 1]\n"
-                       "builtins.print = builtins.exit = builtins.quit = lambda *a: None\n\n"
-                       "def solve(xs):\n    return -999\n"),
-    "always_equal": ("class Yes:\n    def __eq__(self, other):\n        return True\n    __ne__ = lambda s, o: False\n"
-                     "    __bool__ = lambda s: True\n    __sub__ = __rsub__ = lambda s, o: 0\n"
-                     "    __abs__ = lambda s: 0\n    __hash__ = object.__hash__\n\n"
-                     "def solve(xs):\n    return Yes()\n"),
-    "int_liar": ("class Liar(int):\n    def __eq__(self, other):\n        return True\n    __hash__ = int.__hash__\n\n"
-                 "def solve(xs):\n    return Liar(-999)\n"),
-    "str_liar": ("class Liar(str):\n    def __eq__(self, other):\n        return True\n    __hash__ = str.__hash__\n\n"
-                 "def solve(xs):\n    return Liar('nope')\n"),
-    "fake_output": ("import sys\n\ndef solve(xs):\n    print('All tests passed! OK')\n"
-                    "    sys.stdout.write('{\"status\": \"ok\", \"passed\": true}')\n    return None\n"),
-    "forged_frame": ("import os, json\n\ndef solve(xs):\n"
-                     "    six = ['list', [['tuple', [['str', 'ok'], ['int', 6]]]]]\n"
-                     "    body = json.dumps({'status': 'ok', 'value': six, 'value_repr': 'x'}).encode()\n"
-                     "    os.write(3, b'SBX1' + len(body).to_bytes(4, 'big') + body)\n    os._exit(0)\n"),
-    "own_shim": ("def solve(xs):\n    return -1\n\ndef __selfplay_calls__(entry, calls):\n"
-                 "    return [('ok', 6) for _ in calls]\n"),
-    "snoop_expected": ("import gc, sys\n\ndef solve(xs):\n    frame = sys._getframe()\n    while frame is not None:\n"
-                       "        for value in list(frame.f_locals.values()) + list(frame.f_code.co_consts):\n"
-                       "            if isinstance(value, str) and value.startswith('tok-') and len(value) > 4:\n"
-                       "                return value\n"
-                       "        frame = frame.f_back\n    for obj in gc.get_objects():\n"
-                       "        if isinstance(obj, (tuple, list, dict)):\n"
-                       "            for item in (obj.values() if isinstance(obj, dict) else obj):\n"
-                       "                if isinstance(item, str) and item.startswith('tok-') and len(item) > 4:\n"
-                       "                    return item\n    return None\n"),
-    "read_the_tests": ("import os\n\ndef solve(xs):\n    for root in ('/work', '/work/main/tests', '/root'):\n"
-                       "        if os.path.exists(root):\n            return 'saw ' + root\n    return -1\n"),
-    "kill_loader": ("import os, signal\n\ndef solve(xs):\n    os.kill(os.getppid(), signal.SIGKILL)\n"
-                    "    return sum(xs)\n"),
-    "thread_at_import": ("import threading, time\n"
-                         "threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n\n"
-                         "def solve(xs):\n    return sum(xs)\n"),
+    "patch_builtins": (
+        "import builtins\nbuiltins.AssertionError = type('Quiet', (Exception,), {})\n"
+        "builtins.abs = lambda x: 0\nbuiltins.sorted = lambda x: [0, 1]\n"
+        "builtins.print = builtins.exit = builtins.quit = lambda *a: None\n\n"
+        "def solve(xs):\n    return -999\n"
+    ),
+    "always_equal": (
+        "class Yes:\n    def __eq__(self, other):\n        return True\n    __ne__ = lambda s, o: False\n"
+        "    __bool__ = lambda s: True\n    __sub__ = __rsub__ = lambda s, o: 0\n"
+        "    __abs__ = lambda s: 0\n    __hash__ = object.__hash__\n\n"
+        "def solve(xs):\n    return Yes()\n"
+    ),
+    "int_liar": (
+        "class Liar(int):\n    def __eq__(self, other):\n        return True\n    __hash__ = int.__hash__\n\n"
+        "def solve(xs):\n    return Liar(-999)\n"
+    ),
+    "str_liar": (
+        "class Liar(str):\n    def __eq__(self, other):\n        return True\n    __hash__ = str.__hash__\n\n"
+        "def solve(xs):\n    return Liar('nope')\n"
+    ),
+    "fake_output": (
+        "import sys\n\ndef solve(xs):\n    print('All tests passed! OK')\n"
+        '    sys.stdout.write(\'{"status": "ok", "passed": true}\')\n    return None\n'
+    ),
+    "forged_frame": (
+        "import os, json\n\ndef solve(xs):\n"
+        "    six = ['list', [['tuple', [['str', 'ok'], ['int', 6]]]]]\n"
+        "    body = json.dumps({'status': 'ok', 'value': six, 'value_repr': 'x'}).encode()\n"
+        "    os.write(3, b'SBX1' + len(body).to_bytes(4, 'big') + body)\n    os._exit(0)\n"
+    ),
+    "own_shim": (
+        "def solve(xs):\n    return -1\n\ndef __selfplay_calls__(entry, calls):\n"
+        "    return [('ok', 6) for _ in calls]\n"
+    ),
+    "snoop_expected": (
+        "import gc, sys\n\ndef solve(xs):\n    frame = sys._getframe()\n    while frame is not None:\n"
+        "        for value in list(frame.f_locals.values()) + list(frame.f_code.co_consts):\n"
+        "            if isinstance(value, str) and value.startswith('tok-') and len(value) > 4:\n"
+        "                return value\n"
+        "        frame = frame.f_back\n    for obj in gc.get_objects():\n"
+        "        if isinstance(obj, (tuple, list, dict)):\n"
+        "            for item in (obj.values() if isinstance(obj, dict) else obj):\n"
+        "                if isinstance(item, str) and item.startswith('tok-') and len(item) > 4:\n"
+        "                    return item\n    return None\n"
+    ),
+    "read_the_tests": (
+        "import os\n\ndef solve(xs):\n    for root in ('/work', '/work/main/tests', '/root'):\n"
+        "        if os.path.exists(root):\n            return 'saw ' + root\n    return -1\n"
+    ),
+    "kill_loader": (
+        "import os, signal\n\ndef solve(xs):\n    os.kill(os.getppid(), signal.SIGKILL)\n    return sum(xs)\n"
+    ),
+    "thread_at_import": (
+        "import threading, time\n"
+        "threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n\n"
+        "def solve(xs):\n    return sum(xs)\n"
+    ),
     "unencodable": "def solve(xs):\n    out = [sum(xs)]\n    out.append(out)\n    return out\n",
 }
 
@@ -85,7 +107,7 @@ TESTS = {
     "statement": "import os; os._exit(0)",
     "two_statements": "assert solve([1]) == 1; import os",
     "exits_while_evaluated": "assert solve([__import__('os')._exit(0)]) == 0",
-    "loops_while_evaluated": "assert solve([1]) == next(x for x in iter(int, 1) if x)",   # forever, in constant memory
+    "loops_while_evaluated": "assert solve([1]) == next(x for x in iter(int, 1) if x)",  # forever, in constant memory
     "memory_while_evaluated": "assert solve([0] * 10**10) == 0",
     "forged_expected": "assert solve([1]) == type('A', (), {'__eq__': lambda s, o: True})()",
     "undefined_name": "assert solve([1]) == expected",
@@ -126,24 +148,44 @@ def row(m: PassMatrix, solution: str) -> dict[str, bool]:
 
 def test_both_ways_give_the_same_matrix(matrices):
     a, b = matrices[LOAD_ONCE], matrices[ONE_AT_A_TIME]
-    assert (a.passed, a.reasons, a.malformed, a.kinds, a.entry) == (b.passed, b.reasons, b.malformed, b.kinds, b.entry)
+    assert (a.passed, a.reasons, a.malformed, a.kinds, a.entry) == (
+        b.passed,
+        b.reasons,
+        b.malformed,
+        b.kinds,
+        b.entry,
+    )
 
 
 def test_entry_is_detected_and_kinds_recorded(m):
     assert m.entry == "solve"
     kinds = dict(zip(TEST, m.kinds))
-    assert (kinds["sum"], kinds["mirrored"], kinds["is_not"], kinds["general"], kinds["close"], kinds["isclose"],
-            kinds["truthy"], kinds["falsy"], kinds["two_calls"]) == (
-        "equals", "equals", "is_not", "general", "abs_lt", "isclose", "truthy", "falsy", "general")
+    assert (
+        kinds["sum"],
+        kinds["mirrored"],
+        kinds["is_not"],
+        kinds["general"],
+        kinds["close"],
+        kinds["isclose"],
+        kinds["truthy"],
+        kinds["falsy"],
+        kinds["two_calls"],
+    ) == ("equals", "equals", "is_not", "general", "abs_lt", "isclose", "truthy", "falsy", "general")
 
 
 def test_malformed_tests_judge_no_one(m):
     problems = dict(zip(TEST, m.malformed))
-    expected = {"statement": "not_one_assert", "two_statements": "not_one_assert",
-                "exits_while_evaluated": "test_killed", "loops_while_evaluated": "test_timeout",
-                "memory_while_evaluated": "test_exception: MemoryError", "forged_expected": "expected_not_plain",
-                "undefined_name": "unknown_name", "keyword": "keyword_arguments",
-                "bends_its_evaluation": "test_garbled"}
+    expected = {
+        "statement": "not_one_assert",
+        "two_statements": "not_one_assert",
+        "exits_while_evaluated": "test_killed",
+        "loops_while_evaluated": "test_timeout",
+        "memory_while_evaluated": "test_exception: MemoryError",
+        "forged_expected": "expected_not_plain",
+        "undefined_name": "unknown_name",
+        "keyword": "keyword_arguments",
+        "bends_its_evaluation": "test_garbled",
+    }
     for test, start in expected.items():
         assert problems[test] is not None and problems[test].startswith(start), (test, problems[test])
     assert [t for t in TEST if problems[t] is not None] == list(expected)
@@ -157,7 +199,10 @@ def test_malformed_tests_judge_no_one(m):
 def test_honest_solutions(m):
     judged = [t for t in TEST if m.usable[TEST.index(t)]]
     assert [t for t in judged if not row(m, "right")[t]] == ["token", "patches_its_builtins"]
-    assert cell(m, "right", "patches_its_builtins") == (False, "exception:TypeError")  # its argument is [1, None]
+    assert cell(m, "right", "patches_its_builtins") == (
+        False,
+        "exception:TypeError",
+    )  # its argument is [1, None]
     assert [t for t in judged if row(m, "wrong")[t]] == ["is_not", "truthy", "two_calls"]
     assert cell(m, "wrong", "check_exits") == (False, "check_failed:killed")
     assert {r for r, ok in zip(m.reasons[SOL.index("raises")], m.usable) if ok} == {"exception:ValueError"}
@@ -172,19 +217,26 @@ def test_honest_solutions(m):
 NOTHING, NONE_PASSES, TRUTHY_PASSES = [], ["falsy"], ["is_not", "truthy"]
 
 
-@pytest.mark.parametrize("solution, passes, reason", [
-    ("sys_exit", NOTHING, "exception:SystemExit"), ("os_exit", NOTHING, "killed:exited with code 0 without a result"),
-    ("exit_at_import", NOTHING, "exception:SystemExit"),
-    ("os_exit_at_import", NOTHING, "killed:exited with code 0 without a result"),
-    ("keyboard_interrupt", NOTHING, "exception:KeyboardInterrupt"),
-    ("always_equal", NOTHING, "not_plain_value:solution.Yes"),
-    ("unencodable", NOTHING, "error:return value not encodable: value is self-referential"),
-    # what they return is all that counts: None, or a wrong value whatever it claims
-    ("fake_output", NONE_PASSES, "wrong_output"), ("snoop_expected", NONE_PASSES, "wrong_output"),
-    ("patch_builtins", TRUTHY_PASSES, "wrong_output"), ("int_liar", TRUTHY_PASSES, "wrong_output"),
-    ("str_liar", TRUTHY_PASSES, "wrong_output"), ("own_shim", TRUTHY_PASSES, "wrong_output"),
-    ("read_the_tests", TRUTHY_PASSES, "wrong_output"),
-])
+@pytest.mark.parametrize(
+    "solution, passes, reason",
+    [
+        ("sys_exit", NOTHING, "exception:SystemExit"),
+        ("os_exit", NOTHING, "killed:exited with code 0 without a result"),
+        ("exit_at_import", NOTHING, "exception:SystemExit"),
+        ("os_exit_at_import", NOTHING, "killed:exited with code 0 without a result"),
+        ("keyboard_interrupt", NOTHING, "exception:KeyboardInterrupt"),
+        ("always_equal", NOTHING, "not_plain_value:solution.Yes"),
+        ("unencodable", NOTHING, "error:return value not encodable: value is self-referential"),
+        # what they return is all that counts: None, or a wrong value whatever it claims
+        ("fake_output", NONE_PASSES, "wrong_output"),
+        ("snoop_expected", NONE_PASSES, "wrong_output"),
+        ("patch_builtins", TRUTHY_PASSES, "wrong_output"),
+        ("int_liar", TRUTHY_PASSES, "wrong_output"),
+        ("str_liar", TRUTHY_PASSES, "wrong_output"),
+        ("own_shim", TRUTHY_PASSES, "wrong_output"),
+        ("read_the_tests", TRUTHY_PASSES, "wrong_output"),
+    ],
+)
 def test_hostile_solutions_forge_nothing(m, solution, passes, reason):
     assert [t for t in TEST if row(m, solution)[t]] == passes
     assert cell(m, solution, "sum") == (False, reason)
@@ -198,7 +250,12 @@ def test_nothing_outside_the_sandbox_view_is_readable(m):
 
 def test_a_forged_result_frame_is_only_a_returned_value(m):
     # The frame says the call returned 6; that is what it returned, so the tests 6 passes pass.
-    assert [t for t in TEST if row(m, "forged_frame")[t]] == ["sum", "is_not", "truthy", "patches_its_builtins"]
+    assert [t for t in TEST if row(m, "forged_frame")[t]] == [
+        "sum",
+        "is_not",
+        "truthy",
+        "patches_its_builtins",
+    ]
 
 
 def test_loader_killing_and_import_threads_still_give_one_run_verdicts(m):
@@ -223,21 +280,33 @@ HONEST = [
     "def solve(xs):\n    return None if not xs else xs[0]\n",
 ]
 HONEST_TESTS = [
-    "assert solve([3, 1, 2]) == 6", "assert solve([]) == 0", "assert solve([1, -1]) is not None",
-    "assert solve([2, 2]) is True", "assert solve([1])", "assert not solve([])",
-    "assert abs(solve([0.5, 0.25]) - 0.375) < 1e-9", "assert math.isclose(solve([1.0, 2.0]), 1.5)",
-    "assert sorted(solve([3, 1, 2])) == [1, 2, 3]", "assert solve([1, 2]) in (3, [1, 2], 1.5)",
-    "assert solve([5]) == solve([5, 0])", "assert solve({'b': 1, 'a': 2}) == 'b'",
-    "assert len(solve([1, 1, 2])) == 2", "assert solve(list(range(10))) == 45",
-    "assert solve([1, 2, 3]) == {1: 1, 2: 1, 3: 1}", "assert solve((1, 2)) != 3",
+    "assert solve([3, 1, 2]) == 6",
+    "assert solve([]) == 0",
+    "assert solve([1, -1]) is not None",
+    "assert solve([2, 2]) is True",
+    "assert solve([1])",
+    "assert not solve([])",
+    "assert abs(solve([0.5, 0.25]) - 0.375) < 1e-9",
+    "assert math.isclose(solve([1.0, 2.0]), 1.5)",
+    "assert sorted(solve([3, 1, 2])) == [1, 2, 3]",
+    "assert solve([1, 2]) in (3, [1, 2], 1.5)",
+    "assert solve([5]) == solve([5, 0])",
+    "assert solve({'b': 1, 'a': 2}) == 'b'",
+    "assert len(solve([1, 1, 2])) == 2",
+    "assert solve(list(range(10))) == 45",
+    "assert solve([1, 2, 3]) == {1: 1, 2: 1, 3: 1}",
+    "assert solve((1, 2)) != 3",
 ]
 
 
 def test_agrees_with_running_each_assert_beside_an_honest_solution(sb):
     got = pass_matrix(HONEST, HONEST_TESTS, "solve", sb, LIMIT)
     assert all(got.usable)
-    jobs = [(code + f"\n\ndef __plain__():\n    {test}\n    return True\n", "__plain__", "{}", LIMIT)
-            for code in HONEST for test in HONEST_TESTS]
+    jobs = [
+        (code + f"\n\ndef __plain__():\n    {test}\n    return True\n", "__plain__", "{}", LIMIT)
+        for code in HONEST
+        for test in HONEST_TESTS
+    ]
     plain = [r.status == "ok" for r in sb.run_many(jobs)]
     assert [ok for row_ in got.passed for ok in row_] == plain
 

@@ -4,15 +4,20 @@ dataset entry, and the numbers behind Table 2 and Figures 4-6."""
 import pytest
 
 from selfplay.tracks.evolve.rounds import (
-    generation_picks, method_counts, perfect_count, pool_pass_at_k, reference_failures,
-    round_entry, table2_rows)
+    generation_picks,
+    method_counts,
+    perfect_count,
+    pool_pass_at_k,
+    reference_failures,
+    round_entry,
+    table2_rows,
+)
 
 T, F = True, False
 SETTINGS = {
     "adversarial": {"easy_pass_rate": 0.95, "top": 2, "diverse": 3, "diverse_window": None},
     "discriminative": {"min_test_pass_rate": 0.1, "size": 5},
-    "filter": {"min_test_pass_rate": 0.1, "max_per_vector": 5, "min_tests": 2,
-               "max_perfect_solutions": 60},
+    "filter": {"min_test_pass_rate": 0.1, "max_per_vector": 5, "min_tests": 2, "max_perfect_solutions": 60},
 }
 
 
@@ -41,7 +46,7 @@ def test_round_entry_reports_suite_indices_and_malformed():
     assert entry.tests == [2, 3]
     assert entry.dropped == {0: "malformed", 1: "low_pass_rate"}
     assert entry.kept_problem
-    assert entry.perfect_solutions == 3   # s0, s2, s4
+    assert entry.perfect_solutions == 3  # s0, s2, s4
 
 
 def test_pool_pass_at_k_and_members():
@@ -58,17 +63,22 @@ def test_pool_pass_at_k_and_members():
 
 
 def test_method_counts_and_reference_failures():
-    origins = [{"round": 0, "method": "seed"}, {"round": 1, "method": "adversarial"},
-               {"round": 1, "method": "adversarial"}, {"round": 1, "method": "discriminative"},
-               {"round": 2, "method": "discriminative"}]
+    origins = [
+        {"round": 0, "method": "seed"},
+        {"round": 1, "method": "adversarial"},
+        {"round": 1, "method": "adversarial"},
+        {"round": 1, "method": "discriminative"},
+        {"round": 2, "method": "discriminative"},
+    ]
     rows = [[T, T, F, T, T]] * 3 + [[T, F, T, T, F]] * 3
     entry = round_entry(rows, [True] * 5, SETTINGS)
     counts = method_counts(origins, entry, 1)
-    assert counts == {"adversarial": {"generated": 2, "retained": 2},
-                      "discriminative": {"generated": 1, "retained": 1}}
+    assert counts == {
+        "adversarial": {"generated": 2, "retained": 2},
+        "discriminative": {"generated": 1, "retained": 1},
+    }
     ref = [T, F, T, T, F]
-    assert reference_failures(ref, [True] * 5, origins) == {"seed": 0, "adversarial": 1,
-                                                            "discriminative": 1}
+    assert reference_failures(ref, [True] * 5, origins) == {"seed": 0, "adversarial": 1, "discriminative": 1}
     assert reference_failures(None, [True] * 5, origins) is None
 
 

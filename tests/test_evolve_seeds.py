@@ -19,8 +19,11 @@ def reasons(skipped):
 
 # --- the shipped set ----------------------------------------------------------------
 
+
 def _run_stdin(code, stdin):
-    done = subprocess.run([sys.executable, "-c", code], input=stdin, capture_output=True, text=True, timeout=20)
+    done = subprocess.run(
+        [sys.executable, "-c", code], input=stdin, capture_output=True, text=True, timeout=20
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -69,18 +72,27 @@ def test_shipped_rows_keep_each_dataset_format():
 
 # --- TACO and APPS ------------------------------------------------------------------
 
+
 def taco_row(question="Print the sum of two numbers.", solutions=None, io=None, starter=""):
-    return {"question": question,
-            "solutions": json.dumps(solutions if solutions is not None else ["print(sum(map(int, input().split())))"]),
-            "input_output": json.dumps(io if io is not None else {"inputs": ["1 2\n"], "outputs": ["3\n"]}),
-            "starter_code": starter, "difficulty": "EASY"}
+    return {
+        "question": question,
+        "solutions": json.dumps(
+            solutions if solutions is not None else ["print(sum(map(int, input().split())))"]
+        ),
+        "input_output": json.dumps(io if io is not None else {"inputs": ["1 2\n"], "outputs": ["3\n"]}),
+        "starter_code": starter,
+        "difficulty": "EASY",
+    }
 
 
 def test_taco_rows_and_their_reasons():
     rows = [
         taco_row(),
-        taco_row(solutions=["def f(x):\n    return x * 2\n", "def f(x):\n    return x * 2\n"],
-                 io={"fn_name": "f", "inputs": [[2]], "outputs": [[4]]}, starter="def f(x):\n"),
+        taco_row(
+            solutions=["def f(x):\n    return x * 2\n", "def f(x):\n    return x * 2\n"],
+            io={"fn_name": "f", "inputs": [[2]], "outputs": [[4]]},
+            starter="def f(x):\n",
+        ),
         {**taco_row(), "solutions": "[not json"},
         taco_row(solutions=["print 'python two'"]),
         taco_row(question="   "),
@@ -96,44 +108,73 @@ def test_taco_rows_and_their_reasons():
     assert call["entry"] == "f" and call["tests"]["format"] == "call" and call["tests"]["fn_name"] == "f"
     assert call["solutions"] == ["def f(x):\n    return x * 2\n"]  # the repeat is dropped
     assert call["starter_code"] == "def f(x):\n"
-    assert reasons(skipped) == ["unparsable JSON in field solutions", "no solution parses as Python 3",
-                                "empty field question", "unparsable JSON in field input_output",
-                                "no Python solution", "input_output has no matching inputs and outputs lists"]
+    assert reasons(skipped) == [
+        "unparsable JSON in field solutions",
+        "no solution parses as Python 3",
+        "empty field question",
+        "unparsable JSON in field input_output",
+        "no Python solution",
+        "input_output has no matching inputs and outputs lists",
+    ]
     assert [s["row"] for s in skipped] == [2, 3, 4, 5, 6, 7]
     assert all(s["source"] == "taco" and s["split"] == "train" for s in skipped)
 
 
 def test_apps_ids_carry_the_split_and_long_integers_parse():
     huge = "9" * 5000  # longer than Python's default limit for reading an int from text
-    rows = [{"problem_id": 7, **taco_row(io={"inputs": ["x\n"], "outputs": [huge + "\n"]})},
-            {"problem_id": 7, **taco_row()},
-            {**taco_row()},
-            {"problem_id": 8, **taco_row(), "input_output": ""}]
+    rows = [
+        {"problem_id": 7, **taco_row(io={"inputs": ["x\n"], "outputs": [huge + "\n"]})},
+        {"problem_id": 7, **taco_row()},
+        {**taco_row()},
+        {"problem_id": 8, **taco_row(), "input_output": ""},
+    ]
     rows[0]["input_output"] = '{"inputs": [[' + huge + ']], "outputs": [[1]], "fn_name": "g"}'
     rows[0]["solutions"] = json.dumps(["def g(n):\n    return 1\n"])
     records, skipped = seeds.normalise("apps", rows, split="test", max_solutions=1)
     assert [r["id"] for r in records] == ["apps/test/7", "apps/test/8"]
-    assert records[0]["tests"]["inputs"][0][0] == 10 ** 5000 - 1
+    assert records[0]["tests"]["inputs"][0][0] == 10**5000 - 1
     assert "tests" not in records[1]  # no tests is not a reason to drop
     assert reasons(skipped) == ["duplicate id", "missing field problem_id"]
 
 
 # --- PrimeIntellect -----------------------------------------------------------------
 
-def pi_row(pid="p1", statement="Print the square of n.", gold="```python\nn = int(input())\nprint(n * n)\n```",
-           info=None, task="verifiable_code"):
-    info = info if info is not None else {"language": "python", "test_cases": [
-        {"type": "stdin_stdout", "input": "3\n", "output": "9\n", "fn_name": None}]}
-    return {"problem_id": pid, "source": "unit", "task_type": task, "in_source_id": pid,
-            "prompt": "Solve the following coding problem using the programming language python:\n\n" + statement
-            + "\n\nThe input will be stdin and you should print your solution to stdout\n\n\n"
-              "Now solve the problem and return the code.",
-            "gold_standard_solution": gold, "verification_info": json.dumps(info), "metadata": "{}"}
+
+def pi_row(
+    pid="p1",
+    statement="Print the square of n.",
+    gold="```python\nn = int(input())\nprint(n * n)\n```",
+    info=None,
+    task="verifiable_code",
+):
+    info = (
+        info
+        if info is not None
+        else {
+            "language": "python",
+            "test_cases": [{"type": "stdin_stdout", "input": "3\n", "output": "9\n", "fn_name": None}],
+        }
+    )
+    return {
+        "problem_id": pid,
+        "source": "unit",
+        "task_type": task,
+        "in_source_id": pid,
+        "prompt": "Solve the following coding problem using the programming language python:\n\n"
+        + statement
+        + "\n\nThe input will be stdin and you should print your solution to stdout\n\n\n"
+        "Now solve the problem and return the code.",
+        "gold_standard_solution": gold,
+        "verification_info": json.dumps(info),
+        "metadata": "{}",
+    }
 
 
 def test_primeintellect_rows_and_their_reasons():
-    call = {"language": "python", "test_cases": [{"type": "function_call", "fn_name": "sq", "input": "[3]",
-                                                  "output": "[9]"}]}
+    call = {
+        "language": "python",
+        "test_cases": [{"type": "function_call", "fn_name": "sq", "input": "[3]", "output": "[9]"}],
+    }
     rows = [
         pi_row(),
         pi_row("p2", gold="def sq(n):\n    return n * n\n", info=call),  # an unfenced solution is taken whole
@@ -151,10 +192,15 @@ def test_primeintellect_rows_and_their_reasons():
     assert records[0]["solutions"] == ["n = int(input())\nprint(n * n)\n"]
     assert records[1]["tests"] == {"format": "call", "fn_name": "sq", "inputs": ["[3]"], "outputs": ["[9]"]}
     assert records[1]["entry"] == "sq"
-    assert reasons(skipped) == ["not a coding task (task_type llm_judgeable)", "not a Python task (language cpp)",
-                                "unparsable JSON in field verification_info", "no Python solution",
-                                "no Python solution", "empty problem statement",
-                                "verification_info test_cases are not a list of {input, output}"]
+    assert reasons(skipped) == [
+        "not a coding task (task_type llm_judgeable)",
+        "not a Python task (language cpp)",
+        "unparsable JSON in field verification_info",
+        "no Python solution",
+        "no Python solution",
+        "empty problem statement",
+        "verification_info test_cases are not a list of {input, output}",
+    ]
     assert [s["id"] for s in skipped] == ["p3", "p4", "p5", "p6", "p7", "p8", "p9"]
 
 
@@ -164,18 +210,33 @@ def test_primeintellect_statement_keeps_text_without_the_wrapper():
 
 # --- CodeContests -------------------------------------------------------------------
 
-def cc_row(name="1A. Sum", languages=(3,), programs=("print(sum(map(int, input().split())))",),
-           public=(["1 2\n"], ["3\n"]), private=(["5 5\n"], ["10\n"]), description="Add two numbers."):
-    return {"name": name, "description": description,
-            "public_tests": {"input": list(public[0]), "output": list(public[1])},
-            "private_tests": {"input": list(private[0]), "output": list(private[1])},
-            "generated_tests": {"input": ["9 9\n"], "output": ["18\n"]},
-            "solutions": {"language": list(languages), "solution": list(programs)}, "source": 2, "difficulty": 7}
+
+def cc_row(
+    name="1A. Sum",
+    languages=(3,),
+    programs=("print(sum(map(int, input().split())))",),
+    public=(["1 2\n"], ["3\n"]),
+    private=(["5 5\n"], ["10\n"]),
+    description="Add two numbers.",
+):
+    return {
+        "name": name,
+        "description": description,
+        "public_tests": {"input": list(public[0]), "output": list(public[1])},
+        "private_tests": {"input": list(private[0]), "output": list(private[1])},
+        "generated_tests": {"input": ["9 9\n"], "output": ["18\n"]},
+        "solutions": {"language": list(languages), "solution": list(programs)},
+        "source": 2,
+        "difficulty": 7,
+    }
 
 
 def test_code_contests_keeps_python3_only_and_public_plus_private_tests():
     rows = [
-        cc_row(languages=(2, 1, 3), programs=("int main(){}", "print 'py2'", "print(sum(map(int, input().split())))")),
+        cc_row(
+            languages=(2, 1, 3),
+            programs=("int main(){}", "print 'py2'", "print(sum(map(int, input().split())))"),
+        ),
         cc_row("2B. Cpp only", languages=(2,), programs=("int main(){}",)),
         cc_row("3C. Py2 only", languages=(1,), programs=("print 'x'",)),
         cc_row("4D. Broken tests", public=(["1\n", "2\n"], ["1\n"])),
@@ -189,17 +250,31 @@ def test_code_contests_keeps_python3_only_and_public_plus_private_tests():
     assert rec["id"] == "code_contests/valid/1A. Sum"
     assert rec["solutions"] == ["print(sum(map(int, input().split())))"]
     assert rec["tests"] == {"format": "stdin", "inputs": ["1 2\n", "5 5\n"], "outputs": ["3\n", "10\n"]}
-    assert reasons(skipped) == ["no Python solution", "no Python solution",
-                                "field public_tests has 2 inputs but 1 outputs", "empty field description",
-                                "missing field solutions", "no solution parses as Python 3"]
+    assert reasons(skipped) == [
+        "no Python solution",
+        "no Python solution",
+        "field public_tests has 2 inputs but 1 outputs",
+        "empty field description",
+        "missing field solutions",
+        "no solution parses as Python 3",
+    ]
 
 
 # --- Codeforces ---------------------------------------------------------------------
 
+
 def cf_row(pid="100/A", generation="<think>easy</think>\n```python\nprint(input()[::-1])\n```", **extra):
-    row = {"id": pid, "title": "Mirror", "description": "Print the string reversed.",
-           "input_format": "One line with a string.", "output_format": "The reversed string.", "note": None,
-           "examples": [{"input": "ab\n", "output": "ba\n"}], "interaction_format": None, "generation": generation}
+    row = {
+        "id": pid,
+        "title": "Mirror",
+        "description": "Print the string reversed.",
+        "input_format": "One line with a string.",
+        "output_format": "The reversed string.",
+        "note": None,
+        "examples": [{"input": "ab\n", "output": "ba\n"}],
+        "interaction_format": None,
+        "generation": generation,
+    }
     row.update(extra)
     return row
 
@@ -213,24 +288,33 @@ def test_codeforces_groups_generations_and_joins_official_tests():
         cf_row("100/D", generation="```python\nprint 'py2'\n```"),
         {"title": "no id"},
     ]
-    problems = {"100/A": {"id": "100/A", "official_tests": [{"input": "xyz\n", "output": "zyx\n"}]},
-                "100/E": {"id": "100/E", "official_tests": []}}
+    problems = {
+        "100/A": {"id": "100/A", "official_tests": [{"input": "xyz\n", "output": "zyx\n"}]},
+        "100/E": {"id": "100/E", "official_tests": []},
+    }
     records, skipped = seeds.normalise("codeforces", rows, problems=problems)
     assert len(records) == 1
     rec = records[0]
     assert rec["id"] == "codeforces/100/A" and len(rec["solutions"]) == 2
-    assert rec["question"] == ("Mirror\n\nPrint the string reversed.\n\nInput\nOne line with a string.\n\n"
-                               "Output\nThe reversed string.")
+    assert rec["question"] == (
+        "Mirror\n\nPrint the string reversed.\n\nInput\nOne line with a string.\n\n"
+        "Output\nThe reversed string."
+    )
     assert rec["tests"] == {"format": "stdin", "inputs": ["xyz\n"], "outputs": ["zyx\n"]}
     assert [(s["id"], s["reason"]) for s in skipped] == [
-        (None, "missing field id"), ("100/B", "no Python solution"), ("100/C", "interactive problem"),
-        ("100/D", "no solution parses as Python 3"), ("100/E", "no Python solution")]
+        (None, "missing field id"),
+        ("100/B", "no Python solution"),
+        ("100/C", "interactive problem"),
+        ("100/D", "no solution parses as Python 3"),
+        ("100/E", "no Python solution"),
+    ]
     # without the problem rows the statement's examples are the tests
     records, _ = seeds.normalise("codeforces", rows[:1])
     assert records[0]["tests"]["inputs"] == ["ab\n"]
 
 
 # --- files and downloads ------------------------------------------------------------
+
 
 def test_read_rows_parquet_arrow_json_and_unknown(tmp_path):
     import pyarrow as pa
@@ -260,10 +344,14 @@ def test_read_rows_parquet_arrow_json_and_unknown(tmp_path):
 def test_download_specs():
     rows = downloads.rule_downloads("code_contests")
     assert len(rows) == 41 and {r["split"] for r in rows} == {"train", "valid", "test"}
-    assert rows[0]["url"] == ("https://huggingface.co/datasets/deepmind/code_contests/resolve/"
-                              "802411c3010cb00d1b05bad57ca77365a3c699d6/"
-                              "data/train-00000-of-00039-e991a271dbfa9925.parquet")
-    assert rows[0]["file"] == "data__train-00000-of-00039-e991a271dbfa9925.parquet" and rows[0]["sha256"] is None
+    assert rows[0]["url"] == (
+        "https://huggingface.co/datasets/deepmind/code_contests/resolve/"
+        "802411c3010cb00d1b05bad57ca77365a3c699d6/"
+        "data/train-00000-of-00039-e991a271dbfa9925.parquet"
+    )
+    assert (
+        rows[0]["file"] == "data__train-00000-of-00039-e991a271dbfa9925.parquet" and rows[0]["sha256"] is None
+    )
     assert sum(r["sha256"] is not None for r in rows) == 2
     pinned = downloads.rule_downloads("code_contests", sha256={rows[0]["file"]: "ab" * 32})
     assert pinned[0]["sha256"] == "ab" * 32
@@ -274,12 +362,19 @@ def test_download_specs():
     assert [r["url"].rsplit("/", 2)[1:] for r in apps] == [["main", "train.jsonl"], ["main", "test.jsonl"]]
     with pytest.raises(UserError, match="not pinned"):
         downloads.rule_downloads("codeforces_problems", revision="main")
-    listing = ["README.md", "data/train-00000-of-00002.parquet", "data/train-00001-of-00002.parquet",
-               "data/test-00000-of-00001.parquet", "verifiable/train-00000-of-00001.parquet"]
+    listing = [
+        "README.md",
+        "data/train-00000-of-00002.parquet",
+        "data/train-00001-of-00002.parquet",
+        "data/test-00000-of-00001.parquet",
+        "verifiable/train-00000-of-00001.parquet",
+    ]
     got = downloads.rule_downloads("codeforces_problems", revision="abc", listing=listing)
-    assert [(r["path"], r["split"]) for r in got] == [("data/test-00000-of-00001.parquet", "test"),
-                                                      ("data/train-00000-of-00002.parquet", "train"),
-                                                      ("data/train-00001-of-00002.parquet", "train")]
+    assert [(r["path"], r["split"]) for r in got] == [
+        ("data/test-00000-of-00001.parquet", "test"),
+        ("data/train-00000-of-00002.parquet", "train"),
+        ("data/train-00001-of-00002.parquet", "train"),
+    ]
     for spec in downloads.DOWNLOADS.values():
         assert spec.source in seeds.SOURCES
         assert spec.revision == downloads.UNCONFIRMED or len(spec.revision) == 40

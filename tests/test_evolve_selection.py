@@ -6,8 +6,14 @@ import random
 import pytest
 
 from selfplay.tracks.evolve.selection import (
-    adversarial_pick, discriminative_pick, distinct_vector_tests, final_filter, split_tests,
-    per_solution_pass_rates, per_test_pass_rates)
+    adversarial_pick,
+    discriminative_pick,
+    distinct_vector_tests,
+    final_filter,
+    per_solution_pass_rates,
+    per_test_pass_rates,
+    split_tests,
+)
 
 T, F = True, False
 
@@ -57,17 +63,22 @@ def test_adversarial_with_few_solutions_takes_them_all():
 def test_adversarial_window_limits_diverse_candidates_like_the_released_code():
     # Pass rates on all tests (none dropped: no test reaches 0.95):
     # s0 .8, s1 .8, s2 .6, s3 .4, s4 .2, s5 .0
-    rows = [[T, T, T, T, F], [T, T, T, F, T], [T, T, F, F, T], [F, T, F, T, F],
-            [F, F, T, F, F], [F, F, F, F, F]]
+    rows = [
+        [T, T, T, T, F],
+        [T, T, T, F, T],
+        [T, T, F, F, T],
+        [F, T, F, T, F],
+        [F, F, T, F, F],
+        [F, F, F, F, F],
+    ]
     free = adversarial_pick(rows, random.Random(1), top=2, diverse=3)
-    windowed = adversarial_pick(rows, random.Random(1), top=2, diverse=3,
-                                diverse_window=(0.1, 0.9))
-    assert windowed.solutions == [0, 1, 2, 3, 4]   # s5 (rate 0) is outside [0.1, 0.9)
+    windowed = adversarial_pick(rows, random.Random(1), top=2, diverse=3, diverse_window=(0.1, 0.9))
+    assert windowed.solutions == [0, 1, 2, 3, 4]  # s5 (rate 0) is outside [0.1, 0.9)
     assert len(free.solutions) == 5
 
 
 def test_adversarial_ties_are_seeded():
-    rows = [[T, F]] * 8   # every solution identical: every choice is a tie
+    rows = [[T, F]] * 8  # every solution identical: every choice is a tie
     picks = {tuple(adversarial_pick(rows, random.Random(seed)).solutions) for seed in range(12)}
     assert len(picks) > 1
     assert adversarial_pick(rows, random.Random(5)) == adversarial_pick(rows, random.Random(5))
@@ -122,14 +133,13 @@ def test_final_filter_rules():
     rows = [[c[s] for c in columns] for s in range(12)]
     result = final_filter(rows)
     assert result.tests == [2, 3, 4, 5, 6]
-    assert result.dropped == {0: "low_pass_rate", 1: "low_pass_rate", 7: "same_vector",
-                              8: "same_vector"}
+    assert result.dropped == {0: "low_pass_rate", 1: "low_pass_rate", 7: "same_vector", 8: "same_vector"}
     assert result.kept_problem and result.reason is None
     assert result.perfect_solutions == 6
 
 
 def test_final_filter_drops_problems_with_few_tests_or_too_many_perfect_solutions():
-    rows = [[T, T, F, T]] * 3 + [[F, T, T, F]] * 3   # 4 distinct-enough tests < 5
+    rows = [[T, T, F, T]] * 3 + [[F, T, T, F]] * 3  # 4 distinct-enough tests < 5
     few = final_filter(rows)
     assert not few.kept_problem and few.reason == "fewer_than_5_tests"
     easy = [[T] * 6 for _ in range(61)] + [[F] * 6]

@@ -9,26 +9,44 @@ import pytest
 
 from selfplay.config import schema as shared_schema
 from selfplay.config.defaults import fill_defaults
-from selfplay.pipeline import evolve
 from selfplay.errors import UserError
+from selfplay.pipeline import evolve
 from selfplay.records import read_json, read_jsonl, write_jsonl
 
 SAMPLING = {"temperature": 0.6, "top_p": 0.95, "max_new_tokens": 64}
 
 # Two refined problems the "model" writes; the others get an unreadable answer.
 REFINED = {
-    "add": {"question": "Return a + b.", "tests": [f"assert add({i}, {i + 1}) == {2 * i + 1}" for i in range(6)]
-            + ["assert add(-1, 1) == 0", "assert add(1, y) == 2"]},
-    "mx": {"question": "Return the largest element of a non-empty list.",
-           "tests": ["assert biggest([1, 5, 2]) == 5", "assert biggest([-3, -1]) == -1", "assert biggest([7]) == 7",
-                     "assert biggest([2, 2]) == 2", "assert biggest([0, -1, 9, 3]) == 9",
-                     "assert biggest([1, 2, 3]) == 3"]},
+    "add": {
+        "question": "Return a + b.",
+        "tests": [f"assert add({i}, {i + 1}) == {2 * i + 1}" for i in range(6)]
+        + ["assert add(-1, 1) == 0", "assert add(1, y) == 2"],
+    },
+    "mx": {
+        "question": "Return the largest element of a non-empty list.",
+        "tests": [
+            "assert biggest([1, 5, 2]) == 5",
+            "assert biggest([-3, -1]) == -1",
+            "assert biggest([7]) == 7",
+            "assert biggest([2, 2]) == 2",
+            "assert biggest([0, -1, 9, 3]) == 9",
+            "assert biggest([1, 2, 3]) == 3",
+        ],
+    },
 }
 POOL = {
-    "add": ["def add(a, b):\n    return a + b", "def add(a, b):\n    return a - b if a < 0 else a + b",
-            "def add(a, b):\n    return a * 2 + 1", "I do not know."],
-    "mx": ["def biggest(xs):\n    return max(xs)", "def biggest(xs):\n    return xs[0]",
-           "def biggest(xs):\n    return sorted(xs)[-1]", "def biggest(xs):\n    import os\n    os._exit(0)"],
+    "add": [
+        "def add(a, b):\n    return a + b",
+        "def add(a, b):\n    return a - b if a < 0 else a + b",
+        "def add(a, b):\n    return a * 2 + 1",
+        "I do not know.",
+    ],
+    "mx": [
+        "def biggest(xs):\n    return max(xs)",
+        "def biggest(xs):\n    return xs[0]",
+        "def biggest(xs):\n    return sorted(xs)[-1]",
+        "def biggest(xs):\n    import os\n    os._exit(0)",
+    ],
 }
 NEW_TESTS = {
     ("add", "adversarial"): ["assert add(-5, 2) == -3", "assert add(0, 0) == 0", "assert add(1, 1) == 2"],
@@ -42,11 +60,18 @@ NEW_TESTS = {
 def cfg(tmp_path_factory):
     root = shared_schema()
     root["properties"]["evolve"] = json.loads(
-        resources.files("selfplay.tracks").joinpath("evolve", "schema.json").read_text())
-    section = {"experiment": "t", "seeds": {"sources": ["taco", "apps", "primeintellect"]},
-               "refine": {"sampling": SAMPLING}, "pool": {"sampling": SAMPLING, "models": [{"name": "track", "samples": 4}]},
-               "adversarial": {"sampling": SAMPLING}, "discriminative": {"sampling": SAMPLING},
-               "filter": {"min_tests": 3}, "matrix": {"time_limit": 2.0}}
+        resources.files("selfplay.tracks").joinpath("evolve", "schema.json").read_text()
+    )
+    section = {
+        "experiment": "t",
+        "seeds": {"sources": ["taco", "apps", "primeintellect"]},
+        "refine": {"sampling": SAMPLING},
+        "pool": {"sampling": SAMPLING, "models": [{"name": "track", "samples": 4}]},
+        "adversarial": {"sampling": SAMPLING},
+        "discriminative": {"sampling": SAMPLING},
+        "filter": {"min_tests": 3},
+        "matrix": {"time_limit": 2.0},
+    }
     cfg = fill_defaults({"seed": 3, "evolve": section}, root)
     empty = tmp_path_factory.mktemp("replay") / "empty.jsonl"
     empty.write_text("")
@@ -100,9 +125,16 @@ def test_seeds_to_round_one_dataset(cfg, tmp_path):
     names = {problems[0]["id"]: "add", problems[1]["id"]: "mx"}
 
     refine = _answer_by_meta(
-        cfg, tmp_path, "refine", lambda c, out: evolve.refine_generate(c, str(kept), None, out),
-        lambda r: [json.dumps(REFINED[names[r["meta"]["problem_id"]]]) if r["meta"]["problem_id"] in names
-                   else "Sorry, no JSON today."])
+        cfg,
+        tmp_path,
+        "refine",
+        lambda c, out: evolve.refine_generate(c, str(kept), None, out),
+        lambda r: [
+            json.dumps(REFINED[names[r["meta"]["problem_id"]]])
+            if r["meta"]["problem_id"] in names
+            else "Sorry, no JSON today."
+        ],
+    )
     suite0 = tmp_path / "suite0.jsonl"
     evolve.refined_suites(str(kept), refine, str(suite0))
     suites = {s["id"]: s for s in read_jsonl(suite0)}
@@ -111,10 +143,15 @@ def test_seeds_to_round_one_dataset(cfg, tmp_path):
     assert suites[problems[2]["id"]]["reason"] == "parse:no_json_object"
 
     pool_gen = _answer_by_meta(
-        cfg, tmp_path, "pool",
+        cfg,
+        tmp_path,
+        "pool",
         lambda c, out: evolve.pool_generate(c, str(suite0), "track", 4, None, None, out),
-        lambda r: [f"```python\n{code}\n```" if "def" in code else code
-                   for code in POOL[names[r["meta"]["problem_id"]]]])
+        lambda r: [
+            f"```python\n{code}\n```" if "def" in code else code
+            for code in POOL[names[r["meta"]["problem_id"]]]
+        ],
+    )
     pool = tmp_path / "pool.jsonl"
     evolve.pool_solutions(str(suite0), [pool_gen], str(pool))
     pools = {p["id"]: p["solutions"] for p in read_jsonl(pool)}
@@ -125,12 +162,12 @@ def test_seeds_to_round_one_dataset(cfg, tmp_path):
     mats = {m["id"]: m for m in read_jsonl(m0)}
     madd = mats[add["id"]]
     assert madd["malformed"][:7] == [None] * 7
-    assert madd["malformed"][7] is not None          # its argument y cannot be evaluated: judges no one
-    assert madd["passed"][0][:7] == [True] * 7       # the right program
+    assert madd["malformed"][7] is not None  # its argument y cannot be evaluated: judges no one
+    assert madd["passed"][0][:7] == [True] * 7  # the right program
     assert madd["passed"][3] == [False] * 8 and madd["reasons"][3][0] == evolve.NO_PROGRAM
     mmx = mats[problems[1]["id"]]
-    assert mmx["passed"][3] == [False] * 6           # os._exit never passes
-    assert mmx["passed"][1] == [False, False, True, True, False, False]   # xs[0]
+    assert mmx["passed"][3] == [False] * 6  # os._exit never passes
+    assert mmx["passed"][1] == [False, False, True, True, False, False]  # xs[0]
 
     d0 = tmp_path / "dataset0.jsonl"
     evolve.round_dataset(cfg, 0, str(suite0), str(m0), str(d0))
@@ -138,9 +175,12 @@ def test_seeds_to_round_one_dataset(cfg, tmp_path):
     assert data0[add["id"]]["dropped"]["7"] == "malformed"
 
     evolved = _answer_by_meta(
-        cfg, tmp_path, "round1",
+        cfg,
+        tmp_path,
+        "round1",
         lambda c, out: evolve.evolve_generate(c, 1, str(suite0), str(pool), str(m0), None, out),
-        lambda r: [json.dumps({"tests": NEW_TESTS[(names[r["meta"]["problem_id"]], r["meta"]["step"])]})])
+        lambda r: [json.dumps({"tests": NEW_TESTS[(names[r["meta"]["problem_id"]], r["meta"]["step"])]})],
+    )
     steps = {(r["meta"]["problem_id"], r["meta"]["step"]) for r in read_jsonl(evolved)}
     assert steps == {(p["id"], m) for p in problems[:2] for m in ("adversarial", "discriminative")}
     suite1 = tmp_path / "suite1.jsonl"
@@ -148,15 +188,22 @@ def test_seeds_to_round_one_dataset(cfg, tmp_path):
     s1 = {s["id"]: s for s in read_jsonl(suite1)}
     assert len(s1[add["id"]]["tests"]) == 8 + 5
     mx_rejected = [r for r in s1[problems[1]["id"]]["rejected"] if r["round"] == 1]
-    assert mx_rejected == [{"text": "assert biggest([1, 5, 2]) == 5", "reason": "duplicate", "round": 1,
-                            "method": "adversarial", "shown_solutions": mx_rejected[0]["shown_solutions"]}]
+    assert mx_rejected == [
+        {
+            "text": "assert biggest([1, 5, 2]) == 5",
+            "reason": "duplicate",
+            "round": 1,
+            "method": "adversarial",
+            "shown_solutions": mx_rejected[0]["shown_solutions"],
+        }
+    ]
 
     m1 = tmp_path / "matrix1.jsonl"
     evolve.round_matrices(cfg, str(suite1), str(pool), str(m1), previous_path=str(m0))
     m1add = {m["id"]: m for m in read_jsonl(m1)}[add["id"]]
-    assert m1add["passed"][0][:8] == madd["passed"][0]            # carried over
-    assert m1add["passed"][0][8:] == [True] * 5                   # the right program passes the new ones
-    assert m1add["passed"][1][8] is False                         # add(-5, 2) catches the negative-a bug
+    assert m1add["passed"][0][:8] == madd["passed"][0]  # carried over
+    assert m1add["passed"][0][8:] == [True] * 5  # the right program passes the new ones
+    assert m1add["passed"][1][8] is False  # add(-5, 2) catches the negative-a bug
     d1 = tmp_path / "dataset1.jsonl"
     evolve.round_dataset(cfg, 1, str(suite1), str(m1), str(d1))
     assert {d["id"] for d in read_jsonl(d1)} == {add["id"], problems[1]["id"]}
@@ -165,7 +212,9 @@ def test_seeds_to_round_one_dataset(cfg, tmp_path):
     from selfplay.report import evolve as report
 
     rounds = [(str(suite0), str(m0), str(d0)), (str(suite1), str(m1), str(d1))]
-    t2 = report.table2(rounds, ["taco", "apps", "primeintellect"], str(tmp_path / "t2.csv"), str(tmp_path / "t2.md"))
+    t2 = report.table2(
+        rounds, ["taco", "apps", "primeintellect"], str(tmp_path / "t2.csv"), str(tmp_path / "t2.md")
+    )
     kept1 = [d for d in read_jsonl(d1) if d["kept"]]
     assert t2[(t2["Round"] == 1) & (t2["Metric"] == "#Problems")]["Overall"].item() == len(kept1)
     f4 = report.figure4(rounds, [1, 2], *(str(tmp_path / f"f4.{e}") for e in ("png", "pdf", "csv")))

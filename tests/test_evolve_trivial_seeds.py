@@ -7,14 +7,13 @@ import re
 
 import numpy as np
 import pytest
+from test_config_loading import load_as_snakemake
+from test_evolve_seeds import _expected_value, _run_stdin
 
 from selfplay import embeddings as embed
 from selfplay.config import validate_config
 from selfplay.errors import UserError
 from selfplay.tracks.evolve import dedup, seeds
-
-from test_config_loading import load_as_snakemake
-from test_evolve_seeds import _expected_value, _run_stdin
 
 EXAMPLE = re.compile(r"^assert (\w+\(.*\)) == (.+)$", re.MULTILINE)
 
@@ -33,8 +32,9 @@ def _function(code, name):
 
 def test_every_reference_passes_its_own_tests():
     records = _load()
-    assert [r["source"] for r in records] == ["taco"] * 2 + ["apps"] * 2 + ["primeintellect"] * 2 + \
-        ["code_contests"] * 3 + ["codeforces"] * 2
+    assert [r["source"] for r in records] == ["taco"] * 2 + ["apps"] * 2 + ["primeintellect"] * 2 + [
+        "code_contests"
+    ] * 3 + ["codeforces"] * 2
     assert {r["tests"]["format"] for r in records} == {"call", "stdin"}
     for rec in records:
         tests = rec["tests"]
@@ -51,7 +51,7 @@ def test_each_question_states_the_signature_and_examples_the_reference_gives():
     for rec in _load():
         name = re.search(r"^Signature: def (\w+)\(", rec["question"], re.MULTILINE).group(1)
         assert rec.get("entry", name) == name, rec["id"]
-        reference = _function(rec["solutions"][0], name)   # stdin programs define it too
+        reference = _function(rec["solutions"][0], name)  # stdin programs define it too
         examples = EXAMPLE.findall(rec["question"])
         assert len(examples) == 4 and all(call.startswith(f"{name}(") for call, _ in examples), rec["id"]
         for call, result in examples:
@@ -60,7 +60,10 @@ def test_each_question_states_the_signature_and_examples_the_reference_gives():
 
 def test_the_default_seeds_with_the_trivial_set_and_paper_config_downloads():
     assert validate_config(load_as_snakemake(()))["evolve"]["seeds"]["shipped_set"] == "trivial"
-    assert validate_config(load_as_snakemake(("config/papers/evolve.yaml",)))["evolve"]["seeds"]["source"] == "download"
+    assert (
+        validate_config(load_as_snakemake(("config/papers/evolve.yaml",)))["evolve"]["seeds"]["source"]
+        == "download"
+    )
     with pytest.raises(UserError, match="evolve.seeds.shipped_set"):
         seeds.shipped_file("taco", "hard")
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from workflow_helpers import default_config
 
 from selfplay.config import validate_config
 from selfplay.config.rehearsal import check_overlay
 from selfplay.errors import UserError
 from selfplay.tracks.gasp import settings as gasp_settings
-from workflow_helpers import default_config
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER = yaml.safe_load((REPO / "config/papers/gasp.yaml").read_text())
@@ -37,7 +37,9 @@ def test_the_paper_config_holds_the_papers_numbers():
     assert modes["greedy"]["sampling"]["temperature"] == 0.0
     assert PAPER["resources"]["train"]["gpu"] == 4 and PAPER["resources"]["generate"]["gpu"] == 1
     lcb = PAPER["evaluation"]["benchmarks"]["livecodebench"]
-    assert (lcb["start_date"], lcb["end_date"]) == ("2024-10-01", "2025-02-28") and lcb["paper_counts"]["eval"] == 216
+    assert (lcb["start_date"], lcb["end_date"]) == ("2024-10-01", "2025-02-28") and lcb["paper_counts"][
+        "eval"
+    ] == 216
 
 
 def test_the_rehearsal_overlay_changes_only_allowed_keys():
@@ -57,17 +59,26 @@ def filled(**gasp) -> dict:
     return validate_config(cfg)
 
 
-@pytest.mark.parametrize("change, key", [
-    ({"goalposts": {"source": "filter", "filter": {"models": ["base", "real_rl"]}}}, "gasp.goalposts.filter.models"),
-    ({"goalposts": {"source": "path"}}, "gasp.goalposts.path"),
-    ({"solver": {"forms": {"induction": 0, "deduction": 0, "abduction": 0}}}, "gasp.solver.forms"),
-    ({"teacher": {"count": "candidates", "max_attempts": 1, "target_accepted": 2}}, "gasp.teacher.max_attempts"),
-    ({"teacher": {"rewards": {"format_eror": -1}}}, "gasp.teacher.rewards"),
-    ({"novelty": {"threshold": 2}}, "gasp.novelty"),
-    ({"validity": {"determinism_seeds": [0]}}, "gasp.validity"),
-    ({"update": {"finetune": "half"}}, "gasp.update"),
-    ({"evaluation": {"sampled": {"mode": "nope"}}}, "gasp.evaluation.sampled.mode"),
-])
+@pytest.mark.parametrize(
+    "change, key",
+    [
+        (
+            {"goalposts": {"source": "filter", "filter": {"models": ["base", "real_rl"]}}},
+            "gasp.goalposts.filter.models",
+        ),
+        ({"goalposts": {"source": "path"}}, "gasp.goalposts.path"),
+        ({"solver": {"forms": {"induction": 0, "deduction": 0, "abduction": 0}}}, "gasp.solver.forms"),
+        (
+            {"teacher": {"count": "candidates", "max_attempts": 1, "target_accepted": 2}},
+            "gasp.teacher.max_attempts",
+        ),
+        ({"teacher": {"rewards": {"format_eror": -1}}}, "gasp.teacher.rewards"),
+        ({"novelty": {"threshold": 2}}, "gasp.novelty"),
+        ({"validity": {"determinism_seeds": [0]}}, "gasp.validity"),
+        ({"update": {"finetune": "half"}}, "gasp.update"),
+        ({"evaluation": {"sampled": {"mode": "nope"}}}, "gasp.evaluation.sampled.mode"),
+    ],
+)
 def test_the_settings_check_names_the_key_a_job_would_refuse(change, key):
     cfg = filled()
     for section, value in change.items():
@@ -86,13 +97,14 @@ def test_the_default_passes_the_check():
 
 
 def test_the_plan_check_sizes_the_update_and_refuses_full_fine_tuning_without_sharding():
-    from selfplay.plan import gpu_memory
     from test_config_loading import load_as_snakemake
+
+    from selfplay.plan import gpu_memory
 
     cfg = load_as_snakemake(("config/papers/gasp.yaml",))
     needs = {need.rule: need.total for need, _, _ in gpu_memory.check(cfg)}
     assert 0 < needs["gasp_update"] < 80 and "gasp_*_phase, gasp_eval_generate" in needs
-    cfg["gasp"]["update"]["finetune"] = "full"   # the paper's: all weights, AdamW state saved whole
+    cfg["gasp"]["update"]["finetune"] = "full"  # the paper's: all weights, AdamW state saved whole
     with pytest.raises(UserError, match="gasp_update needs ~1[0-9][0-9] GiB per GPU"):
         gpu_memory.check(cfg)
 

@@ -14,7 +14,7 @@ def test_parents_are_reproducible_uniform_with_replacement():
     assert first == draws.draw_parents(ids, 50, 7, 1, "lemma", 1)
     assert first != draws.draw_parents(ids, 50, 7, 1, "lemma", 2)
     assert first != draws.draw_parents(ids, 50, 8, 1, "lemma", 1)
-    assert set(first) <= set(ids) and len(set(first)) == 4      # with replacement: 50 from 4
+    assert set(first) <= set(ids) and len(set(first)) == 4  # with replacement: 50 from 4
     big = Counter(draws.draw_parents(ids, 8000, 0, "freq"))
     assert all(1800 < big[i] < 2200 for i in ids)
     assert draws.draw_parents([], 0, 0) == []
@@ -36,8 +36,12 @@ def test_forms_uniform_by_default_and_weighted_by_setting():
     forms = draws.draw_forms(6000, 1, 2, "solver")
     counts = Counter(forms)
     assert all(1800 < counts[f] < 2200 for f in draws.FORMS)
-    assert forms == draws.draw_forms(6000, 1, 2, "solver", weights={"abduction": 1, "induction": 1, "deduction": 1})
-    half = Counter(draws.draw_forms(6000, 1, 2, "solver", weights={"induction": 2, "deduction": 1, "abduction": 1}))
+    assert forms == draws.draw_forms(
+        6000, 1, 2, "solver", weights={"abduction": 1, "induction": 1, "deduction": 1}
+    )
+    half = Counter(
+        draws.draw_forms(6000, 1, 2, "solver", weights={"induction": 2, "deduction": 1, "abduction": 1})
+    )
     assert 2800 < half["induction"] < 3200
     assert set(draws.draw_forms(50, 1, weights={"induction": 0, "deduction": 1})) == {"deduction"}
     for bad in ({"induction": 0, "deduction": 0, "abduction": 0}, {"induction": -1}, {"proof": 1}):
@@ -47,8 +51,10 @@ def test_forms_uniform_by_default_and_weighted_by_setting():
 
 def test_kinds_of_draw_at_one_place_use_separate_streams():
     # the same seed and place must not hand the parent draw and the axis draw one stream
-    assert draws.rng(5, "parents", 1).integers(0, 2**31, 4).tolist() != \
-        draws.rng(5, "axes", 1).integers(0, 2**31, 4).tolist()
+    assert (
+        draws.rng(5, "parents", 1).integers(0, 2**31, 4).tolist()
+        != draws.rng(5, "axes", 1).integers(0, 2**31, 4).tolist()
+    )
 
 
 def test_pairs_and_references():
@@ -59,5 +65,5 @@ def test_pairs_and_references():
     refs = draws.draw_references(items, 3, 0, 1, "propose", 1, 0)
     assert len(refs) == 3 and len({r["id"] for r in refs}) == 3
     assert refs == draws.draw_references(items, 3, 0, 1, "propose", 1, 0)
-    assert sorted(r["id"] for r in draws.draw_references(items[:2], 3, 0)) == [0, 1]   # fewer than k: all
+    assert sorted(r["id"] for r in draws.draw_references(items[:2], 3, 0)) == [0, 1]  # fewer than k: all
     assert draws.draw_references([], 3, 0) == []

@@ -22,8 +22,11 @@ SMALL = {"question_chars": 40, "code_chars": 60, "literal_chars": 16}
 
 def proposal(question="Return the sum of the list plus k.", code=CODE, inputs=INPUTS, end="\n") -> str:
     """A proposal laid out exactly as the grammar fixes it."""
-    return (f"Question: {question}\n```python\n{code}```"
-            + "".join(f"\n\n```input\n{i}\n```" for i in inputs) + end)
+    return (
+        f"Question: {question}\n```python\n{code}```"
+        + "".join(f"\n\n```input\n{i}\n```" for i in inputs)
+        + end
+    )
 
 
 @pytest.fixture(scope="module")
@@ -40,19 +43,38 @@ def matches(fmt, text, tok) -> bool:
 
 # --------------------------------------------------------------------------- compile and settings
 def test_every_format_compiles_and_is_named():
-    fmts = [proposal_format(), *(answer_format(f) for f in FORMS), proposal_format(SMALL),
-            proposal_format({"constrained": True, "reasoning_chars": 100, "code_chars": 3000}),
-            proposal_format({"question_chars": 8000, "code_chars": 16000, "literal_chars": 4000})]
-    assert [f.name for f in fmts[:4]] == ["gasp.proposal", "gasp.induction", "gasp.deduction", "gasp.abduction"]
+    fmts = [
+        proposal_format(),
+        *(answer_format(f) for f in FORMS),
+        proposal_format(SMALL),
+        proposal_format({"constrained": True, "reasoning_chars": 100, "code_chars": 3000}),
+        proposal_format({"question_chars": 8000, "code_chars": 16000, "literal_chars": 4000}),
+    ]
+    assert [f.name for f in fmts[:4]] == [
+        "gasp.proposal",
+        "gasp.induction",
+        "gasp.deduction",
+        "gasp.abduction",
+    ]
     for f in fmts:
         check_grammar(f)
-    assert "{0,%d}" % (DEFAULTS["question_chars"] - 1) in proposal_format().grammar
-    assert proposal_format({"reasoning_chars": 100}).grammar != proposal_format().grammar  # the shared key counts
+    assert f"{{0,{DEFAULTS['question_chars'] - 1}}}" in proposal_format().grammar
+    assert (
+        proposal_format({"reasoning_chars": 100}).grammar != proposal_format().grammar
+    )  # the shared key counts
 
 
-@pytest.mark.parametrize("settings", [{"question_chars": 0}, {"code_chars": True}, {"literal_chars": "48"},
-                                      {"literal_chars": parse.MAX_LITERAL_CHARS + 1},
-                                      {"code_chars": parse.MAX_CODE_CHARS + 1}, {"code_chars": 15}])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"question_chars": 0},
+        {"code_chars": True},
+        {"literal_chars": "48"},
+        {"literal_chars": parse.MAX_LITERAL_CHARS + 1},
+        {"code_chars": parse.MAX_CODE_CHARS + 1},
+        {"code_chars": 15},
+    ],
+)
 def test_bounds_outside_what_the_parser_reads_are_refused(settings):
     with pytest.raises(UserError, match="answer_format"):
         proposal_format(settings)
@@ -64,16 +86,23 @@ def test_an_unknown_form_is_refused():
 
 
 # --------------------------------------------------------------------------- well-formed answers
-@pytest.mark.parametrize("text", [
-    proposal(),
-    proposal(end=""),
-    proposal(question="Étant donné une liste, rendre 'la somme' (plus k) — vite! {x: 1}"),
-    proposal(code="def f(x):\n\treturn x\n"),
-    proposal(code="def f(grid):\n\n    def helper(row):\n        return max(row)\n    return [helper(r) for r in grid]  # ``x``\n",
-             inputs=["[[1, 2], [3]]", "[[-1]]", "[[0, 0, 0]]", "[[1], [2], [3]]", "[]"]),
-    proposal(code="def f(s):\n    return s[::-1]\n", inputs=["'abc'", '"a\'b"', "''", "'{[(,)]}'", "'x y'"]),
-    proposal(inputs=["0.5, -0", "None, True", "False, ()", "(1,), {}", "{1: 'a', 2: 'b'}, -7"]),
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        proposal(),
+        proposal(end=""),
+        proposal(question="Étant donné une liste, rendre 'la somme' (plus k) — vite! {x: 1}"),
+        proposal(code="def f(x):\n\treturn x\n"),
+        proposal(
+            code="def f(grid):\n\n    def helper(row):\n        return max(row)\n    return [helper(r) for r in grid]  # ``x``\n",
+            inputs=["[[1, 2], [3]]", "[[-1]]", "[[0, 0, 0]]", "[[1], [2], [3]]", "[]"],
+        ),
+        proposal(
+            code="def f(s):\n    return s[::-1]\n", inputs=["'abc'", '"a\'b"', "''", "'{[(,)]}'", "'x y'"]
+        ),
+        proposal(inputs=["0.5, -0", "None, True", "False, ()", "(1,), {}", "{1: 'a', 2: 'b'}, -7"]),
+    ],
+)
 def test_well_formed_proposals_are_accepted_and_parse(tok, text):
     assert matches(proposal_format(), text, tok), text
     prop, why = parse.parse_proposal(text)
@@ -81,13 +110,19 @@ def test_well_formed_proposals_are_accepted_and_parse(tok, text):
 
 
 def test_well_formed_student_answers_are_accepted_and_parse(tok):
-    cases = [("induction", "```python\ndef f(xs):\n    return sorted(xs)\n```", parse.parse_induction),
-             ("induction", "```python\ndef f(a, b=2):\n    '''doc'''\n    return a * b\n```\n", parse.parse_induction),
-             ("deduction", "```output\n[1, (2, 3), {'a': None}]\n```", parse.parse_deduction),
-             ("deduction", "```output\n-4.25\n```\n", parse.parse_deduction),
-             ("deduction", "```output\n(1, 2)\n```", parse.parse_deduction),
-             ("abduction", "```input\n'a', 3\n```", parse.parse_abduction),
-             ("abduction", "```input\n[[1, 2], [3]]\n```\n", parse.parse_abduction)]
+    cases = [
+        ("induction", "```python\ndef f(xs):\n    return sorted(xs)\n```", parse.parse_induction),
+        (
+            "induction",
+            "```python\ndef f(a, b=2):\n    '''doc'''\n    return a * b\n```\n",
+            parse.parse_induction,
+        ),
+        ("deduction", "```output\n[1, (2, 3), {'a': None}]\n```", parse.parse_deduction),
+        ("deduction", "```output\n-4.25\n```\n", parse.parse_deduction),
+        ("deduction", "```output\n(1, 2)\n```", parse.parse_deduction),
+        ("abduction", "```input\n'a', 3\n```", parse.parse_abduction),
+        ("abduction", "```input\n[[1, 2], [3]]\n```\n", parse.parse_abduction),
+    ]
     for form, text, reader in cases:
         assert matches(answer_format(form), text, tok), text
         value, why = reader(text)
@@ -103,44 +138,59 @@ def test_the_example_in_the_teacher_prompt_follows_the_format(tok):
 
 
 # --------------------------------------------------------------------------- the skeleton's limits
-@pytest.mark.parametrize("text", [
-    proposal().replace("Question: ", "Task: "),
-    proposal().replace("Question: ", "Question:"),
-    proposal(question="two\nlines"),
-    proposal(question="*bold*"),
-    proposal(question="uses `code`"),
-    proposal(question="a\rQuestion:"),
-    proposal(question="x" * (DEFAULTS["question_chars"] + 1)),
-    proposal().replace("```python\n", "```python\n\n"),
-    proposal(code=CODE.replace("def f(", "def g(")),
-    proposal(code=CODE + "print(f([1], 2))\n"),                         # a top-level statement
-    proposal(code=CODE + "def g(x):\n    return x\n"),                  # a second function
-    proposal(code="def f(x):\n    return x  # ```\n"),                 # a fence inside the code
-    proposal(code="def f(x):\n" + "    x += 1\n" * (DEFAULTS["code_chars"] // 10) + "    return x\n"),  # 10 pieces a line
-    proposal(inputs=INPUTS[:4]),
-    proposal(inputs=INPUTS + ["1"]),
-    proposal(inputs=INPUTS[:4] + ["x"]),
-    proposal(inputs=INPUTS[:4] + ["k=1"]),
-    proposal(inputs=INPUTS[:4] + [""]),
-    proposal(inputs=INPUTS[:4] + ["[1,2]"]),                            # items are separated by ", "
-    proposal(inputs=INPUTS[:4] + ["[[[[1]]]]"]),                        # nested deeper than 3
-    proposal(inputs=INPUTS[:4] + ["'a\\nb'"]),                          # no backslashes in strings
-    proposal(inputs=INPUTS[:4] + ["'" + "a" * (DEFAULTS["literal_chars"] - 1) + "'"]),
-    proposal(inputs=INPUTS[:4] + ["set()"]),
-    proposal(inputs=INPUTS[:4] + ["1e5"]),
-    proposal(inputs=INPUTS[:4] + ["__import__('os')"]),
-    proposal().replace("```\n\n```input", "```\n```input", 1),
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        proposal().replace("Question: ", "Task: "),
+        proposal().replace("Question: ", "Question:"),
+        proposal(question="two\nlines"),
+        proposal(question="*bold*"),
+        proposal(question="uses `code`"),
+        proposal(question="a\rQuestion:"),
+        proposal(question="x" * (DEFAULTS["question_chars"] + 1)),
+        proposal().replace("```python\n", "```python\n\n"),
+        proposal(code=CODE.replace("def f(", "def g(")),
+        proposal(code=CODE + "print(f([1], 2))\n"),  # a top-level statement
+        proposal(code=CODE + "def g(x):\n    return x\n"),  # a second function
+        proposal(code="def f(x):\n    return x  # ```\n"),  # a fence inside the code
+        proposal(
+            code="def f(x):\n" + "    x += 1\n" * (DEFAULTS["code_chars"] // 10) + "    return x\n"
+        ),  # 10 pieces a line
+        proposal(inputs=INPUTS[:4]),
+        proposal(inputs=INPUTS + ["1"]),
+        proposal(inputs=INPUTS[:4] + ["x"]),
+        proposal(inputs=INPUTS[:4] + ["k=1"]),
+        proposal(inputs=INPUTS[:4] + [""]),
+        proposal(inputs=INPUTS[:4] + ["[1,2]"]),  # items are separated by ", "
+        proposal(inputs=INPUTS[:4] + ["[[[[1]]]]"]),  # nested deeper than 3
+        proposal(inputs=INPUTS[:4] + ["'a\\nb'"]),  # no backslashes in strings
+        proposal(inputs=INPUTS[:4] + ["'" + "a" * (DEFAULTS["literal_chars"] - 1) + "'"]),
+        proposal(inputs=INPUTS[:4] + ["set()"]),
+        proposal(inputs=INPUTS[:4] + ["1e5"]),
+        proposal(inputs=INPUTS[:4] + ["__import__('os')"]),
+        proposal().replace("```\n\n```input", "```\n```input", 1),
+    ],
+)
 def test_answers_that_break_the_skeleton_are_refused(tok, text):
     assert not matches(proposal_format(), text, tok), text
 
 
 def test_student_answers_that_break_their_skeleton_are_refused(tok):
-    bad = {"induction": ["```python\ndef g(x):\n    return x\n```", "I think\n```python\ndef f(x):\n    return x\n```",
-                         "```python\ndef f(x):\n    return x\nprint(f(1))\n```"],
-           "deduction": ["```output\n1, 2\n```", "```output\nx\n```", "```output\n[1,2]\n```", "```input\n1\n```",
-                         "```output\n" + "[" * 4 + "]" * 4 + "\n```"],
-           "abduction": ["```input\nf(3)\n```", "```input\nk=3\n```", "```input\n\n```", "```output\n3\n```"]}
+    bad = {
+        "induction": [
+            "```python\ndef g(x):\n    return x\n```",
+            "I think\n```python\ndef f(x):\n    return x\n```",
+            "```python\ndef f(x):\n    return x\nprint(f(1))\n```",
+        ],
+        "deduction": [
+            "```output\n1, 2\n```",
+            "```output\nx\n```",
+            "```output\n[1,2]\n```",
+            "```input\n1\n```",
+            "```output\n" + "[" * 4 + "]" * 4 + "\n```",
+        ],
+        "abduction": ["```input\nf(3)\n```", "```input\nk=3\n```", "```input\n\n```", "```output\n3\n```"],
+    }
     for form, texts in bad.items():
         for text in texts:
             assert not matches(answer_format(form), text, tok), (form, text)
@@ -150,10 +200,19 @@ def test_the_bounds_are_exact(tok):
     fmt = proposal_format(SMALL)
     # the program counts in pieces: "def f(" 6, "x):" 3, the line break with its first space 1,
     # "   return x  # " 15, then the comment; the last line break is not counted (60 in all)
-    assert matches(fmt, proposal(question="q" * 40, code="def f(x):\n    return x  # " + "c" * 35 + "\n",
-                                 inputs=["'" + "a" * 14 + "'"] * 5), tok)
+    assert matches(
+        fmt,
+        proposal(
+            question="q" * 40,
+            code="def f(x):\n    return x  # " + "c" * 35 + "\n",
+            inputs=["'" + "a" * 14 + "'"] * 5,
+        ),
+        tok,
+    )
     assert not matches(fmt, proposal(question="q" * 41, inputs=["1"] * 5), tok)
-    assert not matches(fmt, proposal(code="def f(x):\n    return x  # " + "c" * 36 + "\n", inputs=["1"] * 5), tok)
+    assert not matches(
+        fmt, proposal(code="def f(x):\n    return x  # " + "c" * 36 + "\n", inputs=["1"] * 5), tok
+    )
     assert not matches(fmt, proposal(inputs=["'" + "a" * 15 + "'"] * 5), tok)
 
 
@@ -167,8 +226,10 @@ def test_long_programs_and_literals_are_followed_to_their_end(tok):
     hf, lt = tok
     code = "def f(x):\n" + "    x = x + 1  # step\n" * 220 + "    return x\n"
     lit = "[" + ", ".join(f"'w{i}'" for i in range(320)) + "]"
-    for fmt, text in ((answer_format("induction", {"code_chars": 6000}), f"```python\n{code}```"),
-                      (answer_format("deduction", {"literal_chars": 4000}), f"```output\n{lit}\n```")):
+    for fmt, text in (
+        (answer_format("induction", {"code_chars": 6000}), f"```python\n{code}```"),
+        (answer_format("deduction", {"literal_chars": 4000}), f"```output\n{lit}\n```"),
+    ):
         assert matches(fmt, text, tok), fmt.name
         ids = hf(text, add_special_tokens=False)["input_ids"]
         assert len(ids) > 1600
@@ -191,7 +252,9 @@ def _walk(fmt, tok, rng: random.Random, steps: int = 2000) -> str:
     ids: list[int] = []
     for _ in range(steps):
         words = np.frombuffer(m.compute_bitmask(), dtype=np.uint32)
-        allowed = np.nonzero(np.unpackbits(words.view(np.uint8), bitorder="little")[:lt.vocab_size])[0].tolist()
+        allowed = np.nonzero(np.unpackbits(words.view(np.uint8), bitorder="little")[: lt.vocab_size])[
+            0
+        ].tolist()
         if m.is_accepting() and (allowed == [lt.eos_token] or rng.random() < 0.3):
             return hf.decode(ids)
         allowed = [t for t in allowed if t != lt.eos_token]
@@ -210,14 +273,14 @@ def test_random_answers_drawn_through_the_grammar_never_fail_for_their_layout(to
         for _ in range(15):
             text = _walk(answer_format(form, SMALL), tok, rng)
             value, why = reader(text)
-            assert why is None, (text, why)   # a literal by construction
+            assert why is None, (text, why)  # a literal by construction
     for _ in range(6):
         text = _walk(answer_format("induction", SMALL), tok, rng)
         assert parse.parse_induction(text)[1] not in SKELETON_REASONS, text
     for _ in range(6):
         text = _walk(proposal_format(SMALL), tok, rng)
         prop, why = parse.parse_proposal(text)
-        assert why not in SKELETON_REASONS, (text, why)   # only the program's content can fail
+        assert why not in SKELETON_REASONS, (text, why)  # only the program's content can fail
         # what the layout fixes is read whole: the question, five literal inputs
         question = re.match(r"Question: (.*)\n", text).group(1)
         assert len(question) <= SMALL["question_chars"]
@@ -238,29 +301,51 @@ def test_the_tiny_model_writes_complete_answers_with_the_format_on(tiny_model_di
     from selfplay.tracks.gasp.goalposts import load_goalposts
     from selfplay.tracks.gasp.prompts import lemma_messages, student_messages
 
-    backend = make_backend({"name": "transformers", "model": str(tiny_model_dir), "threads": 2, "progress": False})
+    backend = make_backend(
+        {"name": "transformers", "model": str(tiny_model_dir), "threads": 2, "progress": False}
+    )
     goalposts = load_goalposts()
     budget = 384
-    teacher = [GenerationRequest(lemma_messages(goalposts[i // 2], ("io", "f")[i % 2]),
-                                 SamplingParams(temperature=1.0, top_p=0.95, max_new_tokens=budget, seed=i),
-                                 answer_format=proposal_format()) for i in range(4)]
-    task = {"id": "t", "question": "Return the largest item of the list.", "code": "def f(xs):\n    return max(xs)\n",
-            "pairs": [{"input": "([3, 1, 2],)", "output_repr": "3"}, {"input": "([0],)", "output_repr": "0"}],
-            "shown": [0, 1]}
-    student = [GenerationRequest(student_messages(task, form, 0),
-                                 SamplingParams(temperature=1.0, top_p=0.95, max_new_tokens=128, seed=9),
-                                 answer_format=answer_format(form)) for form in FORMS]
+    teacher = [
+        GenerationRequest(
+            lemma_messages(goalposts[i // 2], ("io", "f")[i % 2]),
+            SamplingParams(temperature=1.0, top_p=0.95, max_new_tokens=budget, seed=i),
+            answer_format=proposal_format(),
+        )
+        for i in range(4)
+    ]
+    task = {
+        "id": "t",
+        "question": "Return the largest item of the list.",
+        "code": "def f(xs):\n    return max(xs)\n",
+        "pairs": [{"input": "([3, 1, 2],)", "output_repr": "3"}, {"input": "([0],)", "output_repr": "0"}],
+        "shown": [0, 1],
+    }
+    student = [
+        GenerationRequest(
+            student_messages(task, form, 0),
+            SamplingParams(temperature=1.0, top_p=0.95, max_new_tokens=128, seed=9),
+            answer_format=answer_format(form),
+        )
+        for form in FORMS
+    ]
     out = backend.generate(teacher + student)
     hf = __import__("transformers").AutoTokenizer.from_pretrained(str(tiny_model_dir))
     results = []
-    for req, texts in zip(teacher, out[:4]):
+    for texts in out[:4]:
         prop, why = parse.parse_proposal(texts[0])
         cut = len(hf(texts[0], add_special_tokens=False)["input_ids"]) >= budget
         results.append(why)
         assert cut or why not in SKELETON_REASONS, (texts[0], why)
-    print(f"\nGASP proposals parsed whole: {sum(w is None for w in results)} of {len(results)}; reasons {results}")
+    print(
+        f"\nGASP proposals parsed whole: {sum(w is None for w in results)} of {len(results)}; reasons {results}"
+    )
     assert sum(w is None for w in results) >= 1, results
-    readers = {"induction": parse.parse_induction, "deduction": parse.parse_deduction, "abduction": parse.parse_abduction}
+    readers = {
+        "induction": parse.parse_induction,
+        "deduction": parse.parse_deduction,
+        "abduction": parse.parse_abduction,
+    }
     for form, texts in zip(FORMS, out[4:]):
         value, why = readers[form](texts[0])
         assert why not in SKELETON_REASONS, (form, texts[0], why)

@@ -20,49 +20,60 @@ from selfplay.records import read_jsonl, write_jsonl
 from selfplay.tracks.gasp import goalposts as gp
 
 MODE = EvalMode("single", 1, False, "single", {})
-LCB_FIELDS = {"question_title", "question_content", "platform", "question_id", "contest_id", "contest_date",
-              "starter_code", "difficulty", "public_test_cases", "private_test_cases", "metadata"}
+LCB_FIELDS = {
+    "question_title",
+    "question_content",
+    "platform",
+    "question_id",
+    "contest_id",
+    "contest_date",
+    "starter_code",
+    "difficulty",
+    "public_test_cases",
+    "private_test_cases",
+    "metadata",
+}
 
 # Our reference solutions (the rows, like LiveCodeBench's, ship none).
 REFERENCES = {
     "gasp-gp-01": "class Solution:\n    def digitRoot(self, num):\n        while num >= 10:\n"
-                  "            num = sum(int(d) for d in str(num))\n        return num\n",
+    "            num = sum(int(d) for d in str(num))\n        return num\n",
     "gasp-gp-02": "class Solution:\n    def countVowelWords(self, words):\n"
-                  "        return sum(1 for w in words if w[0] in 'aeiou' and w[-1] in 'aeiou')\n",
+    "        return sum(1 for w in words if w[0] in 'aeiou' and w[-1] in 'aeiou')\n",
     "gasp-gp-03": "class Solution:\n    def reverseWords(self, s):\n        return ' '.join(reversed(s.split()))\n",
     "gasp-gp-04": "from itertools import accumulate\n\nclass Solution:\n    def runningMax(self, nums):\n"
-                  "        return list(accumulate(nums, max))\n",
+    "        return list(accumulate(nums, max))\n",
     "gasp-gp-05": "class Solution:\n    def longestIncreasing(self, nums):\n        best = run = 1\n"
-                  "        for a, b in zip(nums, nums[1:]):\n            run = run + 1 if b > a else 1\n"
-                  "            best = max(best, run)\n        return best\n",
+    "        for a, b in zip(nums, nums[1:]):\n            run = run + 1 if b > a else 1\n"
+    "            best = max(best, run)\n        return best\n",
     "gasp-gp-06": "class Solution:\n    def secondLargest(self, nums):\n        values = sorted(set(nums))\n"
-                  "        return values[-2] if len(values) > 1 else -1\n",
+    "        return values[-2] if len(values) > 1 else -1\n",
     "gasp-gp-07": "class Solution:\n    def minAddToBalance(self, s):\n        depth = added = 0\n"
-                  "        for ch in s:\n            if ch == '(':\n                depth += 1\n"
-                  "            elif depth:\n                depth -= 1\n            else:\n                added += 1\n"
-                  "        return added + depth\n",
+    "        for ch in s:\n            if ch == '(':\n                depth += 1\n"
+    "            elif depth:\n                depth -= 1\n            else:\n                added += 1\n"
+    "        return added + depth\n",
     "gasp-gp-08": "class Solution:\n    def rotateRight(self, nums, k):\n        k %= len(nums)\n"
-                  "        return nums[len(nums) - k:] + nums[:len(nums) - k]\n",
+    "        return nums[len(nums) - k:] + nums[:len(nums) - k]\n",
 }
 
 # A plausible wrong answer per problem: each must be caught by the problem's tests.
 WRONG = {
     "gasp-gp-01": "class Solution:\n    def digitRoot(self, num):\n        return num % 9\n",
     "gasp-gp-02": "class Solution:\n    def countVowelWords(self, words):\n"
-                  "        return sum(1 for w in words if w[0] in 'aeiou')\n",
+    "        return sum(1 for w in words if w[0] in 'aeiou')\n",
     "gasp-gp-03": "class Solution:\n    def reverseWords(self, s):\n        return ' '.join(reversed(s.split(' ')))\n",
     "gasp-gp-04": "class Solution:\n    def runningMax(self, nums):\n        return sorted(nums)\n",
     "gasp-gp-05": "class Solution:\n    def longestIncreasing(self, nums):\n        best = run = 1\n"
-                  "        for a, b in zip(nums, nums[1:]):\n            run = run + 1 if b >= a else 1\n"
-                  "            best = max(best, run)\n        return best\n",
+    "        for a, b in zip(nums, nums[1:]):\n            run = run + 1 if b >= a else 1\n"
+    "            best = max(best, run)\n        return best\n",
     "gasp-gp-06": "class Solution:\n    def secondLargest(self, nums):\n"
-                  "        return sorted(nums)[-2] if len(nums) > 1 else -1\n",
+    "        return sorted(nums)[-2] if len(nums) > 1 else -1\n",
     "gasp-gp-07": "class Solution:\n    def minAddToBalance(self, s):\n        depth = added = 0\n"
-                  "        for ch in s:\n            if ch == '(':\n                depth += 1\n"
-                  "            elif depth:\n                depth -= 1\n            else:\n                added += 1\n"
-                  "        return added\n",
+    "        for ch in s:\n            if ch == '(':\n                depth += 1\n"
+    "            elif depth:\n                depth -= 1\n            else:\n                added += 1\n"
+    "        return added\n",
     "gasp-gp-08": "class Solution:\n    def rotateRight(self, nums, k):\n        k %= len(nums)\n"
-                  "        return nums[k:] + nums[:k]\n",
+    "        return nums[k:] + nums[:k]\n",
 }
 
 RIGHT_03 = REFERENCES["gasp-gp-03"]
@@ -82,15 +93,25 @@ class Solution:
 """
 # (problem, answer text, the reasons it may fail with)
 HOSTILE = [
-    ("gasp-gp-03", "import os\nos._exit(0)\n" + RIGHT_03, {"killed"}),                       # exits at import
-    ("gasp-gp-03", "print('All tests passed')\nclass Solution:\n    def reverseWords(self, s):\n"
-                   "        print('OK')\n        return 'OK'\n", {"wrong_output"}),                # a fake report
+    ("gasp-gp-03", "import os\nos._exit(0)\n" + RIGHT_03, {"killed"}),  # exits at import
+    (
+        "gasp-gp-03",
+        "print('All tests passed')\nclass Solution:\n    def reverseWords(self, s):\n"
+        "        print('OK')\n        return 'OK'\n",
+        {"wrong_output"},
+    ),  # a fake report
     ("gasp-gp-03", "raise SystemExit(0)\n" + RIGHT_03, {"exception:SystemExit"}),
-    ("gasp-gp-04", "class Solution:\n    def runningMax(self, nums):\n        while True:\n            pass\n",
-     {"timeout"}),
-    ("gasp-gp-04", "class Everything(list):\n    def __eq__(self, other):\n        return True\n\n"
-                   "class Solution:\n    def runningMax(self, nums):\n        return Everything()\n",
-     {"wrong_output", "error"}),                                                               # equal to all
+    (
+        "gasp-gp-04",
+        "class Solution:\n    def runningMax(self, nums):\n        while True:\n            pass\n",
+        {"timeout"},
+    ),
+    (
+        "gasp-gp-04",
+        "class Everything(list):\n    def __eq__(self, other):\n        return True\n\n"
+        "class Solution:\n    def runningMax(self, nums):\n        return Everything()\n",
+        {"wrong_output", "error"},
+    ),  # equal to all
     ("gasp-gp-06", CHEAT, {"wrong_output", "exception:FileNotFoundError", "exception:PermissionError"}),
 ]
 
@@ -110,10 +131,12 @@ def items() -> dict[str, dict]:
 def scored(items) -> dict[str, list[dict]]:
     """Every answer of this file through the registered benchmark's scoring: one call, so
     one sandbox for all of them."""
-    answers = ([("reference", pid, fenced(code)) for pid, code in REFERENCES.items()]
-               + [("wrong", pid, fenced(code)) for pid, code in WRONG.items()]
-               + [("hostile", pid, fenced(code)) for pid, code, _ in HOSTILE]
-               + [("hostile", "gasp-gp-01", "I will not write code for this.")])
+    answers = (
+        [("reference", pid, fenced(code)) for pid, code in REFERENCES.items()]
+        + [("wrong", pid, fenced(code)) for pid, code in WRONG.items()]
+        + [("hostile", pid, fenced(code)) for pid, code, _ in HOSTILE]
+        + [("hostile", "gasp-gp-01", "I will not write code for this.")]
+    )
     samples = [Sample(pid, n, text) for n, (_, pid, text) in enumerate(answers)]
     cfg = {"evaluation": {"benchmarks": {"gasp_goalposts": {"timeout": 2.0}}}}
     rows = benchmark("gasp_goalposts").score(items, samples, MODE, cfg, workers=2)
@@ -125,6 +148,7 @@ def scored(items) -> dict[str, list[dict]]:
 
 # --- the rows ---------------------------------------------------------------------
 
+
 def test_shipped_rows_are_livecodebench_rows_before_the_training_cut():
     rows = gp.load_rows()
     assert len(rows) == 8 and len({r["question_id"] for r in rows}) == 8
@@ -134,7 +158,10 @@ def test_shipped_rows_are_livecodebench_rows_before_the_training_cut():
         assert row["platform"] == "leetcode" and row["difficulty"] in ("easy", "medium", "hard")
         assert datetime.fromisoformat(row["contest_date"]) < cut
         func = json.loads(row["metadata"])["func_name"]
-        assert row["starter_code"].startswith("class Solution:\n") and f"    def {func}(self, " in row["starter_code"]
+        assert (
+            row["starter_code"].startswith("class Solution:\n")
+            and f"    def {func}(self, " in row["starter_code"]
+        )
         # private tests in LiveCodeBench's compressed form, not JSON text
         with pytest.raises(json.JSONDecodeError):
             json.loads(row["private_test_cases"])
@@ -156,8 +183,11 @@ def test_goalposts_are_the_rows_reduced():
     assert [g["id"] for g in goalposts] == [r["question_id"] for r in rows]
     for g, row in zip(goalposts, rows):
         assert set(g) == {"id", "title", "text", "starter_code"}
-        assert (g["title"], g["text"], g["starter_code"]) == (row["question_title"], row["question_content"],
-                                                               row["starter_code"])
+        assert (g["title"], g["text"], g["starter_code"]) == (
+            row["question_title"],
+            row["question_content"],
+            row["starter_code"],
+        )
 
 
 def test_goalposts_refuse_rows_the_judge_cannot_use_or_dated_in_an_evaluation_window():
@@ -184,8 +214,11 @@ def test_the_benchmark_reads_the_rows_and_no_evaluation_window_holds_them(tmp_pa
     got, skipped = benchmark("gasp_goalposts").prepare(str(tmp_path / "h.jsonl"), {}, {})
     assert [i["id"] for i in got] == ["gasp-gp-01"]
     assert skipped[0]["id"] == "gasp-gp-02" and "train_before" in skipped[0]["reason"]
-    assert [i["id"] for i in benchmark("gasp_goalposts").prepare(None, {"limit": 3}, {})[0]] == \
-        ["gasp-gp-01", "gasp-gp-02", "gasp-gp-03"]
+    assert [i["id"] for i in benchmark("gasp_goalposts").prepare(None, {"limit": 3}, {})[0]] == [
+        "gasp-gp-01",
+        "gasp-gp-02",
+        "gasp-gp-03",
+    ]
     # the prompt is LiveCodeBench's, with the starter code
     message = benchmark("gasp_goalposts").messages(items["gasp-gp-08"], False)[-1]["content"]
     assert message == lcb.LiveCodeBench().messages(items["gasp-gp-08"], False)[-1]["content"]
@@ -199,17 +232,31 @@ def test_the_default_config_evaluates_the_shipped_goalposts():
 
     from selfplay.config import prepare_config
 
-    cfg = prepare_config(yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text()),
-                         "resources/models/x")
+    cfg = prepare_config(
+        yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text()),
+        "resources/models/x",
+    )
     settings = cfg["evaluation"]["benchmarks"]["gasp_goalposts"]
     assert settings["source"] == "smoke" and settings["train_before"] == lcb.DEFAULTS["train_before"]
     check_source(cfg, "gasp_goalposts")
     with pytest.raises(UserError, match="gasp_goalposts.path"):
-        check_source({**cfg, "evaluation": {**cfg["evaluation"], "benchmarks": {
-            **cfg["evaluation"]["benchmarks"], "gasp_goalposts": {**settings, "source": "path"}}}}, "gasp_goalposts")
+        check_source(
+            {
+                **cfg,
+                "evaluation": {
+                    **cfg["evaluation"],
+                    "benchmarks": {
+                        **cfg["evaluation"]["benchmarks"],
+                        "gasp_goalposts": {**settings, "source": "path"},
+                    },
+                },
+            },
+            "gasp_goalposts",
+        )
 
 
 # --- the real judge -----------------------------------------------------------------
+
 
 def test_reference_solutions_pass_every_test(scored, items):
     rows = scored["reference"]
@@ -235,9 +282,12 @@ def test_hostile_answers_fail(scored):
 
 # --- the filter (Sec. 3.2) ------------------------------------------------------------
 
+
 def _samples(pid: str, n: int, passes: int) -> list[dict]:
-    return [{"id": pid, "sample": i, "passed": i < passes, "reason": None if i < passes else "wrong_output"}
-            for i in range(n)]
+    return [
+        {"id": pid, "sample": i, "passed": i < passes, "reason": None if i < passes else "wrong_output"}
+        for i in range(n)
+    ]
 
 
 def test_the_filter_keeps_exactly_the_problems_no_filter_solved_and_says_why():
@@ -250,30 +300,39 @@ def test_the_filter_keeps_exactly_the_problems_no_filter_solved_and_says_why():
     left = [pid for pid in ids if pid not in ("gasp-gp-02", "gasp-gp-05")]
     azr = [s for pid in left for s in _samples(pid, 4, 2 if pid == "gasp-gp-07" else 0)]
     final = [s for pid in left if pid != "gasp-gp-07" for s in _samples(pid, 4, 0)]
-    kept, records = gp.filter_goalposts(candidates, {"base": base, "rl_s0_step50": rl, "azr": azr,
-                                                     "final_rl_step50": final}, samples=4)
+    kept, records = gp.filter_goalposts(
+        candidates, {"base": base, "rl_s0_step50": rl, "azr": azr, "final_rl_step50": final}, samples=4
+    )
     solved = {"gasp-gp-02", "gasp-gp-05", "gasp-gp-07"}
     assert [r["question_id"] for r in kept] == [pid for pid in ids if pid not in solved]
-    assert kept == [r for r in candidates if r["question_id"] not in solved]   # rows unchanged
+    assert kept == [r for r in candidates if r["question_id"] not in solved]  # rows unchanged
     by_id = {r["id"]: r for r in records}
     assert [r["id"] for r in records] == ids
     assert by_id["gasp-gp-02"]["solved_by"] == ["base", "rl_s0_step50"] and not by_id["gasp-gp-02"]["kept"]
     assert by_id["gasp-gp-02"]["reason"] == "solved by base (1 of 4 samples passed)"
-    assert by_id["gasp-gp-02"]["filters"] == [{"filter": "base", "n": 4, "passes": 1},
-                                              {"filter": "rl_s0_step50", "n": 4, "passes": 3}]
+    assert by_id["gasp-gp-02"]["filters"] == [
+        {"filter": "base", "n": 4, "passes": 1},
+        {"filter": "rl_s0_step50", "n": 4, "passes": 3},
+    ]
     assert by_id["gasp-gp-05"]["solved_by"] == ["rl_s0_step50"]
     assert by_id["gasp-gp-07"]["reason"] == "solved by azr (2 of 4 samples passed)"
     assert by_id["gasp-gp-01"]["kept"] and by_id["gasp-gp-01"]["solved_by"] == []
     assert by_id["gasp-gp-01"]["reason"] == "pass@n = 0 under all 4 filters"
-    assert [e["filter"] for e in by_id["gasp-gp-01"]["filters"]] == ["base", "rl_s0_step50", "azr",
-                                                                     "final_rl_step50"]
+    assert [e["filter"] for e in by_id["gasp-gp-01"]["filters"]] == [
+        "base",
+        "rl_s0_step50",
+        "azr",
+        "final_rl_step50",
+    ]
 
 
 def test_the_filter_stops_on_an_incomplete_or_foreign_evaluation():
     candidates = gp.load_rows()[:2]
     a, b = (r["question_id"] for r in candidates)
     with pytest.raises(UserError, match=f"goalpost filter azr: '{b}' is still standing"):
-        gp.filter_goalposts(candidates, {"base": _samples(a, 2, 0) + _samples(b, 2, 0), "azr": _samples(a, 2, 0)})
+        gp.filter_goalposts(
+            candidates, {"base": _samples(a, 2, 0) + _samples(b, 2, 0), "azr": _samples(a, 2, 0)}
+        )
     with pytest.raises(UserError, match="not a candidate"):
         gp.filter_goalposts(candidates, {"base": _samples(a, 2, 0) + _samples(b, 2, 0) + _samples("x", 1, 0)})
     with pytest.raises(UserError, match="has 2 scored samples, expected 100"):
@@ -294,17 +353,27 @@ def test_the_filter_reads_real_scored_files_and_writes_rows_the_benchmark_reads(
     write_jsonl(tmp_path / "candidates.jsonl", rows)
     write_jsonl(tmp_path / "wrong.scored.jsonl", scored["wrong"])
     write_jsonl(tmp_path / "reference.scored.jsonl", scored["reference"])
-    summary = gp.filter_files(tmp_path / "candidates.jsonl", {"wrong": tmp_path / "wrong.scored.jsonl"},
-                              tmp_path / "h.jsonl", tmp_path / "h.records.jsonl", samples=1)
+    summary = gp.filter_files(
+        tmp_path / "candidates.jsonl",
+        {"wrong": tmp_path / "wrong.scored.jsonl"},
+        tmp_path / "h.jsonl",
+        tmp_path / "h.records.jsonl",
+        samples=1,
+    )
     assert summary == {"candidates": 8, "kept": 8, "filters": ["wrong"]}
     assert read_jsonl(tmp_path / "h.jsonl") == rows
     items, skipped = benchmark("gasp_goalposts").prepare(str(tmp_path / "h.jsonl"), {}, {})
     assert len(items) == 8 and skipped == []
-    assert all(r["kept"] and r["filters"] == [{"filter": "wrong", "n": 1, "passes": 0}]
-               for r in read_jsonl(tmp_path / "h.records.jsonl"))
-    gp.filter_files(tmp_path / "candidates.jsonl", {"wrong": tmp_path / "wrong.scored.jsonl",
-                                                   "oracle": tmp_path / "reference.scored.jsonl"},
-                    tmp_path / "h.jsonl", tmp_path / "h.records.jsonl")
+    assert all(
+        r["kept"] and r["filters"] == [{"filter": "wrong", "n": 1, "passes": 0}]
+        for r in read_jsonl(tmp_path / "h.records.jsonl")
+    )
+    gp.filter_files(
+        tmp_path / "candidates.jsonl",
+        {"wrong": tmp_path / "wrong.scored.jsonl", "oracle": tmp_path / "reference.scored.jsonl"},
+        tmp_path / "h.jsonl",
+        tmp_path / "h.records.jsonl",
+    )
     assert read_jsonl(tmp_path / "h.jsonl") == []
     assert {tuple(r["solved_by"]) for r in read_jsonl(tmp_path / "h.records.jsonl")} == {("oracle",)}
 
@@ -313,7 +382,7 @@ def test_training_split_rows_read_back_as_the_same_items():
     rows, skipped = gp.training_split(None, {})
     items, _ = lcb.training_problems(None, {})
     assert [r["question_id"] for r in rows] == [i["id"] for i in items] and rows
-    assert {s["id"] for s in skipped} == {"smoke-lcb-0", "smoke-lcb-1", "smoke-lcb-2"}   # after the cut
+    assert {s["id"] for s in skipped} == {"smoke-lcb-0", "smoke-lcb-1", "smoke-lcb-2"}  # after the cut
     for row, item in zip(rows, items):
         assert set(row) == LCB_FIELDS
         assert lcb.item_from_row(row, 1 << 20) == (item, None)

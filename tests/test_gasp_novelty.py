@@ -71,24 +71,26 @@ def test_question_compared_with_questions_and_code_with_code_only():
 
 
 def test_within_batch_earlier_novel_candidates_count_against_later_ones():
-    cands = unit(50, 50 + NEAR, 120, 50 + NEAR)     # 1 and 3 copy 0; 2 is new
-    buffer = unit(0)                                # 50 deg away from 0: nothing copies it
+    cands = unit(50, 50 + NEAR, 120, 50 + NEAR)  # 1 and 3 copy 0; 2 is new
+    buffer = unit(0)  # 50 deg away from 0: nothing copies it
     on = N.novelty_verdicts(cands, buffer, NoveltySettings(embed="joined", within_batch=True))
     off = N.novelty_verdicts(cands, buffer, NoveltySettings(embed="joined", within_batch=False))
     assert [v for v, _ in on] == [True, False, True, False]
     assert [v for v, _ in off] == [True, True, True, True]
     # a rejected candidate does not count against later ones: 1 is rejected, 2' copies only 1
-    chain = unit(0, 15, 27)          # 0-1: 15 deg (reject), 1-2: 12 deg, 0-2: 27 deg (apart)
+    chain = unit(0, 15, 27)  # 0-1: 15 deg (reject), 1-2: 12 deg, 0-2: 27 deg (apart)
     got = N.novelty_verdicts(chain, None, NoveltySettings(embed="joined", within_batch=True))
     assert [v for v, _ in got] == [True, False, True]
     assert got[0][1] is None
     # an ineligible candidate (e.g. known to be outside the band) does not count either
-    got = N.novelty_verdicts(cands, buffer, NoveltySettings(embed="joined"), eligible=[False, True, True, True])
+    got = N.novelty_verdicts(
+        cands, buffer, NoveltySettings(embed="joined"), eligible=[False, True, True, True]
+    )
     assert [v for v, _ in got] == [True, True, True, False]
 
 
 def test_within_batch_with_two_texts_follows_the_rule():
-    cands = {"question": unit(0, NEAR), "code": unit(90, 90 + FAR)}   # same question, new code
+    cands = {"question": unit(0, NEAR), "code": unit(90, 90 + FAR)}  # same question, new code
     either = N.novelty_verdicts(cands, None, NoveltySettings(rule="either"))
     both = N.novelty_verdicts(cands, None, NoveltySettings(rule="both"))
     assert [v for v, _ in either] == [True, False]
@@ -121,9 +123,16 @@ def test_buffer_dissimilarity_eq7():
 
 
 def test_settings_from_dict():
-    assert NoveltySettings.from_dict({}, "gasp.novelty") == NoveltySettings(0.95, "question_and_code", "either", True)
+    assert NoveltySettings.from_dict({}, "gasp.novelty") == NoveltySettings(
+        0.95, "question_and_code", "either", True
+    )
     got = NoveltySettings.from_dict({"threshold": 0.9, "rule": "both", "within_batch": False}, "gasp.novelty")
-    assert (got.threshold, got.rule, got.within_batch, got.kinds) == (0.9, "both", False, ("question", "code"))
+    assert (got.threshold, got.rule, got.within_batch, got.kinds) == (
+        0.9,
+        "both",
+        False,
+        ("question", "code"),
+    )
     assert NoveltySettings(embed="joined").kinds == ("joined",)
     with pytest.raises(UserError, match=r"gasp\.novelty\.treshold"):
         NoveltySettings.from_dict({"treshold": 0.9}, "gasp.novelty")
@@ -143,14 +152,21 @@ def test_real_embeddings_reject_a_copy_and_keep_a_different_task():
     encoder = embeddings.load_encoder()
     accepted_q = ["Given a list of integers, return the sum of the even ones."]
     accepted_c = ["def f(xs):\n    return sum(x for x in xs if x % 2 == 0)"]
-    cand_q = ["Given a list of integers, return the sum of the even ones.",
-              "Given a string, return the length of its longest run of equal characters."]
-    cand_c = ["def f(xs):\n    return sum(x for x in xs if x % 2 == 0)",
-              "def f(s):\n    best = run = 0\n    prev = None\n    for ch in s:\n"
-              "        run = run + 1 if ch == prev else 1\n        best = max(best, run)\n        prev = ch\n"
-              "    return best"]
+    cand_q = [
+        "Given a list of integers, return the sum of the even ones.",
+        "Given a string, return the length of its longest run of equal characters.",
+    ]
+    cand_c = [
+        "def f(xs):\n    return sum(x for x in xs if x % 2 == 0)",
+        "def f(s):\n    best = run = 0\n    prev = None\n    for ch in s:\n"
+        "        run = run + 1 if ch == prev else 1\n        best = max(best, run)\n        prev = ch\n"
+        "    return best",
+    ]
     emb = lambda texts: embeddings.embed_texts(texts, encoder=encoder)  # noqa: E731
-    got = N.novelty_verdicts({"question": emb(cand_q), "code": emb(cand_c)},
-                             {"question": emb(accepted_q), "code": emb(accepted_c)}, NoveltySettings())
+    got = N.novelty_verdicts(
+        {"question": emb(cand_q), "code": emb(cand_c)},
+        {"question": emb(accepted_q), "code": emb(accepted_c)},
+        NoveltySettings(),
+    )
     assert got[0][0] is False and got[0][1] == pytest.approx(1.0, abs=1e-5)
     assert got[1][0] is True and got[1][1] < 0.95

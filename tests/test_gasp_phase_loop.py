@@ -22,9 +22,14 @@ def test_target_reached_ends_the_phase_before_attempts_are_spent():
     assert loop.ended is None and not loop.done
     sizes = run(loop, [1, 3, 2, 9])
     assert sizes == [4, 4, 4]
-    assert loop.ended == "target_reached" and loop.accepted == 6     # the last round overshoots M
-    assert loop.summary() == {"attempts": 3, "candidates": 12, "accepted": 6, "target": 5,
-                              "ended": "target_reached"}
+    assert loop.ended == "target_reached" and loop.accepted == 6  # the last round overshoots M
+    assert loop.summary() == {
+        "attempts": 3,
+        "candidates": 12,
+        "accepted": 6,
+        "target": 5,
+        "ended": "target_reached",
+    }
 
 
 def test_generations_count_rounds_whatever_their_size():
@@ -66,13 +71,16 @@ def test_a_finished_loop_refuses_more_rounds_and_bad_counts():
         PhaseLoop(target=1, max_attempts=5, count="candidates", per_attempt=2).record(0, 0)
 
 
-@pytest.mark.parametrize("kwargs,key", [
-    ({"target": 0, "max_attempts": 1}, "target"),
-    ({"target": 1, "max_attempts": 0}, "max_attempts"),
-    ({"target": 1, "max_attempts": 1, "per_attempt": 0}, "per_attempt"),
-    ({"target": 1, "max_attempts": 1, "count": "rounds"}, "count"),
-    ({"target": True, "max_attempts": 1}, "target"),
-])
+@pytest.mark.parametrize(
+    "kwargs,key",
+    [
+        ({"target": 0, "max_attempts": 1}, "target"),
+        ({"target": 1, "max_attempts": 0}, "max_attempts"),
+        ({"target": 1, "max_attempts": 1, "per_attempt": 0}, "per_attempt"),
+        ({"target": 1, "max_attempts": 1, "count": "rounds"}, "count"),
+        ({"target": True, "max_attempts": 1}, "target"),
+    ],
+)
 def test_settings_are_checked(kwargs, key):
     with pytest.raises(ValueError, match=f"^{key}:"):
         PhaseLoop(**kwargs)

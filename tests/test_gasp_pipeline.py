@@ -14,13 +14,13 @@ import json
 from pathlib import Path
 
 import pytest
+from workflow_helpers import default_config
 
 from selfplay.config import validate_config
 from selfplay.llm.base import Backend
 from selfplay.pipeline import agents
 from selfplay.pipeline import gasp as steps
 from selfplay.records import read_json, read_jsonl, write_jsonl
-from workflow_helpers import default_config
 
 GOALPOSTS = [
     {"id": "g1", "title": "Digit sum", "text": "Return the sum of the digits of n.", "starter_code": ""},
@@ -36,8 +36,11 @@ def proposal(question: str, code: str, inputs: list[str]) -> str:
 ADD_ONE = ("Add one to x.", "def f(x):\n    return x + 1")
 DOUBLE = ("Double every element of a list.", "def f(xs):\n    return [2 * v for v in xs]")
 UNSAFE = ("Read a file.", "def f(x):\n    import os\n    return os.getcwd()")
-INPUTS = {ADD_ONE: ["1", "2", "3", "4", "5"], DOUBLE: ["[1]", "[1, 2]", "[]", "[3, 4]", "[0, 5]"],
-          UNSAFE: ["1", "2", "3", "4", "5"]}
+INPUTS = {
+    ADD_ONE: ["1", "2", "3", "4", "5"],
+    DOUBLE: ["[1]", "[1, 2]", "[]", "[3, 4]", "[0, 5]"],
+    UNSAFE: ["1", "2", "3", "4", "5"],
+}
 WRONG = "```python\ndef f(*a):\n    return None\n```"
 
 
@@ -76,7 +79,9 @@ def config(**teacher) -> dict:
     return cfg
 
 
-def run_phase(tmp_path: Path, cfg: dict, backend: Backend, monkeypatch, name: str = "lemma") -> tuple[Path, dict]:
+def run_phase(
+    tmp_path: Path, cfg: dict, backend: Backend, monkeypatch, name: str = "lemma"
+) -> tuple[Path, dict]:
     monkeypatch.setattr(agents, "make_generation_backend", lambda cfg, model_dir: backend)
     goalposts = tmp_path / "goalposts.jsonl"
     write_jsonl(goalposts, GOALPOSTS)
@@ -103,14 +108,16 @@ def test_phase_accepts_in_band_candidates_and_stops_at_m(tmp_path, monkeypatch):
     assert [r["meta"]["rewards"] for r in rollouts] == [[1.0], [-1.0], [1.0]]
     assert {(r["meta"]["task"], r["meta"]["role"]) for r in rollouts} == {("lemma", "teacher")}
     assert len(read_jsonl(out / "teacher.jsonl")) == 3 and len(read_jsonl(out / "student.jsonl")) == 2
-    assert read_jsonl(out / "buffer.jsonl") == accepted   # the global buffers after the phase (none before)
+    assert read_jsonl(out / "buffer.jsonl") == accepted  # the global buffers after the phase (none before)
     assert not (out / ".attempts").exists()
 
 
 def test_out_of_band_copies_and_unsafe_code_spend_the_attempts(tmp_path, monkeypatch):
     cfg = config(candidates_per_attempt=2, target_accepted=5, max_attempts=2)
-    script = [[proposal(*ADD_ONE, INPUTS[ADD_ONE]), proposal(*ADD_ONE, INPUTS[ADD_ONE])],
-              [proposal(*UNSAFE, INPUTS[UNSAFE]), proposal(*DOUBLE, INPUTS[DOUBLE])]]
+    script = [
+        [proposal(*ADD_ONE, INPUTS[ADD_ONE]), proposal(*ADD_ONE, INPUTS[ADD_ONE])],
+        [proposal(*UNSAFE, INPUTS[UNSAFE]), proposal(*DOUBLE, INPUTS[DOUBLE])],
+    ]
     out, summary = run_phase(tmp_path, cfg, Scripted(script, passes=9), monkeypatch)
     rows = read_jsonl(out / "candidates.jsonl")
     # the copy of an earlier candidate of the same call is not novel; 9 of 10 is above the lemma band
@@ -120,7 +127,7 @@ def test_out_of_band_copies_and_unsafe_code_spend_the_attempts(tmp_path, monkeyp
     assert [r["reward"] for r in rows] == [-0.5, -0.5, -0.5, -0.5]
     assert summary["ended"] == "attempts_spent" and summary["attempts"] == 2 and summary["accepted"] == 0
     assert read_jsonl(out / "accepted.jsonl") == []
-    assert len(read_jsonl(out / "rollouts.jsonl")) == 4   # on_short: update, on every scored candidate
+    assert len(read_jsonl(out / "rollouts.jsonl")) == 4  # on_short: update, on every scored candidate
 
 
 def test_the_recordings_replay_the_phase_byte_for_byte(tmp_path, monkeypatch):
@@ -142,8 +149,9 @@ def test_lift_phase_without_lemmas_writes_an_empty_phase(tmp_path, monkeypatch):
     cfg = config()
     lemmas = tmp_path / "lemmas.jsonl"
     write_jsonl(lemmas, [])
-    summary = steps.run_teacher_phase(cfg, "gasp", 0, 1, "lift", "model", None, str(lemmas), [],
-                                      str(tmp_path / "lift"))
+    summary = steps.run_teacher_phase(
+        cfg, "gasp", 0, 1, "lift", "model", None, str(lemmas), [], str(tmp_path / "lift")
+    )
     assert summary["ended"] == "no_lemmas" and summary["updated"] is False
     assert read_json(tmp_path / "lift" / "phase.json")["candidates"] == 0
     assert read_jsonl(tmp_path / "lift" / "rollouts.jsonl") == []
@@ -167,8 +175,9 @@ def test_an_update_with_nothing_to_train_on_names_the_state_to_keep(tmp_path):
     assert agents.resolve_policy("base-model", str(tmp_path / "s3")) == (str(real / "policy"), None)
 
 
-@pytest.mark.parametrize("iterations,every,expected", [(2, 2, [2]), (5, 2, [2, 4, 5]), (48, 2, list(range(2, 49, 2))),
-                                                       (3, 5, [3])])
+@pytest.mark.parametrize(
+    "iterations,every,expected", [(2, 2, [2]), (5, 2, [2, 4, 5]), (48, 2, list(range(2, 49, 2))), (3, 5, [3])]
+)
 def test_evaluated_checkpoints(iterations, every, expected):
     assert steps.eval_iterations(iterations, every) == expected
 
@@ -186,21 +195,24 @@ def test_buffer_dissimilarity_per_iteration(tmp_path):
             files.append(str(path))
     rows = steps.write_dissimilarity(cfg, files, str(tmp_path / "dissimilarity.jsonl"))
     assert [r["iteration"] for r in rows] == [1, 2, 3]
-    assert rows[0]["lemma"] is None and rows[0]["lift"] is None      # nothing earlier
-    assert rows[1]["lemma"] == pytest.approx(0.0, abs=1e-5)          # the same lemma again
-    assert rows[1]["lift"] is None                                   # the lift buffer was empty
+    assert rows[0]["lemma"] is None and rows[0]["lift"] is None  # nothing earlier
+    assert rows[1]["lemma"] == pytest.approx(0.0, abs=1e-5)  # the same lemma again
+    assert rows[1]["lift"] is None  # the lift buffer was empty
     assert rows[2]["lemma"] > 0.2 and rows[2]["lift"] == pytest.approx(0.0, abs=1e-5)
     assert read_jsonl(tmp_path / "dissimilarity.jsonl") == rows
 
 
-@pytest.mark.parametrize("method, phase, reward", [
-    # one-step medium: k = 5 of 10 is inside 0.1..0.5, R(0.5; 0.3, 5) = 0.254 (the note's table)
-    ("onestep_medium", "onestep", 0.254),
-    # one-step hard: R(0.5; 0.1, 1) = 10 * 0.5 * (0.5 / 0.9)^9 = 0.025
-    ("onestep_hard", "onestep", 0.025),
-    # unguided (Absolute Zero's proposer reward): 1 - p
-    ("unguided", "propose", 0.5),
-])
+@pytest.mark.parametrize(
+    "method, phase, reward",
+    [
+        # one-step medium: k = 5 of 10 is inside 0.1..0.5, R(0.5; 0.3, 5) = 0.254 (the note's table)
+        ("onestep_medium", "onestep", 0.254),
+        # one-step hard: R(0.5; 0.1, 1) = 10 * 0.5 * (0.5 / 0.9)^9 = 0.025
+        ("onestep_hard", "onestep", 0.025),
+        # unguided (Absolute Zero's proposer reward): 1 - p
+        ("unguided", "propose", 0.5),
+    ],
+)
 def test_the_ablations_phases_score_with_their_own_schedule(tmp_path, monkeypatch, method, phase, reward):
     cfg = config(candidates_per_attempt=1, target_accepted=1, max_attempts=1)
     backend = Scripted([[proposal(*ADD_ONE, INPUTS[ADD_ONE])]], passes=5)
@@ -208,16 +220,24 @@ def test_the_ablations_phases_score_with_their_own_schedule(tmp_path, monkeypatc
     goalposts = tmp_path / "goalposts.jsonl"
     write_jsonl(goalposts, GOALPOSTS)
     parents = None if phase == "propose" else str(goalposts)
-    summary = steps.run_teacher_phase(cfg, method, 0, 1, phase, "model", None, parents, [], str(tmp_path / phase))
+    summary = steps.run_teacher_phase(
+        cfg, method, 0, 1, phase, "model", None, parents, [], str(tmp_path / phase)
+    )
     [row] = read_jsonl(tmp_path / phase / "candidates.jsonl")
     assert row["k"] == 5 and row["reward"] == pytest.approx(reward, abs=5e-4)
-    assert summary["schedule"] == {"onestep": method, "propose": "unguided"}[phase] and summary["accepted"] == 1
+    assert (
+        summary["schedule"] == {"onestep": method, "propose": "unguided"}[phase] and summary["accepted"] == 1
+    )
     teacher = read_jsonl(tmp_path / phase / "teacher.jsonl")
     prompt = teacher[0]["messages"][-1]["content"]
-    assert ("Digit sum" in prompt or "Vowels" in prompt) == (phase != "propose")   # unguided: no goalpost shown
+    assert ("Digit sum" in prompt or "Vowels" in prompt) == (
+        phase != "propose"
+    )  # unguided: no goalpost shown
 
 
-def test_without_rejection_sampling_copies_are_scored_and_without_the_io_axis_every_axis_is_f(tmp_path, monkeypatch):
+def test_without_rejection_sampling_copies_are_scored_and_without_the_io_axis_every_axis_is_f(
+    tmp_path, monkeypatch
+):
     cfg = config(candidates_per_attempt=4, target_accepted=9, max_attempts=1)
     goalposts = tmp_path / "goalposts.jsonl"
     write_jsonl(goalposts, GOALPOSTS)
@@ -225,7 +245,9 @@ def test_without_rejection_sampling_copies_are_scored_and_without_the_io_axis_ev
     for method in ("no_rejection", "no_io_axis"):
         backend = Scripted([list(copies)], passes=5)
         monkeypatch.setattr(agents, "make_generation_backend", lambda cfg, model_dir, b=backend: b)
-        steps.run_teacher_phase(cfg, method, 0, 1, "lemma", "model", None, str(goalposts), [], str(tmp_path / method))
+        steps.run_teacher_phase(
+            cfg, method, 0, 1, "lemma", "model", None, str(goalposts), [], str(tmp_path / method)
+        )
     plain = read_jsonl(tmp_path / "no_rejection" / "candidates.jsonl")
     assert [r["outcome"] for r in plain] == ["scored"] * 4 and [r["accepted"] for r in plain] == [True] * 4
     filtered = read_jsonl(tmp_path / "no_io_axis" / "candidates.jsonl")

@@ -19,11 +19,13 @@ from selfplay.train.rl.grpo import validate_prompt_records
 LCB_DATA = Path(lcb.__file__).resolve().parents[2] / "data" / "eval"
 SMOKE_REFERENCES = json.loads((LCB_DATA / "livecodebench.smoke.references.json").read_text())
 
-RIGHT = ("class Solution:\n    def rotateRight(self, nums, k):\n        k %= len(nums)\n"
-         "        return nums[len(nums) - k:] + nums[:len(nums) - k]\n")
+RIGHT = (
+    "class Solution:\n    def rotateRight(self, nums, k):\n        k %= len(nums)\n"
+    "        return nums[len(nums) - k:] + nums[:len(nums) - k]\n"
+)
 WRONG = "class Solution:\n    def rotateRight(self, nums, k):\n        k %= len(nums)\n        return nums[k:] + nums[:k]\n"
 HOSTILE = [
-    "import os\nos._exit(0)\n" + RIGHT,                                       # exits before any test runs
+    "import os\nos._exit(0)\n" + RIGHT,  # exits before any test runs
     "raise SystemExit(0)\n" + RIGHT,
     "class Solution:\n    def rotateRight(self, nums, k):\n        while True:\n            pass\n",
     "print('All tests passed')\nclass Solution:\n    def rotateRight(self, nums, k):\n        return 'passed'\n",
@@ -46,7 +48,7 @@ def answer(code: str) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def rows() -> list[dict]:
-    train, _ = gp.training_split(None, {})          # LiveCodeBench's smoke rows before the cut (one stdin)
+    train, _ = gp.training_split(None, {})  # LiveCodeBench's smoke rows before the cut (one stdin)
     return gp.load_rows() + train
 
 
@@ -75,11 +77,19 @@ def test_prompt_records_carry_the_evaluation_prompt_and_the_partition_columns(ro
 
 def test_the_reward_judges_right_wrong_and_missing_programs(rows, sandbox):
     reward = rd.reward_function(rows, sandbox, settings={"timeout": 1.0})
-    stdin_id = "smoke-lcb-4"   # a stdin problem: the program reads standard input
-    completions = [answer(RIGHT), answer(WRONG), [{"role": "assistant", "content": "Just rotate it."}],
-                   answer(SMOKE_REFERENCES[stdin_id]), answer("print(input())\n"), "```python\n" + RIGHT + "```"]
+    stdin_id = "smoke-lcb-4"  # a stdin problem: the program reads standard input
+    completions = [
+        answer(RIGHT),
+        answer(WRONG),
+        [{"role": "assistant", "content": "Just rotate it."}],
+        answer(SMOKE_REFERENCES[stdin_id]),
+        answer("print(input())\n"),
+        "```python\n" + RIGHT + "```",
+    ]
     ids = ["gasp-gp-08"] * 3 + [stdin_id] * 2 + ["gasp-gp-08"]
-    got = reward(prompts=[None] * len(ids), completions=completions, problem_id=ids, task=["real_data"] * len(ids))
+    got = reward(
+        prompts=[None] * len(ids), completions=completions, problem_id=ids, task=["real_data"] * len(ids)
+    )
     assert got == [1.0, 0.0, 0.0, 1.0, 0.0, 1.0]
     assert all(type(v) is float for v in got)
     assert reward.__name__ == "lcb_all_tests_pass"
@@ -91,8 +101,11 @@ def test_the_reward_judges_right_wrong_and_missing_programs(rows, sandbox):
 
 def test_hostile_programs_earn_nothing(rows, sandbox):
     reward = rd.reward_function(rows, sandbox, format_error=-1.0, settings={"timeout": 1.0})
-    got = reward(prompts=[None] * len(HOSTILE), completions=[answer(code) for code in HOSTILE],
-                 problem_id=["gasp-gp-08"] * len(HOSTILE))
+    got = reward(
+        prompts=[None] * len(HOSTILE),
+        completions=[answer(code) for code in HOSTILE],
+        problem_id=["gasp-gp-08"] * len(HOSTILE),
+    )
     assert got == [0.0] * len(HOSTILE)
 
 
@@ -109,8 +122,10 @@ def test_joint_batches_are_drawn_without_replacement_per_iteration(rows):
     first = rd.joint_batch(records, 4, seed=3, iteration=1)
     assert len(first) == 4 and len({r["problem_id"] for r in first}) == 4
     assert first == rd.joint_batch(records, 4, seed=3, iteration=1)
-    draws = {tuple(r["problem_id"] for r in rd.joint_batch(records, 4, seed=3, iteration=i)) for i in range(6)}
-    assert len(draws) > 1   # another iteration draws another batch
+    draws = {
+        tuple(r["problem_id"] for r in rd.joint_batch(records, 4, seed=3, iteration=i)) for i in range(6)
+    }
+    assert len(draws) > 1  # another iteration draws another batch
     everything = rd.joint_batch(records, 100, seed=3, iteration=1)
     assert sorted(r["problem_id"] for r in everything) == sorted(r["problem_id"] for r in records)
     with pytest.raises(UserError, match="at least 1"):
@@ -129,11 +144,24 @@ def test_grpo_trains_on_the_records_with_this_reward(tmp_path, rows, sandbox):
     model = ensure_tiny_model("qwen3", tmp_path / "qwen3", dtype="float32")
     records = rd.prompt_records(gp.load_rows()[:2])
     reward = rd.reward_function(rows, sandbox, format_error=-1.0, settings={"timeout": 1.0})
-    settings = {"group_size": 2, "batch_size": 4, "steps_per_generation": 1, "grad_accum": 1, "max_steps": 1,
-                "max_completion_length": 8, "max_prompt_tokens": 1024, "learning_rate": 1e-4,
-                "temperature": 1.0, "finetune": "lora", "lora": {"r": 4, "alpha": 8, "dropout": 0.0},
-                "checkpoint_steps": 0, "seed": 7}
-    train_grpo(model, records, reward, settings, tmp_path / "policy", recordings_path=tmp_path / "rollouts.jsonl")
+    settings = {
+        "group_size": 2,
+        "batch_size": 4,
+        "steps_per_generation": 1,
+        "grad_accum": 1,
+        "max_steps": 1,
+        "max_completion_length": 8,
+        "max_prompt_tokens": 1024,
+        "learning_rate": 1e-4,
+        "temperature": 1.0,
+        "finetune": "lora",
+        "lora": {"r": 4, "alpha": 8, "dropout": 0.0},
+        "checkpoint_steps": 0,
+        "seed": 7,
+    }
+    train_grpo(
+        model, records, reward, settings, tmp_path / "policy", recordings_path=tmp_path / "rollouts.jsonl"
+    )
     rollouts = read_jsonl(tmp_path / "rollouts.jsonl")
     assert sorted(r["meta"]["columns"]["problem_id"] for r in rollouts) == ["gasp-gp-01", "gasp-gp-02"]
     assert all(r["meta"]["rewards"] == [-1.0, -1.0] for r in rollouts)

@@ -12,8 +12,12 @@ from selfplay.tracks.gasp.validity import ValiditySettings, check_proposals, scr
 
 S = ValiditySettings(timeout_s=1.0)
 # The screen off: what the sandbox and the determinism check do on their own.
-OPEN = ValiditySettings(timeout_s=1.0, banned_imports=[], banned_names=[], allowed_dunders=["__name__", "__init__",
-                                                                                            "__eq__", "__hash__"])
+OPEN = ValiditySettings(
+    timeout_s=1.0,
+    banned_imports=[],
+    banned_names=[],
+    allowed_dunders=["__name__", "__init__", "__eq__", "__hash__"],
+)
 INPUTS = ["(1,)", "(2,)", "(3,)", "(4,)", "(5,)"]  # argument tuples, as parse.py writes them
 
 
@@ -65,32 +69,68 @@ def test_pools_must_cover_every_seed(pools):
 
 
 def test_valid_proposal_gets_its_five_pairs_from_running_f(pools):
-    verdict = one(pools, "def f(xs, k):\n    return sorted(xs)[-k:]\n",
-                  inputs=["([3, 1, 2], 1)", "([5, 4], 2)", "([1], 1)", "([9, 8, 7], 2)", "([0, 0, 1],3)"])
+    verdict = one(
+        pools,
+        "def f(xs, k):\n    return sorted(xs)[-k:]\n",
+        inputs=["([3, 1, 2], 1)", "([5, 4], 2)", "([1], 1)", "([9, 8, 7], 2)", "([0, 0, 1],3)"],
+    )
     assert verdict.valid and verdict.reason is None
-    assert [p["input"] for p in verdict.pairs] == ["([3, 1, 2], 1)", "([5, 4], 2)", "([1], 1)", "([9, 8, 7], 2)",
-                                                   "([0, 0, 1], 3)"]
+    assert [p["input"] for p in verdict.pairs] == [
+        "([3, 1, 2], 1)",
+        "([5, 4], 2)",
+        "([1], 1)",
+        "([9, 8, 7], 2)",
+        "([0, 0, 1], 3)",
+    ]
     assert verdict.pairs[0]["output"] == ["list", [["int", 3]]]
     assert [p["output_repr"] for p in verdict.pairs] == ["[3]", "[4, 5]", "[1]", "[8, 9]", "[0, 0, 1]"]
 
 
 def test_inputs_are_call_arguments_read_as_literals(pools):
     # the source of the argument tuple: "((1, 2),)" is one tuple argument, "([1],)" one list
-    verdict = one(pools, "def f(x):\n    return len(x)\n",
-                  inputs=["((1, 2),)", "({'a': 1},)", "({1, 2, 3},)", "([1],)", "('',)"])
+    verdict = one(
+        pools,
+        "def f(x):\n    return len(x)\n",
+        inputs=["((1, 2),)", "({'a': 1},)", "({1, 2, 3},)", "([1],)", "('',)"],
+    )
     assert verdict.valid, verdict
-    assert [p["output"] for p in verdict.pairs] == [["int", 2], ["int", 1], ["int", 3], ["int", 1], ["int", 0]]
-    assert [p["input"] for p in verdict.pairs] == ["((1, 2),)", "({'a': 1},)", "({1, 2, 3},)", "([1],)", "('',)"]
-    assert one(pools, "def f(a, b):\n    return a\n", inputs=["((1, 2),)", "(2, 3)", "(4, 5)", "(6, 7)", "(8, 9)"]) \
-        .reason == "raises:TypeError", "a tuple inside the tuple is one argument"
+    assert [p["output"] for p in verdict.pairs] == [
+        ["int", 2],
+        ["int", 1],
+        ["int", 3],
+        ["int", 1],
+        ["int", 0],
+    ]
+    assert [p["input"] for p in verdict.pairs] == [
+        "((1, 2),)",
+        "({'a': 1},)",
+        "({1, 2, 3},)",
+        "([1],)",
+        "('',)",
+    ]
+    assert (
+        one(
+            pools,
+            "def f(a, b):\n    return a\n",
+            inputs=["((1, 2),)", "(2, 3)", "(4, 5)", "(6, 7)", "(8, 9)"],
+        ).reason
+        == "raises:TypeError"
+    ), "a tuple inside the tuple is one argument"
     # canonical text: spacing and a bare tuple without parentheses come back as repr writes them
-    verdict = one(pools, "def f(a, b):\n    return a + b\n", inputs=["(1,2)", "3, 4", " (5, 6) ", "(7,\n 8)", "(9, 0)"])
-    assert verdict.valid and [p["input"] for p in verdict.pairs] == ["(1, 2)", "(3, 4)", "(5, 6)", "(7, 8)", "(9, 0)"]
+    verdict = one(
+        pools, "def f(a, b):\n    return a + b\n", inputs=["(1,2)", "3, 4", " (5, 6) ", "(7,\n 8)", "(9, 0)"]
+    )
+    assert verdict.valid and [p["input"] for p in verdict.pairs] == [
+        "(1, 2)",
+        "(3, 4)",
+        "(5, 6)",
+        "(7, 8)",
+        "(9, 0)",
+    ]
 
 
 def test_names_of_builtins_used_as_variables_are_fine(pools):
-    code = ("def f(id, input):\n    if __name__ == 'solution':\n        pass\n"
-            "    return [id, input]\n")
+    code = "def f(id, input):\n    if __name__ == 'solution':\n        pass\n    return [id, input]\n"
     assert one(pools, code, inputs=["(1, 2)", "(3, 4)", "(5, 6)", "(7, 8)", "(9, 0)"]).valid
 
 
@@ -102,19 +142,28 @@ def test_printing_does_not_change_a_valid_proposal(pools):
 # ---------------------------------------------------------------- malformed
 
 
-@pytest.mark.parametrize("proposal, reason", [
-    (prop("def g(a):\n    return a\n"), "malformed:no_f"),
-    (prop("def f(a):\n    return a +\n"), "malformed:syntax_error"),
-    (prop("def f(a):\n    return a\n", inputs=INPUTS[:4]), "malformed:input_count"),
-    (prop("def f(a):\n    return a\n", inputs=INPUTS[:4] + ["(1 + 1,)"]), "malformed:input_not_literal"),
-    (prop("def f(a):\n    return a\n", inputs=INPUTS[:4] + ["(__import__('os'),)"]), "malformed:input_not_literal"),
-    (prop("def f(a):\n    return a\n", inputs=INPUTS[:4] + ["(5)"]), "malformed:input_not_literal"),  # 5, not (5,)
-    (prop("def f(a):\n    return a\n", inputs=INPUTS[:4] + ["( 1, )"]), "malformed:duplicate_inputs"),
-    (prop("def f(a):\n    return a\n", question="  "), "malformed:no_question"),
-    (prop("def f(a):\n    return a\n" + "#" * 30_000), "malformed:code_too_long"),
-    (prop(""), "malformed:no_code"),
-    ("not a dict", "malformed:not_a_proposal"),
-])
+@pytest.mark.parametrize(
+    "proposal, reason",
+    [
+        (prop("def g(a):\n    return a\n"), "malformed:no_f"),
+        (prop("def f(a):\n    return a +\n"), "malformed:syntax_error"),
+        (prop("def f(a):\n    return a\n", inputs=INPUTS[:4]), "malformed:input_count"),
+        (prop("def f(a):\n    return a\n", inputs=INPUTS[:4] + ["(1 + 1,)"]), "malformed:input_not_literal"),
+        (
+            prop("def f(a):\n    return a\n", inputs=INPUTS[:4] + ["(__import__('os'),)"]),
+            "malformed:input_not_literal",
+        ),
+        (
+            prop("def f(a):\n    return a\n", inputs=INPUTS[:4] + ["(5)"]),
+            "malformed:input_not_literal",
+        ),  # 5, not (5,)
+        (prop("def f(a):\n    return a\n", inputs=INPUTS[:4] + ["( 1, )"]), "malformed:duplicate_inputs"),
+        (prop("def f(a):\n    return a\n", question="  "), "malformed:no_question"),
+        (prop("def f(a):\n    return a\n" + "#" * 30_000), "malformed:code_too_long"),
+        (prop(""), "malformed:no_code"),
+        ("not a dict", "malformed:not_a_proposal"),
+    ],
+)
 def test_malformed_proposals(pools, proposal, reason):
     [verdict] = check_proposals([proposal], pools, S)
     assert not verdict.valid and verdict.reason == reason
@@ -123,30 +172,35 @@ def test_malformed_proposals(pools, proposal, reason):
 # ---------------------------------------------------------------- the unsafe screen
 
 
-@pytest.mark.parametrize("code, reason", [
-    ("import random\ndef f(a):\n    return a\n", "unsafe:import:random"),
-    ("import os.path\ndef f(a):\n    return a\n", "unsafe:import:os"),
-    ("from os import path\ndef f(a):\n    return a\n", "unsafe:import:os"),
-    ("from concurrent import futures\ndef f(a):\n    return a\n", "unsafe:import:concurrent"),
-    ("def f(a):\n    import time\n    return time.time()\n", "unsafe:import:time"),
-    ("from datetime import date\ndef f(a):\n    return a\n", "unsafe:import:datetime"),
-    ("from . import x\ndef f(a):\n    return a\n", "unsafe:import:relative"),
-    ("def f(a):\n    return eval('a')\n", "unsafe:name:eval"),
-    ("def f(a):\n    return open('/etc/passwd').read()\n", "unsafe:name:open"),
-    ("def f(a):\n    return __import__('os').getpid()\n", "unsafe:dunder:__import__"),
-    ("def f(a):\n    return id(a)\n", "unsafe:name:id"),
-    ("def f(a):\n    return getattr(a, '__cl' + 'ass__')\n", "unsafe:name:getattr"),
-    ("def f(a):\n    return a.__class__\n", "unsafe:dunder:__class__"),
-    ("def f(a):\n    return __builtins__\n", "unsafe:dunder:__builtins__"),
-])
+@pytest.mark.parametrize(
+    "code, reason",
+    [
+        ("import random\ndef f(a):\n    return a\n", "unsafe:import:random"),
+        ("import os.path\ndef f(a):\n    return a\n", "unsafe:import:os"),
+        ("from os import path\ndef f(a):\n    return a\n", "unsafe:import:os"),
+        ("from concurrent import futures\ndef f(a):\n    return a\n", "unsafe:import:concurrent"),
+        ("def f(a):\n    import time\n    return time.time()\n", "unsafe:import:time"),
+        ("from datetime import date\ndef f(a):\n    return a\n", "unsafe:import:datetime"),
+        ("from . import x\ndef f(a):\n    return a\n", "unsafe:import:relative"),
+        ("def f(a):\n    return eval('a')\n", "unsafe:name:eval"),
+        ("def f(a):\n    return open('/etc/passwd').read()\n", "unsafe:name:open"),
+        ("def f(a):\n    return __import__('os').getpid()\n", "unsafe:dunder:__import__"),
+        ("def f(a):\n    return id(a)\n", "unsafe:name:id"),
+        ("def f(a):\n    return getattr(a, '__cl' + 'ass__')\n", "unsafe:name:getattr"),
+        ("def f(a):\n    return a.__class__\n", "unsafe:dunder:__class__"),
+        ("def f(a):\n    return __builtins__\n", "unsafe:dunder:__builtins__"),
+    ],
+)
 def test_unsafe_screen(pools, code, reason):
     assert screen(code, S) == reason
     assert one(pools, code).reason == reason
 
 
 def test_screen_passes_ordinary_code():
-    code = ("import math, itertools\nfrom collections import Counter\nimport heapq as hq\n"
-            "def f(xs):\n    c = Counter(xs)\n    return sorted(c.items())\n")
+    code = (
+        "import math, itertools\nfrom collections import Counter\nimport heapq as hq\n"
+        "def f(xs):\n    c = Counter(xs)\n    return sorted(c.items())\n"
+    )
     assert screen(code, S) is None
 
 
@@ -175,18 +229,24 @@ def test_infinite_loop_at_import_is_a_timeout(pools):
 
 
 def test_loop_that_swallows_the_per_call_alarm_still_ends(pools):
-    code = "def f(a):\n    while True:\n        try:\n            while True:\n                pass\n" \
-           "        except BaseException:\n            pass\n"
+    code = (
+        "def f(a):\n    while True:\n        try:\n            while True:\n                pass\n"
+        "        except BaseException:\n            pass\n"
+    )
     assert one(pools, code, ValiditySettings(timeout_s=0.3, run_timeout_s=1.0)).reason == "timeout"
 
 
 def test_exits_and_fork_bombs_with_the_screen_off(pools):
-    verdicts = check_proposals([
-        prop("import os\ndef f(a):\n    os._exit(0)\n"),
-        prop("import os\ndef f(a):\n    while True:\n        os.fork()\n"),
-        prop("import os\ndef f(a):\n    os.kill(os.getppid(), 9)\n    return a\n"),
-        prop("def f(a):\n    return a + 1\n"),
-    ], pools, OPEN)
+    verdicts = check_proposals(
+        [
+            prop("import os\ndef f(a):\n    os._exit(0)\n"),
+            prop("import os\ndef f(a):\n    while True:\n        os.fork()\n"),
+            prop("import os\ndef f(a):\n    os.kill(os.getppid(), 9)\n    return a\n"),
+            prop("def f(a):\n    return a + 1\n"),
+        ],
+        pools,
+        OPEN,
+    )
     assert [v.valid for v in verdicts] == [False, False, False, True]
     assert verdicts[0].reason.startswith("crashed:")
     assert verdicts[1].reason.split(":")[0] in ("raises", "crashed", "timeout")
@@ -208,7 +268,9 @@ def test_state_kept_between_calls_is_caught_by_the_repeated_call(pools):
 def test_hash_order_is_caught_under_two_seeds(pools):
     verdict = one(pools, "def f(a):\n    return hash('abc') % 1000 + a\n")
     assert verdict.reason == "non_deterministic" and "seed 1" in verdict.detail
-    verdict = one(pools, "def f(a):\n    return list({'alpha', 'beta', 'gamma', 'delta', 'epsilon', str(a)})\n")
+    verdict = one(
+        pools, "def f(a):\n    return list({'alpha', 'beta', 'gamma', 'delta', 'epsilon', str(a)})\n"
+    )
     assert verdict.reason == "non_deterministic"
 
 
@@ -231,20 +293,29 @@ def test_one_seed_alone_cannot_see_the_difference():
 # ---------------------------------------------------------------- outputs
 
 
-@pytest.mark.parametrize("code, reason", [
-    ("def f(a):\n    return 'x' * 10 ** 7\n", "output_too_large"),
-    ("def f(a):\n    return 'x' * 2000\n", "output_too_large"),
-    ("def f(a):\n    return 10 ** 5000\n", "output_too_large"),
-    ("def f(a):\n    x = []\n    x.append(x)\n    return x\n", "unencodable"),
-    ("def f(a):\n    return complex(a, 1)\n", "output_not_literal"),
-    ("def f(a):\n    return bytearray(b'x')\n", "output_not_literal"),
-    ("def f(a):\n    return [float('nan'), a]\n", "nan_output"),
-    ("def f(a):\n    return None\n", "none_output"),
-    ("def f(a):\n    return (x for x in [a])\n", "not_plain_value:generator"),
-    ("from collections import deque\ndef f(a):\n    return deque([a])\n", "not_plain_value:collections.deque"),
-    ("class Liar:\n    def __eq__(self, other):\n        return True\n    __hash__ = None\n"
-     "def f(a):\n    return Liar()\n", "not_plain_value:solution.Liar"),
-])
+@pytest.mark.parametrize(
+    "code, reason",
+    [
+        ("def f(a):\n    return 'x' * 10 ** 7\n", "output_too_large"),
+        ("def f(a):\n    return 'x' * 2000\n", "output_too_large"),
+        ("def f(a):\n    return 10 ** 5000\n", "output_too_large"),
+        ("def f(a):\n    x = []\n    x.append(x)\n    return x\n", "unencodable"),
+        ("def f(a):\n    return complex(a, 1)\n", "output_not_literal"),
+        ("def f(a):\n    return bytearray(b'x')\n", "output_not_literal"),
+        ("def f(a):\n    return [float('nan'), a]\n", "nan_output"),
+        ("def f(a):\n    return None\n", "none_output"),
+        ("def f(a):\n    return (x for x in [a])\n", "not_plain_value:generator"),
+        (
+            "from collections import deque\ndef f(a):\n    return deque([a])\n",
+            "not_plain_value:collections.deque",
+        ),
+        (
+            "class Liar:\n    def __eq__(self, other):\n        return True\n    __hash__ = None\n"
+            "def f(a):\n    return Liar()\n",
+            "not_plain_value:solution.Liar",
+        ),
+    ],
+)
 def test_outputs_must_be_plain_readable_literals(pools, code, reason):
     settings = OPEN if "__eq__" in code else S
     verdict = one(pools, code, settings)
@@ -252,16 +323,21 @@ def test_outputs_must_be_plain_readable_literals(pools, code, reason):
 
 
 def test_plain_outputs_of_every_kind_are_accepted(pools):
-    code = ("def f(a):\n    return [a, -0.5, float('inf'), 'é', b'x', (a,), {a: {a}}, frozenset([a]), set(), True, None]\n")
+    code = "def f(a):\n    return [a, -0.5, float('inf'), 'é', b'x', (a,), {a: {a}}, frozenset([a]), set(), True, None]\n"
     verdict = one(pools, code)
     assert verdict.valid, verdict
-    assert verdict.pairs[0]["output_repr"] == "[1, -0.5, inf, 'é', b'x', (1,), {1: {1}}, frozenset({1}), set(), True, None]"
+    assert (
+        verdict.pairs[0]["output_repr"]
+        == "[1, -0.5, inf, 'é', b'x', (1,), {1: {1}}, frozenset({1}), set(), True, None]"
+    )
 
 
 def test_none_output_rules(pools):
     code = "def f(a):\n    return None if a == 1 else a\n"
     assert one(pools, code).valid
-    assert one(pools, code, ValiditySettings(timeout_s=1.0, reject_none_outputs="any")).reason == "none_output"
+    assert (
+        one(pools, code, ValiditySettings(timeout_s=1.0, reject_none_outputs="any")).reason == "none_output"
+    )
     assert one(pools, "def f(a):\n    return None\n", ValiditySettings(reject_none_outputs="never")).valid
 
 

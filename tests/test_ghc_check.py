@@ -17,20 +17,36 @@ from pathlib import Path
 import pytest
 
 from selfplay.errors import MissingToolError
-from selfplay.haskell.divergence import (Comparison, PairCheck, behaviours_agree, check_pair, check_pairs,
-                                         compare_outcomes)
-from selfplay.haskell.ghc_check import (CheckOutcome, CheckRequest, GhcChecker, GhcSettings, build_module,
-                                        split_errors)
+from selfplay.haskell.divergence import (
+    Comparison,
+    PairCheck,
+    behaviours_agree,
+    check_pair,
+    check_pairs,
+    compare_outcomes,
+)
+from selfplay.haskell.ghc_check import (
+    CheckOutcome,
+    CheckRequest,
+    GhcChecker,
+    GhcSettings,
+    build_module,
+    split_errors,
+)
 from selfplay.sandbox import Sandbox, SandboxLimits
 
 HAVE_GHC = shutil.which("ghc") is not None
-needs_ghc = pytest.mark.skipif(not HAVE_GHC, reason="ghc not found: install the Debian package `ghc` "
-                                                    "(apt-get install ghc) to run the real GHC tests")
+needs_ghc = pytest.mark.skipif(
+    not HAVE_GHC,
+    reason="ghc not found: install the Debian package `ghc` (apt-get install ghc) to run the real GHC tests",
+)
 REPO = Path(__file__).resolve().parents[1]
 
 
 def strong_isolation(iso: dict) -> bool:
-    return bool(iso.get("netns") and iso.get("pidns") and iso.get("mountns") and isinstance(iso.get("uid"), int))
+    return bool(
+        iso.get("netns") and iso.get("pidns") and iso.get("mountns") and isinstance(iso.get("uid"), int)
+    )
 
 
 def sandbox_uids(sb: Sandbox) -> set[int]:
@@ -85,18 +101,20 @@ SOLUTION_A = "module Solution where\n\nscore :: Int -> Int\nscore x = x + 100\n"
 SOLUTION_B = "module Solution where\n\nscore :: Int -> Int\nscore x = x - 100\n"
 INDENTED = "module Bar where\n  twice :: Int -> Int\n  twice x = 2 * x\n"
 NEG = "absDiff :: Int -> Int -> Int\nabsDiff a b = abs (a - b)\n"
-EITHER = "pick :: Bool -> Either String Int\npick b = if b then Right 1 else Left \"no\"\n"
+EITHER = 'pick :: Bool -> Either String Int\npick b = if b then Right 1 else Left "no"\n'
 
 SYNTAX_ERROR = "broken :: Int -> Int\nbroken x = x +\n"
 LOOP = "spin :: Int -> Int\nspin x = if x < 0 then x else spin (x + 1)\n"
 MEMORY = "hog :: Int -> Int\nhog _ = let xs = [1 ..] :: [Integer] in length xs + fromInteger (sum xs)\n"
-ERROR = "boom :: Int -> Int\nboom n = if n > 0 then error (\"bad input \" ++ show n) else n\n"
+ERROR = 'boom :: Int -> Int\nboom n = if n > 0 then error ("bad input " ++ show n) else n\n'
 DIVZERO = "ratio :: Int -> Int -> Int\nratio a b = a `div` b\n"
 PARTIAL = "firstOf :: [Int] -> Int\nfirstOf (x : _) = x\n"
-LATE_ERROR = "items :: Int -> [Int]\nitems n = [n, n + 1, error \"third\"]\n"
+LATE_ERROR = 'items :: Int -> [Int]\nitems n = [n, n + 1, error "third"]\n'
 INFINITE = "nats :: Int -> [Int]\nnats n = [n ..]\n"
-UNSAFE = ("import System.IO.Unsafe (unsafePerformIO)\n\nsneaky :: Int -> Int\n"
-          "sneaky x = unsafePerformIO (writeFile \"/tmp/pwned\" \"x\" >> return x)\n")
+UNSAFE = (
+    "import System.IO.Unsafe (unsafePerformIO)\n\nsneaky :: Int -> Int\n"
+    'sneaky x = unsafePerformIO (writeFile "/tmp/pwned" "x" >> return x)\n'
+)
 TH = "{-# LANGUAGE TemplateHaskell #-}\nsplice :: Int -> Int\nsplice x = x\n"
 OPTIONS = "{-# OPTIONS_GHC -F -pgmF /bin/sh #-}\nopts :: Int -> Int\nopts x = x\n"
 BAD_IMPORT_SYNTAX = "import (Data.List\nhdr :: Int -> Int\nhdr x = x\n"
@@ -133,7 +151,7 @@ GOOD = {
     "mult3": "10",
     "mult3_neg": "-10",
     "strings": "(\"12AB\",Just 'a',22)",
-    "shout_unicode": "\"CAF\\201 \\923\"",
+    "shout_unicode": '"CAF\\201 \\923"',
     "avg": "2.5",
     "third": "0.3333333333333333",
     "main_prog": "[4,3,2,1]",
@@ -141,7 +159,7 @@ GOOD = {
     "solution_b": "-99",
     "indented": "42",
     "neg": "7",
-    "either": "Left \"no\"",
+    "either": 'Left "no"',
     "mult3_again": "10",
 }
 SETTINGS = GhcSettings(run_timeout=2.0, run_memory_mb=256)
@@ -222,7 +240,9 @@ def test_hostile_programs_are_rejected_with_a_reason(batch):
     assert outcomes["unsafe"].status == "rejected" and "unsafePerformIO" in outcomes["unsafe"].detail
     assert outcomes["template_haskell"].status == "rejected"
     assert "TemplateHaskell" in outcomes["template_haskell"].detail
-    assert outcomes["options_pragma"].status == "rejected" and "OPTIONS_GHC" in outcomes["options_pragma"].detail
+    assert (
+        outcomes["options_pragma"].status == "rejected" and "OPTIONS_GHC" in outcomes["options_pragma"].detail
+    )
     assert not Path("/tmp/pwned").exists()
 
 
@@ -259,22 +279,25 @@ def test_rerun_uses_the_cached_runner(batch, checker):
 # ------------------------------------------------------------------ screening (no GHC needed)
 
 
-@pytest.mark.parametrize("source, needle", [
-    ("import System.IO.Unsafe\nf :: Int -> Int\nf = id\n", "System.IO.Unsafe"),
-    ("import Unsafe.Coerce\nf :: Int -> Int\nf = id\n", "Unsafe.Coerce"),
-    ("f :: Int -> Int\nf x = unsafeCoerce x\n", "unsafeCoerce"),
-    ("{-# LANGUAGE QuasiQuotes #-}\nf :: Int -> Int\nf = id\n", "QuasiQuotes"),
-    ("{-# LANGUAGE CPP #-}\nf :: Int -> Int\nf = id\n", "CPP"),
-    ("{-# language Trustworthy #-}\nf :: Int -> Int\nf = id\n", "Trustworthy"),
-    ("{-# OPTIONS_GHC -fplugin=Evil #-}\nf :: Int -> Int\nf = id\n", "OPTIONS_GHC"),
-    ("{-# ANN module \"x\" #-}\nf :: Int -> Int\nf = id\n", "ANN"),
-    ("foreign import ccall \"system\" sys :: Int -> IO Int\nf :: Int -> Int\nf = id\n", "foreign import"),
-    ("import System.Process (system)\nf :: Int -> Int\nf = id\n", "System.Process"),
-    ("import qualified Foreign.Ptr as P\nf :: Int -> Int\nf = id\n", "Foreign.Ptr"),
-    ("import Debug.Trace\nf :: Int -> Int\nf x = trace \"hi\" x\n", "Debug.Trace"),
-    ("import Main\nf :: Int -> Int\nf = id\n", "imports Main"),
-    ("import S0123456789abcdef0123\nf :: Int -> Int\nf = id\n", "each other"),
-])
+@pytest.mark.parametrize(
+    "source, needle",
+    [
+        ("import System.IO.Unsafe\nf :: Int -> Int\nf = id\n", "System.IO.Unsafe"),
+        ("import Unsafe.Coerce\nf :: Int -> Int\nf = id\n", "Unsafe.Coerce"),
+        ("f :: Int -> Int\nf x = unsafeCoerce x\n", "unsafeCoerce"),
+        ("{-# LANGUAGE QuasiQuotes #-}\nf :: Int -> Int\nf = id\n", "QuasiQuotes"),
+        ("{-# LANGUAGE CPP #-}\nf :: Int -> Int\nf = id\n", "CPP"),
+        ("{-# language Trustworthy #-}\nf :: Int -> Int\nf = id\n", "Trustworthy"),
+        ("{-# OPTIONS_GHC -fplugin=Evil #-}\nf :: Int -> Int\nf = id\n", "OPTIONS_GHC"),
+        ('{-# ANN module "x" #-}\nf :: Int -> Int\nf = id\n', "ANN"),
+        ('foreign import ccall "system" sys :: Int -> IO Int\nf :: Int -> Int\nf = id\n', "foreign import"),
+        ("import System.Process (system)\nf :: Int -> Int\nf = id\n", "System.Process"),
+        ("import qualified Foreign.Ptr as P\nf :: Int -> Int\nf = id\n", "Foreign.Ptr"),
+        ('import Debug.Trace\nf :: Int -> Int\nf x = trace "hi" x\n', "Debug.Trace"),
+        ("import Main\nf :: Int -> Int\nf = id\n", "imports Main"),
+        ("import S0123456789abcdef0123\nf :: Int -> Int\nf = id\n", "each other"),
+    ],
+)
 def test_screen_rejects_hostile_source(source, needle):
     text, rejected, early = build_module("S" + "0" * 20, source, "f", ["1"])
     assert text is None and early is None
@@ -282,11 +305,13 @@ def test_screen_rejects_hostile_source(source, needle):
 
 
 def test_screen_ignores_comments_and_strings_and_checks_arguments():
-    source = ('-- never call unsafePerformIO here\n{- import System.Process -}\n'
-              'f :: String -> String\nf s = s ++ "unsafeCoerce import Foreign"\n')
+    source = (
+        "-- never call unsafePerformIO here\n{- import System.Process -}\n"
+        'f :: String -> String\nf s = s ++ "unsafeCoerce import Foreign"\n'
+    )
     text, rejected, early = build_module("S" + "1" * 20, source, "f", ['"foreign import"'])
     assert rejected is None and early is None and "selfplayCheck__" in text
-    _, rejected, _ = build_module("S" + "1" * 20, source, "f", ["unsafePerformIO (return \"x\")"])
+    _, rejected, _ = build_module("S" + "1" * 20, source, "f", ['unsafePerformIO (return "x")'])
     assert "argument 1" in rejected
     _, rejected, _ = build_module("S" + "1" * 20, source, "f x", ["1"])
     assert "identifier" in rejected
@@ -296,8 +321,10 @@ def test_screen_ignores_comments_and_strings_and_checks_arguments():
 
 def test_module_text_keeps_imports_pragmas_and_line_numbers():
     name = "S" + "a" * 20
-    source = ("{-# LANGUAGE TupleSections #-}\nmodule My.Mod\n  ( g\n  ) where\n\nimport Data.List (sort)\n"
-              "\ng :: [Int] -> [Int]\ng = sort\n")
+    source = (
+        "{-# LANGUAGE TupleSections #-}\nmodule My.Mod\n  ( g\n  ) where\n\nimport Data.List (sort)\n"
+        "\ng :: [Int] -> [Int]\ng = sort\n"
+    )
     text, _, _ = build_module(name, source, "g", ["[2,1]"])
     assert text.startswith("{-# LANGUAGE Safe #-} {-# LANGUAGE TupleSections #-}\n")
     assert f"module {name} where\n" in text and "My.Mod" not in text
@@ -311,9 +338,11 @@ def test_module_text_keeps_imports_pragmas_and_line_numbers():
 
 def test_split_errors_maps_diagnostics_to_modules():
     a, b = "S" + "a" * 20, "S" + "b" * 20
-    stderr = (f"{a}.hs:3:5: error:\n    Variable not in scope: y\n  |\n"
-              f"ghc: {b}.hs:1:14-24: Incompatible Safe Haskell flags!\n"
-              f"--selfplay-link--\n/usr/bin/ld: cannot find x\n")
+    stderr = (
+        f"{a}.hs:3:5: error:\n    Variable not in scope: y\n  |\n"
+        f"ghc: {b}.hs:1:14-24: Incompatible Safe Haskell flags!\n"
+        f"--selfplay-link--\n/usr/bin/ld: cannot find x\n"
+    )
     errors, link = split_errors(stderr)
     assert set(errors) == {a, b}
     assert "Variable not in scope" in errors[a]
@@ -331,25 +360,37 @@ def test_missing_ghc_is_a_clear_error():
 
 
 def out(status: str, value: str | None = None, exc: str | None = None) -> CheckOutcome:
-    return CheckOutcome(status, compiled=status not in ("compile_error", "rejected"), value=value, exc_type=exc)
+    return CheckOutcome(
+        status, compiled=status not in ("compile_error", "rejected"), value=value, exc_type=exc
+    )
 
 
-@pytest.mark.parametrize("p, q, expected", [
-    (out("value", "1"), out("value", "1"), Comparison(True, False, "same_behaviour")),
-    (out("value", "1"), out("value", "1.0"), Comparison(True, True, "different_value")),
-    (out("value", "Just 1"), out("exception", exc="ErrorCall"), Comparison(True, True, "variant_exception")),
-    (out("value", "1"), out("timeout"), Comparison(True, True, "variant_timeout")),
-    (out("value", "1"), out("killed"), Comparison(True, True, "variant_killed")),
-    (out("value", "1"), out("compile_error"), Comparison(False, False, "variant_compile_error")),
-    (out("value", "1"), out("rejected"), Comparison(False, False, "variant_rejected")),
-    (out("value", "1"), out("error"), Comparison(False, False, "variant_error")),
-    (out("exception", exc="ErrorCall"), out("value", "1"), Comparison(False, False, "source_exception")),
-    (out("exception", exc="ErrorCall"), out("exception", exc="ArithException"),
-     Comparison(False, False, "source_exception")),
-    (out("timeout"), out("value", "1"), Comparison(False, False, "source_timeout")),
-    (out("killed"), out("value", "1"), Comparison(False, False, "source_killed")),
-    (out("compile_error"), out("value", "1"), Comparison(False, False, "source_compile_error")),
-])
+@pytest.mark.parametrize(
+    "p, q, expected",
+    [
+        (out("value", "1"), out("value", "1"), Comparison(True, False, "same_behaviour")),
+        (out("value", "1"), out("value", "1.0"), Comparison(True, True, "different_value")),
+        (
+            out("value", "Just 1"),
+            out("exception", exc="ErrorCall"),
+            Comparison(True, True, "variant_exception"),
+        ),
+        (out("value", "1"), out("timeout"), Comparison(True, True, "variant_timeout")),
+        (out("value", "1"), out("killed"), Comparison(True, True, "variant_killed")),
+        (out("value", "1"), out("compile_error"), Comparison(False, False, "variant_compile_error")),
+        (out("value", "1"), out("rejected"), Comparison(False, False, "variant_rejected")),
+        (out("value", "1"), out("error"), Comparison(False, False, "variant_error")),
+        (out("exception", exc="ErrorCall"), out("value", "1"), Comparison(False, False, "source_exception")),
+        (
+            out("exception", exc="ErrorCall"),
+            out("exception", exc="ArithException"),
+            Comparison(False, False, "source_exception"),
+        ),
+        (out("timeout"), out("value", "1"), Comparison(False, False, "source_timeout")),
+        (out("killed"), out("value", "1"), Comparison(False, False, "source_killed")),
+        (out("compile_error"), out("value", "1"), Comparison(False, False, "source_compile_error")),
+    ],
+)
 def test_compare_outcomes(p, q, expected):
     assert compare_outcomes(p, q) == expected
 
@@ -358,7 +399,9 @@ def test_behaviours_agree_for_seq_sanity():
     assert behaviours_agree(out("value", "3"), out("value", "3")) is True
     assert behaviours_agree(out("value", "3"), out("value", "4")) is False
     assert behaviours_agree(out("value", "3"), out("exception", exc="ErrorCall")) is False
-    assert behaviours_agree(out("exception", exc="ErrorCall"), out("exception", exc="PatternMatchFail")) is True
+    assert (
+        behaviours_agree(out("exception", exc="ErrorCall"), out("exception", exc="PatternMatchFail")) is True
+    )
     assert behaviours_agree(out("exception", exc="ErrorCall"), out("timeout")) is True
     assert behaviours_agree(out("value", "3"), out("compile_error")) is None
     assert behaviours_agree(out("error"), out("value", "3")) is None
@@ -388,11 +431,11 @@ HEAD_P = "safeHead :: [Int] -> Int\nsafeHead xs = head xs\n"
 @needs_ghc
 def test_check_pairs_with_ghc(checker):
     pairs = [
-        PairCheck(SIGN, "sign", SIGN_INEQ, "signIneq", ("0",)),           # the paper's SINQ example
+        PairCheck(SIGN, "sign", SIGN_INEQ, "signIneq", ("0",)),  # the paper's SINQ example
         PairCheck(SIGN, "sign", SIGN_INEQ, "signIneq", ("5",)),
         PairCheck(SIGN, "sign", SIGN_LOOPS, "signLoop", ("7",), 1.0),
-        PairCheck(SIGN, "sign", SIGN_INEQ, "signIneq", ("True",)),        # x does not type-check
-        PairCheck(HEAD_P, "safeHead", HEAD_P, "safeHead", ("[]",)),      # P raises: invalid
+        PairCheck(SIGN, "sign", SIGN_INEQ, "signIneq", ("True",)),  # x does not type-check
+        PairCheck(HEAD_P, "safeHead", HEAD_P, "safeHead", ("[]",)),  # P raises: invalid
     ]
     before = checker.stats["ghc_invocations"]
     verdicts = check_pairs(checker, pairs)
@@ -433,11 +476,13 @@ def test_command_runs_unprivileged_in_a_private_dir(sb):
 def test_command_has_no_network(sb):
     if not strong_isolation(sb.isolation):
         pytest.skip("needs network namespaces (run as root with unshare)")
-    probe = ("import socket\n"
-             "names = [l.split(':')[0].strip() for l in open('/proc/net/dev').readlines()[2:]]\n"
-             "print(','.join(names))\n"
-             "try:\n    socket.create_connection(('1.1.1.1', 53), timeout=2)\n    print('connected')\n"
-             "except OSError as e:\n    print('blocked', e.errno)\n")
+    probe = (
+        "import socket\n"
+        "names = [l.split(':')[0].strip() for l in open('/proc/net/dev').readlines()[2:]]\n"
+        "print(','.join(names))\n"
+        "try:\n    socket.create_connection(('1.1.1.1', 53), timeout=2)\n    print('connected')\n"
+        "except OSError as e:\n    print('blocked', e.errno)\n"
+    )
     r = sb.run_command(["/usr/bin/python3", "-S", "-c", probe], 10.0)
     assert r.ok, (r, r.text("stderr"))
     names, verdict = r.text().splitlines()
@@ -449,8 +494,13 @@ def test_command_cannot_write_outside_its_dir(sb):
     if not strong_isolation(sb.isolation):
         pytest.skip("needs the mount namespace and a separate uid")
     token = uuid.uuid4().hex
-    targets = [f"/tmp/pwned_{token}", f"/var/tmp/pwned_{token}", str(REPO / f"pwned_{token}"),
-               f"/root/pwned_{token}", f"/etc/pwned_{token}"]
+    targets = [
+        f"/tmp/pwned_{token}",
+        f"/var/tmp/pwned_{token}",
+        str(REPO / f"pwned_{token}"),
+        f"/root/pwned_{token}",
+        f"/etc/pwned_{token}",
+    ]
     script = "; ".join(f"(echo x > {t}) 2>/dev/null && echo wrote {t}" for t in targets) + "; true"
     r = sb.run_command(["/bin/sh", "-c", script], 5.0)
     assert r.ok and "wrote /tmp" not in r.text()
@@ -471,16 +521,20 @@ def test_command_timeout_kills_the_whole_group(sb):
 
 
 def test_command_limits_output_files_and_exec_errors(sb):
-    r = sb.run_command(["/bin/sh", "-c", "exec head -c 3000000 /dev/zero > big"], 5.0,
-                       limits=SandboxLimits(memory_mb=512, max_file_mb=1))
+    r = sb.run_command(
+        ["/bin/sh", "-c", "exec head -c 3000000 /dev/zero > big"],
+        5.0,
+        limits=SandboxLimits(memory_mb=512, max_file_mb=1),
+    )
     assert r.status == "killed" and r.signal == "SIGXFSZ", r
     r = sb.run_command(["/bin/sh", "-c", "yes | head -c 100000"], 5.0, max_output_kb=4)
     assert r.ok and len(r.stdout) == 4096 and r.stdout_truncated
     r = sb.run_command(["/no/such/program"], 5.0)
     assert r.status == "error" and "could not execute" in r.detail
     # A sandboxed program cannot smuggle a privileged file out through the collected outputs.
-    r = sb.run_command(["/bin/sh", "-c", "ln -s /etc/shadow runner; echo data > out"], 5.0,
-                       collect=["runner", "out"])
+    r = sb.run_command(
+        ["/bin/sh", "-c", "ln -s /etc/shadow runner; echo data > out"], 5.0, collect=["runner", "out"]
+    )
     assert r.ok and "runner" not in r.files and r.files["out"] == b"data\n"
     if sb.isolation.get("fs_view") == "minimal":  # a tool outside the sandbox's view is not inside: say why
         with tempfile.NamedTemporaryFile("w", dir="/tmp", suffix=".sh", delete=False) as fh:
@@ -488,8 +542,10 @@ def test_command_limits_output_files_and_exec_errors(sb):
         try:
             os.chmod(fh.name, 0o755)
             r = sb.run_command([fh.name], 5.0)
-            assert r.status == "error" and f"{fh.name} exists on the host but not in the sandbox's filesystem view" \
-                in r.detail
+            assert (
+                r.status == "error"
+                and f"{fh.name} exists on the host but not in the sandbox's filesystem view" in r.detail
+            )
         finally:
             os.unlink(fh.name)
 
@@ -508,7 +564,9 @@ def test_tool_dirs_stay_reachable_read_only_under_tmp():
             if sb.isolation.get("fs_view") != "minimal":
                 pytest.skip("needs the mount namespace (the sandbox's own filesystem view)")
             assert sb.run_command([tool], 5.0).text() == "from-tool\n"
-            r = sb.run_command(["/bin/sh", "-c", f"echo x > {tools}/w 2>/dev/null && echo wrote || echo refused"], 5.0)
+            r = sb.run_command(
+                ["/bin/sh", "-c", f"echo x > {tools}/w 2>/dev/null && echo wrote || echo refused"], 5.0
+            )
             assert r.text() == "refused\n" and not os.path.exists(os.path.join(tools, "w"))
     finally:
         shutil.rmtree(tools)
@@ -539,9 +597,14 @@ main = do
   putStrLn "done"
 """
     limits = SandboxLimits(memory_mb=2048, max_processes=64, max_open_files=256, max_file_mb=128)
-    comp = sb.run_command(["ghc", "-O0", "-v0", "-package-env", "-", "Main.hs", "-o", "prog", "-outputdir", "o"],
-                          120.0, files={"Main.hs": program}, collect=["prog"], limits=limits,
-                          max_collect_kb=64 * 1024)
+    comp = sb.run_command(
+        ["ghc", "-O0", "-v0", "-package-env", "-", "Main.hs", "-o", "prog", "-outputdir", "o"],
+        120.0,
+        files={"Main.hs": program},
+        collect=["prog"],
+        limits=limits,
+        max_collect_kb=64 * 1024,
+    )
     assert comp.ok and "prog" in comp.files, comp.text("stderr")
     run = sb.run_command(["./prog"], 10.0, files={"prog": comp.files["prog"]}, executables=["prog"])
     assert run.ok, run

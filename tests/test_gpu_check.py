@@ -46,7 +46,12 @@ def test_every_paper_config_gets_the_gpu_and_bf16_on_a_gpu_machine(gpu_check, bf
     assert rows[("evolve", "grpo evolve (full)")]["device"] == "cuda"
     assert rows[("evolve", "grpo evolve (full)")]["precision"] == "bf16"
     assert rows[("sinq", "sft sinq.alice (LoRA)")] == {
-        "job": "sft sinq.alice (LoRA)", "gpus": 1, "device": "cuda", "dtype": "bfloat16", "precision": "bf16"}
+        "job": "sft sinq.alice (LoRA)",
+        "gpus": 1,
+        "device": "cuda",
+        "dtype": "bfloat16",
+        "precision": "bf16",
+    }
     assert all(r["device"] == "cuda" for r in rows.values())
 
 
@@ -58,11 +63,15 @@ def test_a_job_that_would_not_train_in_bf16_or_on_the_gpu_is_named(gpu_check, bf
         gpu_check.check_jobs("sinq", gpu_check.resolve_jobs(bad), cuda=True)
     bad = copy.deepcopy(cfg)
     bad["sinq"]["training"]["alice"]["bf16"] = False
-    with pytest.raises(gpu_check.CheckFailed, match=r"sft sinq.alice \(LoRA\): trains in as weights, not bf16"):
+    with pytest.raises(
+        gpu_check.CheckFailed, match=r"sft sinq.alice \(LoRA\): trains in as weights, not bf16"
+    ):
         gpu_check.check_jobs("sinq", gpu_check.resolve_jobs(bad), cuda=True)
     bad = copy.deepcopy(cfg)
     bad["backend"]["device"] = "cpu"
-    with pytest.raises(gpu_check.CheckFailed, match=r"generate \(vllm\) asks for 1 GPU\(s\) but would run on cpu"):
+    with pytest.raises(
+        gpu_check.CheckFailed, match=r"generate \(vllm\) asks for 1 GPU\(s\) but would run on cpu"
+    ):
         gpu_check.check_jobs("sinq", gpu_check.resolve_jobs(bad), cuda=True)
 
 
@@ -99,14 +108,35 @@ def test_the_script_runs_on_the_cpu_and_writes_its_results(tmp_path):
     out = tmp_path / "gpu_check.md"
     # .venv has no vLLM (paper 002's GRPO rollouts come from vLLM colocated): the policy's
     # generate, asked for by name and recorded (tests/test_grpo_vllm.py runs the vLLM path)
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--rollout-engine", "transformers",
-                           "--out", str(out), "--work", str(tmp_path / "work")],
-                          capture_output=True, text=True, timeout=600, cwd=REPO)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--device",
+            "cpu",
+            "--rollout-engine",
+            "transformers",
+            "--out",
+            str(out),
+            "--work",
+            str(tmp_path / "work"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=REPO,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.with_suffix(".json").read_text())
     assert result["ok"] is True
-    assert [p["name"] for p in result["parts"]] == ["models", "generation", "sft_lora", "grpo_full", "grpo_lora",
-                                                    "paper_configs"]
+    assert [p["name"] for p in result["parts"]] == [
+        "models",
+        "generation",
+        "sft_lora",
+        "grpo_full",
+        "grpo_lora",
+        "paper_configs",
+    ]
     assert all(p["ok"] and p["seconds"] > 0 for p in result["parts"])
     env = result["environment"]
     assert env["device"] == "cpu" and env["gpu"] is None and env["torch"] and env["trl"]

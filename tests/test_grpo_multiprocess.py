@@ -70,13 +70,16 @@ BASE = {
 TOPICS = ["the sea", "a fruit", "a tree", "the moon", "a river", "a cat", "the sky", "a bird"]
 # One (task, role) partition for 6 prompts, and a second one for 2.
 PROMPTS = [
-    {"prompt": [{"role": "user", "content": f"Say something about {t}."}],
-     "task": "deduction" if i < 6 else "abduction", "role": "solver"}
+    {
+        "prompt": [{"role": "user", "content": f"Say something about {t}."}],
+        "task": "deduction" if i < 6 else "abduction",
+        "role": "solver",
+    }
     for i, t in enumerate(TOPICS)
 ]
 TOLERANCE = 3e-5
 
-JOB = textwrap.dedent('''
+JOB = textwrap.dedent("""
     from selfplay.train.rl import train_grpo
 
     def prompt_length(prompts, completions, **columns):
@@ -84,7 +87,7 @@ JOB = textwrap.dedent('''
 
     def job(model, prompts, settings, out, rollouts):
         train_grpo(model, prompts, prompt_length, settings, out, recordings_path=rollouts)
-''')
+""")
 
 
 @pytest.fixture(scope="module")
@@ -118,18 +121,33 @@ def test_two_processes_make_the_one_process_update(tiny_qwen3, tmp_path, monkeyp
     runs = {}
     for processes, batch_size in ((1, 4), (2, 2)):
         out = tmp_path / f"p{processes}"
-        kwargs = {"model": str(tiny_qwen3), "prompts": PROMPTS, "settings": {**BASE, "batch_size": batch_size},
-                  "out": str(out / "policy"), "rollouts": str(out / "rollouts.jsonl")}
+        kwargs = {
+            "model": str(tiny_qwen3),
+            "prompts": PROMPTS,
+            "settings": {**BASE, "batch_size": batch_size},
+            "out": str(out / "policy"),
+            "rollouts": str(out / "rollouts.jsonl"),
+        }
         started = time.perf_counter()
         if processes == 1:
             job = tmp_path / "single.json"
             job.write_text(json.dumps({"function": "mpjob:job", "kwargs": kwargs}))
-            proc = subprocess.run([sys.executable, "-m", "selfplay.train.rl.launch", str(job)],
-                                  capture_output=True, text=True, timeout=600)
+            proc = subprocess.run(
+                [sys.executable, "-m", "selfplay.train.rl.launch", str(job)],
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
             assert proc.returncode == 0, proc.stderr[-4000:]
         else:
-            run_launched("mpjob:job", kwargs, processes=2, config=config_file("lora"),
-                         log_path=tmp_path / "launch.log", main_process_port=free_port())
+            run_launched(
+                "mpjob:job",
+                kwargs,
+                processes=2,
+                config=config_file("lora"),
+                log_path=tmp_path / "launch.log",
+                main_process_port=free_port(),
+            )
         print(f"{processes} process(es): {time.perf_counter() - started:.1f} s")
         runs[processes] = out
 
@@ -145,9 +163,12 @@ def test_two_processes_make_the_one_process_update(tiny_qwen3, tmp_path, monkeyp
         recs = [r for r in rollouts if r["meta"]["generation"] == generation]
         rewards = [x for r in recs for x in r["meta"]["rewards"]]
         tasks = [r["meta"]["columns"]["task"] for r in recs for _ in range(GROUP)]
-        expected = task_relative_advantages(rewards, tasks, ["solver"] * len(tasks),
-                                            [n for r in recs for n in r["meta"]["completion_tokens"]])
-        assert [x for r in recs for x in r["meta"]["advantages"]] == pytest.approx(expected.tolist(), abs=1e-9)
+        expected = task_relative_advantages(
+            rewards, tasks, ["solver"] * len(tasks), [n for r in recs for n in r["meta"]["completion_tokens"]]
+        )
+        assert [x for r in recs for x in r["meta"]["advantages"]] == pytest.approx(
+            expected.tolist(), abs=1e-9
+        )
     assert any(x != 0 for r in rollouts for x in r["meta"]["advantages"]), "nothing to learn from"
 
     first, second = adapter(runs[1] / "policy"), adapter(runs[2] / "policy")
@@ -165,10 +186,15 @@ def test_two_processes_make_the_one_process_update(tiny_qwen3, tmp_path, monkeyp
 def test_each_fine_tuning_has_a_shipped_accelerate_config():
     from accelerate.commands.config.config_args import load_config_from_file
 
-    lora, full = load_config_from_file(str(config_file("lora"))), load_config_from_file(str(config_file("full")))
+    lora, full = (
+        load_config_from_file(str(config_file("lora"))),
+        load_config_from_file(str(config_file("full"))),
+    )
     assert lora.distributed_type.value == "MULTI_GPU" and lora.num_machines == 1
     assert full.distributed_type.value == "FSDP" and full.fsdp_config["fsdp_version"] == 2
-    assert full.fsdp_config["fsdp_state_dict_type"] == "FULL_STATE_DICT"  # the main process saves whole weights
+    assert (
+        full.fsdp_config["fsdp_state_dict_type"] == "FULL_STATE_DICT"
+    )  # the main process saves whole weights
     assert config_file("full").parent == REPO / "config" / "accelerate"
 
 
@@ -192,19 +218,23 @@ def test_launch_grpo_round_launches_grpo_round_with_the_job_s_gpus(monkeypatch, 
     from selfplay.train.rl import launch
 
     calls = []
-    monkeypatch.setattr(launch, "run_launched", lambda function, kwargs, **kw: calls.append((function, kwargs, kw)))
+    monkeypatch.setattr(
+        launch, "run_launched", lambda function, kwargs, **kw: calls.append((function, kwargs, kw))
+    )
     cfg = {"evolve": {"grpo": {"finetune": "lora", "lora": {"r": 4}}}, "seed": 1}
-    evolve.launch_grpo_round(cfg, 2, "s.jsonl", "d.jsonl", "model", "out/adapter", "out/r.jsonl", gpus=4,
-                             log_path="x.log")
-    (function, kwargs, kw), = calls
+    evolve.launch_grpo_round(
+        cfg, 2, "s.jsonl", "d.jsonl", "model", "out/adapter", "out/r.jsonl", gpus=4, log_path="x.log"
+    )
+    ((function, kwargs, kw),) = calls
     assert function == "selfplay.pipeline.evolve:grpo_round"
     assert kwargs["round_"] == 2 and kwargs["gpus"] == 4 and kwargs["cfg"] == cfg
     assert kw["processes"] == 4 and kw["config"] == config_file("lora") and kw["log_path"] == "x.log"
     json.dumps(kwargs)  # what the job file holds
 
 
-@pytest.mark.parametrize("gpus, called", [(0, "grpo_round"), (1, "grpo_round"), (2, "launch_grpo_round"),
-                                          (8, "launch_grpo_round")])
+@pytest.mark.parametrize(
+    "gpus, called", [(0, "grpo_round"), (1, "grpo_round"), (2, "launch_grpo_round"), (8, "launch_grpo_round")]
+)
 def test_the_rule_s_script_launches_only_with_several_gpus(monkeypatch, tmp_path, gpus, called):
     import runpy
     from types import SimpleNamespace
@@ -220,7 +250,8 @@ def test_the_rule_s_script_launches_only_with_several_gpus(monkeypatch, tmp_path
             return getattr(self, key, default)
 
     fake = SimpleNamespace(
-        wildcards=SimpleNamespace(er="1"), log=[str(tmp_path / "grpo.log")],
+        wildcards=SimpleNamespace(er="1"),
+        log=[str(tmp_path / "grpo.log")],
         input=Files(suite="s.jsonl", dataset="d.jsonl", restored=[], restored_rollouts=[]),
         output=SimpleNamespace(adapter="a", rollouts="r.jsonl"),
         params=SimpleNamespace(cfg={"evolve": {"grpo": {}}}, model_dir="m", gpus=gpus),

@@ -47,13 +47,16 @@ SETTINGS = {
 }
 TOPICS = ["the sea", "a fruit", "a tree", "the moon", "a river", "a cat"]
 PROMPTS = [
-    {"prompt": [{"role": "user", "content": f"Say something about {t}."}],
-     "task": ("deduction", "abduction")[i % 2], "role": "solver"}
+    {
+        "prompt": [{"role": "user", "content": f"Say something about {t}."}],
+        "task": ("deduction", "abduction")[i % 2],
+        "role": "solver",
+    }
     for i, t in enumerate(TOPICS)
 ]
 KILL_AT = 4
 
-JOB = textwrap.dedent('''
+JOB = textwrap.dedent("""
     import json, os, signal, sys
     from pathlib import Path
     from selfplay.train.rl import train_grpo
@@ -69,7 +72,7 @@ JOB = textwrap.dedent('''
 
     train_grpo(args["model"], args["prompts"], ord_mod7, args["settings"], args["out"],
                recordings_path=args["rollouts"])
-''')
+""")
 
 
 @pytest.fixture(scope="module")
@@ -79,18 +82,32 @@ def tiny_qwen3(tmp_path_factory):
     return ensure_tiny_model("qwen3", tmp_path_factory.mktemp("tiny") / "qwen3", dtype="float32")
 
 
-def run_job(tmp: Path, name: str, model: Path, settings: dict, out: Path, kill_at: int | None) -> tuple[int, list[int]]:
+def run_job(
+    tmp: Path, name: str, model: Path, settings: dict, out: Path, kill_at: int | None
+) -> tuple[int, list[int]]:
     """Run one training in a fresh process; return its exit code and the steps its reward was called at."""
     script = tmp / "job.py"
     script.write_text(JOB)
     calls = tmp / f"{name}.calls"
     calls.unlink(missing_ok=True)
     args = tmp / f"{name}.json"
-    args.write_text(json.dumps({"model": str(model), "prompts": PROMPTS, "settings": settings, "out": str(out / "policy"),
-                                "rollouts": str(out / "rollouts.jsonl"), "calls": str(calls), "kill_at": kill_at}))
+    args.write_text(
+        json.dumps(
+            {
+                "model": str(model),
+                "prompts": PROMPTS,
+                "settings": settings,
+                "out": str(out / "policy"),
+                "rollouts": str(out / "rollouts.jsonl"),
+                "calls": str(calls),
+                "kill_at": kill_at,
+            }
+        )
+    )
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    proc = subprocess.run([sys.executable, str(script), str(args)], env=env, capture_output=True, text=True,
-                          timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(script), str(args)], env=env, capture_output=True, text=True, timeout=600
+    )
     steps = [int(x) for x in calls.read_text().split()] if calls.exists() else []
     if kill_at is None and proc.returncode != 0:
         raise AssertionError(f"training failed:\n{proc.stderr[-4000:]}")
@@ -164,7 +181,12 @@ def test_checkpoint_steps_must_fall_where_a_generation_is_used_up():
     assert GRPOSettings.from_dict({"checkpoint_steps": 0}).checkpoint_interval == 0
     # the default (50) is rounded up to whole cycles: grad_accum 4 and 8 micro-batches per
     # generation make a cycle of 2 steps; grad_accum 3 and 2 make one of 2 (6 micro-batches)
-    assert GRPOSettings.from_dict({"steps_per_generation": 8, "batch_size": 1, "grad_accum": 4}).checkpoint_interval == 50
+    assert (
+        GRPOSettings.from_dict(
+            {"steps_per_generation": 8, "batch_size": 1, "grad_accum": 4}
+        ).checkpoint_interval
+        == 50
+    )
     odd = GRPOSettings.from_dict({"steps_per_generation": 3, "batch_size": 8})
     assert odd.steps_per_checkpoint_cycle == 3 and odd.checkpoint_interval == 51
     assert GRPOSettings.from_dict({"grad_accum": 3}).steps_per_checkpoint_cycle == 2
@@ -174,10 +196,17 @@ def test_checkpoints_reach_trl_config():
     from selfplay.train.rl.settings import grpo_config_kwargs
 
     s = GRPOSettings.from_dict({"checkpoint_steps": 4})
-    kwargs = grpo_config_kwargs(s, output_dir="unused", use_cpu=True, bf16=False, gradient_checkpointing=False)
+    kwargs = grpo_config_kwargs(
+        s, output_dir="unused", use_cpu=True, bf16=False, gradient_checkpointing=False
+    )
     assert (kwargs["save_strategy"], kwargs["save_steps"], kwargs["save_only_model"]) == ("steps", 4, False)
-    none = grpo_config_kwargs(GRPOSettings.from_dict({"checkpoint_steps": 0}), output_dir="unused", use_cpu=True,
-                              bf16=False, gradient_checkpointing=False)
+    none = grpo_config_kwargs(
+        GRPOSettings.from_dict({"checkpoint_steps": 0}),
+        output_dir="unused",
+        use_cpu=True,
+        bf16=False,
+        gradient_checkpointing=False,
+    )
     assert none["save_strategy"] == "no"
 
 
@@ -207,10 +236,15 @@ def test_rollout_log_round_trips_through_a_checkpoint(tmp_path):
     log = RolloutLog(settings, TrainerRollouts({"model": "m"}))
     prompt = [{"role": "user", "content": "q"}]
     for generation in range(2):
-        log.add_generation(step=2 * generation, inputs=[{"prompt": prompt, "task": "t"}] * 2,
-                           completions=[[{"role": "assistant", "content": c}] for c in ("a", "bb")],
-                           rewards=np.array([0.0, 1.0]), advantages=np.array([-1.0, 1.0]),
-                           token_counts=np.array([1, 2]), seconds=0.5)
+        log.add_generation(
+            step=2 * generation,
+            inputs=[{"prompt": prompt, "task": "t"}] * 2,
+            completions=[[{"role": "assistant", "content": c}] for c in ("a", "bb")],
+            rewards=np.array([0.0, 1.0]),
+            advantages=np.array([-1.0, 1.0]),
+            token_counts=np.array([1, 2]),
+            seconds=0.5,
+        )
     log.save(tmp_path, {"step_seconds": {"1": 0.1}})
     again = RolloutLog(settings, TrainerRollouts({"model": "m"}))
     assert again.load(tmp_path)["step_seconds"] == {"1": 0.1}

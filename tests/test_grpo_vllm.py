@@ -32,8 +32,13 @@ VLLM = {"rollout_engine": "vllm"}
 def trl_config(section, use_cpu=True):
     import trl
 
-    kwargs = grpo_config_kwargs(GRPOSettings.from_dict(section), output_dir="unused", use_cpu=use_cpu, bf16=False,
-                                gradient_checkpointing=False)
+    kwargs = grpo_config_kwargs(
+        GRPOSettings.from_dict(section),
+        output_dir="unused",
+        use_cpu=use_cpu,
+        bf16=False,
+        gradient_checkpointing=False,
+    )
     assert set(kwargs) <= {f.name for f in fields(trl.GRPOConfig)}
     return trl.GRPOConfig(**kwargs)
 
@@ -45,23 +50,27 @@ def test_checkpointing_is_named_as_the_installed_transformers_names_it(monkeypat
     import dataclasses
     import sys
 
-    from selfplay.train.settings import checkpointing_kwargs
-
     import transformers
+
+    from selfplay.train.settings import checkpointing_kwargs
 
     transformers.TrainingArguments  # noqa: B018  (loading it puts the module the helper imports in sys.modules)
     transformers = sys.modules["transformers"]
 
     @dataclasses.dataclass
-    class TrainingArguments517:   # the checkpointing fields of transformers 5.17's TrainingArguments
+    class TrainingArguments517:  # the checkpointing fields of transformers 5.17's TrainingArguments
         gradient_checkpointing: bool = False
         gradient_checkpointing_kwargs: dict | None = None
 
     monkeypatch.setattr(transformers, "TrainingArguments", TrainingArguments517)
-    kwargs = grpo_config_kwargs(GRPOSettings.from_dict({}), output_dir="x", use_cpu=False, bf16=True,
-                                gradient_checkpointing=True)
+    kwargs = grpo_config_kwargs(
+        GRPOSettings.from_dict({}), output_dir="x", use_cpu=False, bf16=True, gradient_checkpointing=True
+    )
     assert kwargs["gradient_checkpointing"] is True and "activation_checkpointing" not in kwargs
-    assert checkpointing_kwargs(False) == {"gradient_checkpointing": False, "gradient_checkpointing_kwargs": None}
+    assert checkpointing_kwargs(False) == {
+        "gradient_checkpointing": False,
+        "gradient_checkpointing_kwargs": None,
+    }
     monkeypatch.undo()
     names = {f.name for f in dataclasses.fields(transformers.TrainingArguments)}
     assert set(checkpointing_kwargs(True)) <= names
@@ -75,8 +84,13 @@ def test_the_default_engine_is_the_policys_own_generate():
 
 
 def test_colocate_maps_onto_trl():
-    section = {**VLLM, "vllm_gpu_memory_utilization": 0.4, "vllm_sleep_mode": True, "max_prompt_tokens": 100,
-               "max_completion_length": 28}
+    section = {
+        **VLLM,
+        "vllm_gpu_memory_utilization": 0.4,
+        "vllm_sleep_mode": True,
+        "max_prompt_tokens": 100,
+        "max_completion_length": 28,
+    }
     config = trl_config(section, use_cpu=False)
     assert (config.use_vllm, config.vllm_mode, config.vllm_gpu_memory_utilization) == (True, "colocate", 0.4)
     assert config.vllm_enable_sleep_mode is True and config.vllm_max_model_length == 128
@@ -86,11 +100,23 @@ def test_colocate_maps_onto_trl():
 
 
 def test_server_maps_onto_trl():
-    config = trl_config({**VLLM, "vllm_mode": "server", "vllm_server_url": "http://gpu-7:8000/",
-                         "vllm_importance_sampling": False})
-    assert (config.use_vllm, config.vllm_mode, config.vllm_server_base_url) == (True, "server", "http://gpu-7:8000")
+    config = trl_config(
+        {
+            **VLLM,
+            "vllm_mode": "server",
+            "vllm_server_url": "http://gpu-7:8000/",
+            "vllm_importance_sampling": False,
+        }
+    )
+    assert (config.use_vllm, config.vllm_mode, config.vllm_server_base_url) == (
+        True,
+        "server",
+        "http://gpu-7:8000",
+    )
     assert config.vllm_importance_sampling_correction is False
-    record = GRPOSettings.from_dict({**VLLM, "vllm_mode": "server", "vllm_server_url": "http://gpu-7:8000"}).to_record()
+    record = GRPOSettings.from_dict(
+        {**VLLM, "vllm_mode": "server", "vllm_server_url": "http://gpu-7:8000"}
+    ).to_record()
     assert record["vllm_server_url"] == "http://gpu-7:8000"
 
 
@@ -98,7 +124,10 @@ def test_server_maps_onto_trl():
     "section, fragment",
     [
         ({"rollout_engine": "sglang"}, "'rollout_engine'"),
-        ({"vllm_mode": "colocate"}, "'vllm_mode' = 'colocate' is invalid: expected no value unless rollout_engine"),
+        (
+            {"vllm_mode": "colocate"},
+            "'vllm_mode' = 'colocate' is invalid: expected no value unless rollout_engine",
+        ),
         ({"vllm_gpu_memory_utilization": 0.5}, "'vllm_gpu_memory_utilization'"),
         ({**VLLM, "vllm_mode": "remote"}, "'vllm_mode'"),
         ({**VLLM, "vllm_gpu_memory_utilization": 0}, "'vllm_gpu_memory_utilization'"),
@@ -108,9 +137,11 @@ def test_server_maps_onto_trl():
         ({**VLLM, "vllm_mode": "server"}, "'vllm_server_url' = None"),
         ({**VLLM, "vllm_mode": "server", "vllm_server_url": "gpu-7:8000"}, "'vllm_server_url'"),
         ({**VLLM, "vllm_mode": "server", "vllm_server_url": "http://"}, "'vllm_server_url'"),
-        ({**VLLM, "vllm_server_url": "http://gpu-7:8000"}, "no value unless vllm_mode is \"server\""),
-        ({**VLLM, "vllm_mode": "server", "vllm_server_url": "http://gpu-7:8000", "vllm_sleep_mode": True},
-         "no value unless vllm_mode is \"colocate\""),
+        ({**VLLM, "vllm_server_url": "http://gpu-7:8000"}, 'no value unless vllm_mode is "server"'),
+        (
+            {**VLLM, "vllm_mode": "server", "vllm_server_url": "http://gpu-7:8000", "vllm_sleep_mode": True},
+            'no value unless vllm_mode is "colocate"',
+        ),
     ],
 )
 def test_bad_vllm_settings_name_the_key(section, fragment):
@@ -146,7 +177,7 @@ def test_gpu_image_and_vllm_environment_pin_one_set_that_trl_supports():
     for name in ("torch", "transformers"):
         assert cpu[name] == gpu[name], name
     for name in ("trl", "peft", "accelerate"):
-        assert gpu[name] == host[name], name   # the vLLM environment takes these from requirements.txt
+        assert gpu[name] == host[name], name  # the vLLM environment takes these from requirements.txt
     # TRL's own declaration of the vLLM versions it drives (its 'vllm' extra)
     assert md.version("trl") == host["trl"]
     spec = next(Requirement(r) for r in md.requires("trl") if Requirement(r).name == "vllm")
@@ -158,10 +189,21 @@ def test_grpo_steps_with_rollouts_from_the_real_vllm_engine(tiny_model_dir, tmp_
     """Two optimizer steps of LoRA GRPO on SmolLM2-135M, rollouts by vLLM colocated (CPU build)."""
     from test_vllm_real import vllm_python
 
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
-               OMP_NUM_THREADS="2")
-    proc = subprocess.run([str(vllm_python()), str(REPO / "tests/grpo_vllm_driver.py"), str(tiny_model_dir),
-                           str(tmp_path)], capture_output=True, text=True, timeout=900, env=env, cwd=tmp_path)
+    env = dict(
+        os.environ,
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        TOKENIZERS_PARALLELISM="false",
+        OMP_NUM_THREADS="2",
+    )
+    proc = subprocess.run(
+        [str(vllm_python()), str(REPO / "tests/grpo_vllm_driver.py"), str(tiny_model_dir), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-6000:]
     result = json.loads((tmp_path / "result.json").read_text())
     record, seen = result["record"], result["seen"]

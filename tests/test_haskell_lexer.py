@@ -30,7 +30,7 @@ BOTH = pytest.mark.parametrize("guarded", [False, True], ids=["default", "guarde
 
 def kinds(text: str, guarded: bool = False) -> list[tuple[str, str]]:
     """(kind, text) of each segment that is not code."""
-    return [(s.kind, text[s.start:s.end]) for s in lex(text, guarded=guarded).segments if s.kind != "code"]
+    return [(s.kind, text[s.start : s.end]) for s in lex(text, guarded=guarded).segments if s.kind != "code"]
 
 
 # ------------------------------------------------------------------------------ comments
@@ -67,8 +67,12 @@ def test_nested_block_comments(guarded):
 @BOTH
 @pytest.mark.parametrize(
     "text, open_kind",
-    [("x {- never closed", "block_comment"), ("x {- a {- b -} still open", "block_comment"),
-     ("{-@ f :: Int\nf = 1", "annotation"), ("{-# LANGUAGE X", "pragma")],
+    [
+        ("x {- never closed", "block_comment"),
+        ("x {- a {- b -} still open", "block_comment"),
+        ("{-@ f :: Int\nf = 1", "annotation"),
+        ("{-# LANGUAGE X", "pragma"),
+    ],
 )
 def test_unclosed_block_runs_to_the_end(guarded, text, open_kind):
     lexed = lex(text, guarded=guarded)
@@ -78,7 +82,7 @@ def test_unclosed_block_runs_to_the_end(guarded, text, open_kind):
 
 @BOTH
 def test_comment_markers_inside_literals_are_not_comments(guarded):
-    text = 's = "-- not {- a comment" ++ [\'{\', \'-\']'
+    text = "s = \"-- not {- a comment\" ++ ['{', '-']"
     assert [k for k, _ in kinds(text, guarded)] == ["string", "char", "char"]
 
 
@@ -115,7 +119,9 @@ def test_unclosed_block_overrides_an_earlier_unclosed_string(guarded):
 
 
 @BOTH
-@pytest.mark.parametrize("lit", ["'a'", "'\\''", "'\"'", "'\\n'", "'\\\\'", "'\\SOH'", "'\\x41'", "'\\^A'", "'\\1114111'"])
+@pytest.mark.parametrize(
+    "lit", ["'a'", "'\\''", "'\"'", "'\\n'", "'\\\\'", "'\\SOH'", "'\\x41'", "'\\^A'", "'\\1114111'"]
+)
 def test_character_literals(guarded, lit):
     text = f"c = {lit} : rest"
     assert kinds(text, guarded) == [("char", lit)]
@@ -144,11 +150,13 @@ def test_promoted_constructors_are_code(guarded):
 
 @BOTH
 def test_pragmas_and_annotations(guarded):
-    text = '{-# LANGUAGE BangPatterns #-}\n{-@ reflect f @-}\n{-@ f :: x:Int -> {v:Int | v > x} @-}\nf x = x + 1\n'
+    text = "{-# LANGUAGE BangPatterns #-}\n{-@ reflect f @-}\n{-@ f :: x:Int -> {v:Int | v > x} @-}\nf x = x + 1\n"
     assert [k for k, _ in kinds(text, guarded)] == ["pragma", "annotation", "annotation"]
     anns = lex(text, guarded=guarded).annotations()
     assert [(a.inner.strip(), a.line, a.closed) for a in anns] == [
-        ("reflect f", 2, True), ("f :: x:Int -> {v:Int | v > x}", 3, True)]
+        ("reflect f", 2, True),
+        ("f :: x:Int -> {v:Int | v > x}", 3, True),
+    ]
 
 
 @BOTH
@@ -199,7 +207,9 @@ def test_long_escape_is_a_char_only_by_default():
     assert "unsafePerformIO" in lex(text, guarded=True).view()
 
 
-_ALPHABET = st.sampled_from(list("{}-@#\"'\\ \n\tax_1|>:=.()`") + ["{-", "-}", "{-@", "@-}", "{-#", "#-}", "--", "'a'"])
+_ALPHABET = st.sampled_from(
+    list("{}-@#\"'\\ \n\tax_1|>:=.()`") + ["{-", "-}", "{-@", "@-}", "{-#", "#-}", "--", "'a'"]
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -234,7 +244,24 @@ def test_signature_module_uses_the_default_reading():
 
 def test_tokens():
     assert tokens("f x' = Data.List.sort (x' <+> 10) `div` [a,b]") == [
-        "f", "x'", "=", "Data.List.sort", "(", "x'", "<+>", "10", ")", "`", "div", "`", "[", "a", ",", "b", "]"]
+        "f",
+        "x'",
+        "=",
+        "Data.List.sort",
+        "(",
+        "x'",
+        "<+>",
+        "10",
+        ")",
+        "`",
+        "div",
+        "`",
+        "[",
+        "a",
+        ",",
+        "b",
+        "]",
+    ]
     assert tokens("{v:Int | v >= 0}") == ["{", "v", ":", "Int", "|", "v", ">=", "0", "}"]
 
 
@@ -252,10 +279,20 @@ def test_bracket_helpers():
 
 @pytest.mark.parametrize(
     "name, ident, op, symbolic",
-    [("foo", True, False, False), ("f'", True, False, False), ("_go", True, False, False),
-     ("_", False, False, False), ("where", False, False, False), ("Foo", False, False, False),
-     ("<+>", False, True, True), ("->", False, False, True), ("=", False, False, True),
-     ("::", False, False, True), ("", False, False, False), ("foo\n", False, False, False)],
+    [
+        ("foo", True, False, False),
+        ("f'", True, False, False),
+        ("_go", True, False, False),
+        ("_", False, False, False),
+        ("where", False, False, False),
+        ("Foo", False, False, False),
+        ("<+>", False, True, True),
+        ("->", False, False, True),
+        ("=", False, False, True),
+        ("::", False, False, True),
+        ("", False, False, False),
+        ("foo\n", False, False, False),
+    ],
 )
 def test_name_predicates(name, ident, op, symbolic):
     assert (is_identifier(name), is_operator(name), is_symbolic(name)) == (ident, op, symbolic)

@@ -78,19 +78,29 @@ PROOF3 = textwrap.dedent(
 )
 
 
-def fenced(code: str, lang: str = "haskell", before: str = "Here is my proof.", after: str = "That is all.") -> str:
+def fenced(
+    code: str, lang: str = "haskell", before: str = "Here is my proof.", after: str = "That is all."
+) -> str:
     return f"{before}\n\n{FENCE}{lang}\n{code}\n{FENCE}\n\n{after}\n"
 
 
-def stmt1(spec: str, sig: str = "Int -> Proof", *, q: str = "double_alt", body: str = "lemma_double_equiv x = ()",
-          p_type: str = "Int -> Int"):
+def stmt1(
+    spec: str,
+    sig: str = "Int -> Proof",
+    *,
+    q: str = "double_alt",
+    body: str = "lemma_double_equiv x = ()",
+    p_type: str = "Int -> Int",
+):
     code = f"{{-@ lemma_double_equiv :: {spec} @-}}\nlemma_double_equiv :: {sig}\n{body}\n"
     return check_statement(code, p_name="double", q_name_in_file=q, p_type=p_type)
 
 
 def stmt3(spec: str, sig: str = "Int -> Int -> Int -> Proof", body: str = "lemma_clamp3_equiv a b c = ()"):
     code = f"{{-@ lemma_clamp3_equiv :: {spec} @-}}\nlemma_clamp3_equiv :: {sig}\n{body}\n"
-    return check_statement(code, p_name="clamp3", q_name_in_file="clamp3_alt", p_type="Int -> Int -> Int -> Int")
+    return check_statement(
+        code, p_name="clamp3", q_name_in_file="clamp3_alt", p_type="Int -> Int -> Int -> Int"
+    )
 
 
 def codes(asm) -> set[str]:
@@ -167,8 +177,12 @@ def test_a_block_without_the_lemma_does_not_count_as_a_candidate():
         (fenced("foo :: Int -> Proof\nfoo x = ()"), "no_lemma"),
         ("I could not find a proof.", "no_lemma"),
         (fenced("-- lemma_double_equiv would go here\nlemma_double_equiv x = ()"), "no_signature"),
-        (fenced("{-@ lemma_double_equiv :: x:Int -> {double x == double_alt x} @-}\nlemma_double_equiv :: Int -> Proof"),
-         "no_definition"),
+        (
+            fenced(
+                "{-@ lemma_double_equiv :: x:Int -> {double x == double_alt x} @-}\nlemma_double_equiv :: Int -> Proof"
+            ),
+            "no_definition",
+        ),
         ("", "empty_output"),
         ("   \n\t ", "empty_output"),
         (b"\xff\xfe not utf8", "not_utf8"),
@@ -210,7 +224,12 @@ def test_parser_and_checks_never_raise(text):
         ("(Ord a, Num a) => a -> (a, a) -> a", ("Num a", "Ord a"), ("a", "( a , a )"), "a"),
         ("forall a. Eq a => a -> Bool", ("Eq a",), ("a",), "Bool"),
         ("Int", (), (), "Int"),
-        ("Maybe (Int) -> ((a), [(b)]) -> Maybe (Maybe Int)", (), ("Maybe Int", "( a , [ b ] )"), "Maybe ( Maybe Int )"),
+        (
+            "Maybe (Int) -> ((a), [(b)]) -> Maybe (Maybe Int)",
+            (),
+            ("Maybe Int", "( a , [ b ] )"),
+            "Maybe ( Maybe Int )",
+        ),
     ],
 )
 def test_parse_type_signature(text, context, args, result):
@@ -259,7 +278,9 @@ def test_single_argument_lemma_passes():
 
 
 def test_three_argument_lemma_passes():
-    res = check_statement(PROOF3, p_name="clamp3", q_name_in_file="clamp3_alt", p_type="Int -> Int -> Int -> Int")
+    res = check_statement(
+        PROOF3, p_name="clamp3", q_name_in_file="clamp3_alt", p_type="Int -> Int -> Int -> Int"
+    )
     assert res.ok, res
     assert res.binders == ("a", "b", "c")
 
@@ -379,16 +400,36 @@ def test_haskell_signature_must_match(sig, reason):
 
 def test_spec_and_signature_presence():
     no_spec = "lemma_double_equiv :: Int -> Proof\nlemma_double_equiv x = ()\n"
-    assert check_statement(no_spec, p_name="double", q_name_in_file="double_alt", p_type="Int -> Int").reason == "no_spec"
-    no_sig = "{-@ lemma_double_equiv :: x:Int -> { double x == double_alt x } @-}\nlemma_double_equiv x = ()\n"
-    assert check_statement(no_sig, p_name="double", q_name_in_file="double_alt", p_type="Int -> Int").reason == "no_haskell_signature"
+    assert (
+        check_statement(no_spec, p_name="double", q_name_in_file="double_alt", p_type="Int -> Int").reason
+        == "no_spec"
+    )
+    no_sig = (
+        "{-@ lemma_double_equiv :: x:Int -> { double x == double_alt x } @-}\nlemma_double_equiv x = ()\n"
+    )
+    assert (
+        check_statement(no_sig, p_name="double", q_name_in_file="double_alt", p_type="Int -> Int").reason
+        == "no_haskell_signature"
+    )
     two = "{-@ lemma_double_equiv :: x:Int -> { double x == double_alt x } @-}\n" + PROOF1
-    assert check_statement(two, p_name="double", q_name_in_file="double_alt", p_type="Int -> Int").reason == "several_specs"
+    assert (
+        check_statement(two, p_name="double", q_name_in_file="double_alt", p_type="Int -> Int").reason
+        == "several_specs"
+    )
     shared = PROOF1.replace("{-@ lemma_double_equiv ::", "{-@ lemma_double_equiv, helper ::")
-    assert check_statement(shared, p_name="double", q_name_in_file="double_alt", p_type="Int -> Int").reason == "several_specs"
+    assert (
+        check_statement(shared, p_name="double", q_name_in_file="double_alt", p_type="Int -> Int").reason
+        == "several_specs"
+    )
     commented = "-- " + PROOF1.replace("\n", "\n-- ", 1)
-    assert check_statement(commented, p_name="double", q_name_in_file="double_alt", p_type="Int -> Int").reason == "no_spec"
-    assert check_statement(PROOF1, p_name="double", q_name_in_file="double_alt", p_type=None).reason == "no_p_signature"
+    assert (
+        check_statement(commented, p_name="double", q_name_in_file="double_alt", p_type="Int -> Int").reason
+        == "no_spec"
+    )
+    assert (
+        check_statement(PROOF1, p_name="double", q_name_in_file="double_alt", p_type=None).reason
+        == "no_p_signature"
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -403,7 +444,10 @@ HATCHES = [
     ("{-# LANGUAGE TemplateHaskell #-}", "language_pragma"),
     ("{-# LANGUAGE TemplateHaskell #-}", "template_haskell"),
     ('{-# RULES "cheat" forall x. double x = double_alt x #-}', "ghc_pragma"),
-    ("{-@ assume cheat :: x:Int -> { double x == double_alt x } @-}\ncheat :: Int -> Proof\ncheat _ = ()", "assume"),
+    (
+        "{-@ assume cheat :: x:Int -> { double x == double_alt x } @-}\ncheat :: Int -> Proof\ncheat _ = ()",
+        "assume",
+    ),
     ("{-@ lazy helper @-}\nhelper :: Int -> Proof\nhelper x = helper x", "lazy"),
     ("{-@ ignore helper @-}\nhelper :: Int -> Proof\nhelper _ = ()", "ignore"),
     ("{-@ trust helper @-}\nhelper :: Int -> Proof\nhelper _ = ()", "trust"),
@@ -447,7 +491,7 @@ HATCHES = [
     ('{- {-@ LIQUID "--no-totality" @-} -}', "liquid_pragma"),
     ("-- {-@ assume double :: x:Int -> {v:Int | v = 0} @-}", "assume"),
     ('hidden = "{-@ lazy helper @-}"', "lazy"),
-    ("{-  @  LIQUID \"--diff\" @ -}", "liquid_pragma"),
+    ('{-  @  LIQUID "--diff" @ -}', "liquid_pragma"),
     ("{- an unfinished comment", "unterminated"),
     ('msg = "an unfinished string', "unterminated"),
     ("-- run with --trust-internals", "liquid_option"),
@@ -474,8 +518,15 @@ def test_every_escape_hatch_is_rejected_with_its_reason(extra, reason):
 
 def test_escape_hatch_in_lemma_body_of_full_check(tmp_path):
     cheat = PROOF1.replace("=   double x\n  === double_alt x\n  *** QED", "= undefined")
-    v = check_proof(fenced(cheat), p_source=P1, p_name="double", q_source=Q1, q_name="double_alt",
-                    settings={"command": None}, workdir=tmp_path)
+    v = check_proof(
+        fenced(cheat),
+        p_source=P1,
+        p_name="double",
+        q_source=Q1,
+        q_name="double_alt",
+        settings={"command": None},
+        workdir=tmp_path,
+    )
     assert v["status"] == "rejected" and v["code"] == "undefined" and v["stage"] == "precheck"
     assert not v["checked"] and not v["accepted"]
     assert v["problems"][0]["line"] == 4
@@ -553,8 +604,10 @@ def test_helper_lemmas_with_their_own_specs_are_allowed():
 def test_error_is_behaviour_in_p_and_q_but_undefined_only_in_p():
     p = 'hd :: [Int] -> Int\nhd [] = error "empty"\nhd (x:_) = x\n'
     q = 'hd_alt :: [Int] -> Int\nhd_alt xs = case xs of\n  [] -> error "empty"\n  (y:_) -> y\n'
-    proof = ("{-@ lemma_hd_equiv :: xs:[Int] -> { hd xs == hd_alt xs } @-}\n"
-             "lemma_hd_equiv :: [Int] -> Proof\nlemma_hd_equiv xs = ()\n")
+    proof = (
+        "{-@ lemma_hd_equiv :: xs:[Int] -> { hd xs == hd_alt xs } @-}\n"
+        "lemma_hd_equiv :: [Int] -> Proof\nlemma_hd_equiv xs = ()\n"
+    )
     assert assemble(p, "hd", q, "hd_alt", proof).ok
     p_undef = p.replace('error "empty"', "undefined")
     assert assemble(p_undef, "hd", q, "hd_alt", proof).ok
@@ -598,7 +651,13 @@ def test_q_cannot_retype_or_reparse_ps_helpers():
 
 
 def test_crlf_sources_are_normalised():
-    asm = assemble(P1.replace("\n", "\r\n"), "double", Q1.replace("\n", "\r\n"), "double_alt", PROOF1.replace("\n", "\r\n"))
+    asm = assemble(
+        P1.replace("\n", "\r\n"),
+        "double",
+        Q1.replace("\n", "\r\n"),
+        "double_alt",
+        PROOF1.replace("\n", "\r\n"),
+    )
     assert asm.ok and "\r" not in asm.source
 
 
@@ -641,12 +700,14 @@ def test_assembled_file_layout_and_exactly_the_checkers_pragmas():
     assert src.count("import Language.Haskell.Liquid.ProofCombinators") == 1
     assert "{-@ reflect double @-}\ndouble :: Int -> Int" in src
     assert "{-@ reflect double_alt @-}\ndouble_alt :: Int -> Int" in src
-    assert src.index("reflect double @-}") < src.index("reflect double_alt") < src.index("lemma_double_equiv ::")
+    assert (
+        src.index("reflect double @-}") < src.index("reflect double_alt") < src.index("lemma_double_equiv ::")
+    )
     assert not re.search(r"\{-#", src)
     lines = src.split("\n")
     for where, text in (("p", P1), ("q", Q1), ("proof", PROOF1)):
         first, last = asm.part_lines[where]
-        assert "\n".join(lines[first - 1:last]) == text.strip("\n")
+        assert "\n".join(lines[first - 1 : last]) == text.strip("\n")
     assert asm.file_name == "Equiv.hs" and asm.q_name_in_file == "double_alt"
 
 
@@ -680,7 +741,7 @@ def test_q_with_ps_name_is_renamed_in_code_but_not_in_comments_or_strings():
     asm = assemble(P1, "double", q, "double", proof)
     assert asm.ok, asm.problems
     first, last = asm.part_lines["q"]
-    q_in_file = "\n".join(asm.source.split("\n")[first - 1:last])
+    q_in_file = "\n".join(asm.source.split("\n")[first - 1 : last])
     assert "double' :: Int -> Int" in q_in_file
     assert "double n = " not in q_in_file and "double' n = 2 + double' (n - 1) -- calls double" in q_in_file
     assert 'label = "double"' in q_in_file and "-- double, but recursive" in q_in_file
@@ -709,11 +770,15 @@ def test_imports_are_hoisted_and_deduplicated():
 
 
 def test_settings_from_config_and_validation():
-    s = LiquidSettings.from_config({"command": "apptainer exec lh.sif liquid", "timeout_s": 30,
-                                    "allowed_imports": ["Data.List"]})
+    s = LiquidSettings.from_config(
+        {"command": "apptainer exec lh.sif liquid", "timeout_s": 30, "allowed_imports": ["Data.List"]}
+    )
     assert s.command == ("apptainer", "exec", "lh.sif", "liquid") and s.timeout_s == 30.0
     assert s.allowed_imports == frozenset({"Data.List", lq.PROOF_MODULE})
-    assert LiquidSettings.from_config({"command": ["liquid", "--ghc-option=-O0"]}).command == ("liquid", "--ghc-option=-O0")
+    assert LiquidSettings.from_config({"command": ["liquid", "--ghc-option=-O0"]}).command == (
+        "liquid",
+        "--ghc-option=-O0",
+    )
     assert LiquidSettings.from_config(None).command is None
     with pytest.raises(UserError, match="weaken"):
         LiquidSettings(extra_options=("--no-termination",))
@@ -783,7 +848,13 @@ OLD_ERROR = textwrap.dedent(
         ("**** RESULT: SAFE ************\n", 0, "safe", "liquid_safe", ["SAFE"]),
         (NEW_UNSAFE, 1, "unsafe", "liquid_unsafe", ["UNSAFE"]),
         ("**** RESULT: UNSAFE ****\n", 1, "unsafe", "liquid_unsafe", ["UNSAFE"]),
-        ("RESULT: Unsafe [Just 32,Just 1083]\n**** RESULT: UNSAFE ****\n", 1, "unsafe", "liquid_unsafe", ["UNSAFE", "UNSAFE"]),
+        (
+            "RESULT: Unsafe [Just 32,Just 1083]\n**** RESULT: UNSAFE ****\n",
+            1,
+            "unsafe",
+            "liquid_unsafe",
+            ["UNSAFE", "UNSAFE"],
+        ),
         ("LIQUID: ERROR\n", 2, "error", "liquid_error", ["ERROR"]),
         (OLD_ERROR, 1, "error", "liquid_error", ["ERROR"]),
         ("LIQUID: SAFE\n", 1, "error", "liquid_exit_nonzero", ["SAFE"]),
@@ -822,7 +893,9 @@ def test_error_excerpt_old_format():
 
 
 def test_error_excerpt_is_bounded():
-    blocks = "".join(f"Equiv.hs:{k}:1: error:\n    Variable not in scope: v{k} {'x' * 400}\n\n" for k in range(1, 60))
+    blocks = "".join(
+        f"Equiv.hs:{k}:1: error:\n    Variable not in scope: v{k} {'x' * 400}\n\n" for k in range(1, 60)
+    )
     text = extract_error_excerpt(blocks, max_chars=600)
     assert len(text) <= 600
     assert text.startswith("Equiv.hs:1:1: error:")
@@ -840,16 +913,29 @@ def test_error_excerpt_fallback_without_error_headers():
 
 
 def test_retry_feedback():
-    rejected = check_proof(fenced(PROOF1 + "\n{-@ lazy helper @-}\nhelper :: Int\nhelper = helper\n"),
-                           p_source=P1, p_name="double", q_source=Q1, q_name="double_alt")
+    rejected = check_proof(
+        fenced(PROOF1 + "\n{-@ lazy helper @-}\nhelper :: Int\nhelper = helper\n"),
+        p_source=P1,
+        p_name="double",
+        q_source=Q1,
+        q_name="double_alt",
+    )
     fb = retry_feedback(rejected)
-    assert fb.startswith("The proof was refused before checking:") and "- annotation: {-@ lazy helper @-} (lazy, line 7 of the proof)" in fb
+    assert (
+        fb.startswith("The proof was refused before checking:")
+        and "- annotation: {-@ lazy helper @-} (lazy, line 7 of the proof)" in fb
+    )
     assert retry_feedback({"accepted": True, "status": "safe"}) == ""
     assert retry_feedback(missing_verdict()) == ""
     assert "did not finish" in retry_feedback({"accepted": False, "status": "timeout", "detail": "5 seconds"})
     err = {"accepted": False, "status": "unsafe", "error_excerpt": "Equiv.hs:3:1: error: boom"}
     assert retry_feedback(err) == "Equiv.hs:3:1: error: boom"
-    assert len(retry_feedback({"accepted": False, "status": "error", "error_excerpt": "z" * 5000}, max_chars=100)) <= 100
+    assert (
+        len(
+            retry_feedback({"accepted": False, "status": "error", "error_excerpt": "z" * 5000}, max_chars=100)
+        )
+        <= 100
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -861,7 +947,11 @@ def test_missing_tool_verdict(tmp_path):
     v = run_liquid("module Equiv where\n", None, 5, tmp_path)
     assert v["checked"] is False and v["accepted"] is False and v["reason"] == MISSING_REASON
     assert v["status"] == "missing" and v["code"] == "liquid_missing"
-    assert {"checked": False, "accepted": False, "reason": "not checked: Liquid Haskell missing"}.items() <= v.items()
+    assert {
+        "checked": False,
+        "accepted": False,
+        "reason": "not checked: Liquid Haskell missing",
+    }.items() <= v.items()
     for cmd in ("definitely-not-a-liquid-binary-xyz", [str(tmp_path / "no" / "liquid")], ""):
         v = run_liquid("module Equiv where\n", cmd, 5, tmp_path)
         assert v["status"] == "missing" and not v["accepted"]
@@ -870,8 +960,15 @@ def test_missing_tool_verdict(tmp_path):
 
 
 def test_check_proof_without_the_tool_is_never_accepted(tmp_path):
-    v = check_proof(fenced(PROOF1), p_source=P1, p_name="double", q_source=Q1, q_name="double_alt",
-                    settings=None, workdir=tmp_path)
+    v = check_proof(
+        fenced(PROOF1),
+        p_source=P1,
+        p_name="double",
+        q_source=Q1,
+        q_name="double_alt",
+        settings=None,
+        workdir=tmp_path,
+    )
     assert v["reason"] == MISSING_REASON and not v["checked"] and not v["accepted"]
     assert v["file"] and v["proof"] == PROOF1 and v["lemma_name"] == "lemma_double_equiv"
     json.dumps(v)
@@ -1081,8 +1178,16 @@ def test_check_proof_end_to_end_with_the_test_double(fake_liquid, work, tmp_path
     sentinel = tmp_path / "ran"
     env = {**os.environ, "FAKE_LIQUID_RAN": str(sentinel)}
     cfg = {"command": [str(fake_liquid), "safe"], "timeout_s": 30}
-    v = check_proof(fenced(PROOF3), p_source=P3, p_name="clamp3", q_source=Q3, q_name="clamp3_alt",
-                    settings=cfg, workdir=work, env=env)
+    v = check_proof(
+        fenced(PROOF3),
+        p_source=P3,
+        p_name="clamp3",
+        q_source=Q3,
+        q_name="clamp3_alt",
+        settings=cfg,
+        workdir=work,
+        env=env,
+    )
     assert v["accepted"] and v["stage"] == "liquid" and sentinel.exists()
     assert v["lemma_name"] == "lemma_clamp3_equiv" and v["q_name_in_file"] == "clamp3_alt"
     assert v["file"].count("{-@ reflect clamp3") == 2 and v["proof"] == PROOF3
@@ -1091,28 +1196,58 @@ def test_check_proof_end_to_end_with_the_test_double(fake_liquid, work, tmp_path
 
     sentinel.unlink()
     weak = PROOF3.replace("b:Int", "b:{v:Int | v >= a}")
-    v = check_proof(fenced(weak), p_source=P3, p_name="clamp3", q_source=Q3, q_name="clamp3_alt",
-                    settings=cfg, workdir=work, env=env)
+    v = check_proof(
+        fenced(weak),
+        p_source=P3,
+        p_name="clamp3",
+        q_source=Q3,
+        q_name="clamp3_alt",
+        settings=cfg,
+        workdir=work,
+        env=env,
+    )
     assert v["status"] == "rejected" and v["code"] == "binder_refined" and not v["accepted"]
     assert not sentinel.exists(), "a refused proof must never reach the checker"
 
-    v = check_proof("no proof today", p_source=P3, p_name="clamp3", q_source=Q3, q_name="clamp3_alt",
-                    settings=cfg, workdir=work, env=env)
+    v = check_proof(
+        "no proof today",
+        p_source=P3,
+        p_name="clamp3",
+        q_source=Q3,
+        q_name="clamp3_alt",
+        settings=cfg,
+        workdir=work,
+        env=env,
+    )
     assert v["stage"] == "parse" and v["code"] == "no_lemma" and v["problems"][0]["where"] == "answer"
     assert not sentinel.exists()
 
 
 def test_check_proof_renames_q_with_ps_name(fake_liquid, work):
     proof = PROOF1.replace("double_alt", "double'")
-    v = check_proof(fenced(proof), p_source=P1, p_name="double", q_source=Q1_SAME, q_name="double",
-                    settings={"command": [str(fake_liquid), "safe"]}, workdir=work)
+    v = check_proof(
+        fenced(proof),
+        p_source=P1,
+        p_name="double",
+        q_source=Q1_SAME,
+        q_name="double",
+        settings={"command": [str(fake_liquid), "safe"]},
+        workdir=work,
+    )
     assert v["accepted"] and v["q_name_in_file"] == "double'"
     assert "double' x = 2 * x" in v["file"]
 
 
 def test_check_proof_unsafe_feedback_points_into_the_proof(fake_liquid, work):
-    v = check_proof(fenced(PROOF1), p_source=P1, p_name="double", q_source=Q1, q_name="double_alt",
-                    settings={"command": [str(fake_liquid), "unsafe"]}, workdir=work)
+    v = check_proof(
+        fenced(PROOF1),
+        p_source=P1,
+        p_name="double",
+        q_source=Q1,
+        q_name="double_alt",
+        settings={"command": [str(fake_liquid), "unsafe"]},
+        workdir=work,
+    )
     assert v["status"] == "unsafe"
     first = v["part_lines"]["proof"][0]
     assert f"[line {21 - first + 1} of your proof]" in v["error_excerpt"]
@@ -1128,7 +1263,9 @@ def test_tool_dirs_follow_the_wrappers_package_environment(tmp_path):
     (store / "package.db").mkdir(parents=True)
     env = tmp_path / "liquid" / "env"
     env.parent.mkdir()
-    env.write_text(f"clear-package-db\nglobal-package-db\npackage-db {store / 'package.db'}\npackage-id base\n")
+    env.write_text(
+        f"clear-package-db\nglobal-package-db\npackage-db {store / 'package.db'}\npackage-id base\n"
+    )
     wrapper = tmp_path / "bin" / "liquid"
     wrapper.parent.mkdir()
     wrapper.write_text(f'#!/bin/sh\nset -eu\nghc -package-env {env} -fplugin=LiquidHaskell "$@"\n')

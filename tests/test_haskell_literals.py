@@ -183,7 +183,9 @@ def test_config_validation():
 
 def test_chars_include_specials_and_render_escaped():
     chars = {random_value(CHAR, seed) for seed in range(600)}
-    assert {"'", '"', "\\"} & chars and any(not c.isascii() for c in chars) and any(ord(c) < 32 for c in chars)
+    assert (
+        {"'", '"', "\\"} & chars and any(not c.isascii() for c in chars) and any(ord(c) < 32 for c in chars)
+    )
     for c in chars:
         lit = render_char(c)
         assert lit.isascii() and "\n" not in lit
@@ -265,7 +267,9 @@ def test_generation_rejects_unsupported_types(text):
 
 
 def test_generate_arguments_for_multi_argument_signature():
-    program = "solve :: Int -> [Maybe Double] -> (Char, String) -> Either Bool Integer -> Int\nsolve = undefined\n"
+    program = (
+        "solve :: Int -> [Maybe Double] -> (Char, String) -> Either Bool Integer -> Int\nsolve = undefined\n"
+    )
     sig = find_signature(program)
     args = generate_arguments(sig.arg_types, 5)
     assert len(args) == 4 and args == generate_arguments(sig.arg_types, 5)
@@ -316,7 +320,7 @@ def test_build_call():
         ('"\\SO\\&H"', "String", "\x0eH"),
         ('"\\SOH"', "String", "\x01"),
         ('"ab\\   \\cd"', "String", "abcd"),
-        ("\"tab\\there\"", "String", "tab\there"),
+        ('"tab\\there"', "String", "tab\there"),
         ("['a', 'b']", "String", "ab"),
         ("[]", "String", ""),
         ('"ab"', "[Char]", "ab"),
@@ -490,7 +494,9 @@ def _normalise(value, t: HsType):
 RUNGHC = shutil.which("runghc")
 
 
-@pytest.mark.skipif(RUNGHC is None, reason="GHC (runghc) is not installed; install the ghc package to run this check")
+@pytest.mark.skipif(
+    RUNGHC is None, reason="GHC (runghc) is not installed; install the ghc package to run this check"
+)
 def test_ghc_accepts_generated_literals_and_show_parses_back(tmp_path):
     cfg = LiteralConfig(max_list_len=4, special_char_prob=0.3)
     cases: list[tuple[HsType, object, str]] = []  # (type, value, expression to print)
@@ -517,12 +523,17 @@ def test_ghc_accepts_generated_literals_and_show_parses_back(tmp_path):
     ]
     cases.extend((t, v, f"({render_literal(v, t)} :: {t.render()})") for t, v in edge_cases)
     op_values = random_arguments([INT, INT], 3)
-    cases.append((INT, op_values[0] + op_values[1], build_call("<+>", [render_literal(v, INT) for v in op_values])))
-    cases.append((STRING, "\x01" + "2" + "\x0e" + "H" + "λ", build_call("id", [render_string("\x012\x0eHλ")])))
+    cases.append(
+        (INT, op_values[0] + op_values[1], build_call("<+>", [render_literal(v, INT) for v in op_values]))
+    )
+    cases.append(
+        (STRING, "\x01" + "2" + "\x0e" + "H" + "λ", build_call("id", [render_string("\x012\x0eHλ")]))
+    )
 
     body = "\n".join(f"  print ({expr})" for _, _, expr in cases)
-    program = textwrap.dedent(
-        """\
+    program = (
+        textwrap.dedent(
+            """\
         module Main where
 
         combine :: Int -> [Maybe Double] -> (Char, String) -> Either Bool Integer -> Float
@@ -535,7 +546,10 @@ def test_ghc_accepts_generated_literals_and_show_parses_back(tmp_path):
         main :: IO ()
         main = do
         """
-    ) + body + "\n"
+        )
+        + body
+        + "\n"
+    )
     source = tmp_path / "Main.hs"
     source.write_text(program, encoding="utf-8")
     done = subprocess.run(

@@ -167,8 +167,21 @@ def test_argument_and_result_types_are_varied():
         *ins, out = _signature(p)
         args.update(ins)
         results[out] += 1
-    wanted = ["Int", "Integer", "Bool", "Char", "String", "Double", "[Int]", "[String]", "[[Int]]",
-              "(Int, Int)", "(String, Int)", "Maybe Int", "Either String Int"]
+    wanted = [
+        "Int",
+        "Integer",
+        "Bool",
+        "Char",
+        "String",
+        "Double",
+        "[Int]",
+        "[String]",
+        "[[Int]]",
+        "(Int, Int)",
+        "(String, Int)",
+        "Maybe Int",
+        "Either String Int",
+    ]
     for t in wanted:
         assert args[t] >= 1, f"no program takes {t}"
     for t in wanted:
@@ -241,25 +254,30 @@ def test_bad_split_is_a_user_error():
 # --- the arity counter and loader errors -------------------------------------------
 
 
-@pytest.mark.parametrize("type_text, arity", [
-    ("Int", 0),
-    ("Int -> Int", 1),
-    ("(Int -> Int) -> [Int] -> [Int]", 2),
-    ("[(Int, Int -> Bool)] -> Maybe (Int -> Int)", 1),
-    ("Ord a => a -> a -> Bool", 2),
-    ("  Int\n   -> Either String Int\n   -> Int  ", 2),
-    ("{ x : Int | x > 0 } -> Int", 1),
-])
+@pytest.mark.parametrize(
+    "type_text, arity",
+    [
+        ("Int", 0),
+        ("Int -> Int", 1),
+        ("(Int -> Int) -> [Int] -> [Int]", 2),
+        ("[(Int, Int -> Bool)] -> Maybe (Int -> Int)", 1),
+        ("Ord a => a -> a -> Bool", 2),
+        ("  Int\n   -> Either String Int\n   -> Int  ", 2),
+        ("{ x : Int | x > 0 } -> Int", 1),
+    ],
+)
 def test_signature_arity_counts_only_depth_zero_arrows(type_text: str, arity: int):
     assert hs.signature_arity(type_text) == arity
 
 
 def test_multi_line_signature_and_comments():
-    code = ("-- reflectable\n"
-            "twice -- the doubling function\n"
-            "  :: Int -- what to double\n"
-            "  -> Int\n"
-            "twice n = n + n -- no overflow guard\n")
+    code = (
+        "-- reflectable\n"
+        "twice -- the doubling function\n"
+        "  :: Int -- what to double\n"
+        "  -> Int\n"
+        "twice n = n + n -- no overflow guard\n"
+    )
     rec = hs.parse_reference_program("twice", code, "twice.hs")
     assert rec["arity"] == 1 and rec["reflectable"] and rec["entry_point"] == "twice"
 
@@ -273,16 +291,22 @@ def _write(tmp_path: Path, name: str, code: str | bytes) -> Path:
     return path
 
 
-@pytest.mark.parametrize("code, message", [
-    ("module Foo where\nfoo :: Int -> Int\nfoo x = x\n", "module"),
-    ("foo :: Int -> Int\nfoo x = x\nmain :: IO ()\nmain = print (foo 1)\n", "main"),
-    ("foo x = x + 1\n", "no top-level type signature"),
-    ("bar :: Int -> Int\nbar x = x\n", "'bar' but the file is named for 'foo'"),
-    ("foo :: Int -> Int\nfoo x = helper x\nhelper :: Int -> Int\nhelper x = x\n", "2 top-level type signatures"),
-    ("foo :: Int -> Int\nfoo x = helper x\nhelper x = x\n", "not part of 'foo'"),
-    ("foo :: (Int -> Int\nfoo x = x\n", "unclosed"),
-    ("foo :: Int -> -> Int\nfoo x = x\n", "missing side"),
-])
+@pytest.mark.parametrize(
+    "code, message",
+    [
+        ("module Foo where\nfoo :: Int -> Int\nfoo x = x\n", "module"),
+        ("foo :: Int -> Int\nfoo x = x\nmain :: IO ()\nmain = print (foo 1)\n", "main"),
+        ("foo x = x + 1\n", "no top-level type signature"),
+        ("bar :: Int -> Int\nbar x = x\n", "'bar' but the file is named for 'foo'"),
+        (
+            "foo :: Int -> Int\nfoo x = helper x\nhelper :: Int -> Int\nhelper x = x\n",
+            "2 top-level type signatures",
+        ),
+        ("foo :: Int -> Int\nfoo x = helper x\nhelper x = x\n", "not part of 'foo'"),
+        ("foo :: (Int -> Int\nfoo x = x\n", "unclosed"),
+        ("foo :: Int -> -> Int\nfoo x = x\n", "missing side"),
+    ],
+)
 def test_malformed_files_are_clear_user_errors(tmp_path: Path, code: str, message: str):
     path = _write(tmp_path, "foo", code)
     with pytest.raises(UserError) as info:
@@ -309,7 +333,10 @@ def test_loading_another_directory(tmp_path: Path):
     _write(tmp_path, "b", "b :: [Int] -> Int\nb xs = sum xs\n")
     _write(tmp_path, "a", "-- reflectable\na :: Int -> Int -> Int\na x y = x + y\n")
     recs = hs.load_reference_programs(tmp_path)
-    assert [(r["entry_point"], r["arity"], r["reflectable"]) for r in recs] == [("a", 2, True), ("b", 1, False)]
+    assert [(r["entry_point"], r["arity"], r["reflectable"]) for r in recs] == [
+        ("a", 2, True),
+        ("b", 1, False),
+    ]
 
 
 # --- a real GHC build and run ---------------------------------------------------------
@@ -330,8 +357,9 @@ def build_all_programs_module(programs: list[dict], inputs: dict[str, str]) -> s
                 body.append(line)
         bodies.append("\n".join(body).strip())
     calls = [f"  print ({p['entry_point']} {inputs[p['entry_point']]})" for p in programs]
-    return "\n".join(imports + [""] + [b + "\n" for b in bodies]
-                     + ["main :: IO ()", "main = do"] + calls) + "\n"
+    return (
+        "\n".join(imports + [""] + [b + "\n" for b in bodies] + ["main :: IO ()", "main = do"] + calls) + "\n"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -339,11 +367,18 @@ def ghc_output(tmp_path_factory) -> list[str]:
     """Lines printed by the compiled all-programs module (compiled once per test module)."""
     ghc = shutil.which("ghc")
     if ghc is None:
-        pytest.skip("ghc is not on PATH: install GHC (e.g. apt-get install ghc) to compile the reference programs")
+        pytest.skip(
+            "ghc is not on PATH: install GHC (e.g. apt-get install ghc) to compile the reference programs"
+        )
     work = tmp_path_factory.mktemp("haskell_programs")
     (work / "Main.hs").write_text(build_all_programs_module(PROGRAMS, INPUTS), encoding="utf-8")
-    built = subprocess.run([ghc, "-O0", "-v0", "-outputdir", "build", "-o", "allprograms", "Main.hs"],
-                           cwd=work, capture_output=True, text=True, timeout=600)
+    built = subprocess.run(
+        [ghc, "-O0", "-v0", "-outputdir", "build", "-o", "allprograms", "Main.hs"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert built.returncode == 0, f"ghc failed:\n{built.stdout}\n{built.stderr}"
     ran = subprocess.run([str(work / "allprograms")], cwd=work, capture_output=True, text=True, timeout=30)
     assert ran.returncode == 0, f"program failed:\n{ran.stderr}"

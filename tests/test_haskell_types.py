@@ -127,7 +127,9 @@ def test_render_round_trip(text):
 def test_render_adds_needed_parentheses_only():
     t = FunctionType(FunctionType(INT, INT), MaybeType(MaybeType(ListType(INT))))
     assert render_type(t) == "(Int -> Int) -> Maybe (Maybe [Int])"
-    assert render_type(EitherType(MaybeType(INT), FunctionType(INT, INT))) == "Either (Maybe Int) (Int -> Int)"
+    assert (
+        render_type(EitherType(MaybeType(INT), FunctionType(INT, INT))) == "Either (Maybe Int) (Int -> Int)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -169,9 +171,9 @@ def test_qualified_types():
     single = parse_qualified_type("Ord a => [a] -> [a]")
     assert single.render() == "Ord a => [a] -> [a]"
     assert parse_qualified_type("(Ord a) => a").render() == "Ord a => a"
-    assert parse_qualified_type("forall a b. (Show a, Show b) => a -> b -> String").constraints[1] == Constraint(
-        "Show", (TypeVar("b"),)
-    )
+    assert parse_qualified_type("forall a b. (Show a, Show b) => a -> b -> String").constraints[
+        1
+    ] == Constraint("Show", (TypeVar("b"),))
     assert parse_qualified_type("Num a => Num b => a -> b").constraints == (
         Constraint("Num", (TypeVar("a"),)),
         Constraint("Num", (TypeVar("b"),)),
@@ -511,7 +513,7 @@ def test_declarations_and_mask_keep_positions():
     masked = mask(program)
     assert len(masked) == len(program) and masked.count("\n") == program.count("\n")
     assert "--" not in masked and "{-" not in masked
-    assert [d.text for d in top_level_declarations(program)] == ['a =', "b = 1"]
+    assert [d.text for d in top_level_declarations(program)] == ["a =", "b = 1"]
     assert [d.line for d in top_level_declarations(program)] == [1, 3]
 
 
@@ -587,7 +589,9 @@ def test_rename_function_without_signature():
 GHC = shutil.which("runghc")
 
 
-@pytest.mark.skipif(GHC is None, reason="GHC (runghc) is not installed; install the ghc package to run this check")
+@pytest.mark.skipif(
+    GHC is None, reason="GHC (runghc) is not installed; install the ghc package to run this check"
+)
 def test_ghc_accepts_renamed_tricky_program(tmp_path):
     renamed = rename_function(RENAME_PROGRAM, "foo", "fooRenamed", include_annotations=True)
     renamed = renamed.replace("L.foo", "L.length []")  # Data.List has no foo; keep the qualified use shape

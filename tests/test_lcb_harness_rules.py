@@ -18,7 +18,7 @@ def test_code_is_read_between_the_last_two_fence_lines():
     # lcb_runner.utils.extraction_utils.extract_code: lines containing ``` anywhere, the
     # text between the last two; fewer than two -> "" (the sample fails)
     assert lcb.extract_code("```python\nfirst\n```\ntext\n```cpp\nlast\n```") == "last"
-    assert lcb.extract_code("```python\nprint(1)\n") is None          # cut off before its fence
+    assert lcb.extract_code("```python\nprint(1)\n") is None  # cut off before its fence
     assert lcb.extract_code("see ```x``` and\n```\ncode\n```") == "code"
     assert lcb.extract_code("no code") is None
     # a fence inside a line counts as a fence line, whatever else the line holds
@@ -31,7 +31,7 @@ def test_call_based_exactly_when_the_metadata_names_a_function():
     functional = lcb.item_from_row(row, 1 << 20)[0]
     assert functional["kind"] == "functional"
     no_name = dict(row, metadata="{}")
-    assert lcb.item_from_row(no_name, 1 << 20)[0]["kind"] == "stdin"    # test types are not consulted
+    assert lcb.item_from_row(no_name, 1 << 20)[0]["kind"] == "stdin"  # test types are not consulted
     mixed = dict(row, public_test_cases=json.dumps([{"input": "1", "output": "1", "testtype": "stdin"}]))
     assert lcb.item_from_row(mixed, 1 << 20)[0]["kind"] == "functional"
 
@@ -41,11 +41,12 @@ def test_call_based_comparison_is_exact_after_tuple_to_list():
 
     def enc(v):
         return encode_value(v, 1000, 50, 1 << 16, 200)
+
     # grade_call_based: a returned tuple becomes a list, then prediction == json.loads(output)
     assert lcb.value_matches(enc((1, 2)), "[1, 2]")
-    assert not lcb.value_matches(enc(0.30000000000000004), "0.3")   # no float tolerance
-    assert not lcb.value_matches(enc(10 ** 18 + 1), str(10 ** 18))
-    assert not lcb.value_matches(enc([(1, 2)]), "[[1, 2]]")          # only the top level is converted
+    assert not lcb.value_matches(enc(0.30000000000000004), "0.3")  # no float tolerance
+    assert not lcb.value_matches(enc(10**18 + 1), str(10**18))
+    assert not lcb.value_matches(enc([(1, 2)]), "[[1, 2]]")  # only the top level is converted
 
 
 def test_stdin_comparison_lines_then_decimal_tokens():
@@ -69,7 +70,9 @@ def _row(qid, when):
 
 
 def test_the_window_count_is_checked_against_the_papers(tmp_path):
-    rows = [_row(f"q{i}", f"2024-1{i % 3}-05T00:00:00") for i in range(5)] + [_row("feb", "2025-02-27T12:00:00")]
+    rows = [_row(f"q{i}", f"2024-1{i % 3}-05T00:00:00") for i in range(5)] + [
+        _row("feb", "2025-02-27T12:00:00")
+    ]
     folder = _folder(tmp_path, {"test5.jsonl": rows[:5], "test6.jsonl": rows[5:]})
     bench = lcb.LiveCodeBench()
     settings = {"release": "release_v6", "paper_counts": {"eval": 216}}
@@ -85,7 +88,9 @@ def test_the_window_count_is_checked_against_the_papers(tmp_path):
     accepted = {**settings, "accepted_counts": {"eval": 6, "reason": "fixture"}}
     items, _ = bench.prepare(str(folder), accepted, {})
     assert len(items) == 6
-    assert lcb.count_note(accepted) == ["LiveCodeBench eval: 6 problems where the paper had 216 (accepted: fixture)"]
+    assert lcb.count_note(accepted) == [
+        "LiveCodeBench eval: 6 problems where the paper had 216 (accepted: fixture)"
+    ]
     assert lcb.count_note(settings) == []
     # the count is the window's, before `limit` slices it
     with pytest.raises(UserError, match="holds 6 problems"):
@@ -93,8 +98,9 @@ def test_the_window_count_is_checked_against_the_papers(tmp_path):
 
 
 def test_the_training_count_is_checked_too(tmp_path):
-    folder = _folder(tmp_path, {"test.jsonl": [_row("old", "2024-03-01T00:00:00"),
-                                               _row("aug", "2024-08-02T00:00:00")]})
+    folder = _folder(
+        tmp_path, {"test.jsonl": [_row("old", "2024-03-01T00:00:00"), _row("aug", "2024-08-02T00:00:00")]}
+    )
     with pytest.raises(UserError, match="before 2024-08-01 holds 1 problems, the paper had 601"):
         lcb.training_problems(str(folder), {"paper_counts": {"train": 601}})
 

@@ -24,20 +24,34 @@ def chat(text: str, system: str | None = None) -> list[dict]:
 
 # --------------------------------------------------------------------------- plain data
 
+
 def test_sampling_params_normalise_validate_and_key():
     a = SamplingParams(temperature=1, top_p=1, max_new_tokens=16.0, seed=3)
     b = SamplingParams(temperature=1.0, top_p=1.0, max_new_tokens=16, seed=3)
     assert a == b and a.to_dict() == b.to_dict()
-    assert a.to_dict() == {"temperature": 1.0, "top_p": 1.0, "top_k": None, "presence_penalty": None,
-                           "max_new_tokens": 16, "n": 1, "seed": 3}
+    assert a.to_dict() == {
+        "temperature": 1.0,
+        "top_p": 1.0,
+        "top_k": None,
+        "presence_penalty": None,
+        "max_new_tokens": 16,
+        "n": 1,
+        "seed": 3,
+    }
     msgs = chat("hello")
     key = recording_key(msgs, a)
     assert len(key) == 64 and key == recording_key([dict(m, extra="x") for m in msgs], b)
     assert key != recording_key(msgs, SamplingParams(temperature=1.0, max_new_tokens=16, seed=4))
     # the adapter is not part of the key; the per-round seed is what separates rounds
     assert GenerationRequest(msgs, a, adapter="/x/round1").key == GenerationRequest(msgs, a).key == key
-    for bad in ({"temperature": -1}, {"top_p": 0}, {"n": 0}, {"max_new_tokens": 0}, {"top_k": 0},
-                {"seed": 1.5}):
+    for bad in (
+        {"temperature": -1},
+        {"top_p": 0},
+        {"n": 0},
+        {"max_new_tokens": 0},
+        {"top_k": 0},
+        {"seed": 1.5},
+    ):
         with pytest.raises(UserError):
             SamplingParams(**bad)
     with pytest.raises(UserError):
@@ -106,12 +120,21 @@ def test_sampler_rules_on_synthetic_logits():
 
 # --------------------------------------------------------------------------- real tiny model
 
+
 @pytest.fixture(scope="module")
 def backend(tiny_model_dir):
     # One thread: on 2 cores shared with other workers, two torch threads are several
     # times slower than one (OpenMP threads wait on each other while a core is taken).
-    b = make_backend({"name": "transformers", "model": str(tiny_model_dir), "dtype": "float32",
-                      "batch_size": 4, "threads": 1, "progress": False})
+    b = make_backend(
+        {
+            "name": "transformers",
+            "model": str(tiny_model_dir),
+            "dtype": "float32",
+            "batch_size": 4,
+            "threads": 1,
+            "progress": False,
+        }
+    )
     yield b
     b.close()
 
@@ -124,8 +147,9 @@ def adapter_dir(backend, tmp_path_factory):
 
     torch.manual_seed(0)
     base = copy.deepcopy(backend._base)
-    cfg = LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False,
-                     task_type="CAUSAL_LM")
+    cfg = LoraConfig(
+        r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False, task_type="CAUSAL_LM"
+    )
     with warnings.catch_warnings():  # a transformers deprecation notice raised inside peft
         warnings.simplefilter("ignore", FutureWarning)
         peft_model = get_peft_model(base, cfg)
@@ -146,7 +170,11 @@ PROMPTS = [
 def test_batched_sampling_order_n_and_determinism(backend):
     sp = SamplingParams(temperature=0.9, top_p=0.95, max_new_tokens=8, n=2, seed=11)
     short = SamplingParams(temperature=0.9, top_k=40, max_new_tokens=3, n=2, seed=11)
-    reqs = [GenerationRequest(PROMPTS[0], sp), GenerationRequest(PROMPTS[1], sp), GenerationRequest(PROMPTS[2], short)]
+    reqs = [
+        GenerationRequest(PROMPTS[0], sp),
+        GenerationRequest(PROMPTS[1], sp),
+        GenerationRequest(PROMPTS[2], short),
+    ]
     first = backend.generate(reqs)
     assert [len(x) for x in first] == [2, 2, 2]
     assert all(isinstance(t, str) and t.strip() for x in first for t in x)
@@ -156,8 +184,13 @@ def test_batched_sampling_order_n_and_determinism(backend):
     again = backend.generate(list(reversed(reqs)))
     assert list(reversed(again)) == first
     # another round seed gives other samples
-    other = backend.generate([GenerationRequest(PROMPTS[0], SamplingParams(
-        temperature=0.9, top_p=0.95, max_new_tokens=8, n=2, seed=12))])
+    other = backend.generate(
+        [
+            GenerationRequest(
+                PROMPTS[0], SamplingParams(temperature=0.9, top_p=0.95, max_new_tokens=8, n=2, seed=12)
+            )
+        ]
+    )
     assert other[0] != first[0]
     assert backend.stats["generated_tokens"] > 0
 
@@ -169,17 +202,28 @@ def test_own_decoding_loop_matches_transformers_generate(backend):
     import torch
 
     budgets = [12, 3, 12]
-    reqs = [GenerationRequest(p, SamplingParams(temperature=0, max_new_tokens=b)) for p, b in zip(PROMPTS, budgets)]
+    reqs = [
+        GenerationRequest(p, SamplingParams(temperature=0, max_new_tokens=b))
+        for p, b in zip(PROMPTS, budgets)
+    ]
     ours = [x[0] for x in backend.generate(reqs)]
     for req, budget, text in zip(reqs, budgets, ours):
         ids = torch.tensor([backend._prompt_ids(req)])
         with torch.inference_mode():
-            out = backend._base.generate(input_ids=ids, attention_mask=torch.ones_like(ids), do_sample=False,
-                                         max_new_tokens=budget, eos_token_id=sorted(backend.stop_ids),
-                                         pad_token_id=backend.pad_id)
-        assert text == backend.tokenizer.decode(out[0, ids.shape[1]:], skip_special_tokens=True)
-    assert len(backend.tokenizer(ours[1], add_special_tokens=False)["input_ids"]) <= 3 < len(
-        backend.tokenizer(ours[0], add_special_tokens=False)["input_ids"])
+            out = backend._base.generate(
+                input_ids=ids,
+                attention_mask=torch.ones_like(ids),
+                do_sample=False,
+                max_new_tokens=budget,
+                eos_token_id=sorted(backend.stop_ids),
+                pad_token_id=backend.pad_id,
+            )
+        assert text == backend.tokenizer.decode(out[0, ids.shape[1] :], skip_special_tokens=True)
+    assert (
+        len(backend.tokenizer(ours[1], add_special_tokens=False)["input_ids"])
+        <= 3
+        < len(backend.tokenizer(ours[0], add_special_tokens=False)["input_ids"])
+    )
 
 
 @pytest.mark.slow
@@ -220,6 +264,7 @@ def test_record_then_replay_real_model(backend, adapter_dir, tmp_path):
 
 # --------------------------------------------------------------------------- vLLM
 
+
 def test_vllm_missing_gives_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "vllm", None)  # makes `import vllm` fail even where it is installed
     with pytest.raises(MissingToolError, match="GPU environment/container.*pip install vllm"):
@@ -245,9 +290,15 @@ def _fake_vllm_modules():
         def chat(self, messages, sampling_params=None, use_tqdm=True, lora_request=None):
             calls["chat"].append({"messages": messages, "params": sampling_params, "lora": lora_request})
             tag = lora_request.args[0] if lora_request else "base"
-            return [types.SimpleNamespace(outputs=[
-                types.SimpleNamespace(text=f"{tag}:{conv[-1]['content']}:{j}") for j in range(p.kw["n"])])
-                for conv, p in zip(messages, sampling_params)]
+            return [
+                types.SimpleNamespace(
+                    outputs=[
+                        types.SimpleNamespace(text=f"{tag}:{conv[-1]['content']}:{j}")
+                        for j in range(p.kw["n"])
+                    ]
+                )
+                for conv, p in zip(messages, sampling_params)
+            ]
 
     vllm = types.ModuleType("vllm")
     vllm.__version__ = "fake"
@@ -263,30 +314,63 @@ def test_vllm_request_translation_with_test_double(monkeypatch):
     modules, calls = _fake_vllm_modules()
     for name, mod in modules.items():
         monkeypatch.setitem(sys.modules, name, mod)
-    b = make_backend({"name": "vllm", "model": "org/model", "max_lora_rank": 16,
-                      "gpu_memory_utilization": 0.5, "max_model_len": 4096})
-    assert calls["init"] == {"model": "org/model", "dtype": "auto", "seed": 0, "gpu_memory_utilization": 0.5,
-                             "max_model_len": 4096, "enable_lora": True, "max_lora_rank": 16, "max_loras": 1,
-                             "structured_outputs_config": {"backend": "guidance"}}
+    b = make_backend(
+        {
+            "name": "vllm",
+            "model": "org/model",
+            "max_lora_rank": 16,
+            "gpu_memory_utilization": 0.5,
+            "max_model_len": 4096,
+        }
+    )
+    assert calls["init"] == {
+        "model": "org/model",
+        "dtype": "auto",
+        "seed": 0,
+        "gpu_memory_utilization": 0.5,
+        "max_model_len": 4096,
+        "enable_lora": True,
+        "max_lora_rank": 16,
+        "max_loras": 1,
+        "structured_outputs_config": {"backend": "guidance"},
+    }
     sp = SamplingParams(temperature=0.8, top_p=0.9, max_new_tokens=32, n=2, seed=4)
     sp2 = SamplingParams(temperature=0, top_k=5, presence_penalty=0.3, max_new_tokens=7, n=1, seed=4)
-    reqs = [GenerationRequest(chat("a"), sp, adapter="/ad/r1"), GenerationRequest(chat("b"), sp2),
-            GenerationRequest(chat("c"), sp, adapter="/ad/r1")]
+    reqs = [
+        GenerationRequest(chat("a"), sp, adapter="/ad/r1"),
+        GenerationRequest(chat("b"), sp2),
+        GenerationRequest(chat("c"), sp, adapter="/ad/r1"),
+    ]
     out = b.generate(reqs)
     assert out == [["adapter1:a:0", "adapter1:a:1"], ["base:b:0"], ["adapter1:c:0", "adapter1:c:1"]]
     base_call, lora_call = calls["chat"]
     assert base_call["lora"] is None and base_call["messages"] == [chat("b")]
-    assert base_call["params"][0].kw == {"n": 1, "temperature": 0.0, "top_p": 1.0, "top_k": 5,
-                                         "presence_penalty": 0.3, "max_tokens": 7, "seed": reqs[1].seed}
+    assert base_call["params"][0].kw == {
+        "n": 1,
+        "temperature": 0.0,
+        "top_p": 1.0,
+        "top_k": 5,
+        "presence_penalty": 0.3,
+        "max_tokens": 7,
+        "seed": reqs[1].seed,
+    }
     assert lora_call["lora"].args == ("adapter1", 1, "/ad/r1")
     assert lora_call["messages"] == [chat("a"), chat("c")]
-    assert lora_call["params"][0].kw == {"n": 2, "temperature": 0.8, "top_p": 0.9, "top_k": -1,
-                                         "presence_penalty": 0.0, "max_tokens": 32, "seed": reqs[0].seed}
+    assert lora_call["params"][0].kw == {
+        "n": 2,
+        "temperature": 0.8,
+        "top_p": 0.9,
+        "top_k": -1,
+        "presence_penalty": 0.0,
+        "max_tokens": 32,
+        "seed": reqs[0].seed,
+    }
     assert reqs[0].seed != reqs[2].seed  # same round seed, different prompts -> different sampler seeds
     assert b.describe()["versions"] == {"vllm": "fake"}
 
 
 # --------------------------------------------------------------------------- OpenAI-compatible HTTP
+
 
 class FakeChatServer:
     """Test double for an OpenAI-compatible server on 127.0.0.1 (records what it receives)."""
@@ -310,8 +394,10 @@ class FakeChatServer:
                     self.wfile.write(b'{"error": "bad request"}')
                     return
                 last = body["messages"][-1]["content"]
-                choices = [{"index": i, "message": {"role": "assistant", "content": f"{body['model']}|{last}|{i}"}}
-                           for i in reversed(range(body["n"]))]  # out of order on purpose
+                choices = [
+                    {"index": i, "message": {"role": "assistant", "content": f"{body['model']}|{last}|{i}"}}
+                    for i in reversed(range(body["n"]))
+                ]  # out of order on purpose
                 data = json.dumps({"choices": choices}).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
@@ -338,17 +424,39 @@ def fake_server():
 
 def test_openai_backend_against_test_double_server(fake_server, monkeypatch):
     monkeypatch.setenv("SELFPLAY_TEST_KEY", "sekrit")
-    b = make_backend({"name": "openai", "base_url": fake_server.url, "model": "base-model",
-                      "api_key_env": "SELFPLAY_TEST_KEY", "adapters": {"/x/round2": "r2"}, "retries": 0})
+    b = make_backend(
+        {
+            "name": "openai",
+            "base_url": fake_server.url,
+            "model": "base-model",
+            "api_key_env": "SELFPLAY_TEST_KEY",
+            "adapters": {"/x/round2": "r2"},
+            "retries": 0,
+        }
+    )
     sp = SamplingParams(temperature=0.5, top_p=0.9, max_new_tokens=20, n=3, seed=9, presence_penalty=0.1)
-    reqs = [GenerationRequest(chat("one"), sp), GenerationRequest(chat("two"), sp, adapter="/runs/round1"),
-            GenerationRequest(chat("three"), SamplingParams(temperature=0, top_k=3), adapter="/x/round2")]
+    reqs = [
+        GenerationRequest(chat("one"), sp),
+        GenerationRequest(chat("two"), sp, adapter="/runs/round1"),
+        GenerationRequest(chat("three"), SamplingParams(temperature=0, top_k=3), adapter="/x/round2"),
+    ]
     out = b.generate(reqs)
-    assert out == [[f"base-model|one|{i}" for i in range(3)], [f"round1|two|{i}" for i in range(3)],
-                   ["r2|three|0"]]
+    assert out == [
+        [f"base-model|one|{i}" for i in range(3)],
+        [f"round1|two|{i}" for i in range(3)],
+        ["r2|three|0"],
+    ]
     bodies = {body["messages"][-1]["content"]: body for body in fake_server.bodies}
-    assert bodies["one"] == {"model": "base-model", "messages": chat("one"), "n": 3, "temperature": 0.5,
-                             "top_p": 0.9, "max_tokens": 20, "seed": reqs[0].seed, "presence_penalty": 0.1}
+    assert bodies["one"] == {
+        "model": "base-model",
+        "messages": chat("one"),
+        "n": 3,
+        "temperature": 0.5,
+        "top_p": 0.9,
+        "max_tokens": 20,
+        "seed": reqs[0].seed,
+        "presence_penalty": 0.1,
+    }
     assert bodies["three"]["top_k"] == 3 and "presence_penalty" not in bodies["three"]
     assert all(h.get("Authorization") == "Bearer sekrit" for h in fake_server.headers)
     assert b.describe()["base_url"] == fake_server.url
@@ -358,7 +466,8 @@ def test_openai_backend_http_errors_are_user_errors(fake_server):
     b = make_backend({"name": "openai", "base_url": fake_server.url, "model": "broken", "retries": 0})
     with pytest.raises(UserError, match="HTTP 400"):
         b.generate([GenerationRequest(chat("x"))])
-    dead = make_backend({"name": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m", "retries": 0,
-                         "timeout": 2})
+    dead = make_backend(
+        {"name": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m", "retries": 0, "timeout": 2}
+    )
     with pytest.raises(UserError, match="failed"):
         dead.generate([GenerationRequest(chat("x"))])

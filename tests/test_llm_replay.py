@@ -23,16 +23,21 @@ class EchoBackend(Backend):
 
     def generate(self, requests):
         self.calls += 1
-        return [[f"{r.messages[-1]['content']}#{r.sampling.seed}#{r.adapter}#{j}" for j in range(r.sampling.n)]
-                for r in requests]
+        return [
+            [f"{r.messages[-1]['content']}#{r.sampling.seed}#{r.adapter}#{j}" for j in range(r.sampling.n)]
+            for r in requests
+        ]
 
     def describe(self):
         return {"name": self.name, "model": "none"}
 
 
 def req(text, seed=0, n=2, adapter=None):
-    return GenerationRequest([{"role": "system", "content": "sys"}, {"role": "user", "content": text}],
-                             SamplingParams(temperature=0.7, max_new_tokens=16, n=n, seed=seed), adapter=adapter)
+    return GenerationRequest(
+        [{"role": "system", "content": "sys"}, {"role": "user", "content": text}],
+        SamplingParams(temperature=0.7, max_new_tokens=16, n=n, seed=seed),
+        adapter=adapter,
+    )
 
 
 @pytest.fixture()
@@ -51,8 +56,18 @@ def test_generate_and_record_then_replay_round_trip(tmp_path, adapter):
     assert read_jsonl(out) == records
     assert [r["key"] for r in records] == [recording_key(r.messages, r.sampling) for r in reqs]
     first = records[0]
-    assert set(first) == {"key", "messages", "sampling", "adapter", "adapter_sha256", "answer_format", "backend", "outputs",
-                          "meta", "seconds"}
+    assert set(first) == {
+        "key",
+        "messages",
+        "sampling",
+        "adapter",
+        "adapter_sha256",
+        "answer_format",
+        "backend",
+        "outputs",
+        "meta",
+        "seconds",
+    }
     assert first["sampling"] == reqs[0].sampling.to_dict() and first["meta"] == {"stage": "propose"}
     assert first["adapter"] is None and first["adapter_sha256"] is None and first["answer_format"] is None
     assert records[2]["adapter"] == str(adapter) and records[2]["adapter_sha256"] == sha256_tree(adapter)
@@ -69,8 +84,12 @@ def test_replay_reads_several_hand_written_files(tmp_path):
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     r1, r2 = req("one", n=1), req("two", n=3)
     a.write_text(json.dumps({"key": r1.key, "outputs": ["uno"]}) + "\n\n")
-    b.write_text(json.dumps({"key": r2.key, "outputs": ["x", "y", "z"]}) + "\n"
-                 + json.dumps({"key": r1.key, "outputs": ["other"]}) + "\n")
+    b.write_text(
+        json.dumps({"key": r2.key, "outputs": ["x", "y", "z"]})
+        + "\n"
+        + json.dumps({"key": r1.key, "outputs": ["other"]})
+        + "\n"
+    )
     replay = make_backend({"name": "replay", "files": [str(a), str(b)]})
     assert replay.generate([r2, r1]) == [["x", "y", "z"], ["uno"]]  # first file wins for r1
     assert replay.describe()["conflicts"] == 1 and len(replay) == 2
@@ -94,16 +113,22 @@ def test_replay_missing_key_empty_mode_counts_misses(tmp_path):
     out = replay.generate([req("absent", n=3), req("present"), req("also absent", n=1)])
     assert out[0] == ["", "", ""] and out[2] == [""] and out[1] == ["present#0#None#0", "present#0#None#1"]
     d = replay.describe()
-    assert d["misses"] == 2 and d["hits"] == 1 and d["missed_keys"] == [req("absent", n=3).key,
-                                                                         req("also absent", n=1).key]
+    assert (
+        d["misses"] == 2
+        and d["hits"] == 1
+        and d["missed_keys"] == [req("absent", n=3).key, req("also absent", n=1).key]
+    )
 
 
-@pytest.mark.parametrize("content, what", [
-    ('{"key": "k", "outputs": ["a"]}\n{"key": "k2", "outp\n', "not a JSON line"),
-    ('{"key": "k", "outputs": ["a"]}\n[1, 2]\n', "expected a JSON object"),
-    ('{"key": "k", "outputs": ["a"]}\n{"outputs": ["a"]}\n', "no string 'key'"),
-    ('{"key": "k", "outputs": ["a"]}\n{"key": "k3", "outputs": "a"}\n', "'outputs' must be a list"),
-])
+@pytest.mark.parametrize(
+    "content, what",
+    [
+        ('{"key": "k", "outputs": ["a"]}\n{"key": "k2", "outp\n', "not a JSON line"),
+        ('{"key": "k", "outputs": ["a"]}\n[1, 2]\n', "expected a JSON object"),
+        ('{"key": "k", "outputs": ["a"]}\n{"outputs": ["a"]}\n', "no string 'key'"),
+        ('{"key": "k", "outputs": ["a"]}\n{"key": "k3", "outputs": "a"}\n', "'outputs' must be a list"),
+    ],
+)
 def test_replay_corrupt_file_names_file_and_line(tmp_path, content, what):
     f = tmp_path / "bad.jsonl"
     f.write_text(content)

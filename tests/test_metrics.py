@@ -23,7 +23,6 @@ from selfplay.metrics import (
     pass_at_ks,
 )
 
-
 # --- pass@k -------------------------------------------------------------------------
 
 
@@ -68,17 +67,20 @@ def test_pass_at_k_is_not_measurable_with_fewer_samples_than_k():
     assert pass_at_k(9, 3, 10) is None
 
 
-@pytest.mark.parametrize("n, c, k, fragment", [
-    (-1, 0, 1, "n must be >= 0"),
-    (5, -1, 1, "between 0 and n=5"),
-    (5, 6, 1, "between 0 and n=5"),
-    (5, 2, 0, "k must be >= 1"),
-    (5, 2, -3, "k must be >= 1"),
-    (5.0, 2, 1, "n must be an integer"),
-    (5, True, 1, "c must be an integer"),
-    (5, 2, "1", "k must be an integer"),
-    (3, 4, 10, "between 0 and n=3"),  # invalid counts are reported even when k > n
-])
+@pytest.mark.parametrize(
+    "n, c, k, fragment",
+    [
+        (-1, 0, 1, "n must be >= 0"),
+        (5, -1, 1, "between 0 and n=5"),
+        (5, 6, 1, "between 0 and n=5"),
+        (5, 2, 0, "k must be >= 1"),
+        (5, 2, -3, "k must be >= 1"),
+        (5.0, 2, 1, "n must be an integer"),
+        (5, True, 1, "c must be an integer"),
+        (5, 2, "1", "k must be an integer"),
+        (3, 4, 10, "between 0 and n=3"),  # invalid counts are reported even when k > n
+    ],
+)
 def test_pass_at_k_rejects_invalid_input_with_one_line(n, c, k, fragment):
     with pytest.raises(UserError, match=fragment) as info:
         pass_at_k(n, c, k)
@@ -135,12 +137,15 @@ def test_pass_at_ks_gives_every_k_even_from_an_iterator():
 # --- mean and standard deviation over seeds --------------------------------------------
 
 
-@pytest.mark.parametrize("values", [
-    [65.1, 66.2, 63.9, 67.4, 65.55],
-    [0.2, 0.2, 0.2],
-    [1, 2],
-    [1e9 + 1, 1e9 + 2, 1e9 + 3, 1e9 + 4],  # large offset: a naive sum-of-squares loses it
-])
+@pytest.mark.parametrize(
+    "values",
+    [
+        [65.1, 66.2, 63.9, 67.4, 65.55],
+        [0.2, 0.2, 0.2],
+        [1, 2],
+        [1e9 + 1, 1e9 + 2, 1e9 + 3, 1e9 + 4],  # large offset: a naive sum-of-squares loses it
+    ],
+)
 def test_mean_std_matches_statistics(values):
     mean, std = mean_std(values)
     assert mean == pytest.approx(statistics.fmean(values), rel=1e-14)

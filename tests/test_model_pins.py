@@ -69,8 +69,9 @@ def test_a_branch_is_resolved_once_and_every_later_download_fetches_the_recorded
     info = model_prep.download_hf_model("org/m", tmp_path / "a", "main", hub=hub, **locks(tmp_path))
     assert info["commit"] == C1 and hub.resolved == [("org/m", "main")]
     assert pins.read_lock(tmp_path / "revision-pins.tsv", model_prep.FULL_COMMIT) == {
-        ("model:org/m@main", "https://huggingface.co/org/m/tree/main"): C1}
-    hub.branches[("org/m", "main")] = C2                 # the branch moves on the hub
+        ("model:org/m@main", "https://huggingface.co/org/m/tree/main"): C1
+    }
+    hub.branches[("org/m", "main")] = C2  # the branch moves on the hub
     info = model_prep.download_hf_model("org/m", tmp_path / "b", "main", hub=hub, **locks(tmp_path))
     assert info["commit"] == C1 and hub.resolved == [("org/m", "main")] and hub.fetched[-1] == ("org/m", C1)
     assert (tmp_path / "b/model.safetensors").read_text() == "weights-1"
@@ -78,12 +79,15 @@ def test_a_branch_is_resolved_once_and_every_later_download_fetches_the_recorded
 
 def test_every_file_and_the_listing_are_pinned_at_the_first_download(tmp_path, hub):
     info = model_prep.download_hf_model("org/m", tmp_path / "a", C1, hub=hub, **locks(tmp_path))
-    assert hub.resolved == []                                      # a commit needs no resolution
+    assert hub.resolved == []  # a commit needs no resolution
     lock = pins.read_lock(tmp_path / "model-pins.tsv")
     keys = sorted(k for k, _ in lock)
     assert keys == ["org/m/@manifest", "org/m/config.json", "org/m/model.safetensors", "org/m/sub/t.json"]
-    assert lock[("org/m/model.safetensors", f"https://huggingface.co/org/m/resolve/{C1}/model.safetensors")] == \
-        pins.file_sha256(tmp_path / "a/model.safetensors") == info["files"]["model.safetensors"]
+    assert (
+        lock[("org/m/model.safetensors", f"https://huggingface.co/org/m/resolve/{C1}/model.safetensors")]
+        == pins.file_sha256(tmp_path / "a/model.safetensors")
+        == info["files"]["model.safetensors"]
+    )
     assert not (tmp_path / "a/.cache").exists() and (tmp_path / "a/selfplay_model.json").is_file()
 
 
@@ -112,7 +116,7 @@ def test_the_hub_client_passes_the_commit_and_patterns_to_huggingface_hub(tmp_pa
 
     calls = {}
 
-    def fake_snapshot_download(**kw):                      # test double for the real download
+    def fake_snapshot_download(**kw):  # test double for the real download
         calls.update(kw)
         Path(kw["local_dir"]).mkdir(parents=True, exist_ok=True)
         (Path(kw["local_dir"]) / "config.json").write_text("{}")
@@ -125,10 +129,14 @@ def test_the_hub_client_passes_the_commit_and_patterns_to_huggingface_hub(tmp_pa
 
 def test_prepare_model_reads_revision_and_files_from_the_model_spec(tmp_path, hub, monkeypatch):
     seen = {}
-    monkeypatch.setattr(model_prep, "download_hf_model",
-                        lambda repo, out, rev, files: seen.update(repo=repo, rev=rev, files=files))
-    model_prep.prepare_model({"name": "m", "source": "hf", "path": "org/m", "revision": C1, "files": ["*.json"]},
-                             tmp_path / "m")
+    monkeypatch.setattr(
+        model_prep,
+        "download_hf_model",
+        lambda repo, out, rev, files: seen.update(repo=repo, rev=rev, files=files),
+    )
+    model_prep.prepare_model(
+        {"name": "m", "source": "hf", "path": "org/m", "revision": C1, "files": ["*.json"]}, tmp_path / "m"
+    )
     assert seen == {"repo": "org/m", "rev": C1, "files": ["*.json"]}
 
 
@@ -152,9 +160,26 @@ def test_the_evolve_paper_config_downloads_the_embedder_and_feeds_it_to_the_embe
     import sys
 
     proc = subprocess.run(
-        [sys.executable, "-m", "snakemake", "results/evolve/paper/seeds/embeddings.npy", "-n", "--snakefile",
-         str(REPO / "Snakefile"), "--directory", str(tmp_path), "--cores", "2", "--configfile",
-         str(REPO / "config/papers/evolve.yaml")], capture_output=True, text=True, timeout=300, cwd=REPO)
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "results/evolve/paper/seeds/embeddings.npy",
+            "-n",
+            "--snakefile",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(tmp_path),
+            "--cores",
+            "2",
+            "--configfile",
+            str(REPO / "config/papers/evolve.yaml"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
     jobs = plan_jobs(proc.stdout)
     download = [j for j in jobs if "rule prepare_model:" in j and "model=all-mpnet-base-v2" in j]
@@ -168,9 +193,26 @@ def test_the_embedded_default_embeds_with_the_packaged_model_and_downloads_nothi
     import sys
 
     proc = subprocess.run(
-        [sys.executable, "-m", "snakemake", "results/evolve/default/seeds/embeddings.npy", "-n", "--snakefile",
-         str(REPO / "Snakefile"), "--directory", str(tmp_path), "--cores", "2", "--configfile",
-         str(REPO / "config.yaml")], capture_output=True, text=True, timeout=300, cwd=REPO)
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "results/evolve/default/seeds/embeddings.npy",
+            "-n",
+            "--snakefile",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(tmp_path),
+            "--cores",
+            "2",
+            "--configfile",
+            str(REPO / "config.yaml"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
     embed = [j for j in plan_jobs(proc.stdout) if "rule evolve_embed:" in j]
     assert len(embed) == 1 and "resources/models" not in embed[0]
@@ -195,7 +237,9 @@ def test_the_embedder_loads_a_folder_downloaded_the_way_the_rule_downloads_it(tm
     (root / spec["path"] / spec["revision"] / "onnx/model.onnx").write_text("not fetched")
     hub = FakeHub(root, {})
     folder = tmp_path / "resources/models" / spec["name"]
-    model_prep.download_hf_model(spec["path"], folder, spec["revision"], spec["files"], hub=hub, **locks(tmp_path))
+    model_prep.download_hf_model(
+        spec["path"], folder, spec["revision"], spec["files"], hub=hub, **locks(tmp_path)
+    )
     assert not (folder / "onnx").exists() and (folder / "modules.json").is_file()
     texts = ["Return the sum of two integers.", "Add two numbers and return the result.", "Sort a list."]
     got = embed.embed_texts(texts, str(folder))
@@ -214,9 +258,15 @@ def test_the_embedder_refuses_a_folder_that_is_not_a_sentence_transformers_model
 
 # --- the audit of what a paper config leaves unpinned ---------------------------------
 
-PAPERS = {"sinq": ["sinq.yaml"], "seq": ["seq.yaml"], "seq_e1": ["seq.yaml", "seq_e1.yaml"],
-          "seq_e2": ["seq.yaml", "seq_e2.yaml"], "seq_e3": ["seq.yaml", "seq_e3.yaml"], "psv": ["psv.yaml"],
-          "evolve": ["evolve.yaml"]}
+PAPERS = {
+    "sinq": ["sinq.yaml"],
+    "seq": ["seq.yaml"],
+    "seq_e1": ["seq.yaml", "seq_e1.yaml"],
+    "seq_e2": ["seq.yaml", "seq_e2.yaml"],
+    "seq_e3": ["seq.yaml", "seq_e3.yaml"],
+    "psv": ["psv.yaml"],
+    "evolve": ["evolve.yaml"],
+}
 
 
 def paper_config(name):
@@ -246,19 +296,35 @@ def test_the_audit_lists_the_unpinned_downloads_of_the_paper_configs_until_the_l
 
     seq = unpinned(paper_config("seq"), tmp_path)
     assert not any("OpenCodeInstruct" in line for line in seq)
-    assert "model deepseek-ai/DeepSeek-R1-Distill-Qwen-7B (model): no sha256 (recorded by the first download)" in seq
+    assert (
+        "model deepseek-ai/DeepSeek-R1-Distill-Qwen-7B (model): no sha256 (recorded by the first download)"
+        in seq
+    )
     evolve = unpinned(paper_config("evolve"), tmp_path)
-    for repo in ("PrimeIntellect/verifiable-coding-problems", "open-r1/codeforces-cots", "open-r1/codeforces"):
+    for repo in (
+        "PrimeIntellect/verifiable-coding-problems",
+        "open-r1/codeforces-cots",
+        "open-r1/codeforces",
+    ):
         assert any(line.startswith(f"dataset {repo} ") and "no commit" in line for line in evolve)
-    assert not any("code_contests/data/valid" in line for line in evolve)      # sha256 in the module
-    assert any(line.startswith("dataset codeparrot/apps/train.jsonl") and "no commit" not in line for line in evolve)
+    assert not any("code_contests/data/valid" in line for line in evolve)  # sha256 in the module
+    assert any(
+        line.startswith("dataset codeparrot/apps/train.jsonl") and "no commit" not in line for line in evolve
+    )
 
     cfg = {"tracks": [], "model": {"name": "m", "source": "hf", "path": "org/m", "revision": "main"}}
-    assert unpinned(cfg, tmp_path) == ["model org/m (model): no commit (revision 'main' not resolved yet); no sha256 "
-                                       "(recorded by the first download)"]
-    model_prep.download_hf_model("org/m", tmp_path / "resources/models/m", "main", hub=hub,
-                                 lock_path=tmp_path / model_prep.MODEL_LOCK,
-                                 revision_lock=tmp_path / model_prep.REVISION_LOCK)
+    assert unpinned(cfg, tmp_path) == [
+        "model org/m (model): no commit (revision 'main' not resolved yet); no sha256 "
+        "(recorded by the first download)"
+    ]
+    model_prep.download_hf_model(
+        "org/m",
+        tmp_path / "resources/models/m",
+        "main",
+        hub=hub,
+        lock_path=tmp_path / model_prep.MODEL_LOCK,
+        revision_lock=tmp_path / model_prep.REVISION_LOCK,
+    )
     (pin,) = audit(cfg, tmp_path)
     assert pin.pinned and pin.commit == C1 and pin.commit_from.endswith("revision-pins.tsv")
     assert unpinned(cfg, tmp_path) == []
@@ -271,7 +337,7 @@ def test_a_dataset_file_without_a_config_sha256_is_recorded_once_and_must_match_
 
     served = {"bytes": b"rows-1"}
 
-    def fake_download_checked(url, dest, sha256, timeout=120.0):     # test double for the HTTP fetch
+    def fake_download_checked(url, dest, sha256, timeout=120.0):  # test double for the HTTP fetch
         Path(dest).parent.mkdir(parents=True, exist_ok=True)
         Path(dest).write_bytes(served["bytes"])
         return pins.file_sha256(dest)
@@ -280,13 +346,21 @@ def test_a_dataset_file_without_a_config_sha256_is_recorded_once_and_must_match_
     lock = tmp_path / "download-pins.tsv"
     url = f"https://huggingface.co/datasets/org/d/resolve/{C1}/f.parquet"
     log_ = logging.getLogger("test")
-    got = sources.download_pinned(url, str(tmp_path / "a"), None, "seq.sources.hsx_sha256", log_, lock_path=lock)
+    got = sources.download_pinned(
+        url, str(tmp_path / "a"), None, "seq.sources.hsx_sha256", log_, lock_path=lock
+    )
     assert pins.read_lock(lock) == {("seq.sources.hsx_sha256", url): got}
-    assert sources.download_pinned(url, str(tmp_path / "b"), None, "seq.sources.hsx_sha256", log_,
-                                   lock_path=lock) == got
+    assert (
+        sources.download_pinned(
+            url, str(tmp_path / "b"), None, "seq.sources.hsx_sha256", log_, lock_path=lock
+        )
+        == got
+    )
     served["bytes"] = b"rows-2"
     with pytest.raises(UserError, match="sha256 mismatch"):
-        sources.download_pinned(url, str(tmp_path / "c"), None, "seq.sources.hsx_sha256", log_, lock_path=lock)
+        sources.download_pinned(
+            url, str(tmp_path / "c"), None, "seq.sources.hsx_sha256", log_, lock_path=lock
+        )
     assert not (tmp_path / "c").exists()
 
 
@@ -296,14 +370,15 @@ def test_a_dataset_url_at_a_branch_is_fetched_at_the_commit_recorded_for_it(tmp_
     url = "https://huggingface.co/datasets/org/d/resolve/main/data/f.parquet"
     want = f"https://huggingface.co/datasets/org/d/resolve/{C2}/data/f.parquet"
     assert model_prep.pin_hub_url(url, lock, hub) == want
-    hub.branches[("org/d", "main")] = C1                     # the branch moves: the recorded commit stays
+    hub.branches[("org/d", "main")] = C1  # the branch moves: the recorded commit stays
     assert model_prep.pin_hub_url(url, lock, hub) == want and hub.resolved == [("org/d", "main")]
     pinned = f"https://huggingface.co/datasets/org/d/resolve/{C1}/x"
     assert model_prep.pin_hub_url(pinned, lock, hub) == pinned
 
 
 def test_an_evolve_seed_source_without_a_confirmed_commit_is_fetched_at_the_commit_recorded_for_it(
-        tmp_path, monkeypatch):
+    tmp_path, monkeypatch
+):
     """Codeforces has no confirmed commit: the first download resolves the default branch
     once (recorded), lists the repository there and records each file's sha256; the second
     download uses the recorded commit though the branch moved (test doubles: the hub's
@@ -319,12 +394,16 @@ def test_an_evolve_seed_source_without_a_confirmed_commit_is_fetched_at_the_comm
     listed, fetched = [], []
     monkeypatch.setattr(model_prep.HubClient, "resolve", lambda self, repo, rev, kind="model": branch[repo])
 
-    def fake_list_repo_files(repo, repo_type=None, revision=None):      # test double for the hub listing
+    def fake_list_repo_files(repo, repo_type=None, revision=None):  # test double for the hub listing
         listed.append((repo, revision))
-        return ["README.md", "solutions_py/train-00000-of-00001.parquet", "data/train-00000-of-00001.parquet",
-                "data/test-00000-of-00001.parquet"]
+        return [
+            "README.md",
+            "solutions_py/train-00000-of-00001.parquet",
+            "data/train-00000-of-00001.parquet",
+            "data/test-00000-of-00001.parquet",
+        ]
 
-    def fake_download_checked(url, dest, sha256, timeout=120.0):          # test double for the HTTP fetch
+    def fake_download_checked(url, dest, sha256, timeout=120.0):  # test double for the HTTP fetch
         fetched.append(url)
         Path(dest).parent.mkdir(parents=True, exist_ok=True)
         Path(dest).write_text(url.rsplit("/", 1)[1])
@@ -339,8 +418,9 @@ def test_an_evolve_seed_source_without_a_confirmed_commit_is_fetched_at_the_comm
     assert all(f"/resolve/{C1}/" in u or f"/resolve/{C2}/" in u for u in fetched) and len(fetched) == 3
     assert len(pins.read_lock(tmp_path / pins.LOCK_FILE)) == 3
     assert len(pins.read_lock(tmp_path / model_prep.REVISION_LOCK, model_prep.FULL_COMMIT)) == 2
-    branch.update({"open-r1/codeforces-cots": C2, "open-r1/codeforces": C1})   # the branches move
+    branch.update({"open-r1/codeforces-cots": C2, "open-r1/codeforces": C1})  # the branches move
     evolve.download_seed_source(cfg, "codeforces", str(tmp_path / "b"), log_)
     assert listed[2:] == listed[:2]
     assert read_json(tmp_path / "b/files.json")["codeforces"]["train"][0].endswith(
-        "solutions_py__train-00000-of-00001.parquet")
+        "solutions_py__train-00000-of-00001.parquet"
+    )

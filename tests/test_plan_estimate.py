@@ -12,7 +12,8 @@ from selfplay.cli import main
 from selfplay.plan.estimate import parse_plan
 
 PAPERS = [pytest.param("evolve", id="evolve")] + [
-    pytest.param(p, id=p, marks=pytest.mark.slow) for p in ("sinq", "seq", "psv")]
+    pytest.param(p, id=p, marks=pytest.mark.slow) for p in ("sinq", "seq", "psv")
+]
 
 
 @pytest.mark.parametrize("paper", PAPERS)
@@ -20,14 +21,20 @@ def test_selfplay_plan_prints_snakemakes_job_counts_and_estimates(paper, tmp_pat
     monkeypatch.chdir(REPO)
     assert main(["plan", "--configfile", f"config/papers/{paper}.yaml"]) == 0
     out = capsys.readouterr().out
-    rows = {m.group(1): (int(m.group(2)), float(m.group(3)), float(m.group(4)))
-            for m in re.finditer(r"^(\w+)\s+(\d+)\s+[\d/-]+\s+([\d.]+)\s+([\d.]+)", out, re.M)}
+    rows = {
+        m.group(1): (int(m.group(2)), float(m.group(3)), float(m.group(4)))
+        for m in re.finditer(r"^(\w+)\s+(\d+)\s+[\d/-]+\s+([\d.]+)\s+([\d.]+)", out, re.M)
+    }
     reference = dry_run(tmp_path, "--configfile", str(REPO / f"config/papers/{paper}.yaml"))
     assert reference.returncode == 0
     expected = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", reference.stdout, re.M)}
     total = re.search(r"^total\s+(\d+)\s+([\d.]+)\s+([\d.]+)", out, re.M)
-    assert {rule: n for rule, (n, _, _) in rows.items()} == {r: n for r, n in expected.items() if r != "total"}
-    assert int(total.group(1)) == expected["total"] and float(total.group(2)) > 0 and float(total.group(3)) > 0
+    assert {rule: n for rule, (n, _, _) in rows.items()} == {
+        r: n for r, n in expected.items() if r != "total"
+    }
+    assert (
+        int(total.group(1)) == expected["total"] and float(total.group(2)) > 0 and float(total.group(3)) > 0
+    )
     if paper in ("seq", "psv"):
         assert re.search(r"Budget \((seq|psv)\): (288|192) GPU-hours, paper 00[03]", out)
     else:
@@ -76,7 +83,8 @@ def test_vllm_rates_follow_the_public_anchors_and_the_gpus_bandwidth():
 
 
 def test_the_evolve_plan_flags_unsharded_pool_jobs_that_cannot_finish_within_their_time_limit(
-        monkeypatch, capsys, tmp_path):
+    monkeypatch, capsys, tmp_path
+):
     """Paper 002's pool: 30,437 problems x 8 samples x up to 32,768 tokens per model in one
     12-hour job is far beyond any GPU's rate: the plan says so per rule, and the paper
     config's 32 shards per model bring every job within its limit."""
@@ -108,6 +116,8 @@ def test_a_config_the_workflow_refuses_is_one_line_from_selfplay_plan(monkeypatc
     assert main(["plan", "--configfile", "config/papers/evolve.yaml", str(small)]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err
-    assert err.startswith("selfplay: error: the dry run failed: Resources error: resources.train: rule evolve_grpo")
+    assert err.startswith(
+        "selfplay: error: the dry run failed: Resources error: resources.train: rule evolve_grpo"
+    )
     assert main(["plan", "--configfile", str(tmp_path / "missing.yaml")]) == 2
     assert capsys.readouterr().err.strip().endswith("missing.yaml: no such file")

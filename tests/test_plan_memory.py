@@ -10,8 +10,6 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import pytest
 from test_config_loading import REPO, SHIPPED, dry_run, load_as_snakemake
@@ -46,7 +44,10 @@ def test_the_32b_pool_models_are_served_over_two_gpus():
         backend = pool_backend(cfg, name)
         assert backend["tensor_parallel_size"] == 2 and backend["max_model_len"] == 40960
         assert job_gpus(cfg["resources"]["generate"], backend) == 2
-        assert engine_args("m", tensor_parallel_size=backend["tensor_parallel_size"])["tensor_parallel_size"] == 2
+        assert (
+            engine_args("m", tensor_parallel_size=backend["tensor_parallel_size"])["tensor_parallel_size"]
+            == 2
+        )
     assert job_gpus(cfg["resources"]["generate"], pool_backend(cfg, "qwen3-4b")) == 1
 
 
@@ -57,11 +58,21 @@ def test_the_evolve_plan_asks_for_two_gpus_for_each_32b_pool_job(tmp_path):
     for block in proc.stdout.split("rule evolve_pool_generate:")[1:]:
         model = re.search(r"wildcards: pmodel=([^,\s]+)", block).group(1)
         gpus.setdefault(model, set()).add(int(re.search(r"resources: .*\bgpu=(\d+)", block).group(1)))
-    assert gpus == {"qwen3-4b": {1}, "qwen3-8b": {1}, "qwen3-14b": {1}, "qwen3-30b-a3b": {1}, "qwen3-32b": {2},
-                    "mimo-7b-rl": {1}, "phi-4-reasoning": {1}, "r1-distill-qwen-32b": {2}}
+    assert gpus == {
+        "qwen3-4b": {1},
+        "qwen3-8b": {1},
+        "qwen3-14b": {1},
+        "qwen3-30b-a3b": {1},
+        "qwen3-32b": {2},
+        "mimo-7b-rl": {1},
+        "phi-4-reasoning": {1},
+        "r1-distill-qwen-32b": {2},
+    }
 
 
-@pytest.mark.parametrize("files", [f for f in SHIPPED if f], ids=lambda f: "+".join(p.split("/")[-1][:-5] for p in f))
+@pytest.mark.parametrize(
+    "files", [f for f in SHIPPED if f], ids=lambda f: "+".join(p.split("/")[-1][:-5] for p in f)
+)
 def test_every_paper_config_fits_the_gpus_it_asks_for(files):
     rows = gpu_memory.check(load_as_snakemake(files))
     assert rows, "a paper config plans GPU jobs"
@@ -84,13 +95,21 @@ def test_a_32b_model_with_a_40960_token_context_on_one_80gb_gpu_is_refused():
 
 
 def test_full_fine_tuning_on_a_48gb_gpu_is_refused_at_the_start_in_one_line(tmp_path):
-    proc = dry_run(tmp_path, "--configfile", str(REPO / "config/papers/evolve.yaml"),
-                   "--config", "resources={'train': {'gpu_model': 'l40s'}}")
+    proc = dry_run(
+        tmp_path,
+        "--configfile",
+        str(REPO / "config/papers/evolve.yaml"),
+        "--config",
+        "resources={'train': {'gpu_model': 'l40s'}}",
+    )
     assert proc.returncode != 0
     lines = [line for line in (proc.stderr + proc.stdout).splitlines() if line.startswith("Resources error:")]
     assert len(lines) == 1, proc.stderr[-2000:]
     assert lines[0].startswith("Resources error: resources.train: rule evolve_grpo needs ~")
-    assert "full fine-tuning of qwen3-4b in float32 (computing in bfloat16)" in lines[0] and "1 x l40s (45 GiB)" in lines[0]
+    assert (
+        "full fine-tuning of qwen3-4b in float32 (computing in bfloat16)" in lines[0]
+        and "1 x l40s (45 GiB)" in lines[0]
+    )
     assert "Traceback" not in proc.stderr
 
 
@@ -100,22 +119,28 @@ def test_gpu_names_and_an_unknown_one():
     assert gpu_memory.gpu_of({"gpu_mem_gib": 94, "gpu_model": "site_gpu"}, "train")[0] == 94
     gib, named, said = gpu_memory.gpu_of({}, "generate")
     assert not said and gib == max(gpu_memory.GPU_MIB.values()) / 1024 and "largest" in named
-    with pytest.raises(UserError, match=r"^resources.train.gpu_model: 'site_gpu' is not in the plan's GPU table"):
+    with pytest.raises(
+        UserError, match=r"^resources.train.gpu_model: 'site_gpu' is not in the plan's GPU table"
+    ):
         gpu_memory.gpu_of({"gpu_model": "site_gpu"}, "train")
 
 
 def test_a_downloaded_models_config_json_is_read(tmp_path):
     folder = tmp_path / "resources/models/m"
     folder.mkdir(parents=True)
-    (folder / "config.json").write_text('{"hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2, '
-                                        '"num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 1000, '
-                                        '"tie_word_embeddings": true}')
+    (folder / "config.json").write_text(
+        '{"hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2, '
+        '"num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 1000, '
+        '"tie_word_embeddings": true}'
+    )
     arch = gpu_memory.architecture({"name": "m", "source": "hf", "path": "Qwen/Qwen3-32B"}, str(folder))
     assert (arch.layers, arch.kv_heads, arch.head_dim) == (2, 2, 16)
     # 2 layers x (attention 2*64*64 + 2*64*32, MLP 3*64*128) + tied embeddings 1000*64
     assert arch.params_b * 1e9 == pytest.approx(2 * (8192 + 4096 + 24576) + 64000)
     # not downloaded: the table (Qwen3-32B's published config: 64 layers, 8 KV heads)
-    arch = gpu_memory.architecture({"name": "m", "source": "hf", "path": "Qwen/Qwen3-32B"}, str(tmp_path / "none"))
+    arch = gpu_memory.architecture(
+        {"name": "m", "source": "hf", "path": "Qwen/Qwen3-32B"}, str(tmp_path / "none")
+    )
     assert (arch.layers, arch.kv_heads, arch.params_b) == (64, 8, 32.8)
 
 
@@ -126,12 +151,15 @@ def test_a_model_whose_size_is_not_known_yet_is_named_not_refused(tmp_path):
     cfg["model"] = {"name": "tiny-x", "source": "local", "path": str(tmp_path / "not-yet")}
     unchecked = []
     rows = gpu_memory.check(cfg, unchecked=unchecked)
-    assert any(line.startswith("resources.train: rule evolve_grpo not checked: model 'tiny-x'") for line in unchecked)
+    assert any(
+        line.startswith("resources.train: rule evolve_grpo not checked: model 'tiny-x'") for line in unchecked
+    )
     assert {n.rule for n, _, _ in rows} >= {"evolve_pool_generate (qwen3-32b)"}
     # once the folder exists, its config.json is read and the job is checked
     (tmp_path / "not-yet").mkdir()
     (tmp_path / "not-yet" / "config.json").write_text(
-        '{"hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 1000}')
+        '{"hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 1000}'
+    )
     unchecked = []
     rows = gpu_memory.check(cfg, unchecked=unchecked)
     assert not unchecked and "evolve_grpo" in {n.rule for n, _, _ in rows}

@@ -14,8 +14,8 @@ from importlib import resources
 import pytest
 from test_config_loading import REPO, dry_run
 
-from selfplay.config.defaults import fill_defaults
 from selfplay.config import schema as shared_schema
+from selfplay.config.defaults import fill_defaults
 from selfplay.errors import UserError
 from selfplay.pipeline import evolve
 from selfplay.records import read_jsonl, write_jsonl
@@ -37,10 +37,16 @@ def comparable(path):
 def cfg(tmp_path):
     root = shared_schema()
     root["properties"]["evolve"] = json.loads(
-        resources.files("selfplay.tracks").joinpath("evolve", "schema.json").read_text())
-    section = {"experiment": "t", "seeds": {"sources": ["taco"]}, "refine": {"sampling": SAMPLING},
-               "pool": {"sampling": SAMPLING, "models": [{"name": "track", "samples": 3}]},
-               "adversarial": {"sampling": SAMPLING}, "discriminative": {"sampling": SAMPLING}}
+        resources.files("selfplay.tracks").joinpath("evolve", "schema.json").read_text()
+    )
+    section = {
+        "experiment": "t",
+        "seeds": {"sources": ["taco"]},
+        "refine": {"sampling": SAMPLING},
+        "pool": {"sampling": SAMPLING, "models": [{"name": "track", "samples": 3}]},
+        "adversarial": {"sampling": SAMPLING},
+        "discriminative": {"sampling": SAMPLING},
+    }
     return fill_defaults({"seed": 5, "evolve": section}, root)
 
 
@@ -56,17 +62,40 @@ def test_pool_blocks_partition_the_problems_in_order():
 
 def test_merged_shards_are_the_unsharded_recording(cfg, tmp_path):
     suite = tmp_path / "suite.jsonl"
-    write_jsonl(suite, [{"id": f"p{i}", "question": f"Return {i} plus x.", "entry": f"f{i}", "tests": [],
-                         "reason": None if i != 3 else "parse:no_json_object"} for i in range(7)])
+    write_jsonl(
+        suite,
+        [
+            {
+                "id": f"p{i}",
+                "question": f"Return {i} plus x.",
+                "entry": f"f{i}",
+                "tests": [],
+                "reason": None if i != 3 else "parse:no_json_object",
+            }
+            for i in range(7)
+        ],
+    )
     # a recording that answers every request of the unsharded job (keys learnt from a probe)
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
     probe = tmp_path / "probe.jsonl"
-    evolve.pool_generate({**cfg, "backend": {"name": "replay", "files": [str(empty)], "on_missing": "empty"}},
-                         str(suite), "track", 3, None, None, str(probe))
+    evolve.pool_generate(
+        {**cfg, "backend": {"name": "replay", "files": [str(empty)], "on_missing": "empty"}},
+        str(suite),
+        "track",
+        3,
+        None,
+        None,
+        str(probe),
+    )
     recording = tmp_path / "answers.jsonl"
-    write_jsonl(recording, [{"key": r["key"], "outputs": [f"answer {r['key'][:8]} {s}" for s in range(3)]}
-                            for r in read_jsonl(probe)])
+    write_jsonl(
+        recording,
+        [
+            {"key": r["key"], "outputs": [f"answer {r['key'][:8]} {s}" for s in range(3)]}
+            for r in read_jsonl(probe)
+        ],
+    )
     replay = {**cfg, "backend": {"name": "replay", "files": [str(recording)], "on_missing": "error"}}
     whole = tmp_path / "whole.jsonl"
     evolve.pool_generate(replay, str(suite), "track", 3, None, None, str(whole))
@@ -74,7 +103,9 @@ def test_merged_shards_are_the_unsharded_recording(cfg, tmp_path):
     for shards in (2, 4, 8):  # 8 > 6 problems: the last blocks are empty
         parts = [tmp_path / f"s{shards}_{k}.jsonl" for k in range(shards)]
         for k, part in enumerate(parts):
-            evolve.pool_generate(replay, str(suite), "track", 3, None, None, str(part), shard=k, shards=shards)
+            evolve.pool_generate(
+                replay, str(suite), "track", 3, None, None, str(part), shard=k, shards=shards
+            )
         merged = tmp_path / f"merged{shards}.jsonl"
         evolve.merge_pool_shards([str(p) for p in parts], str(merged))
         assert comparable(merged) == comparable(whole)

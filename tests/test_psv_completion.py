@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from selfplay.dafny.runner import dafny_available
+from selfplay.dafny.screen import screen_solution as dafny_screen
 from selfplay.llm.answer_format import check_grammar
 from selfplay.tracks.psv import formats, prompts
 from selfplay.tracks.psv.completion import assemble, read_answer
 from selfplay.verus.screen import screen_solution as verus_screen
-from selfplay.dafny.screen import screen_solution as dafny_screen
 
 CORPUS = Path(__file__).parent / "verus_corpus"
 ABS = "method Abs(x: int) returns (y: int)\n  ensures y >= 0\n  ensures y == x || y == -x\n"
@@ -36,7 +36,7 @@ def test_a_dafny_body_is_put_after_the_spec_and_passes_the_screen():
 def test_a_verus_body_is_put_after_the_spec_inside_its_block_with_main():
     spec = (CORPUS / "spec_max.rs").read_text()
     honest = (CORPUS / "max_honest.rs").read_text()
-    body = honest[honest.index("{\n    let mut max"):honest.index("fn main")].rstrip() + "\n"
+    body = honest[honest.index("{\n    let mut max") : honest.index("fn main")].rstrip() + "\n"
     got = read_answer("verus", spec, block("verus", body), "body")
     assert got.reason is None, got.detail
     assert got.program.startswith(spec.rstrip()[:-1].rstrip())  # the spec up to the target's own brace
@@ -64,14 +64,20 @@ def test_the_assembled_worked_example_verifies():
     assert rec["verified"], rec["reason"]
 
 
-@pytest.mark.parametrize("output,reason", [
-    ("no code at all", "parse:no_code_block"),
-    (block("dafny", "y := x;\n"), "parse:body_not_braced"),                        # bare statements
-    (block("dafny", ABS + ABS_BODY), "parse:body_not_braced"),                      # the whole program again
-    (block("dafny", ABS_BODY + ABS.replace("y >= 0", "y >= -5") + ABS_BODY), "parse:redeclares_spec"),
-    (block("dafny", ABS_BODY + "method Abs(x: int) returns (y: int)\n{\n  y := 0;\n}\n"), "parse:redeclares_spec"),
-    (block("dafny", "{\n  y := x;\n}\n/* unterminated\n"), None),                    # read: the screen refuses it
-])
+@pytest.mark.parametrize(
+    "output,reason",
+    [
+        ("no code at all", "parse:no_code_block"),
+        (block("dafny", "y := x;\n"), "parse:body_not_braced"),  # bare statements
+        (block("dafny", ABS + ABS_BODY), "parse:body_not_braced"),  # the whole program again
+        (block("dafny", ABS_BODY + ABS.replace("y >= 0", "y >= -5") + ABS_BODY), "parse:redeclares_spec"),
+        (
+            block("dafny", ABS_BODY + "method Abs(x: int) returns (y: int)\n{\n  y := 0;\n}\n"),
+            "parse:redeclares_spec",
+        ),
+        (block("dafny", "{\n  y := x;\n}\n/* unterminated\n"), None),  # read: the screen refuses it
+    ],
+)
 def test_wrong_dafny_bodies_are_refused_with_a_reason(output, reason):
     got = read_answer("dafny", ABS, output, "body")
     if reason is None:
@@ -80,11 +86,14 @@ def test_wrong_dafny_bodies_are_refused_with_a_reason(output, reason):
         assert got.reason == reason and got.program is None
 
 
-@pytest.mark.parametrize("body,code", [
-    ("{\n  assume false;\n}\n", "assume"),
-    ("{\n  y := x;\n}\nlemma {:axiom} Cheat()\n  ensures false\n", "axiom_attribute"),
-    ("{\n  y := if x < 0 then -x else x;\n}\nlemma Trust()\n  ensures false\n", "bodiless_declaration"),
-])
+@pytest.mark.parametrize(
+    "body,code",
+    [
+        ("{\n  assume false;\n}\n", "assume"),
+        ("{\n  y := x;\n}\nlemma {:axiom} Cheat()\n  ensures false\n", "axiom_attribute"),
+        ("{\n  y := if x < 0 then -x else x;\n}\nlemma Trust()\n  ensures false\n", "bodiless_declaration"),
+    ],
+)
 def test_hostile_dafny_bodies_are_refused_by_the_screen_of_the_assembled_program(body, code):
     got = read_answer("dafny", ABS, block("dafny", body), "body")
     assert got.program is not None
@@ -101,12 +110,17 @@ def test_a_mention_of_a_hatch_in_a_comment_or_string_is_not_a_hatch():
     assert read_answer("verus", spec, block("verus", verus_body), "body").reason is None
 
 
-@pytest.mark.parametrize("extra,code", [
-    ("{\n    proof { admit(); }\n    0\n}\n", "admit"),
-    ("{\n    assume(false);\n    0\n}\n", "assume"),
-    ("{\n    helper(a)\n}\n#[verifier::external_body]\nfn helper(a: &Vec<i32>) -> i32 {\n    a[0]\n}\n",
-     "external_body"),
-])
+@pytest.mark.parametrize(
+    "extra,code",
+    [
+        ("{\n    proof { admit(); }\n    0\n}\n", "admit"),
+        ("{\n    assume(false);\n    0\n}\n", "assume"),
+        (
+            "{\n    helper(a)\n}\n#[verifier::external_body]\nfn helper(a: &Vec<i32>) -> i32 {\n    a[0]\n}\n",
+            "external_body",
+        ),
+    ],
+)
 def test_hostile_verus_bodies_are_refused_by_the_screen_of_the_assembled_program(extra, code):
     spec = (CORPUS / "spec_max.rs").read_text()
     got = read_answer("verus", spec, block("verus", extra), "body")
@@ -115,10 +129,13 @@ def test_hostile_verus_bodies_are_refused_by_the_screen_of_the_assembled_program
     assert not screen.ok and code in screen.reasons
 
 
-@pytest.mark.parametrize("extra", [
-    "{\n    a[0]\n}\nspec fn is_upper_bound(s: Seq<i32>, m: i32) -> bool {\n    true\n}\n",   # a helper again
-    "{\n    a[0]\n}\nfn max_element(a: &Vec<i32>) -> (max: i32)\n{\n    a[0]\n}\n",                # the target again
-])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "{\n    a[0]\n}\nspec fn is_upper_bound(s: Seq<i32>, m: i32) -> bool {\n    true\n}\n",  # a helper again
+        "{\n    a[0]\n}\nfn max_element(a: &Vec<i32>) -> (max: i32)\n{\n    a[0]\n}\n",  # the target again
+    ],
+)
 def test_a_verus_body_that_restates_the_spec_is_refused(extra):
     spec = (CORPUS / "spec_max.rs").read_text()
     got = read_answer("verus", spec, block("verus", extra), "body")

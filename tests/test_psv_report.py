@@ -9,8 +9,10 @@ from selfplay.report import psv as report
 
 
 def scores_file(path, counts):
-    write_jsonl(path, [{"problem_id": f"p{i}", "n": n, "c": c, "answer_format": None}
-                       for i, (n, c) in enumerate(counts)])
+    write_jsonl(
+        path,
+        [{"problem_id": f"p{i}", "n": n, "c": c, "answer_format": None} for i, (n, c) in enumerate(counts)],
+    )
     return str(path)
 
 
@@ -42,29 +44,62 @@ def test_the_better_method_is_bold_only_when_the_paired_test_says_so(tmp_path):
 
 
 def test_one_seed_is_never_bold(tmp_path):
-    scores = {("s", "psv", 1, 1, "e"): scores_file(tmp_path / "a.jsonl", [(2, 2)]),
-              ("s", "base", 1, 0, "e"): scores_file(tmp_path / "b.jsonl", [(2, 0)])}
+    scores = {
+        ("s", "psv", 1, 1, "e"): scores_file(tmp_path / "a.jsonl", [(2, 2)]),
+        ("s", "base", 1, 0, "e"): scores_file(tmp_path / "b.jsonl", [(2, 0)]),
+    }
     frame = report.results_frame(scores, [1])
-    report.method_table(frame, {"s": {"methods": {"base": 0, "psv": 1}, "eval_sets": ["e"]}}, [1], "T",
-                        str(tmp_path / "t.csv"), str(tmp_path / "t.md"))
+    report.method_table(
+        frame,
+        {"s": {"methods": {"base": 0, "psv": 1}, "eval_sets": ["e"]}},
+        [1],
+        "T",
+        str(tmp_path / "t.csv"),
+        str(tmp_path / "t.md"),
+    )
     md = (tmp_path / "t.md").read_text()
     assert "**" not in md and "100.00" in md and "0.00" in md
 
 
 def test_yield_counts_classes_samples_and_proposals(tmp_path):
     sols = tmp_path / "sol.jsonl"
-    write_jsonl(sols, [
-        {"problem_id": "a", "difficulty": "EASY", "n": 2, "c": 2,
-         "samples": [{"parsed": True, "verified": True, "reason": None}] * 2},
-        {"problem_id": "b", "difficulty": "IMPOSSIBLE", "n": 2, "c": 0,
-         "samples": [{"parsed": True, "verified": False, "reason": "dafny:failed"},
-                     {"parsed": False, "verified": False, "reason": "parse:no_code_block"}]}])
+    write_jsonl(
+        sols,
+        [
+            {
+                "problem_id": "a",
+                "difficulty": "EASY",
+                "n": 2,
+                "c": 2,
+                "samples": [{"parsed": True, "verified": True, "reason": None}] * 2,
+            },
+            {
+                "problem_id": "b",
+                "difficulty": "IMPOSSIBLE",
+                "n": 2,
+                "c": 0,
+                "samples": [
+                    {"parsed": True, "verified": False, "reason": "dafny:failed"},
+                    {"parsed": False, "verified": False, "reason": "parse:no_code_block"},
+                ],
+            },
+        ],
+    )
     props = tmp_path / "props.jsonl"
-    write_jsonl(props, [{"parsed": True, "unique": True, "valid": True, "reason": None},
-                        {"parsed": True, "unique": False, "valid": False, "reason": "duplicate:name"},
-                        {"parsed": False, "unique": False, "valid": False, "reason": "parse:empty_output"}])
-    frame = report.yield_table({("s", "psv", 1): {0: {"solutions": str(sols), "proposals": str(props)}}},
-                               str(tmp_path / "y.csv"), str(tmp_path / "y.md"), str(tmp_path / "r.csv"))
+    write_jsonl(
+        props,
+        [
+            {"parsed": True, "unique": True, "valid": True, "reason": None},
+            {"parsed": True, "unique": False, "valid": False, "reason": "duplicate:name"},
+            {"parsed": False, "unique": False, "valid": False, "reason": "parse:empty_output"},
+        ],
+    )
+    frame = report.yield_table(
+        {("s", "psv", 1): {0: {"solutions": str(sols), "proposals": str(props)}}},
+        str(tmp_path / "y.csv"),
+        str(tmp_path / "y.md"),
+        str(tmp_path / "r.csv"),
+    )
     row = frame.iloc[0]
     assert (row["easy"], row["impossible"], row["verified samples"], row["parsed samples"]) == (1, 1, 2, 3)
     assert (row["proposed"], row["parsed"], row["unique"], row["spec-valid"]) == (3, 2, 1, 1)
@@ -73,23 +108,43 @@ def test_yield_counts_classes_samples_and_proposals(tmp_path):
 
 
 def test_figures_are_written_with_their_data(tmp_path):
-    scores = {("s", "base", 1, 0, "e"): scores_file(tmp_path / "b.jsonl", [(2, 0)]),
-              ("s", "psv", 1, 1, "e"): scores_file(tmp_path / "p1.jsonl", [(2, 1)]),
-              ("s", "psv", 1, 2, "e"): scores_file(tmp_path / "p2.jsonl", [(2, 2)])}
+    scores = {
+        ("s", "base", 1, 0, "e"): scores_file(tmp_path / "b.jsonl", [(2, 0)]),
+        ("s", "psv", 1, 1, "e"): scores_file(tmp_path / "p1.jsonl", [(2, 1)]),
+        ("s", "psv", 1, 2, "e"): scores_file(tmp_path / "p2.jsonl", [(2, 2)]),
+    }
     frame = report.results_frame(scores, [1, 2])
-    data = report.figure1(frame, {"s": ["e"]}, ["psv"], str(tmp_path / "f1.png"), str(tmp_path / "f1.pdf"),
-                          str(tmp_path / "f1.csv"))
+    data = report.figure1(
+        frame,
+        {"s": ["e"]},
+        ["psv"],
+        str(tmp_path / "f1.png"),
+        str(tmp_path / "f1.pdf"),
+        str(tmp_path / "f1.csv"),
+    )
     assert sorted(data[data.method == "psv"]["model"]) == [1, 2]
-    data4 = report.figure4(frame, {"s": ["e"]}, "psv", [1, 2], str(tmp_path / "f4.png"), str(tmp_path / "f4.pdf"),
-                           str(tmp_path / "f4.csv"))
+    data4 = report.figure4(
+        frame,
+        {"s": ["e"]},
+        "psv",
+        [1, 2],
+        str(tmp_path / "f4.png"),
+        str(tmp_path / "f4.pdf"),
+        str(tmp_path / "f4.csv"),
+    )
     assert set(data4["model"]) == {0, 1, 2}  # iteration 0 is the base model
     for name in ("f1.png", "f1.pdf", "f4.png"):
         assert (tmp_path / name).stat().st_size > 0
 
 
 def test_table6_without_models_says_it_is_paper_scale_only(tmp_path):
-    cfg = {"psv": {"experiment": "x", "evaluation": {"samples": 2},
-                   "table6": {"models": [], "conditions": {}, "method": "psv", "eval_sets": [], "ks": [1, 10]}}}
+    cfg = {
+        "psv": {
+            "experiment": "x",
+            "evaluation": {"samples": 2},
+            "table6": {"models": [], "conditions": {}, "method": "psv", "eval_sets": [], "ks": [1, 10]},
+        }
+    }
     report.table6_of(cfg, str(tmp_path / "t6.csv"), str(tmp_path / "t6.md"))
     assert "Paper scale only" in (tmp_path / "t6.md").read_text()
 

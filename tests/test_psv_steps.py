@@ -12,8 +12,10 @@ from selfplay.pipeline import psv
 from selfplay.records import read_jsonl, write_jsonl
 from selfplay.tracks.psv import prompts
 
-pytestmark = pytest.mark.skipif(not dafny_available(), reason="Dafny 2.3 and z3 4.8.5 are not installed "
-                                "(scripts/install_system_test.sh installs them)")
+pytestmark = pytest.mark.skipif(
+    not dafny_available(),
+    reason="Dafny 2.3 and z3 4.8.5 are not installed (scripts/install_system_test.sh installs them)",
+)
 
 ABS = "method Abs(x: int) returns (y: int)\n  ensures y >= 0\n  ensures y == x || y == -x\n"
 BODY = "{\n  if x < 0 {\n    y := -x;\n  } else {\n    y := x;\n  }\n}\n"
@@ -24,19 +26,39 @@ def answer(program: str) -> str:
 
 
 def cfg(tmp_path=None, **methods):
-    return {"seed": 7, "psv": {
-        "language": "dafny", "experiment": "t",
-        "problem_sets": {"seed": {"source": "embedded", "split": "seed", "difficulties": ["easy"], "count": 3}},
-        "verify": {"dafny": {"time_limit": 10, "run_timeout": 60, "per_job_timeout": 20, "memory_mb": 2048,
-                             "batch_size": 24, "workers": 2}},
-        "difficulty": {"tau_easy": 0.8, "tau_medium": 0.2},
-        "rft": {"train_on": "verified", "max_per_problem": 1},
-        "iterations": 2,
-        "propose": {"budget": 4, "examples_per_class": 3, "input_classes": list(prompts.CLASSES),
-                    "target_classes": list(prompts.CLASSES), "difficulty_labels": True,
-                    "refresh_examples": True, "dedup_scope": "run"},
-        "methods": methods or {"psv": {}, "no_verification": {"train_on": "all"}},
-    }}
+    return {
+        "seed": 7,
+        "psv": {
+            "language": "dafny",
+            "experiment": "t",
+            "problem_sets": {
+                "seed": {"source": "embedded", "split": "seed", "difficulties": ["easy"], "count": 3}
+            },
+            "verify": {
+                "dafny": {
+                    "time_limit": 10,
+                    "run_timeout": 60,
+                    "per_job_timeout": 20,
+                    "memory_mb": 2048,
+                    "batch_size": 24,
+                    "workers": 2,
+                }
+            },
+            "difficulty": {"tau_easy": 0.8, "tau_medium": 0.2},
+            "rft": {"train_on": "verified", "max_per_problem": 1},
+            "iterations": 2,
+            "propose": {
+                "budget": 4,
+                "examples_per_class": 3,
+                "input_classes": list(prompts.CLASSES),
+                "target_classes": list(prompts.CLASSES),
+                "difficulty_labels": True,
+                "refresh_examples": True,
+                "dedup_scope": "run",
+            },
+            "methods": methods or {"psv": {}, "no_verification": {"train_on": "all"}},
+        },
+    }
 
 
 def test_shipped_problems_are_checked_and_written_without_solutions(tmp_path):
@@ -44,13 +66,21 @@ def test_shipped_problems_are_checked_and_written_without_solutions(tmp_path):
     psv.prepare_problem_set(cfg(), "seed", str(out))
     rows = read_jsonl(out)
     assert len(rows) == 3
-    assert all("solution" not in r and r["spec"].lstrip().startswith(("method", "function", "predicate"))
-               for r in rows)
+    assert all(
+        "solution" not in r and r["spec"].lstrip().startswith(("method", "function", "predicate"))
+        for r in rows
+    )
 
 
 def test_a_shipped_problem_whose_reference_fails_stops_the_run_with_its_name(tmp_path, monkeypatch):
-    bad = {"id": "x1", "name": "broken_abs", "target": "Abs", "spec": ABS, "difficulty": "easy",
-           "solution": ABS + "{\n  y := x;\n}\n"}
+    bad = {
+        "id": "x1",
+        "name": "broken_abs",
+        "target": "Abs",
+        "spec": ABS,
+        "difficulty": "easy",
+        "solution": ABS + "{\n  y := x;\n}\n",
+    }
     monkeypatch.setattr(psv, "_embedded_problems", lambda c, split: [bad])
     with pytest.raises(UserError, match="broken_abs.*reference solution does not verify"):
         psv.prepare_problem_set(cfg(), "seed", str(tmp_path / "s.jsonl"))
@@ -59,7 +89,9 @@ def test_a_shipped_problem_whose_reference_fails_stops_the_run_with_its_name(tmp
 def test_the_solvers_worked_example_verifies():
     from selfplay.dafny.checks import verify_solutions
 
-    rec = verify_solutions([(prompts.EXAMPLE_SPEC["dafny"] + "\n", prompts.EXAMPLE_SOLUTION["dafny"] + "\n")])[0]
+    rec = verify_solutions(
+        [(prompts.EXAMPLE_SPEC["dafny"] + "\n", prompts.EXAMPLE_SOLUTION["dafny"] + "\n")]
+    )[0]
     assert rec["verified"], rec["reason"]
 
 
@@ -67,11 +99,11 @@ def test_the_solvers_worked_example_verifies():
 # gets the target's body only, the spec is put in front of it before the screen
 ANSWERS = {
     "full_program": [
-        answer(ABS + BODY),                                                      # verified
-        answer(ABS + "{\n  assume false;\n}\n"),                                 # escape hatch
-        answer(ABS.replace("y >= 0", "y >= -5") + "{\n  y := x;\n}\n"),          # weakened spec
-        "I would write it like this, but no code block.",                        # malformed
-        answer(ABS + "{\n  // no need to assume anything here\n" + BODY[2:]),    # mentions assume: fine
+        answer(ABS + BODY),  # verified
+        answer(ABS + "{\n  assume false;\n}\n"),  # escape hatch
+        answer(ABS.replace("y >= 0", "y >= -5") + "{\n  y := x;\n}\n"),  # weakened spec
+        "I would write it like this, but no code block.",  # malformed
+        answer(ABS + "{\n  // no need to assume anything here\n" + BODY[2:]),  # mentions assume: fine
     ],
     "body": [
         answer(BODY),
@@ -88,8 +120,17 @@ def scored(tmp_path, request):
     problems = tmp_path / "pool.jsonl"
     write_jsonl(problems, [{"id": "abs", "name": "abs_value", "target": "Abs", "spec": ABS}])
     gens = tmp_path / "solve.jsonl"
-    write_jsonl(gens, [{"messages": prompts.solver_messages("dafny", ABS, completion=request.param),
-                        "outputs": ANSWERS[request.param], "meta": {"problem_id": "abs"}, "answer_format": None}])
+    write_jsonl(
+        gens,
+        [
+            {
+                "messages": prompts.solver_messages("dafny", ABS, completion=request.param),
+                "outputs": ANSWERS[request.param],
+                "meta": {"problem_id": "abs"},
+                "answer_format": None,
+            }
+        ],
+    )
     out = tmp_path / "solutions.jsonl"
     c = cfg()
     c["psv"]["solve"] = {"completion": request.param}
@@ -135,17 +176,26 @@ def test_proposals_are_parsed_deduplicated_spec_checked_and_join_the_pool(tmp_pa
     write_jsonl(pool, [{"id": "abs", "name": "abs_value", "target": "Abs", "spec": ABS}])
     new = "method Twice(x: int) returns (y: int)\n  ensures y == 2 * x\n"
     outputs = [
-        f"# Reasoning\neasy.\n```dafny\n{new}{{\n```",                                     # valid, new
-        f"# Reasoning\nsame.\n```dafny\n{ABS}{{\n```",                                     # duplicate text
+        f"# Reasoning\neasy.\n```dafny\n{new}{{\n```",  # valid, new
+        f"# Reasoning\nsame.\n```dafny\n{ABS}{{\n```",  # duplicate text
         "# Reasoning\nname.\n```dafny\nmethod Abs(x: int) returns (y: int)\n  ensures y > x\n{\n```",  # same name
         "# Reasoning\nvacuous.\n```dafny\nmethod V(x: int) returns (y: int)\n  requires x > 0 && x < 0\n"
-        "  ensures y == 1\n{\n```",                                                          # unsatisfiable
-        "# Reasoning\nno block",                                                             # unparsed
-        f"# Reasoning\nagain.\n```dafny\n{new}{{\n```",                                    # repeat of the 1st
+        "  ensures y == 1\n{\n```",  # unsatisfiable
+        "# Reasoning\nno block",  # unparsed
+        f"# Reasoning\nagain.\n```dafny\n{new}{{\n```",  # repeat of the 1st
     ]
     gens = tmp_path / "propose.jsonl"
-    write_jsonl(gens, [{"messages": [{"role": "user", "content": "x"}], "outputs": [o],
-                        "meta": {"index": i, "target": "EASY"}} for i, o in enumerate(outputs)])
+    write_jsonl(
+        gens,
+        [
+            {
+                "messages": [{"role": "user", "content": "x"}],
+                "outputs": [o],
+                "meta": {"index": i, "target": "EASY"},
+            }
+            for i, o in enumerate(outputs)
+        ],
+    )
     out = tmp_path / "proposals.jsonl"
     stats = psv.check_proposals(cfg(), "psv", str(gens), str(pool), str(out))
     rows = read_jsonl(out)
@@ -164,14 +214,29 @@ def test_an_invalid_proposal_does_not_block_a_valid_one_of_the_same_name(tmp_pat
     check let an unsatisfiable Neg keep out a later valid Neg."""
     pool = tmp_path / "pool.jsonl"
     write_jsonl(pool, [{"id": "abs", "name": "abs_value", "target": "Abs", "spec": ABS}])
-    outputs = ["```dafny\nmethod Neg(x: int) returns (y: int)\n  requires x > 0 && x < 0\n  ensures y == 1\n{\n```",
-               "```dafny\nmethod Neg(x: int) returns (y: int)\n  ensures y == -x\n{\n```"]
+    outputs = [
+        "```dafny\nmethod Neg(x: int) returns (y: int)\n  requires x > 0 && x < 0\n  ensures y == 1\n{\n```",
+        "```dafny\nmethod Neg(x: int) returns (y: int)\n  ensures y == -x\n{\n```",
+    ]
     gens = tmp_path / "propose.jsonl"
-    write_jsonl(gens, [{"messages": [{"role": "user", "content": "x"}], "outputs": [o],
-                        "meta": {"index": i, "target": "EASY"}} for i, o in enumerate(outputs)])
+    write_jsonl(
+        gens,
+        [
+            {
+                "messages": [{"role": "user", "content": "x"}],
+                "outputs": [o],
+                "meta": {"index": i, "target": "EASY"},
+            }
+            for i, o in enumerate(outputs)
+        ],
+    )
     out = tmp_path / "proposals.jsonl"
     assert psv.check_proposals(cfg(), "psv", str(gens), str(pool), str(out)) == {
-        "proposed": 2, "parsed": 2, "valid": 1, "unique": 1}
+        "proposed": 2,
+        "parsed": 2,
+        "valid": 1,
+        "unique": 1,
+    }
     first, second = read_jsonl(out)
     assert not first["valid"] and not first["reason"].startswith("duplicate")
     assert second["valid"] and second["unique"] and second["reason"] is None
@@ -203,13 +268,22 @@ def test_a_problem_is_never_its_own_worked_example(tmp_path):
     rows = []
     for pid, name in (("a", "Alpha"), ("b", "Beta"), ("c", "Gamma")):
         spec = f"method {name}(x: int) returns (y: int)\n  ensures y == x\n"
-        rows.append({"problem_id": pid, "spec": spec, "samples": [{"verified": True, "solution": f"{spec}{{ y := x; }}"}]})
+        rows.append(
+            {
+                "problem_id": pid,
+                "spec": spec,
+                "samples": [{"verified": True, "solution": f"{spec}{{ y := x; }}"}],
+            }
+        )
     write_jsonl(sols, rows)
     problems = tmp_path / "problems.jsonl"
     write_jsonl(problems, [{"id": "b", "spec": rows[1]["spec"]}, {"id": "z", "spec": "method Z() {}\n"}])
     c = cfg()
     c["psv"]["fewshot"] = {"exemplars": 2}
-    c["psv"]["evaluation"] = {"samples": 1, "sampling": {"temperature": 0.8, "top_p": 1.0, "max_new_tokens": 8}}
+    c["psv"]["evaluation"] = {
+        "samples": 1,
+        "sampling": {"temperature": 0.8, "top_p": 1.0, "max_new_tokens": 8},
+    }
     c["psv"]["solve"] = {"answer_format": {"constrained": False}}
     import selfplay.pipeline.psv as module
 

@@ -11,30 +11,51 @@ from selfplay.errors import UserError
 from selfplay.llm.answer_format import check_grammar, ll_tokenizer_for, text_matches
 from selfplay.tracks.psv import formats, parse, prompts
 from selfplay.tracks.psv.difficulty import difficulty_class, pass_rate
-from selfplay.tracks.psv.methods import method_names, method_settings, check_methods
+from selfplay.tracks.psv.methods import check_methods, method_names, method_settings
 from selfplay.tracks.psv.proposer import Deduplicator, proposal_targets, sample_examples, spec_id
 
 SPEC = "method Abs(x: int) returns (y: int)\n  ensures y >= 0\n  ensures y == x || y == -x\n"
-SOLUTION_ANSWER = ("```dafny\nmethod Abs(x: int) returns (y: int)\n  ensures y >= 0\n  ensures y == x || y == -x\n"
-                   "{\n  if x < 0 { y := -x; } else { y := x; }\n}\n```")
+SOLUTION_ANSWER = (
+    "```dafny\nmethod Abs(x: int) returns (y: int)\n  ensures y >= 0\n  ensures y == x || y == -x\n"
+    "{\n  if x < 0 { y := -x; } else { y := x; }\n}\n```"
+)
 
 
 def cfg(**psv_over):
-    psv = {"iterations": 3,
-           "propose": {"budget": 8, "examples_per_class": 3, "input_classes": list(prompts.CLASSES),
-                       "target_classes": list(prompts.CLASSES), "difficulty_labels": True,
-                       "refresh_examples": True, "dedup_scope": "run"},
-           "rft": {"train_on": "verified", "max_per_problem": 1},
-           "methods": {"psv": {}, "rft": {"propose": False}, "no_verification": {"train_on": "all"}},
-           "tables": {"table1": ["base", "fewshot", "rft", "psv"]}}
+    psv = {
+        "iterations": 3,
+        "propose": {
+            "budget": 8,
+            "examples_per_class": 3,
+            "input_classes": list(prompts.CLASSES),
+            "target_classes": list(prompts.CLASSES),
+            "difficulty_labels": True,
+            "refresh_examples": True,
+            "dedup_scope": "run",
+        },
+        "rft": {"train_on": "verified", "max_per_problem": 1},
+        "methods": {"psv": {}, "rft": {"propose": False}, "no_verification": {"train_on": "all"}},
+        "tables": {"table1": ["base", "fewshot", "rft", "psv"]},
+    }
     psv.update(psv_over)
     return {"psv": psv}
 
 
 # --- difficulty ------------------------------------------------------------------
 
-@pytest.mark.parametrize("rate,expected", [(1.0, "EASY"), (0.8, "EASY"), (0.79, "MEDIUM"), (0.2, "MEDIUM"),
-                                           (0.19, "HARD"), (0.1, "HARD"), (0.0, "IMPOSSIBLE")])
+
+@pytest.mark.parametrize(
+    "rate,expected",
+    [
+        (1.0, "EASY"),
+        (0.8, "EASY"),
+        (0.79, "MEDIUM"),
+        (0.2, "MEDIUM"),
+        (0.19, "HARD"),
+        (0.1, "HARD"),
+        (0.0, "IMPOSSIBLE"),
+    ],
+)
 def test_difficulty_classes_follow_the_papers_thresholds(rate, expected):
     assert difficulty_class(rate, 0.8, 0.2) == expected
 
@@ -49,24 +70,30 @@ def test_pass_rate_is_the_verified_share_and_bad_thresholds_are_refused():
 
 # --- parsing -------------------------------------------------------------------------
 
+
 def test_the_solvers_last_dafny_block_is_its_solution():
     out = "Some thought.\n```dafny\nold\n```\nbetter:\n" + SOLUTION_ANSWER + "\ntrailing words"
     parsed = parse.solver_solution(out, "dafny")
     assert parsed.reason is None and parsed.text.startswith("method Abs") and parsed.text.endswith("}\n")
 
 
-@pytest.mark.parametrize("out,reason", [
-    ("", "parse:empty_output"),
-    ("no code at all", "parse:no_code_block"),
-    ("```python\nprint(1)\n```", "parse:wrong_code_language"),
-    ("```dafny\nmethod M() {\n", "parse:unterminated_code_block"),
-])
+@pytest.mark.parametrize(
+    "out,reason",
+    [
+        ("", "parse:empty_output"),
+        ("no code at all", "parse:no_code_block"),
+        ("```python\nprint(1)\n```", "parse:wrong_code_language"),
+        ("```dafny\nmethod M() {\n", "parse:unterminated_code_block"),
+    ],
+)
 def test_malformed_solver_answers_get_a_reason(out, reason):
     assert parse.solver_solution(out, "dafny").reason == reason
 
 
 def test_a_proposed_spec_loses_the_open_brace_it_ends_with():
-    out = "# Reasoning\nharder.\n```dafny\nmethod Twice(x: int) returns (y: int)\n  ensures y == 2 * x\n{\n```"
+    out = (
+        "# Reasoning\nharder.\n```dafny\nmethod Twice(x: int) returns (y: int)\n  ensures y == 2 * x\n{\n```"
+    )
     parsed = parse.proposed_spec(out, "dafny")
     assert parsed.text == "method Twice(x: int) returns (y: int)\n  ensures y == 2 * x\n"
     assert parsed.detail == "ended with {"
@@ -82,9 +109,13 @@ def test_cleaning_ignores_comments_and_layout_only():
 
 # --- proposer ------------------------------------------------------------------------
 
+
 def pool(n_per_class=5):
-    return [{"id": f"{c}{i}", "spec": f"spec {c} {i}", "difficulty": c}
-            for c in prompts.CLASSES for i in range(n_per_class)]
+    return [
+        {"id": f"{c}{i}", "spec": f"spec {c} {i}", "difficulty": c}
+        for c in prompts.CLASSES
+        for i in range(n_per_class)
+    ]
 
 
 def test_labelled_examples_take_per_class_problems_of_each_input_class():
@@ -95,8 +126,9 @@ def test_labelled_examples_take_per_class_problems_of_each_input_class():
 
 
 def test_a_short_class_gives_what_it_has_and_easy_only_input_shows_only_easy():
-    short = [p for p in pool() if p["difficulty"] != "HARD"] + [{"id": "h", "spec": "spec HARD x",
-                                                                 "difficulty": "HARD"}]
+    short = [p for p in pool() if p["difficulty"] != "HARD"] + [
+        {"id": "h", "spec": "spec HARD x", "difficulty": "HARD"}
+    ]
     ex = sample_examples(short, list(prompts.CLASSES), 3, True, random.Random(1))
     assert sum(label == "HARD" for _, label in ex) == 1 and len(ex) == 10
     easy = sample_examples(pool(), ["EASY"], 3, True, random.Random(2))
@@ -131,6 +163,7 @@ def test_spec_ids_are_content_hashes_of_the_cleaned_text():
 
 # --- methods ----------------------------------------------------------------------------
 
+
 def test_a_method_is_the_shared_settings_with_its_overrides():
     c = cfg()
     assert method_settings(c, "psv")["propose"] is True and method_settings(c, "psv")["budget"] == 8
@@ -149,6 +182,7 @@ def test_bad_methods_are_refused_with_the_key():
 
 
 # --- prompts ------------------------------------------------------------------------------
+
 
 def test_the_solver_sees_one_worked_example_then_the_spec():
     msgs = prompts.solver_messages("dafny", SPEC)
@@ -171,6 +205,7 @@ def test_the_proposer_prompt_labels_examples_unless_the_ablation_hides_them():
 
 
 # --- answer formats -----------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def tok(tiny_model_dir):
@@ -197,7 +232,9 @@ def test_the_solver_format_copies_the_spec_and_leaves_the_body_free(tok):
 def test_the_proposer_format_is_reasoning_then_a_block_ending_with_an_open_brace(tok):
     fmt = formats.proposer_format("dafny", {"reasoning_chars": 200, "code_chars": 300})
     check_grammar(fmt)
-    good = "# Reasoning\nA harder twist.\n```dafny\nmethod T(x: int) returns (y: int)\n  ensures y > x\n{\n```"
+    good = (
+        "# Reasoning\nA harder twist.\n```dafny\nmethod T(x: int) returns (y: int)\n  ensures y > x\n{\n```"
+    )
     assert text_matches(fmt, good, *tok)
     assert not text_matches(fmt, good.replace("{\n```", "\n```"), *tok)
     assert not text_matches(fmt, good.replace("# Reasoning", "# Thoughts"), *tok)

@@ -5,12 +5,12 @@ same pipeline code scores solutions and checks proposals with either verifier.""
 from __future__ import annotations
 
 import pytest
+from test_verus_checks import FAKE, RECORDED
 
+from selfplay.errors import UserError
 from selfplay.pipeline import psv
 from selfplay.records import read_jsonl, write_jsonl
 from selfplay.tracks.psv import prompts
-
-from test_verus_checks import FAKE, RECORDED
 
 
 @pytest.fixture(autouse=True)
@@ -22,33 +22,64 @@ def recordings_reachable(monkeypatch):
     real = runner.tool_dirs
     monkeypatch.setattr(runner, "tool_dirs", lambda settings=None: real(settings) + [str(RECORDED)])
 
-SPEC = ("use vstd::prelude::*;\n\nverus! {\n\nfn double(x: u32) -> (r: u64)\n    ensures\n"
-        "        r == 2 * x,\n")
+
+SPEC = (
+    "use vstd::prelude::*;\n\nverus! {\n\nfn double(x: u32) -> (r: u64)\n    ensures\n        r == 2 * x,\n"
+)
 HONEST = "{\n    (x as u64) * 2\n}\n\n} // verus!\n"
 CHEAT = "{\n    assume(false);\n    0\n}\n\n} // verus!\n"
 
 
 def cfg():
-    return {"seed": 3, "psv": {
-        "language": "verus",
-        "verify": {"verus": {"command": [str(FAKE)], "timeout": 2.0, "retries": 1, "memory_mb": 2048,
-                             "max_processes": 64}},
-        "difficulty": {"tau_easy": 0.8, "tau_medium": 0.2},
-        "iterations": 2, "rft": {"train_on": "verified", "max_per_problem": 1},
-        "propose": {"budget": 2, "examples_per_class": 3, "input_classes": list(prompts.CLASSES),
-                    "target_classes": list(prompts.CLASSES), "difficulty_labels": True,
-                    "refresh_examples": True, "dedup_scope": "run"},
-        "methods": {"psv": {}}}}
+    return {
+        "seed": 3,
+        "psv": {
+            "language": "verus",
+            "verify": {
+                "verus": {
+                    "command": [str(FAKE)],
+                    "timeout": 2.0,
+                    "retries": 1,
+                    "memory_mb": 2048,
+                    "max_processes": 64,
+                }
+            },
+            "difficulty": {"tau_easy": 0.8, "tau_medium": 0.2},
+            "iterations": 2,
+            "rft": {"train_on": "verified", "max_per_problem": 1},
+            "propose": {
+                "budget": 2,
+                "examples_per_class": 3,
+                "input_classes": list(prompts.CLASSES),
+                "target_classes": list(prompts.CLASSES),
+                "difficulty_labels": True,
+                "refresh_examples": True,
+                "dedup_scope": "run",
+            },
+            "methods": {"psv": {}},
+        },
+    }
 
 
 def test_verus_solutions_are_screened_then_verified_by_the_double(tmp_path):
     pool = tmp_path / "pool.jsonl"
     write_jsonl(pool, [{"id": "d", "name": "double", "target": "double", "spec": SPEC}])
-    outputs = [f"```rust\n{SPEC}{HONEST}```", f"```rust\n{SPEC}{CHEAT}```",
-               f"```rust\n{SPEC.replace('2 * x', '3 * x')}{HONEST}```"]
+    outputs = [
+        f"```rust\n{SPEC}{HONEST}```",
+        f"```rust\n{SPEC}{CHEAT}```",
+        f"```rust\n{SPEC.replace('2 * x', '3 * x')}{HONEST}```",
+    ]
     gens = tmp_path / "solve.jsonl"
-    write_jsonl(gens, [{"messages": prompts.solver_messages("verus", SPEC, completion="full_program"),
-                        "outputs": outputs, "meta": {"problem_id": "d"}}])
+    write_jsonl(
+        gens,
+        [
+            {
+                "messages": prompts.solver_messages("verus", SPEC, completion="full_program"),
+                "outputs": outputs,
+                "meta": {"problem_id": "d"},
+            }
+        ],
+    )
     out = tmp_path / "solutions.jsonl"
     c = cfg()
     c["psv"]["solve"] = {"completion": "full_program"}
@@ -66,11 +97,23 @@ def test_verus_bodies_are_assembled_with_the_spec_then_screened_and_verified(tmp
     pool = tmp_path / "pool.jsonl"
     write_jsonl(pool, [{"id": "d", "name": "double", "target": "double", "spec": SPEC}])
     body, cheat = HONEST.replace("\n\n} // verus!", ""), CHEAT.replace("\n\n} // verus!", "")
-    outputs = [f"```rust\n{body}```", f"```rust\n{cheat}```", f"```rust\n{SPEC}{HONEST}```",
-               f"```rust\n{body}fn double(x: u32) -> (r: u64) {{\n    0\n}}\n```"]
+    outputs = [
+        f"```rust\n{body}```",
+        f"```rust\n{cheat}```",
+        f"```rust\n{SPEC}{HONEST}```",
+        f"```rust\n{body}fn double(x: u32) -> (r: u64) {{\n    0\n}}\n```",
+    ]
     gens = tmp_path / "solve.jsonl"
-    write_jsonl(gens, [{"messages": prompts.solver_messages("verus", SPEC), "outputs": outputs,
-                        "meta": {"problem_id": "d"}}])
+    write_jsonl(
+        gens,
+        [
+            {
+                "messages": prompts.solver_messages("verus", SPEC),
+                "outputs": outputs,
+                "meta": {"problem_id": "d"},
+            }
+        ],
+    )
     out = tmp_path / "solutions.jsonl"
     c = cfg()
     c["psv"]["solve"] = {"completion": "body"}
@@ -91,8 +134,17 @@ def test_verus_proposals_are_parsed_and_spec_checked(tmp_path):
     new = SPEC.replace("double", "triple").replace("2 * x", "3 * x")
     outputs = [f"# Reasoning\nx.\n```rust\n{new}{{\n```", f"# Reasoning\ny.\n```rust\n{SPEC}{{\n```"]
     gens = tmp_path / "propose.jsonl"
-    write_jsonl(gens, [{"messages": [{"role": "user", "content": "x"}], "outputs": [o],
-                        "meta": {"index": i, "target": "HARD"}} for i, o in enumerate(outputs)])
+    write_jsonl(
+        gens,
+        [
+            {
+                "messages": [{"role": "user", "content": "x"}],
+                "outputs": [o],
+                "meta": {"index": i, "target": "HARD"},
+            }
+            for i, o in enumerate(outputs)
+        ],
+    )
     out = tmp_path / "proposals.jsonl"
     stats = psv.check_proposals(cfg(), "psv", str(gens), str(pool), str(out))
     rows = read_jsonl(out)
@@ -103,5 +155,5 @@ def test_verus_proposals_are_parsed_and_spec_checked(tmp_path):
 def test_the_solver_prompt_uses_rust_fences_for_verus():
     text = prompts.solver_messages("verus", SPEC)[-1]["content"]
     assert "```rust\n" in text and "fn double" in text
-    with pytest.raises(Exception):
+    with pytest.raises(UserError, match="PSV language"):
         prompts.solver_messages("lean", SPEC)

@@ -30,11 +30,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from selfplay.records import read_json, read_jsonl, write_jsonl
-
 from rehearsal import OVERLAYS, PAPERS, rehearse
 from test_workflow_evolve import FUNCTIONS, NEAR, RIGHT, _refinement
+
+from selfplay.records import read_json, read_jsonl, write_jsonl
 
 pytestmark = [pytest.mark.slow, pytest.mark.rehearsal]
 
@@ -72,15 +71,29 @@ def run(cluster, tmp_path_factory):
     seeds = step([f"{EXP}/seeds/dedup.jsonl"])
     kept = read_jsonl(exp / "seeds/dedup.jsonl")
     names = {s["id"]: FUNCTIONS[i % len(FUNCTIONS)] for i, s in enumerate(kept)}
-    plant(exp / "round0/refine.jsonl", [
-        {"outputs": [_refinement(names[s["id"]])],
-         "meta": {"step": "refine", "problem_id": s["id"], "source": s["source"]}} for s in kept])
+    plant(
+        exp / "round0/refine.jsonl",
+        [
+            {
+                "outputs": [_refinement(names[s["id"]])],
+                "meta": {"step": "refine", "problem_id": s["id"], "source": s["source"]},
+            }
+            for s in kept
+        ],
+    )
     suites = step([f"{EXP}/round0/suite.jsonl"])
     usable = [p for p in read_jsonl(exp / "round0/suite.jsonl") if p["reason"] is None]
     for model_name, kinds in POOL.items():
-        plant(exp / f"pool/{model_name}.jsonl", [
-            {"outputs": [_program(p["entry"], k) for k in kinds],
-             "meta": {"step": "pool", "problem_id": p["id"], "model": model_name}} for p in usable])
+        plant(
+            exp / f"pool/{model_name}.jsonl",
+            [
+                {
+                    "outputs": [_program(p["entry"], k) for k in kinds],
+                    "meta": {"step": "pool", "problem_id": p["id"], "model": model_name},
+                }
+                for p in usable
+            ],
+        )
     final = step(None)
     final.steps = [seeds, suites, final]
     final.usable = usable
@@ -100,9 +113,20 @@ def test_the_overlay_keeps_the_papers_settings():
     from selfplay.config.rehearsal import check_overlay
 
     kinds = {c.key: c.kind for c in check_overlay(OVERLAY, EXTRA, name="config/rehearsals/evolve.yaml")}
-    assert kinds["model"] == "model" and kinds["backend.device"] == "device" and kinds["evolve.rounds"] == "count"
-    for key in ("evolve.grpo.finetune", "evolve.grpo.learning_rate", "evolve.filter", "evolve.matrix.time_limit",
-                "backend.name", "backend.max_model_len", "evolve.pool.sampling.temperature"):
+    assert (
+        kinds["model"] == "model"
+        and kinds["backend.device"] == "device"
+        and kinds["evolve.rounds"] == "count"
+    )
+    for key in (
+        "evolve.grpo.finetune",
+        "evolve.grpo.learning_rate",
+        "evolve.filter",
+        "evolve.matrix.time_limit",
+        "backend.name",
+        "backend.max_model_len",
+        "evolve.pool.sampling.temperature",
+    ):
         assert not any(k == key or k.startswith(key + ".") for k in kinds), key
 
 
@@ -116,13 +140,13 @@ def test_every_table_and_figure_of_the_paper_is_built(run, record_property):
         assert f"results/figures/evolve/figure{n}.png" in run.targets
     counts = jobs(run)
     assert counts["evolve_seeds"] == counts["evolve_embed"] == counts["evolve_dedup"] == 1
-    assert counts.get("evolve_refine", 0) == 0 and counts.get("evolve_pool_generate", 0) == 0   # planted
+    assert counts.get("evolve_refine", 0) == 0 and counts.get("evolve_pool_generate", 0) == 0  # planted
     assert counts["evolve_suites0"] == counts["evolve_pool"] == 1
     rounds = OVERLAY["evolve"]["rounds"] + 1
     assert counts["evolve_matrix"] == counts["evolve_dataset"] == counts["evolve_grpo"] == rounds
     assert counts["evolve_generate"] == counts["evolve_suite"] == rounds - 1
     benches = len(PAPER["evolve"]["benchmarks"]["runs"])
-    assert counts["evolve_eval_generate"] == benches * (1 + rounds)   # base and one policy per round
+    assert counts["evolve_eval_generate"] == benches * (1 + rounds)  # base and one policy per round
 
 
 def test_every_job_but_the_local_ones_went_through_sbatch(run):
@@ -138,8 +162,14 @@ def test_round_one_tests_and_the_benchmarks_came_from_vllm_with_the_papers_sampl
     for rec in writer:
         assert rec["backend"]["name"] == "vllm" and rec["backend"]["device"] == "cpu"
         want = PAPER["evolve"][rec["meta"]["step"]]["sampling"]
-        assert rec["sampling"]["temperature"] == want["temperature"] and rec["sampling"]["top_p"] == want["top_p"]
-        assert rec["sampling"]["max_new_tokens"] == OVERLAY["evolve"][rec["meta"]["step"]]["sampling"]["max_new_tokens"]
+        assert (
+            rec["sampling"]["temperature"] == want["temperature"]
+            and rec["sampling"]["top_p"] == want["top_p"]
+        )
+        assert (
+            rec["sampling"]["max_new_tokens"]
+            == OVERLAY["evolve"][rec["meta"]["step"]]["sampling"]["max_new_tokens"]
+        )
     mode = PAPER["evaluation"]["modes"]["qwen3"]["sampling"]
     for bench in PAPER["evolve"]["benchmarks"]["runs"]:
         for tag in ("base", "grpo_r0", "grpo_r1"):
@@ -148,7 +178,11 @@ def test_round_one_tests_and_the_benchmarks_came_from_vllm_with_the_papers_sampl
             for rec in records:
                 assert rec["backend"]["name"] == "vllm" and rec["backend"]["versions"]["vllm"] != "unknown"
                 s = rec["sampling"]
-                assert (s["temperature"], s["top_p"], s["top_k"]) == (mode["temperature"], mode["top_p"], mode["top_k"])
+                assert (s["temperature"], s["top_p"], s["top_k"]) == (
+                    mode["temperature"],
+                    mode["top_p"],
+                    mode["top_k"],
+                )
 
 
 def test_grpo_fully_fine_tuned_each_rounds_policy_with_the_papers_settings(run):
@@ -164,11 +198,22 @@ def test_grpo_fully_fine_tuned_each_rounds_policy_with_the_papers_settings(run):
         assert not (folder / "adapter_config.json").exists()
         assert record["device"] == "cpu" and record["dtype"] == "float32"
         settings = record["settings"]
-        for key in ("learning_rate", "epsilon_low", "epsilon_high", "temperature", "top_p", "max_prompt_tokens",
-                    "steps_per_generation", "batch_size", "grad_accum"):
+        for key in (
+            "learning_rate",
+            "epsilon_low",
+            "epsilon_high",
+            "temperature",
+            "top_p",
+            "max_prompt_tokens",
+            "steps_per_generation",
+            "batch_size",
+            "grad_accum",
+        ):
             assert settings[key] == grpo[key], key
         rollouts = read_jsonl(exp / f"grpo/r{r}/rollouts.jsonl")
-        assert rollouts and all(len(x["outputs"]) == OVERLAY["evolve"]["grpo"]["group_size"] for x in rollouts)
+        assert rollouts and all(
+            len(x["outputs"]) == OVERLAY["evolve"]["grpo"]["group_size"] for x in rollouts
+        )
         assert all(x["backend"]["finetune"] == "full" for x in rollouts)
 
 
@@ -178,16 +223,26 @@ def test_table3_evaluated_each_fully_fine_tuned_policy_in_place_of_the_base_mode
         policy = (exp / f"grpo/r{r}/adapter").resolve()
         for bench in PAPER["evolve"]["benchmarks"]["runs"]:
             for rec in read_jsonl(exp / f"eval/{bench}/grpo_r{r}/qwen3.jsonl"):
-                assert (run.workdir / rec["backend"]["model"]).resolve() == policy, (bench, rec["backend"]["model"])
-                assert not rec["meta"]["adapter_dir"]   # no LoRA adapter over the base model
-    rows = [line for line in (run.workdir / "results/tables/evolve/table3.md").read_text().splitlines()
-            if line.startswith("| GRPO on r")]
-    assert len(rows) == OVERLAY["evolve"]["rounds"] + 1 and not any("not trained" in row for row in rows), rows
+                assert (run.workdir / rec["backend"]["model"]).resolve() == policy, (
+                    bench,
+                    rec["backend"]["model"],
+                )
+                assert not rec["meta"]["adapter_dir"]  # no LoRA adapter over the base model
+    rows = [
+        line
+        for line in (run.workdir / "results/tables/evolve/table3.md").read_text().splitlines()
+        if line.startswith("| GRPO on r")
+    ]
+    assert len(rows) == OVERLAY["evolve"]["rounds"] + 1 and not any("not trained" in row for row in rows), (
+        rows
+    )
 
 
 def test_the_planted_answers_are_marked_and_the_matrices_ran_them_in_the_sandbox(run):
     exp = run.workdir / EXP
-    assert all(r["planted"] and r["backend"]["name"] == "planted" for r in read_jsonl(exp / "round0/refine.jsonl"))
+    assert all(
+        r["planted"] and r["backend"]["name"] == "planted" for r in read_jsonl(exp / "round0/refine.jsonl")
+    )
     matrices = read_jsonl(exp / "round0/matrix.jsonl")
     assert len(matrices) == len(run.usable) > 0
     for m in matrices:

@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import pytest
 import yaml
+from rehearsal import PAPERS, rehearse
 
 from selfplay.records import read_json, read_jsonl
-
-from rehearsal import PAPERS, rehearse
 
 pytestmark = [pytest.mark.slow, pytest.mark.rehearsal]
 
@@ -47,7 +46,9 @@ EXTRA = {
 
 @pytest.fixture(scope="module")
 def run(cluster, tmp_path_factory):
-    return rehearse(cluster, tmp_path_factory.mktemp("rehearsal_gasp"), ["gasp.yaml"], ["gasp.yaml"], extra=EXTRA)
+    return rehearse(
+        cluster, tmp_path_factory.mktemp("rehearsal_gasp"), ["gasp.yaml"], ["gasp.yaml"], extra=EXTRA
+    )
 
 
 def test_every_table_and_figure_of_the_paper_is_built(run, record_property):
@@ -59,13 +60,13 @@ def test_every_table_and_figure_of_the_paper_is_built(run, record_property):
         assert f"results/figures/gasp/figure{fig}.png" in run.targets
     jobs = run.jobs
     assert jobs["gasp_goalpost_filter"] == 1
-    assert jobs["gasp_real_phase"] == 2           # real_rl and gasp_real_rl, one iteration each
-    assert jobs["gasp_solver_phase"] == 2         # gasp and gasp_real_rl
+    assert jobs["gasp_real_phase"] == 2  # real_rl and gasp_real_rl, one iteration each
+    assert jobs["gasp_solver_phase"] == 2  # gasp and gasp_real_rl
 
 
 def test_the_goalposts_are_the_training_problems_no_filter_solved(run):
     records = read_jsonl(run.workdir / EXP / "goalpost_filter.jsonl")
-    assert len(records) == 2                      # the smoke file's training problems
+    assert len(records) == 2  # the smoke file's training problems
     names = [f["filter"] for f in records[0]["filters"]]
     # the base model, the Real-data RL checkpoint, the released AZR checkpoint (here a tiny stand-in)
     assert names == ["base", "ck_real_rl_s0_i1", "azr"]

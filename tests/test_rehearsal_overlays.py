@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_config_loading import load_as_snakemake
 
 from selfplay.config import prepare_config
 from selfplay.config.rehearsal import check_overlay, classify, leaves
 from selfplay.errors import UserError
-
-from test_config_loading import load_as_snakemake
 
 REPO = Path(__file__).resolve().parents[1]
 OVERLAYS = REPO / "config" / "rehearsals"
@@ -41,7 +40,11 @@ def test_each_shipped_overlay_changes_only_allowed_kinds_of_keys(overlay):
         assert "count" in kinds and "device" in kinds
         # papers 000 and 001 use Qwen2-family models: the tiny random model of that family,
         # at the run-relative folder tests/rehearsal.py (and a user) writes it to
-        assert over["model"] == {"name": "tiny-qwen2", "source": "local", "path": "resources/tiny-models/qwen2"}
+        assert over["model"] == {
+            "name": "tiny-qwen2",
+            "source": "local",
+            "path": "resources/tiny-models/qwen2",
+        }
 
 
 @pytest.mark.parametrize("papers", SHIPPED, ids=IDS)
@@ -61,19 +64,36 @@ def test_each_paper_config_with_its_overlay_is_a_valid_config(papers):
         assert cfg[track]["experiment"] == over[track]["experiment"] != paper[track]["experiment"]
 
 
-@pytest.mark.parametrize("key, kind", [
-    ("model", "model"), ("seq.translate.model", "model"), ("sinq.benchmarks.other_models", "model"),
-    ("sinq.rounds", "count"), ("sinq.bob.samples", "count"), ("evaluation.modes.majority.samples", "count"),
-    ("sinq.alice.sampling.max_new_tokens", "count"), ("evaluation.benchmarks.pysecdb.limit", "count"),
-    ("backend.device", "device"), ("sinq.training.alice.dtype", "device"), ("resources.generate.gpu", "device"),
-    ("seq.translate.backend.engine_kwargs.tensor_parallel_size", "device"), ("sinq.verify.workers", "device"),
-    ("sinq.experiment", "experiment"),
-    ("evaluation.benchmarks.pysecdb.path", "data"), ("sinq.sources.dataset", "data"),
-    # the paper's own settings
-    ("backend.name", None), ("sinq.training.alice.lora_r", None), ("sinq.alice.sampling.temperature", None),
-    ("sinq.curriculum.hard_threshold", None), ("evaluation.modes.cot.cot", None), ("seq.game.seq_probability", None),
-    ("sinq.training.alice.learning_rate", None), ("evaluation.check.benchmarks", None),
-])
+@pytest.mark.parametrize(
+    "key, kind",
+    [
+        ("model", "model"),
+        ("seq.translate.model", "model"),
+        ("sinq.benchmarks.other_models", "model"),
+        ("sinq.rounds", "count"),
+        ("sinq.bob.samples", "count"),
+        ("evaluation.modes.majority.samples", "count"),
+        ("sinq.alice.sampling.max_new_tokens", "count"),
+        ("evaluation.benchmarks.pysecdb.limit", "count"),
+        ("backend.device", "device"),
+        ("sinq.training.alice.dtype", "device"),
+        ("resources.generate.gpu", "device"),
+        ("seq.translate.backend.engine_kwargs.tensor_parallel_size", "device"),
+        ("sinq.verify.workers", "device"),
+        ("sinq.experiment", "experiment"),
+        ("evaluation.benchmarks.pysecdb.path", "data"),
+        ("sinq.sources.dataset", "data"),
+        # the paper's own settings
+        ("backend.name", None),
+        ("sinq.training.alice.lora_r", None),
+        ("sinq.alice.sampling.temperature", None),
+        ("sinq.curriculum.hard_threshold", None),
+        ("evaluation.modes.cot.cot", None),
+        ("seq.game.seq_probability", None),
+        ("sinq.training.alice.learning_rate", None),
+        ("evaluation.check.benchmarks", None),
+    ],
+)
 def test_keys_are_classified_by_kind(key, kind):
     assert classify(key).kind == kind
 
@@ -92,4 +112,6 @@ def test_a_paper_setting_in_an_overlay_is_refused_naming_the_key():
 
 def test_a_model_mapping_is_one_leaf():
     assert leaves({"model": {"name": "x", "source": "hf"}, "sinq": {"bob": {"samples": 2}}}) == [
-        "model", "sinq.bob.samples"]
+        "model",
+        "sinq.bob.samples",
+    ]

@@ -36,12 +36,11 @@ import shutil
 
 import pytest
 import yaml
-
-from selfplay.records import read_json, read_jsonl, write_jsonl
-
 from rehearsal import OVERLAYS, PAPERS, rehearse
 from test_rehearsal_evolve import jobs
 from workflow_helpers import REPO
+
+from selfplay.records import read_json, read_jsonl, write_jsonl
 
 pytestmark = [pytest.mark.slow, pytest.mark.rehearsal]
 
@@ -59,16 +58,21 @@ EXTRA = {
     "psv.verify.verus.command": "Verus cannot be installed here: its test double tests/fakes/fake_verus.py",
 }
 SETS = {"dafny2verus": "dafny2verus", "mbpp": "mbpp", "humaneval": "humaneval"}
-TARGETS = ([f"results/tables/psv/table{i}.{e}" for i in (1, 2, 3, 6) for e in ("csv", "md")]
-           + [f"results/figures/psv/figure{i}.{e}" for i in (1, 4, 5, 6) for e in ("png", "pdf")]
-           + ["results/tables/psv/yield.md", "results/tables/psv/yield.csv"])
+TARGETS = (
+    [f"results/tables/psv/table{i}.{e}" for i in (1, 2, 3, 6) for e in ("csv", "md")]
+    + [f"results/figures/psv/figure{i}.{e}" for i in (1, 4, 5, 6) for e in ("png", "pdf")]
+    + ["results/tables/psv/yield.md", "results/tables/psv/yield.csv"]
+)
 
 
 def lay_out(workdir) -> None:
     """The Verus sets where their download rule puts them, and the Verus double inside a
     copy of its recordings (the sandbox shows a command's own folder and nothing else)."""
     for pset, dataset in SETS.items():
-        src, dest = REPO / "tests" / "verus_sets_fixtures" / dataset, workdir / "resources" / "downloads" / "psv" / pset
+        src, dest = (
+            REPO / "tests" / "verus_sets_fixtures" / dataset,
+            workdir / "resources" / "downloads" / "psv" / pset,
+        )
         shutil.copytree(src, dest, dirs_exist_ok=True)
         # dated now, as a download would be: older than its rule's script, Snakemake would fetch it again
         for path in [*sorted(dest.rglob("*"), reverse=True), dest]:
@@ -85,8 +89,15 @@ def run(cluster, tmp_path_factory):
 
     def step(targets):
         # the double by its absolute path: the sandbox runs Verus in a folder of its own
-        return rehearse(cluster, workdir, ["psv.yaml"], ["psv.yaml"], extra=EXTRA, targets=targets,
-                        replace={DOUBLE: str(workdir / DOUBLE)})
+        return rehearse(
+            cluster,
+            workdir,
+            ["psv.yaml"],
+            ["psv.yaml"],
+            extra=EXTRA,
+            targets=targets,
+            replace={DOUBLE: str(workdir / DOUBLE)},
+        )
 
     sets = step([f"{EXP}/problems/{s}.jsonl" for s in SETS])
     planted = plant_iteration0(workdir, filled_config())
@@ -101,20 +112,20 @@ def reference_bodies() -> dict[str, str]:
     bodies = {}
     for dataset in SETS.values():
         for line in (REPO / "tests" / "verus_sets_fixtures" / dataset / "data" / f"{dataset}.jsonl").open():
-            try:   # the fixtures hold some malformed rows on purpose (the loader's tests)
+            try:  # the fixtures hold some malformed rows on purpose (the loader's tests)
                 row = json.loads(line)
                 gold, spec = row.get("gold_code") or "", row["spec"]
             except (ValueError, KeyError, AttributeError, TypeError):
                 continue
             if not gold.startswith(spec) or not spec.rstrip().endswith("{"):
                 continue
-            depth, rest = 1, gold[len(spec):]
+            depth, rest = 1, gold[len(spec) :]
             for i, ch in enumerate(rest):
                 depth += {"{": 1, "}": -1}.get(ch, 0)
                 if depth == 0:
-                    names = re.findall(r"\bfn\s+(\w+)", spec)   # the function the spec ends with
+                    names = re.findall(r"\bfn\s+(\w+)", spec)  # the function the spec ends with
                     if names:
-                        bodies[(dataset, names[-1])] = "{" + rest[:i + 1]
+                        bodies[(dataset, names[-1])] = "{" + rest[: i + 1]
                     break
     return bodies
 
@@ -126,7 +137,7 @@ def plant_iteration0(workdir, cfg) -> dict[str, int]:
     from selfplay.tracks.psv.game import solver_completion
 
     bodies, planted = reference_bodies(), {}
-    assert solver_completion(cfg) == "body"   # the paper's answer format: the body, after the given spec
+    assert solver_completion(cfg) == "body"  # the paper's answer format: the body, after the given spec
     for setting, s in cfg["psv"]["settings"].items():
         problems = read_jsonl(workdir / layout.problem_set(cfg, s["seed_set"]))
         records = []
@@ -134,10 +145,15 @@ def plant_iteration0(workdir, cfg) -> dict[str, int]:
             body = bodies.get((SETS[s["seed_set"]], p["target"]))
             if body is None:
                 continue
-            records.append({"messages": [{"role": "user", "content": "(planted)"}], "planted": True,
-                            "backend": {"name": "planted"},
-                            "outputs": [f"```rust\n{body}\n```", "I cannot write this one."],
-                            "meta": {"role": "solver", "model": "base", "problem_id": p["id"], "adapter_dir": None}})
+            records.append(
+                {
+                    "messages": [{"role": "user", "content": "(planted)"}],
+                    "planted": True,
+                    "backend": {"name": "planted"},
+                    "outputs": [f"```rust\n{body}\n```", "I cannot write this one."],
+                    "meta": {"role": "solver", "model": "base", "problem_id": p["id"], "adapter_dir": None},
+                }
+            )
         assert records, f"no reference body for any seed problem of {setting}"
         for seed in cfg["psv"]["seeds"]:
             path = workdir / layout.solutions(cfg, setting, "base", seed, 0)
@@ -149,12 +165,14 @@ def plant_iteration0(workdir, cfg) -> dict[str, int]:
 
 
 def filled_config():
-    from selfplay.config import prepare_config
-
     from test_config_loading import load_as_snakemake
 
-    return prepare_config(load_as_snakemake(("config/papers/psv.yaml", "config/rehearsals/psv.yaml")),
-                          "resources/tiny-models/qwen2")
+    from selfplay.config import prepare_config
+
+    return prepare_config(
+        load_as_snakemake(("config/papers/psv.yaml", "config/rehearsals/psv.yaml")),
+        "resources/tiny-models/qwen2",
+    )
 
 
 def test_the_overlay_keeps_the_papers_settings():
@@ -162,8 +180,17 @@ def test_the_overlay_keeps_the_papers_settings():
 
     kinds = {c.key: c.kind for c in check_overlay(OVERLAY, EXTRA, name="config/rehearsals/psv.yaml")}
     assert kinds["model"] == "model" and kinds["psv.iterations"] == "count"
-    for key in ("psv.language", "psv.difficulty", "psv.rft", "psv.solve.sampling.temperature", "backend.name",
-                "psv.training.solver.lora_r", "psv.settings", "psv.tables", "psv.figures"):
+    for key in (
+        "psv.language",
+        "psv.difficulty",
+        "psv.rft",
+        "psv.solve.sampling.temperature",
+        "backend.name",
+        "psv.training.solver.lora_r",
+        "psv.settings",
+        "psv.tables",
+        "psv.figures",
+    ):
         assert not any(k == key or k.startswith(key + ".") for k in kinds), key
     assert OVERLAY["psv"]["verify"]["verus"]["command"][-1] == DOUBLE
 
@@ -176,13 +203,19 @@ def test_every_table_and_figure_of_the_paper_is_built(run, record_property):
     assert run.missing == []
     cfg = filled_config()
     psv = cfg["psv"]
-    loops = {m for names in [*psv["tables"].values(), *psv["figures"].values()] for m in names} - set(BUILT_IN)
-    solves = len(psv["settings"]) * len(psv["seeds"]) * (1 + sum(layout.iterations(cfg, m) - 1 for m in loops))
+    loops = {m for names in [*psv["tables"].values(), *psv["figures"].values()] for m in names} - set(
+        BUILT_IN
+    )
+    solves = (
+        len(psv["settings"]) * len(psv["seeds"]) * (1 + sum(layout.iterations(cfg, m) - 1 for m in loops))
+    )
     counts = jobs(run)
     # iteration 0 of each setting was planted: its solve job did not run, its scoring did
     assert counts["psv_solve"] == solves - len(psv["settings"]) * len(psv["seeds"])
     assert counts["psv_score_solutions"] == solves
-    assert counts["psv_problem_set"] == len(SETS) and "psv_download_set" not in counts   # the fixtures stood in
+    assert (
+        counts["psv_problem_set"] == len(SETS) and "psv_download_set" not in counts
+    )  # the fixtures stood in
     assert counts["psv_propose"] == counts["psv_check_proposals"] == counts["psv_grow_pool"] > 0
     assert counts["psv_train_solver"] == counts["psv_trainset"] > 0
     assert counts["psv_t6_train"] == len(psv["table6"]["models"]) * len(psv["table6"]["conditions"])
@@ -191,7 +224,9 @@ def test_every_table_and_figure_of_the_paper_is_built(run, record_property):
 
 def test_every_job_but_the_local_ones_went_through_sbatch(run):
     local = {"prepare_model", "psv_all"}
-    assert sum(len(r.slurm_jobs) for r in run.steps) == sum(n for rule, n in jobs(run).items() if rule not in local)
+    assert sum(len(r.slurm_jobs) for r in run.steps) == sum(
+        n for rule, n in jobs(run).items() if rule not in local
+    )
 
 
 def test_rft_trained_lora_adapters_on_verified_solutions_and_vllm_evaluated_them(run):
@@ -204,7 +239,11 @@ def test_rft_trained_lora_adapters_on_verified_solutions_and_vllm_evaluated_them
         if read_json(folder / "training_record.json").get("trained"):
             assert read_json(folder / "adapter_config.json")["r"] == lora["lora_r"]
     # the evaluation of a trained theta_t went through vLLM with its adapter
-    used = [rec for p in sorted(exp.glob("*/*/seed*/model[1-9]*/eval_*/generations.jsonl")) for rec in read_jsonl(p)]
+    used = [
+        rec
+        for p in sorted(exp.glob("*/*/seed*/model[1-9]*/eval_*/generations.jsonl"))
+        for rec in read_jsonl(p)
+    ]
     assert used and all(rec["backend"]["name"] == "vllm" for rec in used)
     assert any(rec["meta"].get("adapter_dir") for rec in used)
 
@@ -218,7 +257,10 @@ def test_solving_and_proposing_came_from_vllm_with_the_papers_sampling(run):
         want = PAPER["psv"][step]["sampling"]
         for rec in read_jsonl(path):
             assert rec["backend"]["name"] == "vllm" and rec["backend"]["device"] == "cpu", path
-            assert rec["sampling"]["temperature"] == want["temperature"] and rec["sampling"]["top_p"] == want["top_p"]
+            assert (
+                rec["sampling"]["temperature"] == want["temperature"]
+                and rec["sampling"]["top_p"] == want["top_p"]
+            )
             assert rec["sampling"]["max_new_tokens"] == OVERLAY["psv"][step]["sampling"]["max_new_tokens"]
             if step == "solve":
                 assert rec["sampling"]["n"] == OVERLAY["psv"]["solve"]["samples"]
@@ -239,5 +281,7 @@ def test_verdicts_came_from_the_verus_double_through_the_runner(run):
     base = [r for p in sorted(exp.glob("*/base/seed*/iter0/solutions.jsonl")) for r in read_jsonl(p)]
     assert len(base) == sum(run.planted.values())
     assert any(r["samples"][0]["verified"] for r in base)
-    assert all(r["verifier"]["canary"] is not None for r in base)   # the job checked the double before believing it
+    assert all(
+        r["verifier"]["canary"] is not None for r in base
+    )  # the job checked the double before believing it
     assert all(r["samples"][1]["reason"] == "parse:no_code_block" for r in base)

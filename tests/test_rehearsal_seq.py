@@ -29,22 +29,31 @@ import subprocess
 
 import pytest
 import yaml
+from rehearsal import OVERLAYS, PAPERS, REPO, rehearse, snakemake_command
+from workflow_helpers import jobs_run
 
 from selfplay.data.haskell_sources import load_reference_programs
 from selfplay.records import read_json, read_jsonl, write_jsonl
 
-from rehearsal import OVERLAYS, PAPERS, REPO, rehearse, snakemake_command
-from workflow_helpers import jobs_run
-
-pytestmark = [pytest.mark.slow, pytest.mark.rehearsal, pytest.mark.skipif(shutil.which("ghc") is None, reason=(
-    "GHC is missing: apt-get install ghc (scripts/install_system_test.sh does it as root)"))]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.rehearsal,
+    pytest.mark.skipif(
+        shutil.which("ghc") is None,
+        reason=("GHC is missing: apt-get install ghc (scripts/install_system_test.sh does it as root)"),
+    ),
+]
 
 EXP = "results/seq/rehearsal_e0"
 TRANSLATED = "results/seq/translate/generations.jsonl"
 PAPER = yaml.safe_load((PAPERS / "seq.yaml").read_text())
 # (not E0's regimes.json: rule seq_regimes rightly refuses a yield from zero SEQ attempts,
 # which is what a random model's answers give)
-REGIME_WIDE = ["results/tables/seq/table7.md", "results/tables/seq/table8.md", "results/figures/seq/figure19.png"]
+REGIME_WIDE = [
+    "results/tables/seq/table7.md",
+    "results/tables/seq/table8.md",
+    "results/figures/seq/figure19.png",
+]
 
 
 def plant_translations(path) -> list[dict]:
@@ -55,9 +64,19 @@ def plant_translations(path) -> list[dict]:
     ran = read_jsonl(path)
     programs = sorted(load_reference_programs(), key=lambda p: (not p["reflectable"], p["entry_point"]))
     assert len(programs) >= len(ran), "fewer shipped programs than translation requests"
-    write_jsonl(path, [{**r, "outputs": [f"Here is the translation.\n```haskell\n{prog['code'].rstrip()}\n```\n"],
-                        "ran_backend": r["backend"], "backend": {"name": "planted"}, "planted": True}
-                       for r, prog in zip(ran, programs)])
+    write_jsonl(
+        path,
+        [
+            {
+                **r,
+                "outputs": [f"Here is the translation.\n```haskell\n{prog['code'].rstrip()}\n```\n"],
+                "ran_backend": r["backend"],
+                "backend": {"name": "planted"},
+                "planted": True,
+            }
+            for r, prog in zip(ran, programs)
+        ],
+    )
     return ran
 
 
@@ -66,10 +85,17 @@ def run(cluster, tmp_path_factory, tiny_model_dir):
     workdir = tmp_path_factory.mktemp("rehearsal_seq")
 
     def step(targets, also=()):
-        return rehearse(cluster, workdir, ["seq.yaml"], ["seq.yaml"],
-                        fixtures={"resources/downloads/seq/opinstruct.parquet": "tests/seq_fixtures/opinstruct.parquet"},
-                        model_dir=tiny_model_dir, env={"SELFPLAY_LIQUID": str(REPO / "tests" / "fakes" / "liquid")},
-                        targets=targets, also=also)
+        return rehearse(
+            cluster,
+            workdir,
+            ["seq.yaml"],
+            ["seq.yaml"],
+            fixtures={"resources/downloads/seq/opinstruct.parquet": "tests/seq_fixtures/opinstruct.parquet"},
+            model_dir=tiny_model_dir,
+            env={"SELFPLAY_LIQUID": str(REPO / "tests" / "fakes" / "liquid")},
+            targets=targets,
+            also=also,
+        )
 
     first = step([TRANSLATED])
     ran = plant_translations(workdir / TRANSLATED)
@@ -91,10 +117,25 @@ def test_every_table_and_figure_of_the_paper_is_built(run, record_property):
     run.record(record_property)
     assert run.missing == []
     tables = {t.rsplit("/", 1)[1] for t in run.targets if t.startswith("results/tables/seq/")}
-    assert {"table2.md", "table3.md", "table4.md", "table5.md", "table6.md", "data_yield.md",
-            "table7.md", "table8.md"} <= tables
+    assert {
+        "table2.md",
+        "table3.md",
+        "table4.md",
+        "table5.md",
+        "table6.md",
+        "data_yield.md",
+        "table7.md",
+        "table8.md",
+    } <= tables
     figures = {t.rsplit("/", 1)[1] for t in run.targets if t.startswith("results/figures/seq/")}
-    assert {"figure3.png", "figure4.png", "figure5.png", "figure6.png", "figure7.png", "figure19.png"} <= figures
+    assert {
+        "figure3.png",
+        "figure4.png",
+        "figure5.png",
+        "figure6.png",
+        "figure7.png",
+        "figure19.png",
+    } <= figures
     record_property("rehearsal_seq_wall_all_steps_s", round(sum(r.wall for r in run.steps), 1))
     jobs = jobs_over_steps(run)
     assert jobs["seq_translate_generate"] == 1 and jobs["seq_translate_filter"] == 1
@@ -111,8 +152,12 @@ def test_the_translation_and_the_game_ran_on_vllm_with_the_papers_sampling(run):
     sources = read_jsonl(run.workdir / "results/seq/translate/translated.jsonl")
     assert len(sources) == len(planted), "a planted translation did not pass GHC's filter"
     want = PAPER["seq"]["alice"]["sampling"]
-    records = [r for f in sorted(exp.glob("*/*/shard*.jsonl")) if f.parent.name.startswith(("alice", "proof_gen", "bob"))
-               for r in read_jsonl(f)]
+    records = [
+        r
+        for f in sorted(exp.glob("*/*/shard*.jsonl"))
+        if f.parent.name.startswith(("alice", "proof_gen", "bob"))
+        for r in read_jsonl(f)
+    ]
     assert records
     for rec in records:
         assert rec["backend"]["name"] == "vllm" and rec["backend"]["device"] == "cpu"
@@ -125,8 +170,13 @@ def test_the_translation_and_the_game_ran_on_vllm_with_the_papers_sampling(run):
 def test_the_other_regimes_plan_on_the_rehearsed_e0(run, cluster):
     for regime in ("seq_e1.yaml", "seq_e2.yaml", "seq_e3.yaml"):
         files = [PAPERS / "seq.yaml", PAPERS / regime, run.workdir / "rehearsal_seq.yaml", OVERLAYS / regime]
-        proc = subprocess.run(snakemake_command(run.workdir, files, "-n"), capture_output=True, text=True,
-                              timeout=600, env=cluster.client_env())
+        proc = subprocess.run(
+            snakemake_command(run.workdir, files, "-n"),
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=cluster.client_env(),
+        )
         assert proc.returncode == 0, (proc.stdout + proc.stderr)[-5000:]
         jobs = jobs_run(proc)
         # the translation is E0's (shared); the game runs again under the regime's own name

@@ -16,12 +16,11 @@ import re
 
 import pytest
 import yaml
-
-from selfplay.records import read_json, read_jsonl
-
 from rehearsal import LOCAL_SERVER, PAPERS, rehearse
 from test_llm_backends import FakeChatServer
 from test_slurm import scontrol_job
+
+from selfplay.records import read_json, read_jsonl
 
 pytestmark = [pytest.mark.slow, pytest.mark.rehearsal]
 
@@ -33,9 +32,15 @@ PAPER = yaml.safe_load((PAPERS / "sinq.yaml").read_text())
 def run(cluster, tmp_path_factory, tiny_model_dir):
     server = FakeChatServer()
     try:
-        result = rehearse(cluster, tmp_path_factory.mktemp("rehearsal_sinq"), ["sinq.yaml"], ["sinq.yaml"],
-                          replace={LOCAL_SERVER: server.url}, model_dir=tiny_model_dir,
-                          env={"OPENAI_API_KEY": "k", "DEEPSEEK_API_KEY": "k", "VLLM_API_KEY": "k"})
+        result = rehearse(
+            cluster,
+            tmp_path_factory.mktemp("rehearsal_sinq"),
+            ["sinq.yaml"],
+            ["sinq.yaml"],
+            replace={LOCAL_SERVER: server.url},
+            model_dir=tiny_model_dir,
+            env={"OPENAI_API_KEY": "k", "DEEPSEEK_API_KEY": "k", "VLLM_API_KEY": "k"},
+        )
     finally:
         server.close()
     result.server_bodies = server.bodies
@@ -58,8 +63,14 @@ def test_every_table_and_figure_of_the_paper_is_built(run, record_property):
 
 
 def test_gpu_jobs_got_a_gpu_through_sbatch_and_the_served_models_ran_locally(run, cluster):
-    gpu_rules = {"sinq_alice_generate", "sinq_bob_generate", "sinq_eval_generate", "sinq_eval_generate_shard",
-                 "train_alice", "train_bob"}
+    gpu_rules = {
+        "sinq_alice_generate",
+        "sinq_bob_generate",
+        "sinq_eval_generate",
+        "sinq_eval_generate_shard",
+        "train_alice",
+        "train_bob",
+    }
     by_rule: dict[str, int] = {}
     for slurm_id in run.slurm_jobs.values():
         info = scontrol_job(cluster, slurm_id)
@@ -69,23 +80,40 @@ def test_gpu_jobs_got_a_gpu_through_sbatch_and_the_served_models_ran_locally(run
         holds_gpu = info.get("JOB_GRES", "(null)") not in ("(null)", "")
         assert holds_gpu == (rule in gpu_rules), (rule, info)
     # every GPU job went through sbatch; Figure 4's HTTP clients never did (issue 19)
-    assert {r: n for r, n in by_rule.items() if r in gpu_rules} == {r: n for r, n in run.jobs.items() if r in gpu_rules}
+    assert {r: n for r, n in by_rule.items() if r in gpu_rules} == {
+        r: n for r, n in run.jobs.items() if r in gpu_rules
+    }
     assert "sinq_eval_generate_client" not in by_rule and run.jobs["sinq_eval_generate_client"] >= 1
-    assert run.jobs.get("sinq_eval_generate_shard", 0) >= 2  # the paper's sharded evaluation cells ran sharded
+    assert (
+        run.jobs.get("sinq_eval_generate_shard", 0) >= 2
+    )  # the paper's sharded evaluation cells ran sharded
 
 
 def test_every_generation_came_from_vllm_with_the_papers_sampling(run):
     over = run.overlay
-    records = [r for f in sorted((run.workdir / EXP).glob("*/*/shard*.jsonl"))
-               if f.parent.name.startswith(("alice", "bob")) for r in read_jsonl(f)]
+    records = [
+        r
+        for f in sorted((run.workdir / EXP).glob("*/*/shard*.jsonl"))
+        if f.parent.name.startswith(("alice", "bob"))
+        for r in read_jsonl(f)
+    ]
     assert records
     for rec in records:
         backend = rec["backend"]
-        assert backend["name"] == "vllm" and backend["device"] == "cpu" and backend["versions"]["vllm"] != "unknown"
-        assert backend["max_lora_rank"] == PAPER["backend"]["max_lora_rank"]  # vLLM's own settings: the paper's
+        assert (
+            backend["name"] == "vllm"
+            and backend["device"] == "cpu"
+            and backend["versions"]["vllm"] != "unknown"
+        )
+        assert (
+            backend["max_lora_rank"] == PAPER["backend"]["max_lora_rank"]
+        )  # vLLM's own settings: the paper's
         role = rec["meta"]["role"]
         want = PAPER["sinq"][role]["sampling"]
-        assert rec["sampling"]["temperature"] == want["temperature"] and rec["sampling"]["top_p"] == want["top_p"]
+        assert (
+            rec["sampling"]["temperature"] == want["temperature"]
+            and rec["sampling"]["top_p"] == want["top_p"]
+        )
         assert rec["sampling"]["max_new_tokens"] == over["sinq"][role]["sampling"]["max_new_tokens"]
         assert rec["sampling"]["n"] == (over["sinq"]["bob"]["samples"] if role == "bob" else 1)
     assert any(text.strip() for rec in records for text in rec["outputs"])  # the model really wrote something

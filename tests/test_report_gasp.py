@@ -12,25 +12,53 @@ from selfplay.errors import UserError
 from selfplay.records import write_json, write_jsonl
 from selfplay.report import gasp as report
 
-
 # --- fixtures ---------------------------------------------------------------------
 
+
 def candidate(**over):
-    row = {"iteration": 0, "phase": "lemma", "attempt": 0, "index": 0, "parent": "g1", "axis": "io",
-           "parsed": True, "parse_error": None, "valid": True, "invalid_reason": None, "novel": True,
-           "max_similarity": 0.2, "k": 0, "n": 10, "in_band": False, "accepted": False, "reward": -0.5,
-           "outcome": "scored", "task_id": None}
+    row = {
+        "iteration": 0,
+        "phase": "lemma",
+        "attempt": 0,
+        "index": 0,
+        "parent": "g1",
+        "axis": "io",
+        "parsed": True,
+        "parse_error": None,
+        "valid": True,
+        "invalid_reason": None,
+        "novel": True,
+        "max_similarity": 0.2,
+        "k": 0,
+        "n": 10,
+        "in_band": False,
+        "accepted": False,
+        "reward": -0.5,
+        "outcome": "scored",
+        "task_id": None,
+    }
     row.update(over)
     return row
 
 
-def teacher_files(tmp_path, name, phase, candidates, iteration=0, target=2, ended="attempts_spent", attempts=3):
+def teacher_files(
+    tmp_path, name, phase, candidates, iteration=0, target=2, ended="attempts_spent", attempts=3
+):
     folder = tmp_path / name / f"iter{iteration}" / phase
     folder.mkdir(parents=True)
-    write_json(folder / "phase.json", {"iteration": iteration, "phase": phase, "attempts": attempts,
-                                       "candidates": len(candidates), "target": target,
-                                       "accepted": sum(c["accepted"] for c in candidates), "ended": ended,
-                                       "updated": True})
+    write_json(
+        folder / "phase.json",
+        {
+            "iteration": iteration,
+            "phase": phase,
+            "attempts": attempts,
+            "candidates": len(candidates),
+            "target": target,
+            "accepted": sum(c["accepted"] for c in candidates),
+            "ended": ended,
+            "updated": True,
+        },
+    )
     write_jsonl(folder / "candidates.jsonl", candidates)
     return str(folder / "phase.json"), str(folder / "candidates.jsonl")
 
@@ -42,23 +70,40 @@ def answers_file(tmp_path, name, rows, iteration=0, tasks=None):
     write_jsonl(folder / "answers.jsonl", rows)
     if tasks is None:
         return str(folder / "answers.jsonl")
-    write_json(folder / "phase.json", {"iteration": iteration, "phase": "solver", "tasks": tasks,
-                                       "answers": len(rows), "correct": sum(r["correct"] for r in rows)})
+    write_json(
+        folder / "phase.json",
+        {
+            "iteration": iteration,
+            "phase": "solver",
+            "tasks": tasks,
+            "answers": len(rows),
+            "correct": sum(r["correct"] for r in rows),
+        },
+    )
     return str(folder / "phase.json"), str(folder / "answers.jsonl")
 
 
 def metrics_file(tmp_path, name, **values):
     path = tmp_path / "metrics" / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_json(path, {"metric": "pass@k", "mode": "sampled", "n": 3,
-                      **{k.replace("pass", "pass@"): v for k, v in values.items()}})
+    write_json(
+        path,
+        {
+            "metric": "pass@k",
+            "mode": "sampled",
+            "n": 3,
+            **{k.replace("pass", "pass@"): v for k, v in values.items()},
+        },
+    )
     return str(path)
 
 
 def scored_file(tmp_path, name, passed: dict[str, list[bool]]):
     path = tmp_path / "scored" / f"{name}.scored.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_jsonl(path, [{"id": g, "sample": i, "passed": p} for g, ps in passed.items() for i, p in enumerate(ps)])
+    write_jsonl(
+        path, [{"id": g, "sample": i, "passed": p} for g, ps in passed.items() for i, p in enumerate(ps)]
+    )
     return str(path)
 
 
@@ -68,30 +113,79 @@ def out(tmp_path, stem, *exts):
 
 # --- yield table ------------------------------------------------------------------
 
+
 def lemma_candidates():
-    return [candidate(parsed=False, parse_error="no_fence: missing python block", valid=None, novel=None, k=None,
-                      reward=-1.0, outcome="format_error"),
-            candidate(index=1, valid=False, invalid_reason="raises: ZeroDivisionError", novel=None, k=None,
-                      outcome="invalid"),
-            candidate(index=2, valid=False, invalid_reason="raises: KeyError", novel=None, k=None, outcome="invalid"),
-            candidate(index=3, valid=False, invalid_reason="unsafe: import os", novel=None, k=None,
-                      outcome="invalid"),
-            candidate(index=4, novel=False, max_similarity=0.97, k=None, outcome="not_novel"),
-            candidate(index=5, k=0),
-            candidate(index=6, k=4, in_band=True, accepted=True, reward=0.815, task_id="t1"),
-            candidate(index=7, k=4, in_band=True, accepted=True, reward=0.815, task_id="t2")]
+    return [
+        candidate(
+            parsed=False,
+            parse_error="no_fence: missing python block",
+            valid=None,
+            novel=None,
+            k=None,
+            reward=-1.0,
+            outcome="format_error",
+        ),
+        candidate(
+            index=1,
+            valid=False,
+            invalid_reason="raises: ZeroDivisionError",
+            novel=None,
+            k=None,
+            outcome="invalid",
+        ),
+        candidate(
+            index=2, valid=False, invalid_reason="raises: KeyError", novel=None, k=None, outcome="invalid"
+        ),
+        candidate(
+            index=3, valid=False, invalid_reason="unsafe: import os", novel=None, k=None, outcome="invalid"
+        ),
+        candidate(index=4, novel=False, max_similarity=0.97, k=None, outcome="not_novel"),
+        candidate(index=5, k=0),
+        candidate(index=6, k=4, in_band=True, accepted=True, reward=0.815, task_id="t1"),
+        candidate(index=7, k=4, in_band=True, accepted=True, reward=0.815, task_id="t2"),
+    ]
 
 
 def test_yield_counts_each_stage_of_a_teacher_phase_and_the_solver_forms(tmp_path):
     lemma = teacher_files(tmp_path, "gasp", "lemma", lemma_candidates(), target=2, ended="target_reached")
     lift = teacher_files(tmp_path, "gasp", "lift", [candidate(phase="lift", k=10)], target=2)
-    answers = answers_file(tmp_path, "gasp", [
-        {"iteration": 0, "task_id": "t1", "kind": "lemma", "form": "deduction", "format_ok": True, "correct": True,
-         "reason": None, "reward": 1.0},
-        {"iteration": 0, "task_id": "t2", "kind": "lemma", "form": "deduction", "format_ok": False, "correct": False,
-         "reason": "format", "reward": -1.0},
-        {"iteration": 0, "task_id": "t1", "kind": "lemma", "form": "induction", "format_ok": True, "correct": False,
-         "reason": "wrong", "reward": -0.5}], tasks=2)
+    answers = answers_file(
+        tmp_path,
+        "gasp",
+        [
+            {
+                "iteration": 0,
+                "task_id": "t1",
+                "kind": "lemma",
+                "form": "deduction",
+                "format_ok": True,
+                "correct": True,
+                "reason": None,
+                "reward": 1.0,
+            },
+            {
+                "iteration": 0,
+                "task_id": "t2",
+                "kind": "lemma",
+                "form": "deduction",
+                "format_ok": False,
+                "correct": False,
+                "reason": "format",
+                "reward": -1.0,
+            },
+            {
+                "iteration": 0,
+                "task_id": "t1",
+                "kind": "lemma",
+                "form": "induction",
+                "format_ok": True,
+                "correct": False,
+                "reason": "wrong",
+                "reward": -0.5,
+            },
+        ],
+        tasks=2,
+    )
     frame = report.yield_table({"gasp s0": [answers, lift, lemma]}, *out(tmp_path, "y", "csv", "md"))
     assert list(frame["phase"]) == ["lemma", "lift", "solver", "solver"]
     row = frame.iloc[0]
@@ -102,12 +196,18 @@ def test_yield_counts_each_stage_of_a_teacher_phase_and_the_solver_forms(tmp_pat
     assert (row["in band"], row["accepted"], row["target M"], row["ended"]) == (2, 2, 2, "target_reached")
     assert row["mean reward"] == round((-1.0 - 0.5 * 5 + 2 * 0.815) / 8, 4)
     lift_row = frame.iloc[1]
-    assert lift_row["pass-rate histogram (k=0..N)"] == "0 0 0 0 0 0 0 0 0 0 1" and lift_row["ended"] == \
-        "attempts_spent"
+    assert (
+        lift_row["pass-rate histogram (k=0..N)"] == "0 0 0 0 0 0 0 0 0 0 1"
+        and lift_row["ended"] == "attempts_spent"
+    )
     induction, deduction = frame.iloc[2], frame.iloc[3]
     assert induction["form"] == "induction" and deduction["form"] == "deduction"
-    assert (deduction["answered"], deduction["format ok"], deduction["correct"], deduction["mean reward"]) == \
-        (2, 1, 1, 0.0)
+    assert (
+        deduction["answered"],
+        deduction["format ok"],
+        deduction["correct"],
+        deduction["mean reward"],
+    ) == (2, 1, 1, 0.0)
     assert deduction["tasks"] == 2 and pd.isna(frame.iloc[0]["tasks"])
     md = (tmp_path / "y.md").read_text()
     assert "raises:2, unsafe:1" in md and "target_reached" in md
@@ -147,22 +247,30 @@ def test_yield_refuses_unknown_files_and_entries_that_mix_or_miss_their_files(tm
 
 # --- checkpoint selection and Tables 1-3 --------------------------------------------
 
+
 def make_metrics(tmp_path):
     """gasp: 2 seeds x iterations 2, 4, 6; azr and base: one checkpoint each."""
     spec = {
-        ("gasp", 0, 2): dict(pass1=0.10, pass20=0.30), ("gasp", 0, 4): dict(pass1=0.20, pass20=0.32),
+        ("gasp", 0, 2): dict(pass1=0.10, pass20=0.30),
+        ("gasp", 0, 4): dict(pass1=0.20, pass20=0.32),
         ("gasp", 0, 6): dict(pass1=0.15, pass20=0.34),
-        ("gasp", 1, 2): dict(pass1=0.18, pass20=0.31), ("gasp", 1, 4): dict(pass1=0.12, pass20=0.31),
+        ("gasp", 1, 2): dict(pass1=0.18, pass20=0.31),
+        ("gasp", 1, 4): dict(pass1=0.12, pass20=0.31),
         ("gasp", 1, 6): dict(pass1=0.11, pass20=0.30),
-        ("azr", 0, 0): dict(pass1=0.17, pass20=0.31), ("base", 0, 0): dict(pass1=0.13, pass20=0.29),
+        ("azr", 0, 0): dict(pass1=0.17, pass20=0.31),
+        ("base", 0, 0): dict(pass1=0.13, pass20=0.29),
     }
     return {key: metrics_file(tmp_path, f"{key[0]}_{key[1]}_{key[2]}", **v) for key, v in spec.items()}
 
 
 def test_selection_takes_the_best_value_the_earliest_on_a_tie_and_the_last_without_values(tmp_path):
     metrics = make_metrics(tmp_path)
-    assert report.select_checkpoints(metrics, "pass@20") == {("azr", 0): 0, ("base", 0): 0, ("gasp", 0): 6,
-                                                             ("gasp", 1): 2}
+    assert report.select_checkpoints(metrics, "pass@20") == {
+        ("azr", 0): 0,
+        ("base", 0): 0,
+        ("gasp", 0): 6,
+        ("gasp", 1): 2,
+    }
     assert report.select_checkpoints(metrics, "pass@1")[("gasp", 0)] == 4
     # pass@5 is in no file: the last checkpoint stands in
     assert report.select_checkpoints(metrics, "pass@5")[("gasp", 1)] == 6
@@ -172,14 +280,18 @@ def test_selection_takes_the_best_value_the_earliest_on_a_tie_and_the_last_witho
 
 def test_table1_means_over_seeds_of_the_selected_checkpoints_with_the_papers_numbers_beside(tmp_path):
     metrics = make_metrics(tmp_path)
-    meta = {"gasp": {}, "azr": {}, "base": {"label": "SmolLM2-135M"},
-            "real_rl": {"real_data_training": True, "real_data_guidance": False}}
+    meta = {
+        "gasp": {},
+        "azr": {},
+        "base": {"label": "SmolLM2-135M"},
+        "real_rl": {"real_data_training": True, "real_data_guidance": False},
+    }
     frame = report.table1(metrics, meta, *out(tmp_path, "t1", "csv", "md"))
     gasp = frame[frame["method"] == "gasp"].iloc[0]
     # pass@20 selects iteration 6 (seed 0) and 2 (seed 1, tie with 4: the earliest)
     assert gasp["checkpoints"] == "s0:6; s1:2"
     assert gasp["pass@1"] == pytest.approx(16.5) and gasp["pass@20"] == pytest.approx(32.5)
-    assert gasp["pass@20 std"] == pytest.approx(math.sqrt(2 * 1.5 ** 2), abs=1e-4)
+    assert gasp["pass@20 std"] == pytest.approx(math.sqrt(2 * 1.5**2), abs=1e-4)
     assert gasp["paper pass@20"] == 33.69 and gasp["paper pass@1 std"] == 0.68
     md = (tmp_path / "t1.md").read_text()
     azr_line = next(line for line in md.splitlines() if line.startswith("| AZR"))
@@ -198,7 +310,9 @@ def test_table2_reports_both_selection_rules_and_is_byte_identical_for_any_key_o
     gasp = frame.iloc[0]
     # pass@1 selects iteration 4 (seed 0) and 2 (seed 1)
     assert gasp["sel pass@1: checkpoints"] == "s0:4; s1:2"
-    assert gasp["sel pass@1: pass@1"] == pytest.approx(19.0) and gasp["sel pass@1: pass@20"] == pytest.approx(31.5)
+    assert gasp["sel pass@1: pass@1"] == pytest.approx(19.0) and gasp["sel pass@1: pass@20"] == pytest.approx(
+        31.5
+    )
     assert gasp["sel pass@20: pass@1"] == pytest.approx(16.5)
     assert gasp["sel pass@1: paper pass@1"] == 19.10
     report.table2(dict(reversed(list(metrics.items()))), *out(tmp_path, "t2b", "csv", "md"))
@@ -229,6 +343,7 @@ def test_table3_reads_greedy_pass1_at_the_selected_checkpoints_and_says_what_is_
 
 # --- goalposts ---------------------------------------------------------------------
 
+
 def goalposts(tmp_path):
     F, T = False, True
     runs = {
@@ -255,24 +370,37 @@ def test_table4_counts_goalposts_solved_once_per_seed_and_their_union(tmp_path):
 def test_heatmap_marks_a_cell_solved_when_any_seed_solves_it(tmp_path):
     frame = report.goalpost_heatmap(goalposts(tmp_path), "gasp", *out(tmp_path, "f5", "png", "pdf", "csv"))
     cell = {(g, it): s for g, it, s in zip(frame["goalpost"], frame["iteration"], frame["solved"])}
-    assert cell == {("g1", 2): False, ("g1", 4): True, ("g2", 2): True, ("g2", 4): False, ("g3", 2): False,
-                    ("g3", 4): True}
+    assert cell == {
+        ("g1", 2): False,
+        ("g1", 4): True,
+        ("g2", 2): True,
+        ("g2", 4): False,
+        ("g3", 2): False,
+        ("g3", 4): True,
+    }
     assert set(frame[frame["seeds solving"] > 0]["goalpost"]) == {"g1", "g2", "g3"}
     for ext in ("png", "pdf", "csv"):
         assert (tmp_path / f"f5.{ext}").stat().st_size > 0
     # nothing solved: the figure is still made, and the csv says every cell is unsolved
-    empty = report.goalpost_heatmap(goalposts(tmp_path), "onestep_hard", *out(tmp_path, "f14", "png", "pdf", "csv"))
+    empty = report.goalpost_heatmap(
+        goalposts(tmp_path), "onestep_hard", *out(tmp_path, "f14", "png", "pdf", "csv")
+    )
     assert not empty["shown"].any() and (tmp_path / "f14.png").exists()
 
 
 # --- figures -------------------------------------------------------------------------
 
+
 def test_passk_figure_draws_mean_and_std_over_seeds_at_the_selected_checkpoints(tmp_path):
-    metrics = {("gasp", 0, 2): metrics_file(tmp_path, "a", pass1=0.1, pass2=0.2, pass20=0.5),
-               ("gasp", 0, 4): metrics_file(tmp_path, "b", pass1=0.3, pass2=0.4, pass20=0.4),
-               ("gasp", 1, 2): metrics_file(tmp_path, "c", pass1=0.2, pass2=0.3, pass20=0.6),
-               ("base", 0, 0): metrics_file(tmp_path, "d", pass1=0.05, pass2=0.1, pass20=None)}
-    frame = report.passk_figure(metrics, ["gasp", "base"], "pass@20", *out(tmp_path, "f4", "png", "pdf", "csv"))
+    metrics = {
+        ("gasp", 0, 2): metrics_file(tmp_path, "a", pass1=0.1, pass2=0.2, pass20=0.5),
+        ("gasp", 0, 4): metrics_file(tmp_path, "b", pass1=0.3, pass2=0.4, pass20=0.4),
+        ("gasp", 1, 2): metrics_file(tmp_path, "c", pass1=0.2, pass2=0.3, pass20=0.6),
+        ("base", 0, 0): metrics_file(tmp_path, "d", pass1=0.05, pass2=0.1, pass20=None),
+    }
+    frame = report.passk_figure(
+        metrics, ["gasp", "base"], "pass@20", *out(tmp_path, "f4", "png", "pdf", "csv")
+    )
     gasp = frame[frame["method"] == "gasp"].set_index("k")
     assert gasp.loc[1, "mean"] == pytest.approx(15.0) and gasp.loc[1, "checkpoints"] == "s0:2; s1:2"
     assert gasp.loc[20, "std"] == pytest.approx(math.sqrt(50.0), abs=1e-4)
@@ -301,8 +429,10 @@ def test_dissimilarity_figure_keeps_runs_apart_and_leaves_gaps_where_nothing_was
             paths.append(str(path))
         return paths
 
-    runs = {"gasp s0": diss("a", [(None, None), (0.61, 0.55), (0.58, None)]),
-            "no_rejection s0": diss("b", [(None, None), (0.4, 0.3), (0.1, 0.05)])}
+    runs = {
+        "gasp s0": diss("a", [(None, None), (0.61, 0.55), (0.58, None)]),
+        "no_rejection s0": diss("b", [(None, None), (0.4, 0.3), (0.1, 0.05)]),
+    }
     frame = report.dissimilarity_figure(runs, *out(tmp_path, "f10", "png", "pdf", "csv"))
     assert list(frame["run"]) == ["gasp s0"] * 3 + ["no_rejection s0"] * 3
     assert frame.iloc[2]["lemma"] == 0.58 and pd.isna(frame.iloc[2]["lift"])
@@ -310,29 +440,40 @@ def test_dissimilarity_figure_keeps_runs_apart_and_leaves_gaps_where_nothing_was
 
 
 def test_reward_figure_values_are_the_papers_at_n_10(tmp_path):
-    frame = report.reward_figure(["lemma", "lift", "onestep_medium", "onestep_hard"], 10,
-                                 *out(tmp_path, "f3", "png", "pdf", "csv"))
+    frame = report.reward_figure(
+        ["lemma", "lift", "onestep_medium", "onestep_hard"], 10, *out(tmp_path, "f3", "png", "pdf", "csv")
+    )
     counts = frame[frame["kind"] == "count"]
     value = {(s, int(k)): r for s, k, r in zip(counts["schedule"], counts["k"], counts["reward"])}
     # the note's table: k -> lemma / lift / one-step medium
-    for k, lemma, lift, medium in [(1, -0.5, 1.0, 0.077), (2, -0.5, 0.693, 0.625), (3, 0.418, 0.313, 1.0),
-                                   (4, 0.815, 0.104, 0.698), (5, 1.0, 0.025, 0.254), (6, 0.815, -0.5, -0.5),
-                                   (7, 0.418, -0.5, -0.5), (0, -0.5, -0.5, -0.5), (9, -0.5, -0.5, -0.5)]:
+    for k, lemma, lift, medium in [
+        (1, -0.5, 1.0, 0.077),
+        (2, -0.5, 0.693, 0.625),
+        (3, 0.418, 0.313, 1.0),
+        (4, 0.815, 0.104, 0.698),
+        (5, 1.0, 0.025, 0.254),
+        (6, 0.815, -0.5, -0.5),
+        (7, 0.418, -0.5, -0.5),
+        (0, -0.5, -0.5, -0.5),
+        (9, -0.5, -0.5, -0.5),
+    ]:
         assert value[("lemma", k)] == pytest.approx(lemma, abs=1e-3)
         assert value[("lift", k)] == pytest.approx(lift, abs=1e-3)
         assert value[("onestep_medium", k)] == pytest.approx(medium, abs=1e-3)
     curve = frame[(frame["kind"] == "curve") & (frame["schedule"] == "lemma")]
     assert len(curve) == report.CURVE_POINTS + 1
     assert curve[curve["p"] == 0.5]["reward"].iloc[0] == pytest.approx(1.0)
-    assert curve[curve["p"] == 0.25]["reward"].iloc[0] == -0.5       # outside the band [0.3, 0.7]
+    assert curve[curve["p"] == 0.25]["reward"].iloc[0] == -0.5  # outside the band [0.3, 0.7]
     assert (tmp_path / "f3.pdf").stat().st_size > 0
     with pytest.raises(UserError, match="unknown reward schedule"):
         report.reward_figure(["nope"], 10, *out(tmp_path, "x", "png", "pdf", "csv"))
 
 
 def test_our_unguided_run_stands_beside_the_papers_azr_row_and_says_so(tmp_path):
-    metrics = {("unguided", 0, 2): metrics_file(tmp_path, "u0", pass1=0.1, pass20=0.2),
-               ("unguided", 1, 2): metrics_file(tmp_path, "u1", pass1=0.3, pass20=0.4)}
+    metrics = {
+        ("unguided", 0, 2): metrics_file(tmp_path, "u0", pass1=0.1, pass20=0.2),
+        ("unguided", 1, 2): metrics_file(tmp_path, "u1", pass1=0.3, pass20=0.4),
+    }
     frame = report.table1(metrics, {"unguided": {}}, *out(tmp_path, "t1", "csv", "md"))
     row = frame.iloc[0]
     assert (row["paper pass@1"], row["paper pass@20"], row["pass@1"]) == (17.49, 31.15, pytest.approx(20.0))
@@ -341,9 +482,11 @@ def test_our_unguided_run_stands_beside_the_papers_azr_row_and_says_so(tmp_path)
 
 
 def test_pass20_over_training_has_no_mean_where_a_seed_was_not_evaluated(tmp_path):
-    metrics = {("gasp", 0, 2): metrics_file(tmp_path, "a", pass20=0.3),
-               ("gasp", 1, 2): metrics_file(tmp_path, "b", pass20=0.5),
-               ("gasp", 0, 4): metrics_file(tmp_path, "c", pass20=0.4)}
+    metrics = {
+        ("gasp", 0, 2): metrics_file(tmp_path, "a", pass20=0.3),
+        ("gasp", 1, 2): metrics_file(tmp_path, "b", pass20=0.5),
+        ("gasp", 0, 4): metrics_file(tmp_path, "c", pass20=0.4),
+    }
     frame = report.pass20_over_training(metrics, ["gasp"], *out(tmp_path, "f7", "png", "pdf", "csv"))
     mean = frame[frame["seed"] == "mean"].set_index("iteration")
     assert mean.loc[2, "pass@20"] == pytest.approx(40.0) and pd.isna(mean.loc[4, "pass@20"])
@@ -351,12 +494,14 @@ def test_pass20_over_training_has_no_mean_where_a_seed_was_not_evaluated(tmp_pat
 
 
 def test_a_smaller_k_stands_in_for_pass20_when_the_mode_draws_fewer_samples_and_the_tables_say_so(tmp_path):
-    metrics = {("gasp", 0, 2): metrics_file(tmp_path, "a", pass1=0.1, pass4=0.3),
-               ("gasp", 0, 4): metrics_file(tmp_path, "b", pass1=0.2, pass4=0.25)}
+    metrics = {
+        ("gasp", 0, 2): metrics_file(tmp_path, "a", pass1=0.1, pass4=0.3),
+        ("gasp", 0, 4): metrics_file(tmp_path, "b", pass1=0.2, pass4=0.25),
+    }
     t1 = report.table1(metrics, {"gasp": {}}, *out(tmp_path, "t1", "csv", "md"), rule="pass@4")
     assert t1.iloc[0]["checkpoints"] == "s0:2" and t1.iloc[0]["pass@4"] == pytest.approx(30.0)
     assert t1.iloc[0]["paper pass@20"] == 33.69
-    t2 = report.table2(metrics, *out(tmp_path, "t2", "csv", "md"))     # pass@4: the largest k every file has
+    t2 = report.table2(metrics, *out(tmp_path, "t2", "csv", "md"))  # pass@4: the largest k every file has
     row = t2.iloc[0]
     assert (row["sel pass@1: checkpoints"], row["sel pass@4: checkpoints"]) == ("s0:4", "s0:2")
     assert row["sel pass@1: paper pass@20"] == 33.63 and row["sel pass@4: paper pass@1"] == 18.26

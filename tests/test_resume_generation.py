@@ -19,12 +19,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from kill_midway import kill_when
 
 from selfplay.llm.base import Backend, GenerationRequest, SamplingParams
 from selfplay.llm.recording import generate_and_record, partial_path
 from selfplay.records import read_jsonl
-
-from kill_midway import kill_when
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -68,7 +67,11 @@ def test_an_uninterrupted_run_leaves_only_its_output(tmp_path):
     out = tmp_path / "gen.jsonl"
     backend = Counting()
     records = generate_and_record(backend, requests(7), out, meta=[{"i": i} for i in range(7)], chunk=3)
-    assert backend.asked == 7 and read_jsonl(out) == records and [r["meta"]["i"] for r in records] == list(range(7))
+    assert (
+        backend.asked == 7
+        and read_jsonl(out) == records
+        and [r["meta"]["i"] for r in records] == list(range(7))
+    )
     assert not partial_path(out).exists()
 
 
@@ -122,10 +125,18 @@ def test_a_partial_file_of_other_work_is_not_resumed(tmp_path):
         assert partial.is_file()
 
     metas = [{"i": i} for i in range(6)]
-    for changed in [dict(reqs=requests(6, seed=4)), dict(metas=[{"i": -i} for i in range(6)]),
-                    dict(chunk=2), dict(tag="b")]:
-        killed_run(changed.get("reqs", requests(6)), changed.get("metas", metas), changed.get("chunk", 3),
-                   changed.get("tag", "a"))
+    for changed in [
+        dict(reqs=requests(6, seed=4)),
+        dict(metas=[{"i": -i} for i in range(6)]),
+        dict(chunk=2),
+        dict(tag="b"),
+    ]:
+        killed_run(
+            changed.get("reqs", requests(6)),
+            changed.get("metas", metas),
+            changed.get("chunk", 3),
+            changed.get("tag", "a"),
+        )
         fresh = Counting()
         generate_and_record(fresh, requests(6), out, meta=metas, chunk=3)
         assert fresh.asked == 6, changed  # nothing of the other work was taken
@@ -170,13 +181,19 @@ with step("resume test generation", log):
 """
 
 
-def run_job(model_dir: Path, out: Path, kill_after_records: int | None = None) -> subprocess.CompletedProcess | None:
+def run_job(
+    model_dir: Path, out: Path, kill_after_records: int | None = None
+) -> subprocess.CompletedProcess | None:
     args = [sys.executable, "-c", JOB, str(model_dir), str(out), str(out) + ".log"]
     if kill_after_records is None:
         return subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=600)
     partial = partial_path(out)
-    kill_when(args, lambda: partial.is_file() and partial.read_bytes().count(b"\n") >= 1 + kill_after_records,
-              timeout=600, cwd=REPO)
+    kill_when(
+        args,
+        lambda: partial.is_file() and partial.read_bytes().count(b"\n") >= 1 + kill_after_records,
+        timeout=600,
+        cwd=REPO,
+    )
     return None
 
 

@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from kill_midway import kill_when
+
 from selfplay.train.checkpoints import RESUME_KEY, checkpoint_folder, resume_key, resume_point, save_args
 
 REPO = Path(__file__).resolve().parents[1]
@@ -109,7 +109,9 @@ def adapter_tensors(folder: Path) -> dict:
 def test_a_killed_sft_run_resumes_to_the_uninterrupted_adapter(tiny_model_dir, tmp_path):
     whole = run_training(tiny_model_dir, tmp_path / "whole" / "adapter")
     assert whole == {"steps": 8, "resumed_from_step": None}
-    assert not checkpoint_folder(tmp_path / "whole" / "adapter").exists()  # removed once the adapter is in place
+    assert not checkpoint_folder(
+        tmp_path / "whole" / "adapter"
+    ).exists()  # removed once the adapter is in place
 
     out = tmp_path / "killed" / "adapter"
     run_training(tiny_model_dir, out, kill_after_checkpoint=3)

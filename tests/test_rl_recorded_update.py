@@ -44,12 +44,22 @@ def tiny(tmp_path_factory) -> Path:
     return ensure_tiny_model("llama", tmp_path_factory.mktemp("tiny") / "llama", dtype="float32")
 
 
-def rollout(question: str, outputs: list[str], rewards: list, task: str | None = "deduction",
-            role: str | None = "solver", **meta) -> dict:
+def rollout(
+    question: str,
+    outputs: list[str],
+    rewards: list,
+    task: str | None = "deduction",
+    role: str | None = "solver",
+    **meta,
+) -> dict:
     """A rollout record in the recording format (only the fields the update reads)."""
     extra = {} if task is None else {"task": task, "role": role}
-    return {"key": "k", "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": question}],
-            "outputs": outputs, "meta": {"rewards": rewards, **extra, **meta}}
+    return {
+        "key": "k",
+        "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": question}],
+        "outputs": outputs,
+        "meta": {"rewards": rewards, **extra, **meta},
+    }
 
 
 # Two (task, role) partitions whose rewards live on different scales, one response per prompt.
@@ -82,8 +92,11 @@ def read_adam(state_dir: Path) -> dict:
 def policy_tensors(state_dir: Path) -> dict:
     from safetensors.torch import load_file
 
-    name = "adapter_model.safetensors" if (state_dir / POLICY_DIR / "adapter_config.json").is_file() \
+    name = (
+        "adapter_model.safetensors"
+        if (state_dir / POLICY_DIR / "adapter_config.json").is_file()
         else "model.safetensors"
+    )
     return load_file(str(state_dir / POLICY_DIR / name))
 
 
@@ -95,7 +108,7 @@ def hand_advantages(batch: list[dict], counts: list[int], estimator: str) -> lis
     out = []
     if estimator == "task_relative_reinforce_pp":
         flat = [(r["meta"]["task"], r["meta"]["role"], r["meta"]["rewards"][0]) for r in batch]
-        for t, (task, role, reward) in enumerate(flat):
+        for task, role, reward in flat:
             part = [(flat[k][2], counts[k]) for k in range(len(flat)) if flat[k][:2] == (task, role)]
             n = sum(c for _, c in part)  # every token of a completion carries its reward
             mean = sum(r * c for r, c in part) / n
@@ -138,8 +151,11 @@ def test_update_equals_hand_computation(tiny, tmp_path, monkeypatch, estimator, 
     for (prompt_ids, completion), adv in zip(sequences, advantages):
         ids = torch.tensor([prompt_ids + completion])
         logits = model(input_ids=ids).logits[0].double()
-        logsoftmax = logits - torch.log(torch.exp(logits - logits.max(-1, keepdim=True).values).sum(-1, keepdim=True)) \
+        logsoftmax = (
+            logits
+            - torch.log(torch.exp(logits - logits.max(-1, keepdim=True).values).sum(-1, keepdim=True))
             - logits.max(-1, keepdim=True).values
+        )
         for pos in range(len(prompt_ids), len(prompt_ids) + len(completion)):
             logp = logsoftmax[pos - 1, ids[0, pos]]
             ratio = torch.exp(logp - logp.detach())  # one step: the old log-prob is the current one
@@ -188,8 +204,13 @@ def test_clipped_token_loss_by_hand():
 # --------------------------------------------------------------------------- (2) state across jobs
 
 CARRY_SETTINGS = {
-    "finetune": "lora", "lora": {"r": 4, "alpha": 8, "dropout": 0.1},  # dropout draws: the RNG must be carried
-    "learning_rate": 5e-3, "ppo_epochs": 2, "micro_batch_size": 2, "lr_scheduler": "linear", "total_steps": 10,
+    "finetune": "lora",
+    "lora": {"r": 4, "alpha": 8, "dropout": 0.1},  # dropout draws: the RNG must be carried
+    "learning_rate": 5e-3,
+    "ppo_epochs": 2,
+    "micro_batch_size": 2,
+    "lr_scheduler": "linear",
+    "total_steps": 10,
     "seed": 3,
 }
 
@@ -198,7 +219,9 @@ CARRY_SETTINGS = {
 def carried(tiny, tmp_path_factory):
     root = tmp_path_factory.mktemp("carry")
     first = update_on_recorded(str(tiny), [AZR_BATCH], CARRY_SETTINGS, root / "job1")
-    second = update_on_recorded(str(tiny), [SECOND_BATCH], CARRY_SETTINGS, root / "job2", previous_state=root / "job1")
+    second = update_on_recorded(
+        str(tiny), [SECOND_BATCH], CARRY_SETTINGS, root / "job2", previous_state=root / "job1"
+    )
     both = update_on_recorded(str(tiny), [AZR_BATCH, SECOND_BATCH], CARRY_SETTINGS, root / "one_job")
     return root, first, second, both
 
@@ -226,8 +249,13 @@ def test_two_jobs_equal_one_job_of_two_updates(carried):
     assert (state_two["step"], state_two["updates"], state_two["jobs"]) == (4, 2, 2)
     assert (state_one["step"], state_one["updates"], state_one["jobs"]) == (4, 2, 1)
     assert second["rng_restored"] and not first["rng_restored"]
-    assert [r["step"] for r in second["history"]] == [3, 4] and [r["update"] for r in second["history"]] == [1, 1]
-    assert [(r["step"], r["loss"]) for r in both["history"][2:]] == [(r["step"], r["loss"]) for r in second["history"]]
+    assert [r["step"] for r in second["history"]] == [3, 4] and [r["update"] for r in second["history"]] == [
+        1,
+        1,
+    ]
+    assert [(r["step"], r["loss"]) for r in both["history"][2:]] == [
+        (r["step"], r["loss"]) for r in second["history"]
+    ]
     # a linear schedule over total_steps=10, carried: step 3 runs at 8/10 of the rate
     assert second["history"][0]["learning_rate"] == pytest.approx(5e-3 * 8 / 10)
 
@@ -236,8 +264,14 @@ def test_two_jobs_equal_one_job_of_two_updates(carried):
 def test_state_folder_contents_and_record(carried):
     root, first, _, _ = carried
     job1 = root / "job1"
-    assert {p.name for p in job1.iterdir()} == {POLICY_DIR, OPTIMIZER_FILE, SCHEDULER_FILE, RNG_FILE, STATE_FILE,
-                                                RECORD_NAME}
+    assert {p.name for p in job1.iterdir()} == {
+        POLICY_DIR,
+        OPTIMIZER_FILE,
+        SCHEDULER_FILE,
+        RNG_FILE,
+        STATE_FILE,
+        RECORD_NAME,
+    }
     assert (job1 / POLICY_DIR / "adapter_config.json").is_file()
     assert json.loads((job1 / RECORD_NAME).read_text()) == first
     parts = first["updates"][0]["partitions"]
@@ -255,8 +289,13 @@ def test_state_folder_contents_and_record(carried):
 def test_changed_optimizer_setting_is_refused(carried, tiny):
     root = carried[0]
     with pytest.raises(UserError, match="'learning_rate' = 0.1 differs") as err:
-        update_on_recorded(str(tiny), [SECOND_BATCH], {**CARRY_SETTINGS, "learning_rate": 0.1}, root / "bad",
-                           previous_state=root / "job1")
+        update_on_recorded(
+            str(tiny),
+            [SECOND_BATCH],
+            {**CARRY_SETTINGS, "learning_rate": 0.1},
+            root / "bad",
+            previous_state=root / "job1",
+        )
     assert "\n" not in str(err.value) and not (root / "bad").exists()
 
 
@@ -264,8 +303,13 @@ def test_changed_optimizer_setting_is_refused(carried, tiny):
 def test_gradient_checkpointing_gives_the_same_update(tiny, tmp_path):
     settings = {"learning_rate": 1e-3, "ppo_epochs": 2, "micro_batch_size": 2}
     plain = update_on_recorded(str(tiny), [AZR_BATCH], settings, tmp_path / "plain")
-    ckpt = update_on_recorded(str(tiny), [AZR_BATCH], {**settings, "gradient_checkpointing": True}, tmp_path / "ckpt")
-    assert ckpt["resolved"]["gradient_checkpointing"] is True and plain["resolved"]["gradient_checkpointing"] is False
+    ckpt = update_on_recorded(
+        str(tiny), [AZR_BATCH], {**settings, "gradient_checkpointing": True}, tmp_path / "ckpt"
+    )
+    assert (
+        ckpt["resolved"]["gradient_checkpointing"] is True
+        and plain["resolved"]["gradient_checkpointing"] is False
+    )
     assert ckpt["activation_checkpointing"] is True and plain["activation_checkpointing"] is False
     for a, b in zip(plain["history"], ckpt["history"]):
         assert b["loss"] == pytest.approx(a["loss"], rel=1e-5, abs=1e-8)
@@ -287,7 +331,9 @@ def test_failed_job_leaves_no_state_and_keeps_the_previous(carried, tiny, monkey
 
     monkeypatch.setattr(recorded, "_save_policy", broken)
     with pytest.raises(RuntimeError, match="disk full"):
-        update_on_recorded(str(tiny), [SECOND_BATCH], CARRY_SETTINGS, root / "job3", previous_state=root / "job1")
+        update_on_recorded(
+            str(tiny), [SECOND_BATCH], CARRY_SETTINGS, root / "job3", previous_state=root / "job1"
+        )
     assert sorted(p.name for p in root.iterdir()) == before  # no job3, no staging folder left
     after = policy_tensors(root / "job1")
     assert all(torch.equal(job1_policy[n], after[n]) for n in after)
@@ -306,6 +352,7 @@ def _set(path, value):
         else:
             target[path[-1]] = value
         return rec
+
     return change
 
 
@@ -340,20 +387,25 @@ def test_bad_records_give_one_line_errors(tmp_path, change, fragment):
 def test_grpo_needs_equal_groups_of_two_or_more(tmp_path):
     uneven = GRPO_BATCH[:2] + [rollout("q", ["a", "b", "c"], [1, 0, 1], task=None)]
     single = [rollout("q", ["a"], [1.0], task=None)]
-    for batch, fragment in ((uneven, "rollout record 2: estimator 'grpo' needs groups of one size"),
-                            (single, "rollout record 0: estimator 'grpo' needs a group of >= 2")):
+    for batch, fragment in (
+        (uneven, "rollout record 2: estimator 'grpo' needs groups of one size"),
+        (single, "rollout record 0: estimator 'grpo' needs a group of >= 2"),
+    ):
         with pytest.raises(UserError, match=fragment):
             update_on_recorded("unused", [batch], {"estimator": "grpo"}, tmp_path / "out")
 
 
-@pytest.mark.parametrize("settings,fragment", [
-    ({"learnig_rate": 1e-6}, "unknown training setting(s) 'learnig_rate'"),
-    ({"lora": {"r": 4}}, "'lora'"),
-    ({"lr_scheduler": "linear"}, "'total_steps'"),
-    ({"epsilon_low": 1.5}, "'epsilon_low'"),
-    ({"mini_batches": 0}, "'mini_batches'"),
-    ({"scale_rewards": "batch"}, "'scale_rewards'"),
-])
+@pytest.mark.parametrize(
+    "settings,fragment",
+    [
+        ({"learnig_rate": 1e-6}, "unknown training setting(s) 'learnig_rate'"),
+        ({"lora": {"r": 4}}, "'lora'"),
+        ({"lr_scheduler": "linear"}, "'total_steps'"),
+        ({"epsilon_low": 1.5}, "'epsilon_low'"),
+        ({"mini_batches": 0}, "'mini_batches'"),
+        ({"scale_rewards": "batch"}, "'scale_rewards'"),
+    ],
+)
 def test_bad_settings_are_refused(tmp_path, settings, fragment):
     with pytest.raises(UserError) as err:
         update_on_recorded("unused", [AZR_BATCH], settings, tmp_path / "out")
@@ -380,12 +432,16 @@ def test_more_mini_batches_than_completions_is_refused(tiny, tmp_path):
 def test_missing_files_and_state_folders_are_refused(tmp_path, capsys):
     from selfplay.train.rl.recorded import main
 
-    code = main(["--base-model", "unused", "--update", str(tmp_path / "a.jsonl"), "--out", str(tmp_path / "out")])
+    code = main(
+        ["--base-model", "unused", "--update", str(tmp_path / "a.jsonl"), "--out", str(tmp_path / "out")]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "rollout file" in err and "a.jsonl" in err and err.count("\n") == 1
     (tmp_path / "not_a_state").mkdir()
     with pytest.raises(UserError, match="is not a state folder"):
-        update_on_recorded("unused", [AZR_BATCH], {}, tmp_path / "out", previous_state=tmp_path / "not_a_state")
+        update_on_recorded(
+            "unused", [AZR_BATCH], {}, tmp_path / "out", previous_state=tmp_path / "not_a_state"
+        )
     with pytest.raises(UserError, match="cannot replace the one it reads"):
         update_on_recorded("unused", [AZR_BATCH], {}, tmp_path / "s", previous_state=tmp_path / "s")
     assert not (tmp_path / "out").exists()
@@ -410,7 +466,9 @@ def test_clipping_acts_only_after_the_first_step(tiny, tmp_path, schedule):
 
 @pytest.mark.slow  # trains the tiny model (about a second a job)
 def test_one_step_never_clips(tiny, tmp_path):
-    record = update_on_recorded(str(tiny), [AZR_BATCH, SECOND_BATCH], {"learning_rate": 1e-2}, tmp_path / "one")
+    record = update_on_recorded(
+        str(tiny), [AZR_BATCH, SECOND_BATCH], {"learning_rate": 1e-2}, tmp_path / "one"
+    )
     assert record["clipping_acts"] is False and len(record["history"]) == 2
     for row in record["history"]:  # each update recomputes its old log-probs: ratio 1 again
         assert row["ratio_max_deviation"] == 0.0 and row["clipped_fraction"] == 0.0
@@ -425,24 +483,50 @@ def test_settings_record_says_when_clipping_acts():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("finetune", [{"finetune": "full"}, {"finetune": "lora", "lora": {"r": 4, "alpha": 8,
-                                                                                         "dropout": 0.0}}])
+@pytest.mark.parametrize(
+    "finetune", [{"finetune": "full"}, {"finetune": "lora", "lora": {"r": 4, "alpha": 8, "dropout": 0.0}}]
+)
 def test_two_processes_give_the_update_of_one(tiny, tmp_path, finetune):
     """The same global batch through 2 CPU processes (gloo) and through one: the same
     weights, up to float32 summation order."""
     batch = tmp_path / "batch.jsonl"
     batch.write_text("".join(json.dumps(r) + "\n" for r in AZR_BATCH + SECOND_BATCH))
     settings = tmp_path / "settings.json"
-    settings.write_text(json.dumps({"learning_rate": 1e-4, "mini_batches": 2, "micro_batch_size": 1, **finetune}))
-    args = ["-m", "selfplay.train.rl.recorded", "--base-model", str(tiny), "--update", str(batch),
-            "--settings", str(settings)]
+    settings.write_text(
+        json.dumps({"learning_rate": 1e-4, "mini_batches": 2, "micro_batch_size": 1, **finetune})
+    )
+    args = [
+        "-m",
+        "selfplay.train.rl.recorded",
+        "--base-model",
+        str(tiny),
+        "--update",
+        str(batch),
+        "--settings",
+        str(settings),
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO / "src")}
     # accelerate launch --cpu starts one process (several CPU processes need mpirun there);
     # torch's own launcher starts two, and Accelerator(cpu=True) joins them with gloo.
     for n in (1, 2):
-        subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(n),
-                        "--master_port", str(29500 + os.getpid() % 1000 + n), *args, "--out", str(tmp_path / f"p{n}")],
-                       check=True, env=env, timeout=600, cwd=tmp_path)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                "--nproc_per_node",
+                str(n),
+                "--master_port",
+                str(29500 + os.getpid() % 1000 + n),
+                *args,
+                "--out",
+                str(tmp_path / f"p{n}"),
+            ],
+            check=True,
+            env=env,
+            timeout=600,
+            cwd=tmp_path,
+        )
     one, two = (json.loads((tmp_path / f"p{n}" / RECORD_NAME).read_text()) for n in (1, 2))
     assert (one["processes"], two["processes"]) == (1, 2)
     for a, b in zip(one["history"], two["history"]):
@@ -455,8 +539,11 @@ def test_two_processes_give_the_update_of_one(tiny, tmp_path, finetune):
     w1, w2 = policy_tensors(tmp_path / "p1"), policy_tensors(tmp_path / "p2")
     # 2 Adam steps at lr 1e-4 move weights by up to 2e-4 (LoRA's B starts at 0); the processes
     # agree to 1e-6 (measured: 2.6e-8 for full fine-tuning, losses and gradient norms to 1e-7).
-    base = policy_tensors_of_model(tiny) if finetune["finetune"] == "full" else {n: torch.zeros_like(w1[n]) for n in w1
-                                                                                  if "lora_B" in n}
+    base = (
+        policy_tensors_of_model(tiny)
+        if finetune["finetune"] == "full"
+        else {n: torch.zeros_like(w1[n]) for n in w1 if "lora_B" in n}
+    )
     assert max((w1[n] - base[n]).abs().max().item() for n in base) > 1e-4
     for name in w1:
         assert (w1[name] - w2[name]).abs().max().item() <= 1e-6, name
@@ -484,31 +571,55 @@ def test_generate_score_update_generate_chain(tiny, tmp_path, finetune):
     settings = {"finetune": finetune, "learning_rate": 1e-2, "seed": 5}
     if finetune == "lora":
         settings["lora"] = {"r": 4, "alpha": 8, "dropout": 0.0}
-    questions = [("Say a word.", "deduction"), ("Name a number.", "deduction"), ("Write a name.", "abduction"),
-                 ("Spell a letter.", "abduction")]
+    questions = [
+        ("Say a word.", "deduction"),
+        ("Name a number.", "deduction"),
+        ("Write a name.", "abduction"),
+        ("Spell a letter.", "abduction"),
+    ]
     state = None
     for phase in range(2):
         model = str(tiny) if finetune == "lora" or state is None else str(state / POLICY_DIR)
         adapter = str(state / POLICY_DIR) if finetune == "lora" and state is not None else None
-        backend = make_backend({"name": "transformers", "model": model, "dtype": "float32", "batch_size": 4,
-                                "threads": 1, "progress": False})
+        backend = make_backend(
+            {
+                "name": "transformers",
+                "model": model,
+                "dtype": "float32",
+                "batch_size": 4,
+                "threads": 1,
+                "progress": False,
+            }
+        )
         try:
-            requests = [GenerationRequest([{"role": "user", "content": q}],
-                                          SamplingParams(temperature=1.0, max_new_tokens=8, n=1, seed=phase),
-                                          adapter=adapter) for q, _ in questions]
-            generated = generate_and_record(backend, requests, tmp_path / f"gen{phase}.jsonl",
-                                            meta=[{"task": t, "role": "solver"} for _, t in questions])
+            requests = [
+                GenerationRequest(
+                    [{"role": "user", "content": q}],
+                    SamplingParams(temperature=1.0, max_new_tokens=8, n=1, seed=phase),
+                    adapter=adapter,
+                )
+                for q, _ in questions
+            ]
+            generated = generate_and_record(
+                backend,
+                requests,
+                tmp_path / f"gen{phase}.jsonl",
+                meta=[{"task": t, "role": "solver"} for _, t in questions],
+            )
         finally:
             backend.close()
         assert generated[0]["backend"]["model"] == str(Path(model).resolve())
         if adapter is not None:
             assert {r["adapter_sha256"] for r in generated} == {sha256_tree(state / POLICY_DIR)}
         # score: the track adds one reward per output to each generation record
-        scored = [{**r, "meta": {**r["meta"], "rewards": [float(len(r["outputs"][0]) % 5)]}} for r in generated]
+        scored = [
+            {**r, "meta": {**r["meta"], "rewards": [float(len(r["outputs"][0]) % 5)]}} for r in generated
+        ]
         write_jsonl(tmp_path / f"scored{phase}.jsonl", scored)
         out = tmp_path / f"state{phase}"
-        record = update_on_recorded(str(tiny), [read_jsonl(tmp_path / f"scored{phase}.jsonl")], settings, out,
-                                    previous_state=state)
+        record = update_on_recorded(
+            str(tiny), [read_jsonl(tmp_path / f"scored{phase}.jsonl")], settings, out, previous_state=state
+        )
         assert record["step"] == phase + 1 and record["updates"][0]["trained"] == len(questions)
         state = out
     assert json.loads((state / STATE_FILE).read_text())["jobs"] == 2

@@ -182,12 +182,7 @@ def test_exception_types(sb):
 
 
 def test_paper_fib_infinite_recursion_is_exception(sb):
-    code = (
-        "def fib(n):\n"
-        "    if n == 0 or n == 1:\n"
-        "        return n\n"
-        "    return fib(n - 1) + fib(n - 2)\n"
-    )
+    code = "def fib(n):\n    if n == 0 or n == 1:\n        return n\n    return fib(n - 1) + fib(n - 2)\n"
     r = sb.run(code, "fib", "{'n': -1}", 5.0)
     assert r.status == "exception"
     assert r.exc_type == "RecursionError"
@@ -279,7 +274,9 @@ def test_run_many_keeps_order_and_uses_workers(sb):
     assert [r.value for r in results] == [["int", i * i] for i in range(12)]
     # Two sleeping jobs overlap on two workers.
     start = time.monotonic()
-    sleepers = sb.run_many([("import time\ndef f():\n    time.sleep(0.6)\n    return 1\n", "f", "{}", 3.0)] * 2)
+    sleepers = sb.run_many(
+        [("import time\ndef f():\n    time.sleep(0.6)\n    return 1\n", "f", "{}", 3.0)] * 2
+    )
     assert all(r.status == "ok" for r in sleepers)
     assert time.monotonic() - start < 1.15
 

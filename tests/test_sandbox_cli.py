@@ -46,8 +46,10 @@ def single_json_line(out: str) -> dict:
 
 
 def test_console_script_ok(program):
-    done = call(console_script() + ["sandbox", "run", str(program), "--entry", "fib",
-                                    "--input", '{"n": 10}', "--timeout", "5"])
+    done = call(
+        console_script()
+        + ["sandbox", "run", str(program), "--entry", "fib", "--input", '{"n": 10}', "--timeout", "5"]
+    )
     assert done.returncode == 0, done.stderr
     verdict = single_json_line(done.stdout)
     assert verdict["status"] == "ok"
@@ -58,8 +60,25 @@ def test_console_script_ok(program):
 
 
 def test_module_entry_exception_and_naive(program):
-    done = call([sys.executable, "-m", "selfplay", "sandbox", "run", str(program), "--entry", "fib",
-                 "--input", '{"n": -1}', "--timeout", "5", "--memory-mb", "512", "--naive"])
+    done = call(
+        [
+            sys.executable,
+            "-m",
+            "selfplay",
+            "sandbox",
+            "run",
+            str(program),
+            "--entry",
+            "fib",
+            "--input",
+            '{"n": -1}',
+            "--timeout",
+            "5",
+            "--memory-mb",
+            "512",
+            "--naive",
+        ]
+    )
     assert done.returncode == 0, done.stderr
     verdict = single_json_line(done.stdout)
     assert (verdict["status"], verdict["exc_type"]) == ("exception", "RecursionError")
@@ -70,12 +89,40 @@ def test_module_entry_exception_and_naive(program):
 def test_timeout_and_error_verdicts_exit_zero(tmp_path):
     loop = tmp_path / "loop.py"
     loop.write_text("def spin(n):\n    while True:\n        pass\n")
-    done = call([sys.executable, "-m", "selfplay", "sandbox", "run", str(loop), "--entry", "spin",
-                 "--input", '{"n": 1}', "--timeout", "0.3"])
+    done = call(
+        [
+            sys.executable,
+            "-m",
+            "selfplay",
+            "sandbox",
+            "run",
+            str(loop),
+            "--entry",
+            "spin",
+            "--input",
+            '{"n": 1}',
+            "--timeout",
+            "0.3",
+        ]
+    )
     assert done.returncode == 0
     assert single_json_line(done.stdout)["status"] == "timeout"
-    done = call([sys.executable, "-m", "selfplay", "sandbox", "run", str(loop), "--entry", "spin",
-                 "--input", '{"m": 1}', "--timeout", "1"])
+    done = call(
+        [
+            sys.executable,
+            "-m",
+            "selfplay",
+            "sandbox",
+            "run",
+            str(loop),
+            "--entry",
+            "spin",
+            "--input",
+            '{"m": 1}',
+            "--timeout",
+            "1",
+        ]
+    )
     assert done.returncode == 0
     verdict = single_json_line(done.stdout)
     assert verdict["status"] == "error" and "bind" in verdict["detail"]
@@ -102,8 +149,20 @@ def test_usage_errors_are_one_line(program, extra):
 
 
 def test_missing_file_is_a_usage_error(tmp_path):
-    done = call([sys.executable, "-m", "selfplay", "sandbox", "run", str(tmp_path / "absent.py"),
-                 "--entry", "f", "--timeout", "1"])
+    done = call(
+        [
+            sys.executable,
+            "-m",
+            "selfplay",
+            "sandbox",
+            "run",
+            str(tmp_path / "absent.py"),
+            "--entry",
+            "f",
+            "--timeout",
+            "1",
+        ]
+    )
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "no such file" in done.stderr
 

@@ -76,13 +76,24 @@ ORDINARY = {
     "entry_not_callable": ("f = 3\n", "f"),
     "does_not_bind": ("def f(m):\n    return m\n", "f"),
     "unencodable": ("def f(n):\n    x = []\n    x.append(x)\n    return x\n", "f"),
-    "object_value": ("class A:\n    def __eq__(self, o):\n        return True\n\ndef f(n):\n    return A()\n", "f"),
-    "random_and_hash": ("import random\nSEED = random.random()\n\ndef f(n):\n    return [SEED, random.random(),"
-                        " random.randint(0, 10**9), hash('abc'), hash((n, 'x'))]\n", "f"),
-    "recursion_limit_raised_at_import": ("import sys\nsys.setrecursionlimit(5000)\n\ndef f(n):\n"
-                                         "    return sys.getrecursionlimit()\n", "f"),
-    "heavy_import": ("import json, fractions, decimal, collections\nTABLE = {i: i * i for i in range(10000)}\n\n"
-                     "def f(n):\n    return TABLE[n] + len(json.dumps([n]))\n", "f"),
+    "object_value": (
+        "class A:\n    def __eq__(self, o):\n        return True\n\ndef f(n):\n    return A()\n",
+        "f",
+    ),
+    "random_and_hash": (
+        "import random\nSEED = random.random()\n\ndef f(n):\n    return [SEED, random.random(),"
+        " random.randint(0, 10**9), hash('abc'), hash((n, 'x'))]\n",
+        "f",
+    ),
+    "recursion_limit_raised_at_import": (
+        "import sys\nsys.setrecursionlimit(5000)\n\ndef f(n):\n    return sys.getrecursionlimit()\n",
+        "f",
+    ),
+    "heavy_import": (
+        "import json, fractions, decimal, collections\nTABLE = {i: i * i for i in range(10000)}\n\n"
+        "def f(n):\n    return TABLE[n] + len(json.dumps([n]))\n",
+        "f",
+    ),
 }
 
 
@@ -93,33 +104,45 @@ def test_same_results_as_one_run_per_input(sb, name):
 
 
 def test_each_call_starts_from_the_state_right_after_import(sb):
-    code = ("import os\nCALLS = []\n\ndef f(n):\n    CALLS.append(n)\n    seen = sorted(os.listdir('.'))\n"
-            "    with open(f'out{n}.txt', 'w') as fh:\n        fh.write('x')\n    return [len(CALLS), seen]\n")
+    code = (
+        "import os\nCALLS = []\n\ndef f(n):\n    CALLS.append(n)\n    seen = sorted(os.listdir('.'))\n"
+        "    with open(f'out{n}.txt', 'w') as fh:\n        fh.write('x')\n    return [len(CALLS), seen]\n"
+    )
     results = assert_same(sb, code, "f", NUMBERS, forked=True)
     assert [decode_value(r.value) for r in results] == [[1, []]] * len(NUMBERS)
 
 
 def test_a_call_that_crashes_or_exits_does_not_touch_the_next(sb):
-    code = ("import os, sys\n\ndef f(n):\n    if n == 1:\n        os._exit(3)\n    if n == 2:\n        sys.exit(0)\n"
-            "    if n == 3:\n        raise KeyboardInterrupt\n    if n == 4:\n        import ctypes\n"
-            "        ctypes.string_at(0)\n    return n\n")
+    code = (
+        "import os, sys\n\ndef f(n):\n    if n == 1:\n        os._exit(3)\n    if n == 2:\n        sys.exit(0)\n"
+        "    if n == 3:\n        raise KeyboardInterrupt\n    if n == 4:\n        import ctypes\n"
+        "        ctypes.string_at(0)\n    return n\n"
+    )
     results = assert_same(sb, code, "f", NUMBERS, forked=True)
     assert [r.status for r in results] == ["ok", "killed", "exception", "exception", "killed", "ok"]
 
 
 def test_import_failures_run_one_at_a_time_with_the_same_verdicts(sb):
-    for code in ("def f(n) return n\n", "raise SystemExit(2)\n", "import os\nos._exit(0)\n",
-                 "import os\nos.write(3, b'SBX1garbage')\ndef f(n):\n    return n\n",
-                 "import os, json\nbody = json.dumps({'status': 'loaded', 'threads': 0}).encode()\n"
-                 "os.write(3, b'SBX1' + len(body).to_bytes(4, 'big') + body)\ndef f(n):\n    return n\n"):
+    for code in (
+        "def f(n) return n\n",
+        "raise SystemExit(2)\n",
+        "import os\nos._exit(0)\n",
+        "import os\nos.write(3, b'SBX1garbage')\ndef f(n):\n    return n\n",
+        "import os, json\nbody = json.dumps({'status': 'loaded', 'threads': 0}).encode()\n"
+        "os.write(3, b'SBX1' + len(body).to_bytes(4, 'big') + body)\ndef f(n):\n    return n\n",
+    ):
         assert_same(sb, code, "f", NUMBERS[:3], forked=False)
 
 
 def test_threads_processes_or_files_left_by_the_import_mean_one_at_a_time(sb):
-    thread = ("import threading, time\nBOX = []\nthreading.Thread(target=lambda: (time.sleep(0.05), BOX.append(1)),"
-              " daemon=True).start()\n\ndef f(n):\n    time.sleep(0.2)\n    return [n, len(BOX)]\n")
-    process = ("import os, time\nif os.fork() == 0:\n    time.sleep(30)\n    os._exit(0)\n\n"
-               "def f(n):\n    return n\n")
+    thread = (
+        "import threading, time\nBOX = []\nthreading.Thread(target=lambda: (time.sleep(0.05), BOX.append(1)),"
+        " daemon=True).start()\n\ndef f(n):\n    time.sleep(0.2)\n    return [n, len(BOX)]\n"
+    )
+    process = (
+        "import os, time\nif os.fork() == 0:\n    time.sleep(30)\n    os._exit(0)\n\n"
+        "def f(n):\n    return n\n"
+    )
     files = "open('state.txt', 'w').write('1')\n\ndef f(n):\n    return open('state.txt').read()\n"
     for code in (thread, process, files):
         results = assert_same(sb, code, "f", NUMBERS[:3], forked=False)
@@ -155,21 +178,32 @@ def test_a_slow_input_times_out_alone(sb):
 
 
 def test_hostile_calls_are_contained(sb):
-    cases = [("fork_bomb", "main", {}), ("memory_bomb", "main", {}), ("memory_bomb", "many_processes", {}),
-             ("setsid_escape", "main", {}), ("exit_without_result", "flood_channel", {}),
-             ("exit_without_result", "patch_os", {}), ("signal_tamper", "main", {})]
+    cases = [
+        ("fork_bomb", "main", {}),
+        ("memory_bomb", "main", {}),
+        ("memory_bomb", "many_processes", {}),
+        ("setsid_escape", "main", {}),
+        ("exit_without_result", "flood_channel", {}),
+        ("exit_without_result", "patch_os", {}),
+        ("signal_tamper", "main", {}),
+    ]
     for name, entry, literal in cases:
         code = (HOSTILE / f"{name}.py").read_text()
         results = sb.run_each(code, entry, [literal] * 2, 1.0)
-        assert len(results) == 2 and all(r.status != "ok" or r.value is not None for r in results), (name, results)
+        assert len(results) == 2 and all(r.status != "ok" or r.value is not None for r in results), (
+            name,
+            results,
+        )
         assert processes_owned_by(sandbox_uids(sb)) == [], name
     healthy = sb.run_each("def f(n):\n    return n * 2\n", "f", NUMBERS, TIMEOUT)
     assert [decode_value(r.value) for r in healthy] == [2 * n for n in range(6)]
 
 
 def test_patching_os_at_import_does_not_break_the_loader(sb):
-    code = ("import os\nos.fork = lambda: 0\nos.write = lambda fd, data: len(data)\nos._exit = lambda code: None\n\n"
-            "def f(n):\n    return n + 1\n")
+    code = (
+        "import os\nos.fork = lambda: 0\nos.write = lambda fd, data: len(data)\nos._exit = lambda code: None\n\n"
+        "def f(n):\n    return n + 1\n"
+    )
     results = assert_same(sb, code, "f", NUMBERS[:3], forked=True)
     assert [decode_value(r.value) for r in results] == [1, 2, 3]
 
@@ -177,7 +211,9 @@ def test_patching_os_at_import_does_not_break_the_loader(sb):
 def test_many_jobs_keep_their_order(sb):
     jobs = [(f"def f(n):\n    return n + {k}\n", "f", NUMBERS[:3], TIMEOUT) for k in range(5)]
     out = sb.run_each_many(jobs)
-    assert [[decode_value(r.value) for r in results] for results in out] == [[k, k + 1, k + 2] for k in range(5)]
+    assert [[decode_value(r.value) for r in results] for results in out] == [
+        [k, k + 1, k + 2] for k in range(5)
+    ]
 
 
 def test_inputs_are_checked_before_anything_runs(sb):

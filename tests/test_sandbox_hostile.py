@@ -219,7 +219,9 @@ def test_host_survives_and_sandbox_restarts_a_dead_server(sb):
     victim.proc.wait(timeout=5)
     results = sb.run_many([("def f():\n    return 5\n", "f", "{}", 2.0)] * 4)
     assert all(r.status in ("ok", "error") for r in results)
-    assert [r.value for r in sb.run_many([("def f():\n    return 5\n", "f", "{}", 2.0)] * 4)] == [["int", 5]] * 4
+    assert [r.value for r in sb.run_many([("def f():\n    return 5\n", "f", "{}", 2.0)] * 4)] == [
+        ["int", 5]
+    ] * 4
 
 
 def test_huge_stdout(run):
@@ -266,8 +268,16 @@ def test_environment_is_scrubbed(run, strong):
     found = decode_value(r.value)
     env = found["environ"]
     assert env["PYTHONHASHSEED"] == "0"
-    assert set(env) <= {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "PYTHONHASHSEED",
-                        "PYTHONDONTWRITEBYTECODE", "MALLOC_ARENA_MAX"}
+    assert set(env) <= {
+        "PATH",
+        "HOME",
+        "TMPDIR",
+        "LANG",
+        "LC_ALL",
+        "PYTHONHASHSEED",
+        "PYTHONDONTWRITEBYTECODE",
+        "MALLOC_ARENA_MAX",
+    }
     assert not env["HOME"].startswith("/root")
     if strong:
         assert found["/proc/1/environ"] == "PermissionError"
@@ -317,13 +327,18 @@ def test_nothing_survives_close():
     before = set(my_children())
     sb = Sandbox(workers=2, limits=LIMITS)
     uids = sandbox_uids(sb)
-    sb.run_many([(source("setsid_escape"), "main", "{}", 2.0), (source("fork_bomb_persistent"), "main", "{}", 0.5)])
+    sb.run_many(
+        [(source("setsid_escape"), "main", "{}", 2.0), (source("fork_bomb_persistent"), "main", "{}", 0.5)]
+    )
     servers = [s.proc.pid for s in sb._servers]
     sb.close()
     assert not processes_owned_by(uids)
     assert set(my_children()) <= before
     for pid in servers:
-        assert not os.path.exists(f"/proc/{pid}") or "Z" in Path(f"/proc/{pid}/stat").read_text().split(")")[1][:3]
+        assert (
+            not os.path.exists(f"/proc/{pid}")
+            or "Z" in Path(f"/proc/{pid}/stat").read_text().split(")")[1][:3]
+        )
     with pytest.raises(RuntimeError):
         sb.run("def f():\n    return 1\n", "f", "{}", 1.0)
 
@@ -345,7 +360,7 @@ def view_paths(view: dict) -> list[str]:
 def allowed_entries(view: dict, folder: str) -> set[str]:
     """The names a listing of ``folder`` may show: the next step towards something in the view."""
     prefix = folder.rstrip("/") + "/"
-    return {p[len(prefix):].split("/")[0] for p in view_paths(view) if p.startswith(prefix)}
+    return {p[len(prefix) :].split("/")[0] for p in view_paths(view) if p.startswith(prefix)}
 
 
 def check_hidden(view: dict, path: str, outcome: list) -> None:
@@ -378,17 +393,46 @@ def secret_dir(parent: str, token: str) -> Path:
     return folder
 
 
-CHECKOUT_FILES = ["config.yaml", "Snakefile", "pyproject.toml", "resources", "results", "src",
-                  "src/selfplay/__init__.py", "tests/hostile/read_host.py", ".git"]
+CHECKOUT_FILES = [
+    "config.yaml",
+    "Snakefile",
+    "pyproject.toml",
+    "resources",
+    "results",
+    "src",
+    "src/selfplay/__init__.py",
+    "tests/hostile/read_host.py",
+    ".git",
+]
 
 
 def test_checkout_and_host_directories_stay_unreadable(run, sb):
     view = minimal_view(sb)
-    wanted = [str(REPO), *(str(REPO / p) for p in CHECKOUT_FILES),
-              str(REPO / ".venv"), str(REPO / ".venv" / "bin" / "activate"), str(REPO / ".venv" / "bin"),
-              str(REPO.parent), "/root", "/root/.bashrc", "/home", "/srv", "/var", "/var/log", "/var/lib/dpkg/status",
-              "/run", "/opt", "/mnt", "/media", "/boot", "/etc/shadow", "/etc/hostname", "/etc/os-release",
-              "/etc/ssh", "/etc/resolv.conf"]
+    wanted = [
+        str(REPO),
+        *(str(REPO / p) for p in CHECKOUT_FILES),
+        str(REPO / ".venv"),
+        str(REPO / ".venv" / "bin" / "activate"),
+        str(REPO / ".venv" / "bin"),
+        str(REPO.parent),
+        "/root",
+        "/root/.bashrc",
+        "/home",
+        "/srv",
+        "/var",
+        "/var/log",
+        "/var/lib/dpkg/status",
+        "/run",
+        "/opt",
+        "/mnt",
+        "/media",
+        "/boot",
+        "/etc/shadow",
+        "/etc/hostname",
+        "/etc/os-release",
+        "/etc/ssh",
+        "/etc/resolv.conf",
+    ]
     present = [p for p in wanted if os.path.lexists(p)]
     # Control: the checkout is there, readable on the host, and by anyone (the sandbox uid too).
     assert str(REPO / "config.yaml") in present and host_readable(str(REPO / "config.yaml"))
@@ -448,8 +492,14 @@ def test_host_temp_and_checkout_secrets_are_not_visible(run, sb):
         for path in paths:
             c = sb.run_command(["/bin/cat", path], 5.0)
             assert c.exit_code == 1 and token.encode() not in c.stdout, c
-        r = run("read_host", "search", literal=repr({"names": ["answer.txt", folders[0].name],
-                                                     "skip": ["/proc", "/sys", *view["read_only"]]}), timeout=20.0)
+        r = run(
+            "read_host",
+            "search",
+            literal=repr(
+                {"names": ["answer.txt", folders[0].name], "skip": ["/proc", "/sys", *view["read_only"]]}
+            ),
+            timeout=20.0,
+        )
         assert r.status == "ok" and decode_value(r.value) == [], r
     finally:
         for folder in folders:
@@ -470,8 +520,10 @@ def test_another_jobs_work_dir_is_not_visible(run, sb, strong):
     if not strong:
         pytest.skip("the host reads the other job's file through /proc/PID/root, which needs root")
     token = uuid.uuid4().hex
-    writer = ("import os, time\ndef main(token):\n    with open('secret-' + token, 'w') as fh:\n"
-              "        fh.write(token)\n    os.chmod('secret-' + token, 0o644)\n    time.sleep(30)\n")
+    writer = (
+        "import os, time\ndef main(token):\n    with open('secret-' + token, 'w') as fh:\n"
+        "        fh.write(token)\n    os.chmod('secret-' + token, 0o644)\n    time.sleep(30)\n"
+    )
     with Sandbox(workers=1, limits=LIMITS) as other:
         job = threading.Thread(target=other.run, args=(writer, "main", repr({"token": token}), 10.0))
         job.start()
@@ -488,7 +540,9 @@ def test_another_jobs_work_dir_is_not_visible(run, sb, strong):
             r = run("read_host", literal=repr({"paths": guesses}), timeout=5.0)
             assert r.status == "ok", r
             assert all(o[0] != "file" and token not in str(o) for o in decode_value(r.value).values()), r
-            r = sb.run_command(["/bin/sh", "-c", f"cat /tmp/work/*/secret-{token} {host_path}; ls /proc"], 5.0)
+            r = sb.run_command(
+                ["/bin/sh", "-c", f"cat /tmp/work/*/secret-{token} {host_path}; ls /proc"], 5.0
+            )
             assert token.encode() not in r.stdout and str(server).encode() not in r.stdout.split(), r
         finally:
             other.close()
@@ -502,8 +556,13 @@ def test_without_a_mount_namespace_landlock_refuses_the_rest(monkeypatch):
 
     if landlock.abi_version() < 1:
         pytest.skip("the kernel has no Landlock")
-    monkeypatch.setattr(launch, "_strategy", launch.Strategy((), False, False, False, False, os.geteuid() == 0,
-                                                             "forced for a test: no namespaces"))
+    monkeypatch.setattr(
+        launch,
+        "_strategy",
+        launch.Strategy(
+            (), False, False, False, False, os.geteuid() == 0, "forced for a test: no namespaces"
+        ),
+    )
     config = str(REPO / "config.yaml")
     assert host_readable(config)  # control
     with Sandbox(workers=1, limits=LIMITS) as fallback:

@@ -64,7 +64,11 @@ def _snoop(sb: Sandbox, kind: str, extra: str = "") -> dict[str, list[str]]:
         first, second = (decode_value(r.value) for r in results)
         return {place: sorted(set(first[place]) | set(second[place])) for place in PLACES}
     result = sb.run_command([PYTHON, "snoop.py"], 30.0, files={"snoop.py": code})
-    if result.status == "error" and "could not execute" in (result.detail or "") and not sb.isolation["mountns"]:
+    if (
+        result.status == "error"
+        and "could not execute" in (result.detail or "")
+        and not sb.isolation["mountns"]
+    ):
         pytest.skip(f"without a mount namespace the sandbox uid cannot execute {PYTHON}: {result.detail}")
     assert result.ok, (result, result.text("stderr"))
     return json.loads(result.text())
@@ -79,8 +83,13 @@ def worker(request):
         if landlock.abi_version() < 1:
             pytest.skip("the kernel has no Landlock")
         patch = pytest.MonkeyPatch()
-        patch.setattr(launch, "_strategy", launch.Strategy((), False, False, False, False, os.geteuid() == 0,
-                                                           "forced for a test: no namespaces"))
+        patch.setattr(
+            launch,
+            "_strategy",
+            launch.Strategy(
+                (), False, False, False, False, os.geteuid() == 0, "forced for a test: no namespaces"
+            ),
+        )
         try:
             with Sandbox(workers=1, limits=LIMITS) as sb:
                 assert not sb.isolation["pidns"] and not sb.isolation["mountns"]
@@ -116,7 +125,7 @@ def test_the_search_finds_what_its_own_job_holds(worker, hostile):
 
 def _parent(pid: int) -> int:
     stat = Path(f"/proc/{pid}/stat").read_text()
-    return int(stat[stat.rindex(")") + 2:].split()[1])
+    return int(stat[stat.rindex(")") + 2 :].split()[1])
 
 
 def _descendants(pid: int) -> list[int]:
@@ -126,15 +135,18 @@ def _descendants(pid: int) -> list[int]:
 
 def _started(pid: int) -> int:
     stat = Path(f"/proc/{pid}/stat").read_text()
-    return int(stat[stat.rindex(")") + 2:].split()[19])
+    return int(stat[stat.rindex(")") + 2 :].split()[19])
 
 
 def _forked_from_server(server_pid: int) -> list[int]:
     """The idle server's template and its spare job process (the processes with the same
     command line as their parent, the server's interpreter), oldest first: the template
     was forked when the server started."""
-    found = [pid for pid in _descendants(server_pid)
-             if Path(f"/proc/{pid}/cmdline").read_bytes() == Path(f"/proc/{_parent(pid)}/cmdline").read_bytes()]
+    found = [
+        pid
+        for pid in _descendants(server_pid)
+        if Path(f"/proc/{pid}/cmdline").read_bytes() == Path(f"/proc/{_parent(pid)}/cmdline").read_bytes()
+    ]
     return sorted(found, key=_started)
 
 

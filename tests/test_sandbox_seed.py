@@ -17,7 +17,11 @@ PROGRAMS = {
 
 @pytest.fixture(scope="module")
 def pools():
-    with Sandbox(workers=1) as zero, Sandbox(workers=1, seed=0) as also_zero, Sandbox(workers=1, seed=12345) as other:
+    with (
+        Sandbox(workers=1) as zero,
+        Sandbox(workers=1, seed=0) as also_zero,
+        Sandbox(workers=1, seed=12345) as other,
+    ):
         yield zero, also_zero, other
 
 

@@ -25,8 +25,11 @@ def answer(code: str) -> str:
 def test_shipped_problems_are_right_and_completions_are_scored():
     problems = {p["name"]: p for p in load_mini()}
     assert len(problems) == 10 and set(problems) == set(SOLUTIONS)
-    samples = [Sample(name, k, text) for name, code in SOLUTIONS.items()
-               for k, text in enumerate([answer(f"{problems[name]['signature']}\n{code}"), answer(code)])]
+    samples = [
+        Sample(name, k, text)
+        for name, code in SOLUTIONS.items()
+        for k, text in enumerate([answer(f"{problems[name]['signature']}\n{code}"), answer(code)])
+    ]
     # Wrong, non-compiling and unparseable samples for one problem.
     bad_texts = [answer("pairSums xs = xs"), answer("pairSums xs = zipWith (+) xs"), "no code here"]
     samples += [Sample("pairSums", 10 + k, text) for k, text in enumerate(bad_texts)]
@@ -40,10 +43,12 @@ def test_shipped_problems_are_right_and_completions_are_scored():
 
 
 def test_summary_is_pass_at_1_and_compile_errors_per_trial():
-    rows = [{"id": "a", "sample": 0, "passed": True, "compile_error": False, "reason": None},
-            {"id": "a", "sample": 1, "passed": False, "compile_error": True, "reason": "compile_error"},
-            {"id": "b", "sample": 0, "passed": False, "compile_error": True, "reason": "compile_error"},
-            {"id": "b", "sample": 1, "passed": False, "compile_error": True, "reason": "compile_error"}]
+    rows = [
+        {"id": "a", "sample": 0, "passed": True, "compile_error": False, "reason": None},
+        {"id": "a", "sample": 1, "passed": False, "compile_error": True, "reason": "compile_error"},
+        {"id": "b", "sample": 0, "passed": False, "compile_error": True, "reason": "compile_error"},
+        {"id": "b", "sample": 1, "passed": False, "compile_error": True, "reason": "compile_error"},
+    ]
     mode = EvalMode("sampled", 2, False, "mean", {})
     s = HaskellMini().summarise({"a": {}, "b": {}}, rows, mode)
     assert s["pass@1"] == pytest.approx(0.25) and s["compile_errors"] == pytest.approx(1.5)
@@ -62,17 +67,33 @@ def test_table3_says_when_an_agent_had_no_trained_adapter(tmp_path):
 
     def summary(agent, adapter, passed):
         path = tmp_path / f"{agent}.json"
-        write_json(path, {"benchmark": "haskell_mini", "n": 1, "samples": 1, "pass@1": 1.0 if passed else 0.0,
-                          "compile_errors": 0.0, "adapter": adapter, "decoding": "free", "groups": {}})
+        write_json(
+            path,
+            {
+                "benchmark": "haskell_mini",
+                "n": 1,
+                "samples": 1,
+                "pass@1": 1.0 if passed else 0.0,
+                "compile_errors": 0.0,
+                "adapter": adapter,
+                "decoding": "free",
+                "groups": {},
+            },
+        )
         return str(path)
 
-    files = {("haskell_mini", "base"): summary("base", None, False),
-             ("haskell_mini", "alice"): summary("alice", "results/seq/x/round2/adapter_alice", True),
-             ("haskell_mini", "bob"): summary("bob", None, True)}  # Bob's training had no examples
+    files = {
+        ("haskell_mini", "base"): summary("base", None, False),
+        ("haskell_mini", "alice"): summary("alice", "results/seq/x/round2/adapter_alice", True),
+        ("haskell_mini", "bob"): summary("bob", None, True),
+    }  # Bob's training had no examples
     frame = table3(files, ["haskell_mini"], str(tmp_path / "t3.csv"), str(tmp_path / "t3.md"))
     assert list(frame["Pass@1 (%) Δ"]) == ["+100.0", "+100.0"]
     md = (tmp_path / "t3.md").read_text()
-    assert "Bob: no adapter was trained in this run" in md and "Alice" not in md.split("no adapter")[0].split("\n")[-1]
+    assert (
+        "Bob: no adapter was trained in this run" in md
+        and "Alice" not in md.split("no adapter")[0].split("\n")[-1]
+    )
     files[("haskell_mini", "bob")] = summary("bob", "results/seq/x/bob/adapter", True)
     table3(files, ["haskell_mini"], str(tmp_path / "t3.csv"), str(tmp_path / "t3.md"))
     assert "no adapter was trained" not in (tmp_path / "t3.md").read_text()

@@ -10,8 +10,8 @@ import textwrap
 import pytest
 
 from selfplay.errors import UserError
-from selfplay.haskell.literals import random_value, render_literal
 from selfplay.haskell.liquid.answer import parse_proof_answer
+from selfplay.haskell.literals import random_value, render_literal
 from selfplay.haskell.types import parse_type
 from selfplay.llm.answer_format import check_grammar, ll_tokenizer_for, text_matches
 from selfplay.tracks.seq import formats
@@ -19,13 +19,28 @@ from selfplay.tracks.seq.formats import alice_format, bob_format, proof_format
 from selfplay.tracks.seq.parse import parse_alice, parse_bob
 
 SETTINGS = {"constrained": True, "reasoning_chars": 400, "code_chars": 1000}
-SOURCE = {"id": "s1", "code": "f :: Int -> [Int] -> Int\nf n xs = n + sum xs\n", "entry_point": "f",
-          "arg_types": ["Int", "[Int]"], "result_type": "Int"}
+SOURCE = {
+    "id": "s1",
+    "code": "f :: Int -> [Int] -> Int\nf n xs = n + sum xs\n",
+    "entry_point": "f",
+    "arg_types": ["Int", "[Int]"],
+    "result_type": "Int",
+}
 # Q opens with P's signature and name (the format fixes them; parse.py renames Q to f_alt)
 Q = "f :: Int -> [Int] -> Int\nf n xs = n + sum xs + 1\n"
 # what parse.py and answer.py reject for the answer's structure (the rest concerns the content)
-STRUCTURAL = {"too_long", "no_program_section", "no_code_block", "several_code_blocks", "no_diverging_input",
-              "bad_input", "no_lemma", "ambiguous", "empty_output", "output_too_large"}
+STRUCTURAL = {
+    "too_long",
+    "no_program_section",
+    "no_code_block",
+    "several_code_blocks",
+    "no_diverging_input",
+    "bad_input",
+    "no_lemma",
+    "ambiguous",
+    "empty_output",
+    "output_too_large",
+}
 
 PROOF_DOUBLE = textwrap.dedent("""\
     {-@ lemma_double_equiv :: x:Int -> { double x == double_alt x } @-}
@@ -101,14 +116,25 @@ def string_allowed(literal: str) -> bool:
 
 # --------------------------------------------------------------------------- compile
 def test_every_format_compiles_and_is_named():
-    fmts = [alice_format("seq", SOURCE, SETTINGS), alice_format("sinq", SOURCE, SETTINGS),
-            proof_format({"entry_point": "double"}, SETTINGS), bob_format({}, SETTINGS),
-            sinq(["Maybe (Either String Double)", "(Char, ())", "[[Char]]", "Bool", "Integer", "Float"])]
+    fmts = [
+        alice_format("seq", SOURCE, SETTINGS),
+        alice_format("sinq", SOURCE, SETTINGS),
+        proof_format({"entry_point": "double"}, SETTINGS),
+        bob_format({}, SETTINGS),
+        sinq(["Maybe (Either String Double)", "(Char, ())", "[[Char]]", "Bool", "Integer", "Float"]),
+    ]
     assert [f.name for f in fmts[:4]] == ["seq.alice.seq", "seq.alice.sinq", "seq.proof", "seq.bob"]
     for f in fmts:
         check_grammar(f)
-    big = {"reasoning_chars": 100_000, "code_chars": 50_000}  # large bounds stay cheap (no intersection counts)
-    for f in (alice_format("sinq", SOURCE, big), proof_format({"entry_point": "f"}, big), bob_format({}, big)):
+    big = {
+        "reasoning_chars": 100_000,
+        "code_chars": 50_000,
+    }  # large bounds stay cheap (no intersection counts)
+    for f in (
+        alice_format("sinq", SOURCE, big),
+        proof_format({"entry_point": "f"}, big),
+        bob_format({}, big),
+    ):
         check_grammar(f)
     with pytest.raises(UserError, match="unknown game"):
         alice_format("chess", SOURCE, SETTINGS)
@@ -117,15 +143,28 @@ def test_every_format_compiles_and_is_named():
 
 
 # --------------------------------------------------------------------------- well-formed answers
-@pytest.mark.parametrize("game, text, args", [
-    ("seq", alice_text(), None),
-    ("seq", alice_text(think="<think>\nGenerated Program `Q`: maybe later. x < y, a </b> tag, ```code```\n",
-                       nl="\n\n"), None),
-    ("seq", alice_text(think="", program="import Data.Char (ord, chr)\nimport qualified Data.Map as M\n" + Q), None),
-    ("sinq", alice_text(inp="3 [1, -2]"), ["3", "[1, -2]"]),
-    ("sinq", alice_text(inp="(-1) []"), ["(-1)", "[]"]),
-    ("sinq", alice_text(inp="0x1F [(-3),4,-5]"), ["0x1F", "[(-3),4,-5]"]),
-])
+@pytest.mark.parametrize(
+    "game, text, args",
+    [
+        ("seq", alice_text(), None),
+        (
+            "seq",
+            alice_text(
+                think="<think>\nGenerated Program `Q`: maybe later. x < y, a </b> tag, ```code```\n",
+                nl="\n\n",
+            ),
+            None,
+        ),
+        (
+            "seq",
+            alice_text(think="", program="import Data.Char (ord, chr)\nimport qualified Data.Map as M\n" + Q),
+            None,
+        ),
+        ("sinq", alice_text(inp="3 [1, -2]"), ["3", "[1, -2]"]),
+        ("sinq", alice_text(inp="(-1) []"), ["(-1)", "[]"]),
+        ("sinq", alice_text(inp="0x1F [(-3),4,-5]"), ["0x1F", "[(-3),4,-5]"]),
+    ],
+)
 def test_well_formed_alice_answers_are_accepted_and_parse(tok, game, text, args):
     assert matches(alice_format(game, SOURCE, SETTINGS), text, tok), text
     a = parse_alice(text, game, "f", SOURCE["arg_types"])
@@ -134,12 +173,15 @@ def test_well_formed_alice_answers_are_accepted_and_parse(tok, game, text, args)
         assert a.input_args == args
 
 
-@pytest.mark.parametrize("types, inp", [
-    (["String", "Char"], '"a \\"q\\" \\t\\&5 -" \'\\\'\''),
-    (["Maybe Int", "Either String Bool"], "(Just (-3)) (Left ['h', 'i'])"),
-    (["[Maybe (Int, Bool)]", "()"], "[Just (1, True), Nothing, (Just (-2, False))] ()"),
-    (["Double", "[[Char]]"], '(-1.5e-3) ["", "x"]'),
-])
+@pytest.mark.parametrize(
+    "types, inp",
+    [
+        (["String", "Char"], '"a \\"q\\" \\t\\&5 -" \'\\\'\''),
+        (["Maybe Int", "Either String Bool"], "(Just (-3)) (Left ['h', 'i'])"),
+        (["[Maybe (Int, Bool)]", "()"], "[Just (1, True), Nothing, (Just (-2, False))] ()"),
+        (["Double", "[[Char]]"], '(-1.5e-3) ["", "x"]'),
+    ],
+)
 def test_sinq_inputs_of_other_types(tok, types, inp):
     text = alice_text(program=q_for(types), inp=inp)
     assert matches(sinq(types), text, tok), text
@@ -147,8 +189,15 @@ def test_sinq_inputs_of_other_types(tok, types, inp):
     assert a.ok, (a.reason, a.detail)
 
 
-@pytest.mark.parametrize("p, code", [("double", PROOF_DOUBLE), ("clamp3", PROOF_CLAMP), ("len", PROOF_HELPER_FIRST),
-                                     ("double", "lemma_double_equiv :: Int -> Proof\nlemma_double_equiv x = ()\n")])
+@pytest.mark.parametrize(
+    "p, code",
+    [
+        ("double", PROOF_DOUBLE),
+        ("clamp3", PROOF_CLAMP),
+        ("len", PROOF_HELPER_FIRST),
+        ("double", "lemma_double_equiv :: Int -> Proof\nlemma_double_equiv x = ()\n"),
+    ],
+)
 def test_well_formed_proofs_are_accepted_and_parse(tok, p, code):
     text = proof_text(code)
     assert matches(proof_format({"entry_point": p}, SETTINGS), text, tok), text
@@ -156,42 +205,48 @@ def test_well_formed_proofs_are_accepted_and_parse(tok, p, code):
     assert ans.ok and ans.origin == "fenced", ans.detail
 
 
-@pytest.mark.parametrize("text, verdict", [
-    (bob_text("Yes"), "yes"),
-    (bob_text("No", remarks="\n\nThey differ on [] (see `f_alt`).\n\n"), "no"),
-    # a verdict inside the thinking is not read
-    (bob_text("No", remarks="\n", think="### Step 1\n# Equivalent?\nYes\n"), "no"),
-])
+@pytest.mark.parametrize(
+    "text, verdict",
+    [
+        (bob_text("Yes"), "yes"),
+        (bob_text("No", remarks="\n\nThey differ on [] (see `f_alt`).\n\n"), "no"),
+        # a verdict inside the thinking is not read
+        (bob_text("No", remarks="\n", think="### Step 1\n# Equivalent?\nYes\n"), "no"),
+    ],
+)
 def test_well_formed_bob_answers_are_accepted_and_parse(tok, text, verdict):
     assert matches(bob_format({}, SETTINGS), text, tok), text
     assert parse_bob(text) == (verdict, None)
 
 
 # --------------------------------------------------------------------------- malformed answers
-@pytest.mark.parametrize("game, text, why", [
-    ("seq", alice_text().replace("Generated Program", "Program"), "the program heading changed"),
-    ("seq", alice_text().replace("</think>", ""), "the reasoning never ends"),
-    ("seq", alice_text()[:-4], "the closing fence is missing"),
-    ("seq", alice_text(program=Q[:-1] + "```\n")[:-4] + "\n", "the fence closes mid-line"),
-    ("seq", alice_text() + "Hope this helps.", "text after the end"),
-    ("seq", alice_text(think="x" * 401 + "\n"), "reasoning over reasoning_chars"),
-    ("seq", alice_text(program=Q + "-- " + "y" * 1000 + "\n"), "code over code_chars"),
-    ("seq", alice_text(program=Q + "-- generated program Q\n"), "a parser marker inside the code"),
-    ("seq", alice_text(program=Q + "-- </think>\n"), "</think> inside the code"),
-    ("sinq", alice_text(), "no diverging input"),
-    ("sinq", alice_text(inp="3"), "too few arguments"),
-    ("sinq", alice_text(inp="3 [1] 4"), "too many arguments"),
-    ("sinq", alice_text(inp="-1 [2]"), "a bare negative argument"),
-    ("sinq", alice_text(inp="x = 1 [2]"), "a label before the arguments"),
-    ("sinq", alice_text(inp="(length [1]) [2]"), "not a literal"),
-    ("sinq", alice_text(inp="3 [1]") + "because\n", "text after the input"),
-    ("sinq", alice_text(inp="3  [1]"), "two spaces between the arguments"),
-    ("seq", alice_text(program=Q.replace("f ::", "g ::")), "Q's signature names another function"),
-    ("seq", alice_text(program=Q.replace("-> Int\n", "-> Integer\n")), "Q's signature has another type"),
-    ("seq", alice_text(program="-- Q\n" + Q), "text before the signature"),
-    ("seq", alice_text(program="import P\n" + Q), "an import of a module that does not exist"),
-    ("seq", alice_text(program="import Data.Char\n" * (formats.MAX_IMPORTS + 1) + Q), "too many imports"),
-])
+@pytest.mark.parametrize(
+    "game, text, why",
+    [
+        ("seq", alice_text().replace("Generated Program", "Program"), "the program heading changed"),
+        ("seq", alice_text().replace("</think>", ""), "the reasoning never ends"),
+        ("seq", alice_text()[:-4], "the closing fence is missing"),
+        ("seq", alice_text(program=Q[:-1] + "```\n")[:-4] + "\n", "the fence closes mid-line"),
+        ("seq", alice_text() + "Hope this helps.", "text after the end"),
+        ("seq", alice_text(think="x" * 401 + "\n"), "reasoning over reasoning_chars"),
+        ("seq", alice_text(program=Q + "-- " + "y" * 1000 + "\n"), "code over code_chars"),
+        ("seq", alice_text(program=Q + "-- generated program Q\n"), "a parser marker inside the code"),
+        ("seq", alice_text(program=Q + "-- </think>\n"), "</think> inside the code"),
+        ("sinq", alice_text(), "no diverging input"),
+        ("sinq", alice_text(inp="3"), "too few arguments"),
+        ("sinq", alice_text(inp="3 [1] 4"), "too many arguments"),
+        ("sinq", alice_text(inp="-1 [2]"), "a bare negative argument"),
+        ("sinq", alice_text(inp="x = 1 [2]"), "a label before the arguments"),
+        ("sinq", alice_text(inp="(length [1]) [2]"), "not a literal"),
+        ("sinq", alice_text(inp="3 [1]") + "because\n", "text after the input"),
+        ("sinq", alice_text(inp="3  [1]"), "two spaces between the arguments"),
+        ("seq", alice_text(program=Q.replace("f ::", "g ::")), "Q's signature names another function"),
+        ("seq", alice_text(program=Q.replace("-> Int\n", "-> Integer\n")), "Q's signature has another type"),
+        ("seq", alice_text(program="-- Q\n" + Q), "text before the signature"),
+        ("seq", alice_text(program="import P\n" + Q), "an import of a module that does not exist"),
+        ("seq", alice_text(program="import Data.Char\n" * (formats.MAX_IMPORTS + 1) + Q), "too many imports"),
+    ],
+)
 def test_malformed_alice_answers_are_refused(tok, game, text, why):
     assert not matches(alice_format(game, SOURCE, SETTINGS), text, tok), why
 
@@ -203,35 +258,43 @@ def test_what_the_parser_would_misread_is_refused(tok):
     dashes = alice_text(inp='"a--b"')
     types = ["String"]
     assert not matches(sinq(types), dashes, tok)
-    assert parse_alice(alice_text(program=q_for(types), inp='"a--b"'), "sinq", "f", types).reason == "bad_input"
+    assert (
+        parse_alice(alice_text(program=q_for(types), inp='"a--b"'), "sinq", "f", types).reason == "bad_input"
+    )
 
 
-@pytest.mark.parametrize("text, why", [
-    (proof_text("lemma_f_equiv x = ()\n"), "the block does not name the lemma"),
-    (proof_text("lemma_double_equivalent x = ()\n"), "the lemma's name only as part of a longer word"),
-    (proof_text()[:-4], "the closing fence is missing"),
-    (proof_text() + "This proves it.\n", "text after the block"),
-    (proof_text().replace("</think>\n\n", "</think>\nHere is the proof:\n"), "text before the block"),
-    (proof_text() + "```haskell\n" + PROOF_DOUBLE + "```\n", "a second block"),
-    (proof_text(PROOF_DOUBLE + "-- </THINK >\n"), "an end of thinking inside the block"),
-    (proof_text(think="y" * 401), "reasoning over reasoning_chars"),
-])
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        (proof_text("lemma_f_equiv x = ()\n"), "the block does not name the lemma"),
+        (proof_text("lemma_double_equivalent x = ()\n"), "the lemma's name only as part of a longer word"),
+        (proof_text()[:-4], "the closing fence is missing"),
+        (proof_text() + "This proves it.\n", "text after the block"),
+        (proof_text().replace("</think>\n\n", "</think>\nHere is the proof:\n"), "text before the block"),
+        (proof_text() + "```haskell\n" + PROOF_DOUBLE + "```\n", "a second block"),
+        (proof_text(PROOF_DOUBLE + "-- </THINK >\n"), "an end of thinking inside the block"),
+        (proof_text(think="y" * 401), "reasoning over reasoning_chars"),
+    ],
+)
 def test_malformed_proofs_are_refused(tok, text, why):
     assert not matches(proof_format({"entry_point": "double"}, SETTINGS), text, tok), why
 
 
-@pytest.mark.parametrize("text, why", [
-    (bob_text("Maybe"), "a verdict that is not Yes or No"),
-    (bob_text("**Yes**"), "decorated verdict"),
-    (bob_text("yes"), "lower case"),
-    (bob_text("Yes").replace("# Equivalent?", "Equivalent?"), "the heading is missing"),
-    (bob_text("Yes").replace("# Equivalent?\n", "# Equivalent? "), "the verdict not on its own line"),
-    (bob_text("Yes") + "They are the same.", "text after the verdict"),
-    (bob_text("No", remarks="\n# Summary\nclose.\n"), "another heading after the reasoning"),
-    (bob_text("Yes", remarks="\n" + "z" * 401 + "\n"), "remarks over reasoning_chars"),
-    (bob_text("Yes", think="w" * 401), "reasoning over reasoning_chars"),
-    (bob_text("Yes").replace("</think>", ""), "the reasoning never ends"),
-])
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        (bob_text("Maybe"), "a verdict that is not Yes or No"),
+        (bob_text("**Yes**"), "decorated verdict"),
+        (bob_text("yes"), "lower case"),
+        (bob_text("Yes").replace("# Equivalent?", "Equivalent?"), "the heading is missing"),
+        (bob_text("Yes").replace("# Equivalent?\n", "# Equivalent? "), "the verdict not on its own line"),
+        (bob_text("Yes") + "They are the same.", "text after the verdict"),
+        (bob_text("No", remarks="\n# Summary\nclose.\n"), "another heading after the reasoning"),
+        (bob_text("Yes", remarks="\n" + "z" * 401 + "\n"), "remarks over reasoning_chars"),
+        (bob_text("Yes", think="w" * 401), "reasoning over reasoning_chars"),
+        (bob_text("Yes").replace("</think>", ""), "the reasoning never ends"),
+    ],
+)
 def test_malformed_bob_answers_are_refused(tok, text, why):
     assert not matches(bob_format({}, SETTINGS), text, tok), why
 
@@ -245,11 +308,13 @@ def test_masks_along_well_formed_answers_allow_every_token(tok):
 
     hf, ll = tok
     types = ["String", "[Maybe (Int, Char)]", "Either Double Bool"]
-    inp = r'''"x \"y\" \t\&3-" [Just (-1, '\n'), Nothing] (Right True)'''
-    cases = [(alice_format("seq", SOURCE, SETTINGS), alice_text("<think>Maybe `foldr`?\n# Plan\n")),
-             (sinq(types), alice_text(program=q_for(types), inp=inp)),
-             (proof_format({"entry_point": "len"}, SETTINGS), proof_text(PROOF_HELPER_FIRST)),
-             (bob_format({}, SETTINGS), bob_text("No", remarks="\nThey differ on [].\n"))]
+    inp = r""""x \"y\" \t\&3-" [Just (-1, '\n'), Nothing] (Right True)"""
+    cases = [
+        (alice_format("seq", SOURCE, SETTINGS), alice_text("<think>Maybe `foldr`?\n# Plan\n")),
+        (sinq(types), alice_text(program=q_for(types), inp=inp)),
+        (proof_format({"entry_point": "len"}, SETTINGS), proof_text(PROOF_HELPER_FIRST)),
+        (bob_format({}, SETTINGS), bob_text("No", remarks="\nThey differ on [].\n")),
+    ]
     mask = allocate_token_bitmask(1, ll.vocab_size)
 
     def allowed(token: int) -> bool:
@@ -266,9 +331,39 @@ def test_masks_along_well_formed_answers_allow_every_token(tok):
 
 
 # --------------------------------------------------------------------------- free regions
-PIECES = ["<", "/", "t", "h", "i", "n", "k", ">", "</", "<think>", "</thin", "</think >", "</THINK>", "#", "`", "``",
-          "```", "\n", " ", "x", "é", "中", "\\", '"', "'", "-", "--", "{-", "-}", "Generated Program",
-          "Diverging Input"]
+PIECES = [
+    "<",
+    "/",
+    "t",
+    "h",
+    "i",
+    "n",
+    "k",
+    ">",
+    "</",
+    "<think>",
+    "</thin",
+    "</think >",
+    "</THINK>",
+    "#",
+    "`",
+    "``",
+    "```",
+    "\n",
+    " ",
+    "x",
+    "é",
+    "中",
+    "\\",
+    '"',
+    "'",
+    "-",
+    "--",
+    "{-",
+    "-}",
+    "Generated Program",
+    "Diverging Input",
+]
 
 
 def _draw(rng: random.Random, pieces: list[str], most: int) -> str:
@@ -307,8 +402,10 @@ def test_random_free_text_is_accepted_and_parsed(tok):
         if ok:
             assert parse_alice(text, "seq", "f", SOURCE["arg_types"]).ok, text
 
-        code = f"{{-@ lemma_f_equiv :: n:Int -> {{ f n == f_alt n }} @-}}\n-- {junk}\nlemma_f_equiv :: Int -> Proof\n" \
-               f"lemma_f_equiv n = ()\n"
+        code = (
+            f"{{-@ lemma_f_equiv :: n:Int -> {{ f n == f_alt n }} @-}}\n-- {junk}\nlemma_f_equiv :: Int -> Proof\n"
+            f"lemma_f_equiv n = ()\n"
+        )
         text = proof_text(code, think)
         ok = "</think>" not in think and not re.search(r"```|</think\s*>", junk, re.I)
         assert matches(proof_fmt, text, tok) == ok, text
@@ -323,8 +420,23 @@ def test_random_free_text_is_accepted_and_parsed(tok):
             assert parse_bob(text) == (verdict.lower(), None), text
 
 
-TYPES = ["Int", "Integer", "Double", "Bool", "Char", "String", "()", "[Int]", "[[Char]]", "(Int, String)",
-         "Maybe Int", "Either String [Int]", "[Maybe (Int, Bool)]", "Maybe (Maybe Char)", "(Double, [Bool], ())"]
+TYPES = [
+    "Int",
+    "Integer",
+    "Double",
+    "Bool",
+    "Char",
+    "String",
+    "()",
+    "[Int]",
+    "[[Char]]",
+    "(Int, String)",
+    "Maybe Int",
+    "Either String [Int]",
+    "[Maybe (Int, Bool)]",
+    "Maybe (Maybe Char)",
+    "(Double, [Bool], ())",
+]
 
 
 def test_random_literals_of_the_argument_types_are_accepted_and_parsed(tok):

@@ -19,13 +19,17 @@ Q_BLOCK = "Generated Program `Q`:\n```haskell\nf_alt :: Int -> [Int] -> Int\nf_a
 
 
 def cfg(p=0.5, seed=7):
-    return {"seed": seed, "seq": {"game": {"seq_probability": p, "target_difficulty": 10},
-                                  "sources": {"per_round": 500}}}
+    return {
+        "seed": seed,
+        "seq": {"game": {"seq_probability": p, "target_difficulty": 10}, "sources": {"per_round": 500}},
+    }
 
 
 # --------------------------------------------------------------------------- parsing
 def test_parse_seq_answer_after_thinking():
-    a = parse_alice("<think>Generated Program `Q`: maybe later</think>\n" + Q_BLOCK, "seq", "f", ["Int", "[Int]"])
+    a = parse_alice(
+        "<think>Generated Program `Q`: maybe later</think>\n" + Q_BLOCK, "seq", "f", ["Int", "[Int]"]
+    )
     assert a.ok and a.name_q == "f_alt" and a.program.startswith("f_alt :: Int -> [Int] -> Int")
 
 
@@ -43,18 +47,29 @@ def test_q_with_ps_name_is_renamed():
     assert a.ok and a.name_q == "f_alt" and "f_alt n = n * f_alt (n - 1)" in a.program and a.notes
 
 
-@pytest.mark.parametrize("text, game, reason", [
-    ("no format at all", "seq", "no_program_section"),
-    ("Generated Program `Q`:\nf_alt n = n\n", "seq", "no_code_block"),
-    ("Generated Program `Q`:\n```haskell\nf_alt n = n\n```\n", "seq", "no_signature"),
-    ("Generated Program `Q`:\n```haskell\nf_alt :: Int -> Int\nf_alt n = n\n```\n", "seq", "signature_mismatch"),
-    (Q_BLOCK, "sinq", "no_diverging_input"),
-    (Q_BLOCK + "Diverging Input `x`:\n3\n", "sinq", "bad_input"),
-    (Q_BLOCK + "Diverging Input `x`:\n3 [1\n", "sinq", "bad_input"),
-    ("Generated Program `Q`:\n```haskell\nf_alt :: Int -> [Int] -> Int\nf_alt n xs = n\n"
-     "main :: IO ()\nmain = print 1\n```\n", "seq", "defines_main"),
-    ("x" * 70000, "seq", "too_long"),
-])
+@pytest.mark.parametrize(
+    "text, game, reason",
+    [
+        ("no format at all", "seq", "no_program_section"),
+        ("Generated Program `Q`:\nf_alt n = n\n", "seq", "no_code_block"),
+        ("Generated Program `Q`:\n```haskell\nf_alt n = n\n```\n", "seq", "no_signature"),
+        (
+            "Generated Program `Q`:\n```haskell\nf_alt :: Int -> Int\nf_alt n = n\n```\n",
+            "seq",
+            "signature_mismatch",
+        ),
+        (Q_BLOCK, "sinq", "no_diverging_input"),
+        (Q_BLOCK + "Diverging Input `x`:\n3\n", "sinq", "bad_input"),
+        (Q_BLOCK + "Diverging Input `x`:\n3 [1\n", "sinq", "bad_input"),
+        (
+            "Generated Program `Q`:\n```haskell\nf_alt :: Int -> [Int] -> Int\nf_alt n xs = n\n"
+            "main :: IO ()\nmain = print 1\n```\n",
+            "seq",
+            "defines_main",
+        ),
+        ("x" * 70000, "seq", "too_long"),
+    ],
+)
 def test_malformed_answers_get_a_reason(text, game, reason):
     a = parse_alice(text, game, "f", ["Int", "[Int]"])
     assert not a.ok and a.reason == reason, (a.reason, a.detail)
@@ -88,9 +103,11 @@ def test_prompts_keep_the_papers_formats():
     assert "Generated Program `Q`:" in prompts.ALICE_SEQ_SYSTEM
     assert "Diverging Input `x`:" in prompts.ALICE_SINQ_SYSTEM
     assert "# Equivalent?" in prompts.BOB_SYSTEM
-    proof = prompts.proof_user_message("f", "f_alt", "f a b = a", "f_alt a b = a", 2, error="binder x1 refined")
+    proof = prompts.proof_user_message(
+        "f", "f_alt", "f a b = a", "f_alt a b = a", 2, error="binder x1 refined"
+    )
     assert "`f x1 x2 == f_alt x1 x2`" in proof and "binder x1 refined" in proof
-    assert '{-@ reflect f_alt @-}' in proof
+    assert "{-@ reflect f_alt @-}" in proof
     pred = prompts.difficulty_prediction_messages("sinq", "p", "q")
     assert pred[0]["content"].startswith("Difficulty level: Any") and "inequivalent" in pred[0]["content"]
     with pytest.raises(ValueError):
@@ -98,38 +115,67 @@ def test_prompts_keep_the_papers_formats():
 
 
 def test_training_examples():
-    inst = {"game": "seq", "code_p": "f :: Int -> Int\nf x = x\n", "code_q": "f_alt :: Int -> Int\nf_alt x = x\n",
-            "arg_types": ["Int"], "alice_output": "<think>t</think>\nGenerated Program `Q`: ...", "difficulty": 6.67,
-            "proof": "```haskell\nlemma_f_equiv x = trivial\n```"}
+    inst = {
+        "game": "seq",
+        "code_p": "f :: Int -> Int\nf x = x\n",
+        "code_q": "f_alt :: Int -> Int\nf_alt x = x\n",
+        "arg_types": ["Int"],
+        "alice_output": "<think>t</think>\nGenerated Program `Q`: ...",
+        "difficulty": 6.67,
+        "proof": "```haskell\nlemma_f_equiv x = trivial\n```",
+    }
     main = examples.alice_main_example(inst, 10)
-    assert main["prompt"][1]["content"].startswith("Difficulty level: 10") and main["completion"][0]["content"] == \
-        inst["alice_output"]
+    assert (
+        main["prompt"][1]["content"].startswith("Difficulty level: 10")
+        and main["completion"][0]["content"] == inst["alice_output"]
+    )
     assert examples.alice_difficulty_example(inst)["completion"][0]["content"] == "Difficulty level: 7"
     assert "lemma_f_equiv" in examples.alice_proof_example(inst, 10)["completion"][0]["content"]
 
 
 # --------------------------------------------------------------------------- proofs bookkeeping
 def _check(cid, attempt, status, accepted=False, feedback=None, reason="r"):
-    return {"candidate_id": cid, "attempt": attempt, "gen_key": f"k{attempt}", "proof_output": f"proof {attempt}",
-            "verdict": {"status": status, "accepted": accepted, "reason": reason, "proof": f"lemma {attempt}"},
-            "feedback": feedback}
+    return {
+        "candidate_id": cid,
+        "attempt": attempt,
+        "gen_key": f"k{attempt}",
+        "proof_output": f"proof {attempt}",
+        "verdict": {"status": status, "accepted": accepted, "reason": reason, "proof": f"lemma {attempt}"},
+        "feedback": feedback,
+    }
 
 
 def test_retries_only_for_fixable_refusals():
-    cands = [{"id": "a", "status": "awaiting_proof"}, {"id": "b", "status": "awaiting_proof"},
-             {"id": "c", "status": "rejected"}]
+    cands = [
+        {"id": "a", "status": "awaiting_proof"},
+        {"id": "b", "status": "awaiting_proof"},
+        {"id": "c", "status": "rejected"},
+    ]
     assert [c["id"] for c, fb in needs_attempt(cands, None)] == ["a", "b"]
-    previous = [_check("a", 1, "rejected", feedback="binder refined"), _check("b", 1, "missing", feedback=None)]
+    previous = [
+        _check("a", 1, "rejected", feedback="binder refined"),
+        _check("b", 1, "missing", feedback=None),
+    ]
     again = needs_attempt(cands, previous)
     assert [(c["id"], fb) for c, fb in again] == [("a", "binder refined")]
 
 
 def test_settle_takes_the_first_accepted_proof():
-    cands = [{"id": "a", "status": "awaiting_proof", "verified": False},
-             {"id": "b", "status": "awaiting_proof", "verified": False},
-             {"id": "c", "status": "verified", "verified": True}]
-    out = {c["id"]: c for c in settle(cands, [[_check("a", 1, "rejected"), _check("b", 1, "missing", reason="nc")],
-                                             [_check("a", 2, "safe", accepted=True)]])}
+    cands = [
+        {"id": "a", "status": "awaiting_proof", "verified": False},
+        {"id": "b", "status": "awaiting_proof", "verified": False},
+        {"id": "c", "status": "verified", "verified": True},
+    ]
+    out = {
+        c["id"]: c
+        for c in settle(
+            cands,
+            [
+                [_check("a", 1, "rejected"), _check("b", 1, "missing", reason="nc")],
+                [_check("a", 2, "safe", accepted=True)],
+            ],
+        )
+    }
     assert out["a"]["verified"] and out["a"]["proof_attempt"] == 2 and out["a"]["proof"] == "proof 2"
     assert not out["b"]["verified"] and out["b"]["reject_reason"] == "proof:nc"
     assert out["c"]["verified"]
@@ -151,8 +197,9 @@ def test_regime_arithmetic_reproduces_appendix_f():
 
 def test_regime_from_table6_and_applied_to_config(tmp_path):
     table6 = tmp_path / "table6.csv"
-    table6.write_text("Game,Total Validated,Attempts,Yield,Validated by round\nSEQ,34,1750,1.94%,\n"
-                      "SINQ,903,1750,51.6%,\n")
+    table6.write_text(
+        "Game,Total Validated,Attempts,Yield,Validated by round\nSEQ,34,1750,1.94%,\nSINQ,903,1750,51.6%,\n"
+    )
     assert yields_from_table6(str(table6)) == {"seq": 34 / 1750, "sinq": 903 / 1750}
     regimes = tmp_path / "regimes.json"
     regimes.write_text(json.dumps(regime_parameters(34 / 1750, 903 / 1750, 500)))

@@ -11,8 +11,11 @@ from selfplay.report.figures import finish_figure, pyplot
 
 def inst(id_, difficulty, correct=()):
     samples = [{"output": f"{id_}-answer{k}", "correct": ok} for k, ok in enumerate(correct)]
-    return {"id": id_, "difficulty": difficulty,
-            "bob": {"n": len(samples), "n_correct": sum(correct), "samples": samples}}
+    return {
+        "id": id_,
+        "difficulty": difficulty,
+        "bob": {"n": len(samples), "n_correct": sum(correct), "samples": samples},
+    }
 
 
 def test_accumulated_labels_count_each_instance_once_in_id_order(tmp_path):
@@ -28,12 +31,19 @@ def test_bob_trainset_holds_only_his_correct_answers_in_a_fixed_order(tmp_path):
     shard0, shard1, out = tmp_path / "s0.jsonl", tmp_path / "s1.jsonl", tmp_path / "bob.jsonl"
     write_jsonl(shard0, [inst("z", 5.0, [True, False, True])])
     write_jsonl(shard1, [inst("a", 10.0, [False, False]), inst("m", 0.0, [True])])
-    stats = write_bob_trainset([str(shard0), str(shard1)], str(out),
-                               lambda i, text: {"completion": text, "difficulty": i["difficulty"]}, "test")
+    stats = write_bob_trainset(
+        [str(shard0), str(shard1)],
+        str(out),
+        lambda i, text: {"completion": text, "difficulty": i["difficulty"]},
+        "test",
+    )
     rows = read_jsonl(out)
     assert stats == {"examples": 3}
     assert [(r["instance_id"], r["sample"], r["completion"]) for r in rows] == [
-        ("m", 0, "m-answer0"), ("z", 0, "z-answer0"), ("z", 2, "z-answer2")]
+        ("m", 0, "m-answer0"),
+        ("z", 0, "z-answer0"),
+        ("z", 2, "z-answer2"),
+    ]
     assert all(r["kind"] == "bob" for r in rows) and rows[0]["difficulty"] == 0.0
 
 

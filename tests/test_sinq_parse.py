@@ -26,7 +26,9 @@ from selfplay.tracks.sinq.parse import (
 FENCE = "```"
 
 
-def alice_text(program: str, literal: str, analysis: str = "Looking at the loop bounds.", lang: str = "python") -> str:
+def alice_text(
+    program: str, literal: str, analysis: str = "Looking at the loop bounds.", lang: str = "python"
+) -> str:
     return (
         f"# Analysis\n{analysis}\n\n"
         f"# Generated program\n{FENCE}{lang}\n{program}\n{FENCE}\n\n"
@@ -124,14 +126,18 @@ def test_alice_setext_headings():
 
 
 def test_unknown_level1_heading_inside_analysis_stays_in_analysis():
-    text = alice_text("def f(x):\n    return -x", "{'x': 2}", analysis="step one\n\n# Step 2\n```python\nf(1)\n```\nmore")
+    text = alice_text(
+        "def f(x):\n    return -x", "{'x': 2}", analysis="step one\n\n# Step 2\n```python\nf(1)\n```\nmore"
+    )
     r = parse_alice(text, "f")
     assert r.ok, r
     assert "# Step 2" in r.analysis and "f(1)" in r.analysis
 
 
 def test_unknown_section_after_program_is_ignored():
-    text = alice_text("def f(x):\n    return -x", "{'x': 2}") + "\n# Notes\n```python\nprint('ignored')\n```\n"
+    text = (
+        alice_text("def f(x):\n    return -x", "{'x': 2}") + "\n# Notes\n```python\nprint('ignored')\n```\n"
+    )
     assert parse_alice(text, "f").ok
 
 
@@ -144,7 +150,9 @@ def test_other_language_blocks_are_ignored_beside_a_python_block():
     assert r.ok, r
 
 
-@pytest.mark.parametrize("answer", ["No", "No.", "no", "**No**", "NO", "No, they differ for empty lists.", "*no*"])
+@pytest.mark.parametrize(
+    "answer", ["No", "No.", "no", "**No**", "NO", "No, they differ for empty lists.", "*no*"]
+)
 def test_bob_says_no(answer):
     r = parse_bob(bob_text(answer, '{"xs": [], "k": -1}'))
     assert r.ok, r
@@ -203,9 +211,24 @@ No
 
 
 def test_input_literal_types():
-    value, src = parse_input_literal("{'t': (1, 2), 's': {3, 1}, 'b': b'\\x00a', 'n': -7, 'f': -2.5, 'e': set(), 'one': (1,), 'c': 1-2j, 'z': None}")
-    assert value == {"t": (1, 2), "s": {1, 3}, "b": b"\x00a", "n": -7, "f": -2.5, "e": set(), "one": (1,), "c": 1 - 2j, "z": None}
-    assert src == "{'t': (1, 2), 's': {1, 3}, 'b': b'\\x00a', 'n': -7, 'f': -2.5, 'e': set(), 'one': (1,), 'c': (1-2j), 'z': None}"
+    value, src = parse_input_literal(
+        "{'t': (1, 2), 's': {3, 1}, 'b': b'\\x00a', 'n': -7, 'f': -2.5, 'e': set(), 'one': (1,), 'c': 1-2j, 'z': None}"
+    )
+    assert value == {
+        "t": (1, 2),
+        "s": {1, 3},
+        "b": b"\x00a",
+        "n": -7,
+        "f": -2.5,
+        "e": set(),
+        "one": (1,),
+        "c": 1 - 2j,
+        "z": None,
+    }
+    assert (
+        src
+        == "{'t': (1, 2), 's': {1, 3}, 'b': b'\\x00a', 'n': -7, 'f': -2.5, 'e': set(), 'one': (1,), 'c': (1-2j), 'z': None}"
+    )
     assert ast.literal_eval(src) == value
 
 
@@ -264,7 +287,13 @@ def test_normalise_program_removes_comments_and_layout():
 
 def test_normalise_program_entry_point_rules():
     assert normalise_program("import math\nclass A: pass\ndef helper(): pass\ndef f(): return helper()", "f")
-    for code in ("def g(): pass", "class f: pass", "def outer():\n    def f(): pass", "f = lambda: 1", "async def f(): pass"):
+    for code in (
+        "def g(): pass",
+        "class f: pass",
+        "def outer():\n    def f(): pass",
+        "f = lambda: 1",
+        "async def f(): pass",
+    ):
         with pytest.raises(ParseFailure) as info:
             normalise_program(code, "f")
         assert info.value.reason == "missing_entry_point"
@@ -285,18 +314,38 @@ REASON_EXAMPLES: list[tuple[str, object, str]] = [
     ("alice", "just some prose\n## only level two\n", "no_sections"),
     ("bob", "```python\n{'x': 1}\n```", "no_sections"),
     ("alice", "# Analysis\nx\n# Generated program\n```python\ndef f(x): pass\n```\n", "missing_section"),
-    ("alice", "# Generated program\n```python\ndef f(x): pass\n```\n# Diverging input example\n```\n{}\n```", "missing_section"),
+    (
+        "alice",
+        "# Generated program\n```python\ndef f(x): pass\n```\n# Diverging input example\n```\n{}\n```",
+        "missing_section",
+    ),
     ("bob", "# Analysis\nx\n# Answer\nNo", "missing_section"),
     ("bob", "# Analysis\nx\n# Equivalent?\nNo\n", "missing_section"),
-    ("alice", alice_text(VALID_PROGRAM, "{'x': 1}") + "# Generated program\n```python\ndef f(x): pass\n```", "duplicate_section"),
+    (
+        "alice",
+        alice_text(VALID_PROGRAM, "{'x': 1}") + "# Generated program\n```python\ndef f(x): pass\n```",
+        "duplicate_section",
+    ),
     ("bob", "# Analysis\na\n# Analysis\nb\n# Equivalent?\nYes", "duplicate_section"),
-    ("alice", "# Analysis\nx\n# Generated program\ndef f(x): pass\n# Diverging input example\n```\n{}\n```", "no_code_block"),
-    ("alice", "# Analysis\nx\n# Generated program\n    def f(x):\n        pass\n\n# Diverging input example\n```\n{}\n```", "no_code_block"),
+    (
+        "alice",
+        "# Analysis\nx\n# Generated program\ndef f(x): pass\n# Diverging input example\n```\n{}\n```",
+        "no_code_block",
+    ),
+    (
+        "alice",
+        "# Analysis\nx\n# Generated program\n    def f(x):\n        pass\n\n# Diverging input example\n```\n{}\n```",
+        "no_code_block",
+    ),
     ("bob", bob_text("No", None), "no_code_block"),
     ("bob", bob_text("No", None) + "{'x': 1}\n", "no_code_block"),
     ("alice", alice_text(VALID_PROGRAM, "{'x': 1}", lang="javascript"), "wrong_code_language"),
-    ("bob", bob_text("No", None) + "```json\n{\"x\": 1}\n```\n", "wrong_code_language"),
-    ("alice", "# Analysis\nx\n# Generated program\n```python\ndef f(x): pass\n```\n```python\ndef f(x): return 1\n```\n# Diverging input example\n```\n{}\n```", "several_code_blocks"),
+    ("bob", bob_text("No", None) + '```json\n{"x": 1}\n```\n', "wrong_code_language"),
+    (
+        "alice",
+        "# Analysis\nx\n# Generated program\n```python\ndef f(x): pass\n```\n```python\ndef f(x): return 1\n```\n# Diverging input example\n```\n{}\n```",
+        "several_code_blocks",
+    ),
     ("alice", alice_text(VALID_PROGRAM, "{'x': 1}\n```\n```python\n{'x': 2}"), "several_code_blocks"),
     ("bob", bob_text("No", "{'x': 1}") + "```python\n{'x': 2}\n```\n", "several_code_blocks"),
     ("alice", alice_text("def f(x)\n    return x", "{'x': 1}"), "syntax_error"),
@@ -321,7 +370,9 @@ def _run(who: str, text: object):
     return parse_alice(text, "f") if who == "alice" else parse_bob(text)
 
 
-@pytest.mark.parametrize("who,text,reason", REASON_EXAMPLES, ids=[f"{r}-{i}" for i, (_, _, r) in enumerate(REASON_EXAMPLES)])
+@pytest.mark.parametrize(
+    "who,text,reason", REASON_EXAMPLES, ids=[f"{r}-{i}" for i, (_, _, r) in enumerate(REASON_EXAMPLES)]
+)
 def test_rejection_reason(who, text, reason):
     result = _run(who, text)
     assert not result.ok
@@ -445,15 +496,39 @@ def test_property_arbitrary_bytes(data):
 
 
 HEADINGS = st.sampled_from(
-    ["# Analysis", "# Generated program", "# Diverging input example", "# Equivalent?", "# equivalent", "## Analysis",
-     "# Notes", "#Analysis", "# GENERATED PROGRAM:", "Analysis\n===", "> # Generated program", "- # Analysis"]
+    [
+        "# Analysis",
+        "# Generated program",
+        "# Diverging input example",
+        "# Equivalent?",
+        "# equivalent",
+        "## Analysis",
+        "# Notes",
+        "#Analysis",
+        "# GENERATED PROGRAM:",
+        "Analysis\n===",
+        "> # Generated program",
+        "- # Analysis",
+    ]
 )
 FENCES = st.sampled_from(["```", "```python", "```py", "~~~", "```json", "````python", "  ```", "```python3"])
 CODE = st.one_of(
     st.sampled_from(
-        ["def f(x):\n    return x", "def f(*a, **k):\n    pass", "def g(): pass", "def f(x)\n  return", "async def f(): pass",
-         "{'x': 1}", "{'x': (1, 2), 'y': {3}}", "{1: 2}", "[1]", "{'x': -1e999}", "{\"a\": b'\\xff'}", "{'x': " + "[" * 50,
-         "def f(x):\n    return (" * 3 + "x" + ")" * 3]
+        [
+            "def f(x):\n    return x",
+            "def f(*a, **k):\n    pass",
+            "def g(): pass",
+            "def f(x)\n  return",
+            "async def f(): pass",
+            "{'x': 1}",
+            "{'x': (1, 2), 'y': {3}}",
+            "{1: 2}",
+            "[1]",
+            "{'x': -1e999}",
+            "{\"a\": b'\\xff'}",
+            "{'x': " + "[" * 50,
+            "def f(x):\n    return (" * 3 + "x" + ")" * 3,
+        ]
     ),
     st.text(max_size=60),
 )
@@ -501,10 +576,14 @@ BODIES = st.one_of(
 def near_miss(draw):
     """Outputs close to the expected layout: each section present with high probability,
     bodies drawn from plausible and broken code blocks, answers and words."""
-    names = draw(st.sampled_from([
-        ["Analysis", "Generated program", "Diverging input example"],
-        ["Analysis", "Equivalent?", "Diverging input example"],
-    ]))
+    names = draw(
+        st.sampled_from(
+            [
+                ["Analysis", "Generated program", "Diverging input example"],
+                ["Analysis", "Equivalent?", "Diverging input example"],
+            ]
+        )
+    )
     parts = []
     for name in names:
         if draw(st.integers(0, 9)) > 0:
@@ -525,9 +604,17 @@ def test_property_near_miss(text):
 INPUT_VALUES = st.dictionaries(
     st.text(alphabet="abcxyz_", min_size=1, max_size=6),  # identifiers, never keywords
     st.recursive(
-        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
-        | st.text(max_size=8) | st.binary(max_size=4),
-        lambda inner: st.lists(inner, max_size=3) | st.tuples(inner, inner) | st.frozensets(st.integers(), max_size=3).map(set),
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | st.text(max_size=8)
+        | st.binary(max_size=4),
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.tuples(inner, inner)
+            | st.frozensets(st.integers(), max_size=3).map(set)
+        ),
         max_leaves=6,
     ),
     max_size=4,

@@ -76,8 +76,12 @@ def test_nondeterministic_variant_is_rejected(sb):
 
 
 def test_bob_scored_by_execution_not_by_his_yes_no(sb):
-    inst = {"id": "i1", "code_p": P, "code_q": "def f(n):\n    return 1 if n == 3 else (0 if n <= 0 else n + f(n - 1))\n",
-            "entry_point": "f"}
+    inst = {
+        "id": "i1",
+        "code_p": P,
+        "code_q": "def f(n):\n    return 1 if n == 3 else (0 if n <= 0 else n + f(n - 1))\n",
+        "entry_point": "f",
+    }
     cfg = {"seed": 1, "sinq": {"verify": {"timeout_min": 0.5, "timeout_max": 1.0, "check_determinism": True}}}
     answers = [
         "# Analysis\nx\n# Equivalent?\nNo\n# Diverging input example\n```python\n{'n': 3}\n```\n",  # right

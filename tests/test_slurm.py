@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -27,12 +26,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from selfplay.records import read_json, read_jsonl
-
 from conftest import etc_slurm_files
 from test_workflow_replay import build_scenario
 from workflow_helpers import REPO, jobs_run, write_config
+
+from selfplay.records import read_json, read_jsonl
 
 pytestmark = pytest.mark.slow
 
@@ -52,15 +50,30 @@ SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+)")
 
 # ----------------------------------------------------------------------------- helpers
 def snakemake_cmd(workdir: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
-            "--configfile", str(workdir / "config.yaml"), "--executor", "slurm", "--profile", str(TEST_PROFILE),
-            *args]
+    return [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(workdir / "config.yaml"),
+        "--executor",
+        "slurm",
+        "--profile",
+        str(TEST_PROFILE),
+        *args,
+    ]
 
 
 def run_on_slurm(cluster, workdir: Path, *args: str, timeout: int = 400) -> subprocess.CompletedProcess:
     env = cluster.client_env()
     env.update(HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
-    return subprocess.run(snakemake_cmd(workdir, *args), capture_output=True, text=True, timeout=timeout, env=env)
+    return subprocess.run(
+        snakemake_cmd(workdir, *args), capture_output=True, text=True, timeout=timeout, env=env
+    )
 
 
 def output_of(proc) -> str:
@@ -74,8 +87,13 @@ def slurm_ids(text: str) -> dict[str, str]:
 
 def scontrol_job(cluster, slurm_id: str) -> dict[str, str]:
     """`scontrol show job -d -o` as a dict (finished jobs stay for MinJobAge seconds)."""
-    proc = subprocess.run(["scontrol", "show", "job", "-d", "-o", slurm_id], capture_output=True, text=True,
-                          env=cluster.client_env(), timeout=20)
+    proc = subprocess.run(
+        ["scontrol", "show", "job", "-d", "-o", slurm_id],
+        capture_output=True,
+        text=True,
+        env=cluster.client_env(),
+        timeout=20,
+    )
     assert proc.returncode == 0, proc.stderr
     fields = {}
     for part in proc.stdout.split():
@@ -119,8 +137,11 @@ def slurm_run(cluster, tmp_path_factory, tiny_model_dir):
     # on the CPU only when told to (otherwise it stops: tests/test_training_device.py)
     cfg["sinq"]["training"]["alice"]["device"] = "cpu"
     write_config(workdir, cfg)
-    targets = [f"{EXP}/round1/labeled_untrained/shard0.jsonl", f"{EXP}/round1/labeled_untrained/shard1.jsonl",
-               f"{EXP}/round1/adapter_alice"]
+    targets = [
+        f"{EXP}/round1/labeled_untrained/shard0.jsonl",
+        f"{EXP}/round1/labeled_untrained/shard1.jsonl",
+        f"{EXP}/round1/adapter_alice",
+    ]
     t0 = time.monotonic()
     proc = run_on_slurm(cluster, workdir, *targets)
     wall = time.monotonic() - t0
@@ -170,8 +191,20 @@ def test_dry_run_paper_config_scales_out(tmp_path):
         (stubs / tool).write_text(f"#!/bin/sh\necho {tool} >> '{calls}'\nexit 1\n")
         (stubs / tool).chmod(0o755)
     env = dict(os.environ, HF_HUB_OFFLINE="1", PATH=f"{stubs}{os.pathsep}{os.environ.get('PATH', '')}")
-    cmd = [sys.executable, "-m", "snakemake", "-n", "--snakefile", str(REPO / "Snakefile"), "--directory",
-           str(tmp_path), "--configfile", str(REPO / "config/papers/sinq.yaml"), "--profile", str(USER_PROFILE)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-n",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(tmp_path),
+        "--configfile",
+        str(REPO / "config/papers/sinq.yaml"),
+        "--profile",
+        str(USER_PROFILE),
+    ]
     t0 = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
     seconds = time.monotonic() - t0
@@ -200,7 +233,9 @@ def test_missing_pieces_give_one_line(monkeypatch, capsys):
     assert local_slurm.main(["start", "--state-file", "/nonexistent/state.json"]) == 1
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
-    assert "root" in err and "'slurmctld' (Debian package slurm-wlm)" in err and "(Debian package munge)" in err
+    assert (
+        "root" in err and "'slurmctld' (Debian package slurm-wlm)" in err and "(Debian package munge)" in err
+    )
 
 
 # ----------------------------------------------------------------------------- cluster
@@ -209,8 +244,13 @@ def test_cluster_is_up_and_gpu_is_schedulable(cluster):
 
     assert cluster.node_state() == "idle"
     env = cluster.client_env()
-    proc = subprocess.run(["srun", "-n1", "--gpus=1", "printenv", "CUDA_VISIBLE_DEVICES"], capture_output=True,
-                          text=True, env=env, timeout=60)
+    proc = subprocess.run(
+        ["srun", "-n1", "--gpus=1", "printenv", "CUDA_VISIBLE_DEVICES"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert proc.returncode == 0 and proc.stdout.strip() == "0", proc.stderr
     assert main(["status", "--state-file", str(cluster.state_file)]) == 0
 
@@ -219,8 +259,14 @@ def test_workflow_runs_through_slurm(cluster, slurm_run):
     workdir, proc, wall = slurm_run
     text = output_of(proc)
     jobs = jobs_run(proc)
-    assert jobs == {"sinq_alice_generate": 2, "sinq_verify": 2, "sinq_bob_generate": 2, "sinq_label": 2,
-                    "sinq_alice_trainset": 1, "train_alice": 1}
+    assert jobs == {
+        "sinq_alice_generate": 2,
+        "sinq_verify": 2,
+        "sinq_bob_generate": 2,
+        "sinq_label": 2,
+        "sinq_alice_trainset": 1,
+        "train_alice": 1,
+    }
     ids = slurm_ids(text)
     assert len(set(ids.values())) == sum(jobs.values())  # every job was its own sbatch job
     ctld_log = cluster.slurmctld_log.read_text(errors="replace")
@@ -243,7 +289,11 @@ def test_workflow_runs_through_slurm(cluster, slurm_run):
 def test_slurm_results_are_the_real_results(slurm_run):
     workdir, _, _ = slurm_run
     exp = workdir / EXP
-    labeled = {i["entry_point"]: i for s in (0, 1) for i in read_jsonl(exp / f"round1/labeled_untrained/shard{s}.jsonl")}
+    labeled = {
+        i["entry_point"]: i
+        for s in (0, 1)
+        for i in read_jsonl(exp / f"round1/labeled_untrained/shard{s}.jsonl")
+    }
     assert labeled["add"]["difficulty"] == pytest.approx(20 / 3)
     assert labeled["clip"]["difficulty"] == 10.0 and labeled["first_char"]["difficulty"] == 0.0
     rec = read_json(exp / "round1/adapter_alice/training_record.json")
@@ -265,12 +315,19 @@ def test_killed_jobs_rerun_without_redoing_finished_shards(cluster, tmp_path):
     env.update(HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     log_path = tmp_path / "first_run.log"
     with open(log_path, "w") as log:
-        first = subprocess.Popen(snakemake_cmd(tmp_path, *args), stdout=log, stderr=subprocess.STDOUT, env=env,
-                                 start_new_session=True)
+        first = subprocess.Popen(
+            snakemake_cmd(tmp_path, *args),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
     try:
         deadline = time.monotonic() + 180
         while not finished_jobs(log_path.read_text()):
-            assert first.poll() is None, f"snakemake ended before any job finished:\n{log_path.read_text()[-5000:]}"
+            assert first.poll() is None, (
+                f"snakemake ended before any job finished:\n{log_path.read_text()[-5000:]}"
+            )
             assert time.monotonic() < deadline, log_path.read_text()[-5000:]
             time.sleep(0.3)
         text = log_path.read_text()
@@ -279,8 +336,13 @@ def test_killed_jobs_rerun_without_redoing_finished_shards(cluster, tmp_path):
         cancelled = set()
         deadline = time.monotonic() + 180
         while first.poll() is None:  # cancel whatever the run has in SLURM until it gives up
-            queued = subprocess.run(["squeue", "-h", "-t", "PD,R,CF", "-o", "%i"], capture_output=True, text=True,
-                                    env=env, timeout=20).stdout.split()
+            queued = subprocess.run(
+                ["squeue", "-h", "-t", "PD,R,CF", "-o", "%i"],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=20,
+            ).stdout.split()
             if queued:
                 subprocess.run(["scancel", *queued], env=env, timeout=20, check=False)
                 cancelled.update(queued)
@@ -306,8 +368,10 @@ def test_killed_jobs_rerun_without_redoing_finished_shards(cluster, tmp_path):
     t0 = time.monotonic()
     second = run_on_slurm(cluster, tmp_path, *args)
     assert second.returncode == 0, output_of(second)[-8000:]
-    print(f"\n[slurm] kill test: cancelled SLURM jobs {sorted(cancelled, key=int)}, kept {sorted(before)}; "
-          f"rerun {time.monotonic() - t0:.1f} s")
+    print(
+        f"\n[slurm] kill test: cancelled SLURM jobs {sorted(cancelled, key=int)}, kept {sorted(before)}; "
+        f"rerun {time.monotonic() - t0:.1f} s"
+    )
     assert all(fingerprint(tmp_path / p) == fp for p, fp in before.items())  # not recomputed
     reran = jobs_run(second)
     assert sum(reran.values()) == 4 - len(before)  # 2 generation + 2 verification jobs in all

@@ -28,7 +28,9 @@ def test_humaneval_sources_run(tmp_path):
 
 
 def test_ids_are_stable():
-    assert [s["id"] for s in sources.humaneval_sources("test")] == [s["id"] for s in sources.humaneval_sources("test")]
+    assert [s["id"] for s in sources.humaneval_sources("test")] == [
+        s["id"] for s in sources.humaneval_sources("test")
+    ]
 
 
 def test_bad_split_is_a_user_error():
@@ -45,10 +47,17 @@ def test_mbpp_entry_point_is_the_tested_function():
 def test_mbpp_parquet_is_read(tmp_path):
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
-    frame = pd.DataFrame([
-        {"task_id": 601, "text": "t", "code": "def f(a):\r\n    return a + 1", "test_list": ["assert f(1) == 2"]},
-        {"task_id": 602, "text": "t", "code": "def g(:", "test_list": []},  # broken: skipped
-    ])
+    frame = pd.DataFrame(
+        [
+            {
+                "task_id": 601,
+                "text": "t",
+                "code": "def f(a):\r\n    return a + 1",
+                "test_list": ["assert f(1) == 2"],
+            },
+            {"task_id": 602, "text": "t", "code": "def g(:", "test_list": []},  # broken: skipped
+        ]
+    )
     path = tmp_path / "train.parquet"
     frame.to_parquet(path)
     out = sources.mbpp_sources(path, "train")

@@ -37,8 +37,15 @@ def test_folder_has_the_family_structure(folders, family):
     import torch
 
     folder = folders[family]
-    for name in ("config.json", "model.safetensors", "generation_config.json", "tokenizer.json",
-                 "tokenizer_config.json", "chat_template.jinja", "selfplay_model.json"):
+    for name in (
+        "config.json",
+        "model.safetensors",
+        "generation_config.json",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "chat_template.jinja",
+        "selfplay_model.json",
+    ):
         assert (folder / name).is_file(), name
     config = json.loads((folder / "config.json").read_text())
     assert config["model_type"] == family and config["dtype"] == "bfloat16"
@@ -63,10 +70,13 @@ def test_same_seed_same_weights_other_seed_other_weights(folders, tmp_path):
     import torch
 
     again = write_tiny_model("qwen3", tmp_path / "again", seed=0)
-    assert again["weights_sha256"] == json.loads((folders["qwen3"] / "selfplay_model.json").read_text())[
-        "weights_sha256"]
+    assert (
+        again["weights_sha256"]
+        == json.loads((folders["qwen3"] / "selfplay_model.json").read_text())["weights_sha256"]
+    )
     assert (tmp_path / "again" / "model.safetensors").read_bytes() == (
-        folders["qwen3"] / "model.safetensors").read_bytes()
+        folders["qwen3"] / "model.safetensors"
+    ).read_bytes()
     other = write_tiny_model("qwen3", tmp_path / "other", seed=1)
     assert other["weights_sha256"] != again["weights_sha256"]
     a, b = tensors(tmp_path / "again"), tensors(tmp_path / "other")
@@ -87,7 +97,9 @@ def test_ensure_reuses_a_folder_made_the_same_way_and_rewrites_otherwise(folders
     assert (target / "model.safetensors").stat().st_mtime_ns == stamp
     ensure_tiny_model("llama", target, seed=5)
     assert json.loads((target / "selfplay_model.json").read_text())["seed"] == 5
-    assert (target / "model.safetensors").read_bytes() != (folders["llama"] / "model.safetensors").read_bytes()
+    assert (target / "model.safetensors").read_bytes() != (
+        folders["llama"] / "model.safetensors"
+    ).read_bytes()
     ensure_tiny_model("llama", target, dtype="float32")
     assert json.loads((target / "config.json").read_text())["dtype"] == "float32"
 
@@ -114,17 +126,27 @@ def test_chat_formats_and_special_tokens(folders):
         assert tok.pad_token_id == 0 and tok.eos_token_id == 2
     assert llama.pad_token_id == llama.eos_token_id == 2
     text = qwen2.apply_chat_template(CHAT, tokenize=False, add_generation_prompt=True)
-    assert text == ("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant."
-                    "<|im_end|>\n<|im_start|>user\n" + CHAT[0]["content"] + "<|im_end|>\n<|im_start|>assistant\n")
+    assert text == (
+        "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant."
+        "<|im_end|>\n<|im_start|>user\n" + CHAT[0]["content"] + "<|im_end|>\n<|im_start|>assistant\n"
+    )
     system = [{"role": "system", "content": "Be brief."}] + CHAT
-    assert qwen2.apply_chat_template(system, tokenize=False).startswith("<|im_start|>system\nBe brief.<|im_end|>")
+    assert qwen2.apply_chat_template(system, tokenize=False).startswith(
+        "<|im_start|>system\nBe brief.<|im_end|>"
+    )
     text = qwen3.apply_chat_template(CHAT, tokenize=False, add_generation_prompt=True)
     assert text == "<|im_start|>user\n" + CHAT[0]["content"] + "<|im_end|>\n<|im_start|>assistant\n"
-    history = CHAT + [{"role": "assistant", "content": "<think>\nadd them\n</think>\n\ndef add(a, b): ..."},
-                      {"role": "user", "content": "Now subtract."}]
-    text = qwen3.apply_chat_template(history, tokenize=False, add_generation_prompt=True, enable_thinking=False)
-    assert text.endswith("<|im_start|>assistant\ndef add(a, b): ...<|im_end|>\n<|im_start|>user\nNow subtract."
-                         "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n")
+    history = CHAT + [
+        {"role": "assistant", "content": "<think>\nadd them\n</think>\n\ndef add(a, b): ..."},
+        {"role": "user", "content": "Now subtract."},
+    ]
+    text = qwen3.apply_chat_template(
+        history, tokenize=False, add_generation_prompt=True, enable_thinking=False
+    )
+    assert text.endswith(
+        "<|im_start|>assistant\ndef add(a, b): ...<|im_end|>\n<|im_start|>user\nNow subtract."
+        "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
+    )
     # the chat markers are single special tokens in every family
     ids = qwen3.apply_chat_template(CHAT, tokenize=True, add_generation_prompt=True)
     ids = ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids
@@ -145,14 +167,27 @@ def test_generates_through_the_transformers_backend(folders, family):
     from selfplay.llm.base import GenerationRequest, SamplingParams
     from selfplay.llm.factory import make_backend
 
-    backend = make_backend({"name": "transformers", "model": str(folders[family]), "dtype": "float32",
-                            "batch_size": 4, "threads": 1, "progress": False})
+    backend = make_backend(
+        {
+            "name": "transformers",
+            "model": str(folders[family]),
+            "dtype": "float32",
+            "batch_size": 4,
+            "threads": 1,
+            "progress": False,
+        }
+    )
     try:
         greedy = SamplingParams(temperature=0.0, max_new_tokens=12, n=1, seed=0)
         sampled = SamplingParams(temperature=1.0, max_new_tokens=12, n=2, seed=3)
         system = [{"role": "system", "content": "You are terse."}] + CHAT
-        out = backend.generate([GenerationRequest(CHAT, greedy), GenerationRequest(system, sampled),
-                                GenerationRequest(system, sampled)])
+        out = backend.generate(
+            [
+                GenerationRequest(CHAT, greedy),
+                GenerationRequest(system, sampled),
+                GenerationRequest(system, sampled),
+            ]
+        )
     finally:
         backend.close()
     assert [len(x) for x in out] == [1, 2, 2]
@@ -169,9 +204,13 @@ def test_every_family_loads_and_generates_in_vllms_cpu_build(folders, tmp_path):
     from selfplay.llm.base import GenerationRequest, SamplingParams
     from selfplay.llm.factory import make_backend
 
-    greedy = [GenerationRequest(CHAT, SamplingParams(temperature=0.0, max_new_tokens=12, n=1, seed=0)),
-              GenerationRequest([{"role": "system", "content": "Be brief."}] + CHAT,
-                                SamplingParams(temperature=0.0, max_new_tokens=12, n=1, seed=0))]
+    greedy = [
+        GenerationRequest(CHAT, SamplingParams(temperature=0.0, max_new_tokens=12, n=1, seed=0)),
+        GenerationRequest(
+            [{"role": "system", "content": "Be brief."}] + CHAT,
+            SamplingParams(temperature=0.0, max_new_tokens=12, n=1, seed=0),
+        ),
+    ]
     for family in FAMILIES:  # one engine at a time: each takes the machine's cores
         run = EngineRun(tmp_path / family, {**vllm_config(folders[family]), "max_model_len": 1024}, [greedy])
         try:
@@ -181,8 +220,16 @@ def test_every_family_loads_and_generates_in_vllms_cpu_build(folders, tmp_path):
         assert result["engine"]["model_dtype"] == "torch.float32"
         outputs = result["outputs"][0]
         assert [len(x) for x in outputs] == [1, 1] and all(x[0] for x in outputs), (family, outputs)
-        hf = make_backend({"name": "transformers", "model": str(folders[family]), "dtype": "float32",
-                           "batch_size": 2, "threads": 1, "progress": False})
+        hf = make_backend(
+            {
+                "name": "transformers",
+                "model": str(folders[family]),
+                "dtype": "float32",
+                "batch_size": 2,
+                "threads": 1,
+                "progress": False,
+            }
+        )
         try:
             assert hf.generate(greedy) == outputs, family
         finally:

@@ -45,7 +45,9 @@ def test_grpo_advantages_by_hand():
 def test_grpo_advantages_unscaled_and_batch_scaled():
     rewards = [0, 2, 5, 7]
     assert group_relative_advantages(rewards, 2, "none") == pytest.approx([-1, 1, -1, 1])
-    batch_std = math.sqrt(sum((r - 3.5) ** 2 for r in rewards) / 3)  # the spread of all rewards, not of groups
+    batch_std = math.sqrt(
+        sum((r - 3.5) ** 2 for r in rewards) / 3
+    )  # the spread of all rewards, not of groups
     assert group_relative_advantages(rewards, 2, "batch") == pytest.approx(
         [a / (batch_std + TRL_STD_EPS) for a in (-1, 1, -1, 1)]
     )
@@ -224,16 +226,25 @@ def test_default_clip_values_on_policy_warn_in_the_training_job_only(caplog, tmp
 def test_settings_map_onto_trl_grpo_config():
     import trl
 
-    s = GRPOSettings.from_dict({"finetune": "lora", "lora": {"r": 4}, "top_k": 20, "loss_type": "grpo",
-                                "max_completion_length": 64})
-    kwargs = grpo_config_kwargs(s, output_dir="unused", use_cpu=True, bf16=False, gradient_checkpointing=False)
+    s = GRPOSettings.from_dict(
+        {"finetune": "lora", "lora": {"r": 4}, "top_k": 20, "loss_type": "grpo", "max_completion_length": 64}
+    )
+    kwargs = grpo_config_kwargs(
+        s, output_dir="unused", use_cpu=True, bf16=False, gradient_checkpointing=False
+    )
     assert set(kwargs) <= {f.name for f in fields(trl.GRPOConfig)}
     config = trl.GRPOConfig(**kwargs)
     assert (config.num_generations, config.epsilon, config.epsilon_high, config.beta) == (8, 0.2, 0.3, 0.0)
     assert (config.temperature, config.top_p, config.top_k, config.learning_rate) == (0.6, 0.95, 20, 1e-6)
     assert (config.loss_type, config.scale_rewards, config.max_completion_length) == ("grpo", "group", 64)
-    assert (config.steps_per_generation, config.gradient_accumulation_steps, config.generation_batch_size) == (2, 1, 16)
-    assert config.bf16 is False and config.gradient_checkpointing is False  # both transformers names (5.17 has only this one)
+    assert (
+        config.steps_per_generation,
+        config.gradient_accumulation_steps,
+        config.generation_batch_size,
+    ) == (2, 1, 16)
+    assert (
+        config.bf16 is False and config.gradient_checkpointing is False
+    )  # both transformers names (5.17 has only this one)
     assert s.to_record()["lora"]["r"] == 4
 
 
@@ -246,8 +257,14 @@ def test_settings_map_onto_trl_grpo_config():
         ({"task": "x"}, "'prompt'"),
         ({"prompt": "text"}, "list of chat messages"),
         ({"prompt": [{"role": "robot", "content": "q"}]}, "'robot'"),
-        ({"prompt": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]}, "end with a user"),
-        ({"prompt": [{"role": "user", "content": "q"}], "task": "t", "role": "r", "completion": "a"}, "reserves"),
+        (
+            {"prompt": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]},
+            "end with a user",
+        ),
+        (
+            {"prompt": [{"role": "user", "content": "q"}], "task": "t", "role": "r", "completion": "a"},
+            "reserves",
+        ),
         ({"prompt": [{"role": "user", "content": "q"}], "task": "deduction"}, "'role'"),
     ],
 )
@@ -268,14 +285,28 @@ def test_rewards_combine_like_trl_and_keep_unscorable_as_nan():
 
 def test_step_history_keeps_one_entry_per_logged_step():
     log_history = [
-        {"step": 1, "loss": 0.5, "reward": 2.0, "reward_std": 1.0, "clip_ratio/region_mean": 0.0, "step_time": 3.0},
+        {
+            "step": 1,
+            "loss": 0.5,
+            "reward": 2.0,
+            "reward_std": 1.0,
+            "clip_ratio/region_mean": 0.0,
+            "step_time": 3.0,
+        },
         {"step": 2, "loss": float("nan"), "clip_ratio/low_mean": 0.25},
         {"step": 2, "train_runtime": 9.0, "train_loss": 0.1},  # the summary line, not a step
     ]
     got = step_history(log_history, {1: 4.0, 2: 1.5})
     assert got == [
-        {"step": 1, "seconds": 4.0, "loss": 0.5, "reward_mean": 2.0, "reward_std": 1.0, "clip_ratio_region": 0.0,
-         "trl_step_time": 3.0},
+        {
+            "step": 1,
+            "seconds": 4.0,
+            "loss": 0.5,
+            "reward_mean": 2.0,
+            "reward_std": 1.0,
+            "clip_ratio_region": 0.0,
+            "trl_step_time": 3.0,
+        },
         {"step": 2, "seconds": 1.5, "loss": None, "clip_ratio_low": 0.25},
     ]
 
@@ -284,8 +315,15 @@ def test_bad_device_or_dtype_are_refused_before_loading(tmp_path):
     prompt = [{"prompt": [{"role": "user", "content": "q"}]}]
     for kwargs, fragment in (({"device": "tpu"}, "device"), ({"dtype": "int8"}, "dtype")):
         with pytest.raises(UserError, match=fragment):
-            train_grpo("unused", prompt, lambda **kw: [], {}, tmp_path / "out",
-                       recordings_path=tmp_path / "r.jsonl", **kwargs)
+            train_grpo(
+                "unused",
+                prompt,
+                lambda **kw: [],
+                {},
+                tmp_path / "out",
+                recordings_path=tmp_path / "r.jsonl",
+                **kwargs,
+            )
     assert not (tmp_path / "out").exists()
 
 
@@ -298,8 +336,14 @@ def test_no_prompts_skip_training(tmp_path):
 def test_all_prompts_too_long_skip_training(tiny_model_dir, tmp_path):
     records = [{"prompt": [{"role": "user", "content": "word " * 200}]}]
     with pytest.raises(TrainingSkipped, match="max_prompt_tokens=32"):
-        train_grpo(str(tiny_model_dir), records, lambda **kw: [], {"max_prompt_tokens": 32},
-                   tmp_path / "out", recordings_path=tmp_path / "r.jsonl")
+        train_grpo(
+            str(tiny_model_dir),
+            records,
+            lambda **kw: [],
+            {"max_prompt_tokens": 32},
+            tmp_path / "out",
+            recordings_path=tmp_path / "r.jsonl",
+        )
     assert not (tmp_path / "out").exists() and not (tmp_path / "r.jsonl").exists()
 
 
@@ -320,9 +364,21 @@ RUN_SETTINGS = {
     "seed": 7,
 }
 PROMPTS = [
-    {"prompt": [{"role": "user", "content": "Say something about the sea."}], "task": "deduction", "role": "solver"},
-    {"prompt": [{"role": "user", "content": "Name a fruit and describe it."}], "task": "abduction", "role": "solver"},
-    {"prompt": [{"role": "user", "content": "Describe a tree. " * 30}], "task": "deduction", "role": "solver"},
+    {
+        "prompt": [{"role": "user", "content": "Say something about the sea."}],
+        "task": "deduction",
+        "role": "solver",
+    },
+    {
+        "prompt": [{"role": "user", "content": "Name a fruit and describe it."}],
+        "task": "abduction",
+        "role": "solver",
+    },
+    {
+        "prompt": [{"role": "user", "content": "Describe a tree. " * 30}],
+        "task": "deduction",
+        "role": "solver",
+    },
 ]
 
 
@@ -336,7 +392,11 @@ def count_e(prompts, completions, **columns):
 def grpo_run(request, tiny_model_dir, tmp_path_factory):
     out = tmp_path_factory.mktemp(f"grpo-{request.param}")
     record = train_grpo(
-        str(tiny_model_dir), PROMPTS, count_e, {**RUN_SETTINGS, "estimator": request.param}, out / "policy",
+        str(tiny_model_dir),
+        PROMPTS,
+        count_e,
+        {**RUN_SETTINGS, "estimator": request.param},
+        out / "policy",
         recordings_path=out / "rollouts.jsonl",
     )
     return request.param, out, record
@@ -379,8 +439,9 @@ def test_run_records_rollouts_with_their_advantages(grpo_run):
     else:
         columns = [r["meta"]["columns"] for r in rollouts for _ in range(GROUP)]
         tokens = [n for r in rollouts for n in r["meta"]["completion_tokens"]]
-        expected = task_relative_advantages(rewards, [c["task"] for c in columns], [c["role"] for c in columns],
-                                            tokens)
+        expected = task_relative_advantages(
+            rewards, [c["task"] for c in columns], [c["role"] for c in columns], tokens
+        )
     assert advantages == pytest.approx(expected.tolist(), abs=1e-4)
     for r in rollouts:
         assert r["backend"]["name"] == "trl-grpo" and r["meta"]["step"] == 0

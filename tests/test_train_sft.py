@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import math
 import os
+from pathlib import Path
 
 import pytest
-from pathlib import Path
 
 from selfplay.errors import UserError
 from selfplay.train import TrainingSkipped, train_lora_sft
@@ -61,7 +61,10 @@ def test_empty_examples_skip_training(tmp_path):
     [
         ({"completion": [{"role": "assistant", "content": "x"}]}, "missing 'prompt'"),
         ({"prompt": [SYSTEM, {"role": "user", "content": "q"}]}, "missing 'completion'"),
-        ({"prompt": "just text", "completion": [{"role": "assistant", "content": "x"}]}, "list of chat messages"),
+        (
+            {"prompt": "just text", "completion": [{"role": "assistant", "content": "x"}]},
+            "list of chat messages",
+        ),
         ({"prompt": [{"role": "user", "content": "q"}], "completion": []}, "exactly one assistant message"),
         (
             {
@@ -70,13 +73,36 @@ def test_empty_examples_skip_training(tmp_path):
             },
             "exactly one assistant message",
         ),
-        ({"prompt": [{"role": "user", "content": "q"}], "completion": [{"role": "user", "content": "a"}]}, "role 'assistant'"),
-        ({"prompt": [{"role": "user", "content": "q"}], "completion": [{"role": "assistant", "content": "  "}]}, "non-empty"),
-        ({"prompt": [{"role": "user", "content": ""}], "completion": [{"role": "assistant", "content": "a"}]}, "non-empty"),
-        ({"prompt": [{"role": "robot", "content": "q"}], "completion": [{"role": "assistant", "content": "a"}]}, "role 'robot'"),
         (
-            {"prompt": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
-             "completion": [{"role": "assistant", "content": "b"}]},
+            {"prompt": [{"role": "user", "content": "q"}], "completion": [{"role": "user", "content": "a"}]},
+            "role 'assistant'",
+        ),
+        (
+            {
+                "prompt": [{"role": "user", "content": "q"}],
+                "completion": [{"role": "assistant", "content": "  "}],
+            },
+            "non-empty",
+        ),
+        (
+            {
+                "prompt": [{"role": "user", "content": ""}],
+                "completion": [{"role": "assistant", "content": "a"}],
+            },
+            "non-empty",
+        ),
+        (
+            {
+                "prompt": [{"role": "robot", "content": "q"}],
+                "completion": [{"role": "assistant", "content": "a"}],
+            },
+            "role 'robot'",
+        ),
+        (
+            {
+                "prompt": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+                "completion": [{"role": "assistant", "content": "b"}],
+            },
             "must end with a user message",
         ),
         ("not an object", "expected an object"),
@@ -129,7 +155,9 @@ def test_bad_seed_and_foreign_output_folder_are_refused(tmp_path):
 @pytest.mark.slow
 def test_only_the_final_assistant_message_carries_loss(tiny_model_dir, tmp_path):
     """Inspect the tokenized dataset and the collated batch that the trainer really uses."""
-    trainer, resolved = build_sft_trainer(str(tiny_model_dir), [TWO_TURN, _simple(1)], tmp_path / "scratch", FAST, 0)
+    trainer, resolved = build_sft_trainer(
+        str(tiny_model_dir), [TWO_TURN, _simple(1)], tmp_path / "scratch", FAST, 0
+    )
     tok = trainer.processing_class
     assert resolved["gradient_checkpointing"] is False and resolved["bf16"] is False  # CPU defaults
 
@@ -176,7 +204,9 @@ REASONING_STRIPPING_TEMPLATE = (
 
 
 @pytest.mark.slow
-def test_the_trained_text_is_the_raw_output_even_with_a_reasoning_stripping_template(tiny_model_dir, tmp_path):
+def test_the_trained_text_is_the_raw_output_even_with_a_reasoning_stripping_template(
+    tiny_model_dir, tmp_path
+):
     """Paper 000 trains on the reasoning: a template that drops it must not change what is learned."""
     import json
     import shutil
@@ -191,8 +221,10 @@ def test_the_trained_text_is_the_raw_output_even_with_a_reasoning_stripping_temp
     (model / "chat_template.jinja").unlink(missing_ok=True)
 
     raw = "<think>\nP doubles x; Q adds x to itself, so they agree.\n</think>\nEquivalent: Yes"
-    example = {"prompt": [{"role": "user", "content": "Are P and Q equivalent?"}],
-               "completion": [{"role": "assistant", "content": raw}]}
+    example = {
+        "prompt": [{"role": "user", "content": "Are P and Q equivalent?"}],
+        "completion": [{"role": "assistant", "content": raw}],
+    }
     trainer, _ = build_sft_trainer(str(model), [example], tmp_path / "scratch", FAST, 0)
     tok = trainer.processing_class
     rendered = tok.apply_chat_template(example["prompt"] + example["completion"], tokenize=False)
@@ -243,7 +275,15 @@ def test_training_writes_adapter_and_record(trained, tiny_model_dir):
     assert settings["lora_r"] == 16 and settings["lora_alpha"] == 32
     assert settings["learning_rate"] == 5e-4 and settings["batch_size"] == 2 and settings["grad_accum"] == 1
     assert settings["gradient_checkpointing"] is False and settings["bf16"] is False
-    assert settings["target_modules"] == ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+    assert settings["target_modules"] == [
+        "q_proj",
+        "k_proj",
+        "v_proj",
+        "o_proj",
+        "gate_proj",
+        "up_proj",
+        "down_proj",
+    ]
 
     from selfplay.records import sha256_tree
 
@@ -305,7 +345,9 @@ def _completion_loss(model, tok, example) -> float:
     the templated prompt, computed independently of TRL and of our trainer."""
     import torch
 
-    prompt_ids = tok.apply_chat_template(example["prompt"], tokenize=True, add_generation_prompt=True, return_dict=True)["input_ids"]
+    prompt_ids = tok.apply_chat_template(
+        example["prompt"], tokenize=True, add_generation_prompt=True, return_dict=True
+    )["input_ids"]
     completion = example["completion"][0]["content"]
     full_ids = list(prompt_ids) + tok(completion, add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
     ids = torch.tensor([full_ids])
@@ -324,8 +366,14 @@ def test_training_lowers_the_loss_of_the_target(tiny_model_dir, tmp_path):
         "prompt": [SYSTEM, {"role": "user", "content": "What is the secret word?"}],
         "completion": [{"role": "assistant", "content": "The secret word is marmalade-42."}],
     }
-    settings = {"max_length": 128, "grad_accum": 1, "max_steps": 4, "learning_rate": 2e-3,
-                "lora_dropout": 0.0, "lr_scheduler": "constant"}
+    settings = {
+        "max_length": 128,
+        "grad_accum": 1,
+        "max_steps": 4,
+        "learning_rate": 2e-3,
+        "lora_dropout": 0.0,
+        "lr_scheduler": "constant",
+    }
     record = train_lora_sft(str(tiny_model_dir), [example], str(tmp_path / "learned"), settings, seed=3)
     losses = [h["loss"] for h in record["loss_history"]]
     assert len(losses) == 4
@@ -346,5 +394,7 @@ def test_completions_truncated_away_are_a_user_error(tiny_model_dir, tmp_path):
     # TRL truncates from the end and drops examples left without a learned token;
     # if that empties the data set the run stops with an actionable message.
     with pytest.raises(UserError, match="raise max_length"):
-        train_lora_sft(str(tiny_model_dir), [_simple(0), TWO_TURN], str(tmp_path / "out"), {"max_length": 16}, seed=0)
+        train_lora_sft(
+            str(tiny_model_dir), [_simple(0), TWO_TURN], str(tmp_path / "out"), {"max_length": 16}, seed=0
+        )
     assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -62,20 +62,42 @@ def test_the_grpo_job_trains_on_its_gpu(gpu_visible, monkeypatch, tmp_path):
     monkeypatch.setattr(evolve, "_sandbox", lambda cfg: contextlib.nullcontext())
     dataset = tmp_path / "dataset.jsonl"
     dataset.write_text("")
-    cfg = {"seed": 0, "backend": {"name": "vllm"},
-           "evolve": {"grpo": {}, "matrix": {"time_limit": 1.0}, "reward": "all_pass"}}
+    cfg = {
+        "seed": 0,
+        "backend": {"name": "vllm"},
+        "evolve": {"grpo": {}, "matrix": {"time_limit": 1.0}, "reward": "all_pass"},
+    }
     gpu_visible(True)
-    record = evolve.grpo_round(cfg, 0, str(tmp_path / "suite.jsonl"), str(dataset), "model", str(tmp_path / "out"),
-                               str(tmp_path / "rollouts.jsonl"), gpus=1)
+    record = evolve.grpo_round(
+        cfg,
+        0,
+        str(tmp_path / "suite.jsonl"),
+        str(dataset),
+        "model",
+        str(tmp_path / "out"),
+        str(tmp_path / "rollouts.jsonl"),
+        gpus=1,
+    )
     assert record["trained"] is False
     assert seen["device"] == "cuda" and seen["dtype"] == "float32"
     gpu_visible(False)
     with pytest.raises(UserError, match="asked for 1 GPU"):
-        evolve.grpo_round(cfg, 0, str(tmp_path / "suite.jsonl"), str(dataset), "model", str(tmp_path / "out2"),
-                          str(tmp_path / "rollouts2.jsonl"), gpus=1)
+        evolve.grpo_round(
+            cfg,
+            0,
+            str(tmp_path / "suite.jsonl"),
+            str(dataset),
+            "model",
+            str(tmp_path / "out2"),
+            str(tmp_path / "rollouts2.jsonl"),
+            gpus=1,
+        )
 
 
-EXAMPLE = {"prompt": [{"role": "user", "content": "Say hi."}], "completion": [{"role": "assistant", "content": "hi"}]}
+EXAMPLE = {
+    "prompt": [{"role": "user", "content": "Say hi."}],
+    "completion": [{"role": "assistant", "content": "hi"}],
+}
 
 
 def test_an_sft_job_that_asked_for_a_gpu_and_sees_none_stops_before_loading_anything(gpu_visible, tmp_path):
@@ -102,5 +124,5 @@ def test_the_sft_device_setting_is_checked_and_cpu_is_obeyed(gpu_visible):
     with pytest.raises(UserError, match="'device'"):
         validate_settings({"device": "gpu"})
     gpu_visible(False)
-    assert _device_facts("cpu", gpus=1) == (False, False)   # told to: the fake GPU of a test cluster
+    assert _device_facts("cpu", gpus=1) == (False, False)  # told to: the fake GPU of a test cluster
     assert _device_facts("auto", gpus=0) == (False, False)

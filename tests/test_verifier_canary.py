@@ -35,8 +35,10 @@ needs_ghc = pytest.mark.skipif(shutil.which("ghc") is None, reason="GHC is missi
 def needs_dafny(fn):
     from selfplay.dafny.runner import dafny_available
 
-    return pytest.mark.skipif(not dafny_available(), reason="Dafny 2.3 and z3 4.8.5 are not installed "
-                              "(scripts/install_system_test.sh installs them)")(fn)
+    return pytest.mark.skipif(
+        not dafny_available(),
+        reason="Dafny 2.3 and z3 4.8.5 are not installed (scripts/install_system_test.sh installs them)",
+    )(fn)
 
 
 @pytest.fixture(autouse=True)
@@ -79,18 +81,23 @@ def test_a_canary_runs_once_per_process_and_its_outcome_is_recorded():
     again = vc.run_canary("toy", "k", probes, ask)
     assert len(calls) == 1 and first == again and first["passed"]
     assert [(i["name"], i["expected"], i["answered"]) for i in first["inputs"]] == [
-        ("good", "accepted", "accepted"), ("bad", "rejected", "rejected")]
+        ("good", "accepted", "accepted"),
+        ("bad", "rejected", "rejected"),
+    ]
     assert first["inputs"][0]["seconds"] == 0.5 and first["inputs"][1]["seconds"] >= 0
     assert runtime_record()["canaries"] == [first]
     vc.run_canary("toy", "other settings", probes, ask)
     assert len(calls) == 2 and len(vc.recorded()) == 2
 
 
-@pytest.mark.parametrize("answers, words", [
-    ([vc.Answer(vc.ACCEPTED, "yes"), vc.Answer(vc.ACCEPTED, "yes too")], "known-bad input 'bad'"),
-    ([vc.Answer(vc.REJECTED, "no"), vc.Answer(vc.REJECTED, "no")], "known-good input 'good'"),
-    ([vc.Answer(vc.ERROR, "crashed"), vc.Answer(vc.REJECTED, "no")], "answered error (crashed)"),
-])
+@pytest.mark.parametrize(
+    "answers, words",
+    [
+        ([vc.Answer(vc.ACCEPTED, "yes"), vc.Answer(vc.ACCEPTED, "yes too")], "known-bad input 'bad'"),
+        ([vc.Answer(vc.REJECTED, "no"), vc.Answer(vc.REJECTED, "no")], "known-good input 'good'"),
+        ([vc.Answer(vc.ERROR, "crashed"), vc.Answer(vc.REJECTED, "no")], "answered error (crashed)"),
+    ],
+)
 def test_a_wrong_answer_stops_with_one_line_and_stays_failed(answers, words):
     probes = [vc.Probe("good", vc.ACCEPTED), vc.Probe("bad", vc.REJECTED)]
     with pytest.raises(vc.CanaryFailed, match="toy answered") as caught:
@@ -158,18 +165,29 @@ class DeadSandbox(ForgingSandbox):
         return ExecResult("error", detail="sandbox server could not be started")
 
 
-@pytest.mark.parametrize("double, words", [
-    (ForgingSandbox, "python-sandbox answered accepted (returned 55) to its known-bad input 'sum_to_n_off_by_one'"),
-    (DeadSandbox, "python-sandbox answered error (error: sandbox server could not be started) to its known-good"),
-])
+@pytest.mark.parametrize(
+    "double, words",
+    [
+        (
+            ForgingSandbox,
+            "python-sandbox answered accepted (returned 55) to its known-bad input 'sum_to_n_off_by_one'",
+        ),
+        (
+            DeadSandbox,
+            "python-sandbox answered error (error: sandbox server could not be started) to its known-good",
+        ),
+    ],
+)
 def test_a_broken_sandbox_stops_the_sinq_and_evolve_jobs(monkeypatch, double, words):
     import selfplay.sandbox
     from selfplay.pipeline import evolve, sinq
 
     opened = []
     monkeypatch.setattr(selfplay.sandbox, "Sandbox", lambda *a, **k: opened.append(double()) or opened[-1])
-    for job in (lambda: sinq._sandbox(sinq_cfg()),
-                lambda: evolve._sandbox({"evolve": {"matrix": {"workers": 1, "memory_mb": 512}}})):
+    for job in (
+        lambda: sinq._sandbox(sinq_cfg()),
+        lambda: evolve._sandbox({"evolve": {"matrix": {"workers": 1, "memory_mb": 512}}}),
+    ):
         message = stops_the_job(job)
         assert words in message, message
     assert len(opened) == 2 and all(sb.closed for sb in opened)
@@ -182,7 +200,10 @@ def test_a_broken_sandbox_stops_the_sinq_and_evolve_jobs(monkeypatch, double, wo
 def test_real_ghc_passes_and_the_source_filter_job_records_it():
     from selfplay.tracks.seq.sources import filter_programs
 
-    cfg = {"seed": 1, "seq": {"verify": {"timeout": 5.0, "memory_mb": 1024}, "sources": {"filter_timeout": 5.0}}}
+    cfg = {
+        "seed": 1,
+        "seq": {"verify": {"timeout": 5.0, "memory_mb": 1024}, "sources": {"filter_timeout": 5.0}},
+    }
     kept, rejected = filter_programs([{"code": "inc :: Int -> Int\ninc x = x + 1\n", "origin": "t"}], cfg)
     assert len(kept) == 1 and not rejected
     [outcome] = vc.recorded()
@@ -198,9 +219,14 @@ def test_a_ghc_that_only_pretends_to_compile_is_caught(tmp_path):
     from selfplay.sandbox import Sandbox, SandboxLimits
 
     real = shutil.which("ghc")
-    wrapper = script(tmp_path / "bin" / "ghc", f'#!/bin/sh\ncase "$1" in --*) exec {real} "$@";; esac\nexit 0\n')
-    with Sandbox(workers=1, tool_dirs=[str(wrapper.parent)],
-                 limits=SandboxLimits(memory_mb=1024, max_processes=64, tmpfs_mb=768)) as sb:
+    wrapper = script(
+        tmp_path / "bin" / "ghc", f'#!/bin/sh\ncase "$1" in --*) exec {real} "$@";; esac\nexit 0\n'
+    )
+    with Sandbox(
+        workers=1,
+        tool_dirs=[str(wrapper.parent)],
+        limits=SandboxLimits(memory_mb=1024, max_processes=64, tmpfs_mb=768),
+    ) as sb:
         with GhcChecker(GhcSettings(ghc=str(wrapper)), sandbox=sb) as checker:
             with pytest.raises(vc.CanaryFailed) as caught:
                 vc.check_ghc(checker)
@@ -215,11 +241,21 @@ def test_a_ghc_the_sandbox_cannot_reach_stops_the_seq_check_job(tmp_path, monkey
     real = shutil.which("ghc")
     script(tmp_path / "bin" / "ghc", f'#!/bin/sh\nexec {real} "$@"\n')  # outside what the sandbox shows
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
-    source = {"id": "s", "entry_point": "inc", "code": "inc :: Int -> Int\ninc x = x + 1\n", "arg_types": ["Int"],
-              "result_type": "Int"}
-    record = {"key": "k", "meta": {"game": "sinq", "source_id": "s"},
-              "outputs": ["Generated Program `Q`:\n```haskell\ninc_alt :: Int -> Int\ninc_alt x = x + 2\n```\n"
-                          "Diverging Input `x`:\n1\n"]}
+    source = {
+        "id": "s",
+        "entry_point": "inc",
+        "code": "inc :: Int -> Int\ninc x = x + 1\n",
+        "arg_types": ["Int"],
+        "result_type": "Int",
+    }
+    record = {
+        "key": "k",
+        "meta": {"game": "sinq", "source_id": "s"},
+        "outputs": [
+            "Generated Program `Q`:\n```haskell\ninc_alt :: Int -> Int\ninc_alt x = x + 2\n```\n"
+            "Diverging Input `x`:\n1\n"
+        ],
+    }
     cfg = {"seed": 1, "seq": {"verify": {"timeout": 5.0, "memory_mb": 1024, "sanity_inputs": 2}}}
     message = stops_the_job(lambda: candidates_from_generations([record], {"s": source}, "round0", cfg))
     assert "verifier canary: ghc answered error" in message and "cannot execute" in message
@@ -229,8 +265,14 @@ def test_a_ghc_the_sandbox_cannot_reach_stops_the_seq_check_job(tmp_path, monkey
 
 
 def psv_cfg(**dafny) -> dict:
-    return {"seed": 1, "psv": {"language": "dafny", "verify": {"dafny": {"time_limit": 10, "workers": 1, **dafny}},
-                               "difficulty": {"tau_easy": 0.8, "tau_medium": 0.2}}}
+    return {
+        "seed": 1,
+        "psv": {
+            "language": "dafny",
+            "verify": {"dafny": {"time_limit": 10, "workers": 1, **dafny}},
+            "difficulty": {"tau_easy": 0.8, "tau_medium": 0.2},
+        },
+    }
 
 
 @needs_dafny
@@ -243,8 +285,16 @@ def test_real_dafny_passes_and_the_scoring_job_records_it(tmp_path):
     pool = tmp_path / "pool.jsonl"
     write_jsonl(pool, [{"id": "i", "name": "inc", "target": "Inc", "spec": spec}])
     gens = tmp_path / "solve.jsonl"
-    write_jsonl(gens, [{"messages": prompts.solver_messages("dafny", spec), "meta": {"problem_id": "i"},
-                        "outputs": ["```dafny\n{\n  y := x + 1;\n}\n```"]}])  # a body (psv.solve.completion)
+    write_jsonl(
+        gens,
+        [
+            {
+                "messages": prompts.solver_messages("dafny", spec),
+                "meta": {"problem_id": "i"},
+                "outputs": ["```dafny\n{\n  y := x + 1;\n}\n```"],
+            }
+        ],
+    )  # a body (psv.solve.completion)
     out = tmp_path / "scores.jsonl"
     psv.score_generations(psv_cfg(), str(gens), str(pool), str(out))
     row = read_jsonl(out)[0]
@@ -252,7 +302,9 @@ def test_real_dafny_passes_and_the_scoring_job_records_it(tmp_path):
     canary = row["verifier"]["canary"]
     assert canary["verifier"] == "dafny" and canary["passed"]
     assert [(i["name"], i["expected"], i["answered"]) for i in canary["inputs"]] == [
-        ("max_correct", "accepted", "accepted"), ("max_returns_first", "rejected", "rejected")]
+        ("max_correct", "accepted", "accepted"),
+        ("max_returns_first", "rejected", "rejected"),
+    ]
     assert row["runtime"]["canaries"] == [canary]
 
 
@@ -287,10 +339,17 @@ def proof_job(command: str):
     from selfplay.haskell.liquid import LiquidSettings
     from selfplay.tracks.seq.proofs import check_attempts
 
-    cand = {"id": "c", "code_p": "inc :: Int -> Int\ninc x = x + 1\n", "entry_point": "inc",
-            "code_q": "inc_alt :: Int -> Int\ninc_alt x = 1 + x\n", "name_q": "inc_alt"}
-    proof = ("```haskell\n{-@ lemma_inc_equiv :: x:Int -> { inc x == inc_alt x } @-}\n"
-             "lemma_inc_equiv :: Int -> Proof\nlemma_inc_equiv x\n  =   inc x\n  === inc_alt x\n  *** QED\n```\n")
+    cand = {
+        "id": "c",
+        "code_p": "inc :: Int -> Int\ninc x = x + 1\n",
+        "entry_point": "inc",
+        "code_q": "inc_alt :: Int -> Int\ninc_alt x = 1 + x\n",
+        "name_q": "inc_alt",
+    }
+    proof = (
+        "```haskell\n{-@ lemma_inc_equiv :: x:Int -> { inc x == inc_alt x } @-}\n"
+        "lemma_inc_equiv :: Int -> Proof\nlemma_inc_equiv x\n  =   inc x\n  === inc_alt x\n  *** QED\n```\n"
+    )
     record = {"key": "g", "meta": {"candidate_id": "c"}, "outputs": [proof]}
     settings = LiquidSettings.from_config({"command": command, "timeout_s": 60.0})
     return check_attempts([record], {"c": cand}, 1, settings, memory_mb=1024)
@@ -304,11 +363,15 @@ def test_the_liquid_test_double_passes_and_the_proof_job_goes_on():
     assert [i["answered"] for i in outcome["inputs"]] == ["accepted", "rejected"]
 
 
-@pytest.mark.parametrize("double, words", [
-    (LIQUID_ALWAYS_SAFE, "liquid-haskell answered accepted (safe: accepted"),
-    (LIQUID_ALWAYS_UNSAFE, "liquid-haskell answered rejected (unsafe"),
-    (LIQUID_CRASHES, "liquid-haskell answered error ("),
-], ids=["always-safe", "always-unsafe", "crashes"])
+@pytest.mark.parametrize(
+    "double, words",
+    [
+        (LIQUID_ALWAYS_SAFE, "liquid-haskell answered accepted (safe: accepted"),
+        (LIQUID_ALWAYS_UNSAFE, "liquid-haskell answered rejected (unsafe"),
+        (LIQUID_CRASHES, "liquid-haskell answered error ("),
+    ],
+    ids=["always-safe", "always-unsafe", "crashes"],
+)
 def test_a_misbehaving_liquid_double_stops_the_proof_job(tmp_path, double, words):
     command = script(tmp_path / "bin" / "liquid", double)
     message = stops_the_job(lambda: proof_job(str(command)))
@@ -343,9 +406,23 @@ def verus_recordings_reachable(monkeypatch):
 
 
 def verus_cfg(**extra) -> dict:
-    return {"seed": 1, "psv": {"language": "verus", "verify": {"verus": {
-        "command": [str(FAKE_VERUS)], "timeout": 20.0, "retries": 0,
-        "memory_mb": 2048, "max_processes": 64, "workers": 1, **extra}}}}
+    return {
+        "seed": 1,
+        "psv": {
+            "language": "verus",
+            "verify": {
+                "verus": {
+                    "command": [str(FAKE_VERUS)],
+                    "timeout": 20.0,
+                    "retries": 0,
+                    "memory_mb": 2048,
+                    "max_processes": 64,
+                    "workers": 1,
+                    **extra,
+                }
+            },
+        },
+    }
 
 
 def test_the_verus_test_double_passes_and_the_verdicts_are_used(verus_recordings_reachable):
@@ -357,11 +434,17 @@ def test_the_verus_test_double_passes_and_the_verdicts_are_used(verus_recordings
     assert verifier_description(verus_cfg())["canary"] == outcome
 
 
-@pytest.mark.parametrize("forced, words", [
-    ("verified", "verus answered accepted (verified, 2 verified, 0 errors) to its known-bad input"),
-    ("verification_errors", "verus answered rejected (failed, 1 verified, 1 errors) to its known-good input"),
-    ("rustc_panic", "verus answered error (crash"),
-])
+@pytest.mark.parametrize(
+    "forced, words",
+    [
+        ("verified", "verus answered accepted (verified, 2 verified, 0 errors) to its known-bad input"),
+        (
+            "verification_errors",
+            "verus answered rejected (failed, 1 verified, 1 errors) to its known-good input",
+        ),
+        ("rustc_panic", "verus answered error (crash"),
+    ],
+)
 def test_a_misbehaving_verus_double_stops_the_psv_job(verus_recordings_reachable, forced, words):
     from selfplay.tracks.psv.verifier import check_specs
 

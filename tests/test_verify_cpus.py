@@ -20,8 +20,13 @@ SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 
 
 def planned_threads(configfile: str, rule: str) -> set[int]:
-    done = subprocess.run([SNAKEMAKE, "-n", "--cores", "64", "--configfile", configfile], cwd=REPO,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [SNAKEMAKE, "-n", "--cores", "64", "--configfile", configfile],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     blocks = re.split(r"\n(?=\[[^\]]+\]\nrule |rule )", done.stdout)
     found = set()
@@ -39,11 +44,19 @@ def test_the_pass_matrix_asks_for_a_cpu_per_worker():
 
 
 def planned_blocks(configfile: str, rule: str) -> list[str]:
-    done = subprocess.run([SNAKEMAKE, "-n", "--cores", "64", "--configfile", configfile], cwd=REPO,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [SNAKEMAKE, "-n", "--cores", "64", "--configfile", configfile],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
-    return [b for b in re.split(r"\n(?=\[[^\]]+\]\nrule |rule )", done.stdout)
-            if re.match(rf"(\[[^\]]+\]\n)?rule {rule}:", b)]
+    return [
+        b
+        for b in re.split(r"\n(?=\[[^\]]+\]\nrule |rule )", done.stdout)
+        if re.match(rf"(\[[^\]]+\]\n)?rule {rule}:", b)
+    ]
 
 
 def test_psv_re_verification_jobs_declare_the_verifiers_memory():
@@ -60,8 +73,12 @@ def test_models_served_elsewhere_are_http_clients_that_hold_no_gpu():
     """Paper 001's Figure 4 models are public APIs or a server you start: their generation
     jobs are local HTTP clients (no GPU, not submitted), the track's own models GPU jobs."""
     clients = planned_blocks("config/papers/sinq.yaml", "sinq_eval_generate_client")
-    tags = {m["tag"] for m in yaml.safe_load((REPO / "config/papers/sinq.yaml").read_text())
-            ["sinq"]["benchmarks"]["other_models"]}
+    tags = {
+        m["tag"]
+        for m in yaml.safe_load((REPO / "config/papers/sinq.yaml").read_text())["sinq"]["benchmarks"][
+            "other_models"
+        ]
+    }
     assert clients and {re.search(r"model=(\w+)", b).group(1) for b in clients} == tags
     assert all("gpu=" not in b and "mem_mb=" not in b for b in clients)
     own = planned_blocks("config/papers/sinq.yaml", "sinq_eval_generate")
@@ -73,13 +90,18 @@ def test_the_client_rule_is_local():
 
     pattern = model_tag_patterns({"benchmarks": {"other_models": [{"tag": "o1"}]}}, r"[a-z][a-z0-9_]*")
     assert re.fullmatch(pattern["client"] + "/x", "o1/x")
-    assert re.fullmatch(pattern["own"] + "/x", "o1_mini/x") and not re.fullmatch(pattern["own"] + "/x", "o1/x")
+    assert re.fullmatch(pattern["own"] + "/x", "o1_mini/x") and not re.fullmatch(
+        pattern["own"] + "/x", "o1/x"
+    )
     from snakemake.api import SnakemakeApi
     from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings
 
     with SnakemakeApi(OutputSettings()) as api:
-        workflow = api.workflow(resource_settings=ResourceSettings(cores=1),
-                                config_settings=ConfigSettings(configfiles=[REPO / "config/papers/sinq.yaml"]),
-                                snakefile=REPO / "Snakefile", workdir=REPO)._workflow
+        workflow = api.workflow(
+            resource_settings=ResourceSettings(cores=1),
+            config_settings=ConfigSettings(configfiles=[REPO / "config/papers/sinq.yaml"]),
+            snakefile=REPO / "Snakefile",
+            workdir=REPO,
+        )._workflow
         local = set(workflow._localrules)
     assert "sinq_eval_generate_client" in local and "sinq_eval_generate" not in local

@@ -31,9 +31,13 @@ def read(name: str) -> str:
 def sandbox():
     from selfplay.sandbox import Sandbox, SandboxLimits
 
-    with Sandbox(workers=2, tool_dirs=tool_dirs(SETTINGS) + [str(RECORDED)],
-                 limits=SandboxLimits(memory_mb=2048, max_processes=64, max_open_files=1024, max_file_mb=64,
-                                      tmpfs_mb=128)) as sb:
+    with Sandbox(
+        workers=2,
+        tool_dirs=tool_dirs(SETTINGS) + [str(RECORDED)],
+        limits=SandboxLimits(
+            memory_mb=2048, max_processes=64, max_open_files=1024, max_file_mb=64, tmpfs_mb=128
+        ),
+    ) as sb:
         yield sb
 
 
@@ -67,14 +71,21 @@ def test_every_spec_gets_its_expected_verdict(spec_records):
 def test_spec_check_records_say_what_each_check_gave(spec_records):
     _, record = spec_records["spec_max.rs"]
     assert {k: (v["outcome"], v["status"]) for k, v in record["checks"].items()} == {
-        "validity": ("verified", "verified"), "preconditions": ("refuted", "failed"),
-        "postconditions": ("refuted", "failed")}
-    assert record["checks"]["preconditions"]["messages"] == ["error: postcondition not satisfied (program.rs:14:9)"]
+        "validity": ("verified", "verified"),
+        "preconditions": ("refuted", "failed"),
+        "postconditions": ("refuted", "failed"),
+    }
+    assert record["checks"]["preconditions"]["messages"] == [
+        "error: postcondition not satisfied (program.rs:14:9)"
+    ]
     _, double = spec_records["spec_double.rs"]
     assert set(double["checks"]) == {"validity", "postconditions"}
     _, invalid = spec_records["invalid_types.rs"]
-    assert invalid["checks"]["validity"] == {"outcome": "refuted", "status": "compile_error",
-                                             "messages": ["error: expected `,` (program.rs:10:20)"]}
+    assert invalid["checks"]["validity"] == {
+        "outcome": "refuted",
+        "status": "compile_error",
+        "messages": ["error: expected `,` (program.rs:10:20)"],
+    }
     _, slow = spec_records["spec_slow.rs"]
     assert slow["checks"]["validity"]["status"] == "timeout"
 
@@ -102,31 +113,39 @@ def test_solution_failures_keep_verus_details(solution_records):
 
 
 def test_an_invalid_spec_text_is_a_recorded_refusal(sandbox):
-    (record,) = checks.verify_solutions([(read("bad_no_ensures.rs"), read("max_honest.rs"))], SETTINGS, sandbox)
+    (record,) = checks.verify_solutions(
+        [(read("bad_no_ensures.rs"), read("max_honest.rs"))], SETTINGS, sandbox
+    )
     assert record == {"verified": False, "reason": "spec:no_ensures", "screen": None, "verus": None}
 
 
 def test_spec_objects_are_accepted_and_nothing_runs_for_screened_out_answers(sandbox):
     class NoRuns:
         """TEST DOUBLE for a sandbox that must not be used."""
+
         workers = 1
 
         def run_command(self, *args, **kwargs):
             raise AssertionError("Verus was run for an answer the screen refused")
 
-    records = checks.verify_solutions([(parse_spec(read("spec_max.rs")), read("h_admit.rs"))], SETTINGS, NoRuns())
+    records = checks.verify_solutions(
+        [(parse_spec(read("spec_max.rs")), read("h_admit.rs"))], SETTINGS, NoRuns()
+    )
     assert records[0]["reason"] == "screen:admit"
 
 
-@pytest.mark.parametrize("status,verified,check,outcome", [
-    ("verified", 2, "validity", "verified"),
-    ("verified", 0, "validity", "inconclusive"),
-    ("failed", 1, "postconditions", "refuted"),
-    ("compile_error", 0, "validity", "refuted"),
-    ("compile_error", 0, "preconditions", "inconclusive"),
-    ("timeout", 0, "validity", "inconclusive"),
-    ("crash", 0, "postconditions", "inconclusive"),
-])
+@pytest.mark.parametrize(
+    "status,verified,check,outcome",
+    [
+        ("verified", 2, "validity", "verified"),
+        ("verified", 0, "validity", "inconclusive"),
+        ("failed", 1, "postconditions", "refuted"),
+        ("compile_error", 0, "validity", "refuted"),
+        ("compile_error", 0, "preconditions", "inconclusive"),
+        ("timeout", 0, "validity", "inconclusive"),
+        ("crash", 0, "postconditions", "inconclusive"),
+    ],
+)
 def test_outcome_of(status, verified, check, outcome):
     assert checks.outcome_of(VerusVerdict("x", status, verified=verified), check) == outcome
 
@@ -140,5 +159,7 @@ def test_settings_are_importable_where_the_track_looks_for_them():
     from selfplay.verus.runner import VerusSettings as FromRunner
 
     assert FromRunner is VerusSettings
-    s = FromRunner(**{"command": ["verus"], "extra_args": ["--expand-errors"], "env": {"RUSTUP_HOME": "/opt/rustup"}})
+    s = FromRunner(
+        **{"command": ["verus"], "extra_args": ["--expand-errors"], "env": {"RUSTUP_HOME": "/opt/rustup"}}
+    )
     assert s.command == ("verus",) and s.env == (("RUSTUP_HOME", "/opt/rustup"),)

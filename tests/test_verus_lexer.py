@@ -17,7 +17,7 @@ def words(text: str) -> list[str]:
 def kinds(text: str) -> list[tuple[str, str]]:
     """(kind, text) of each segment that is not code."""
     lexed = lex(text)
-    return [(s.kind, text[s.start:s.end]) for s in lexed.segments if s.kind != "code"]
+    return [(s.kind, text[s.start : s.end]) for s in lexed.segments if s.kind != "code"]
 
 
 # ------------------------------------------------------------------------------ lexer
@@ -49,15 +49,28 @@ def test_raw_byte_and_c_strings():
     assert words('let s = r#"a "quoted" assume(false)"#; x') == ["let", "s", "x"]
     assert words('let s = r##"one "# still inside assume"##; y') == ["let", "s", "y"]
     assert words('let s = r#"x"#; assume(false); // "#') == ["let", "s", "assume", "false"]
-    assert words('let b = b"admit()"; let c = c"admit()"; let d = br"admit()"; z') == ["let", "b", "let", "c",
-                                                                                       "let", "d", "z"]
+    assert words('let b = b"admit()"; let c = c"admit()"; let d = br"admit()"; z') == [
+        "let",
+        "b",
+        "let",
+        "c",
+        "let",
+        "d",
+        "z",
+    ]
 
 
 def test_character_literals_and_lifetimes():
     assert kinds("let c = '\"'; assume(false); let d = '\"';") == [("char", "'\"'"), ("char", "'\"'")]
     assert "assume" in words("let c = '\"'; assume(false); let d = '\"';")
     assert [t.kind for t in lex("'a' 'a '\\'' '\\u{1F600}' b'x' 'static").tokens] == [
-        "char", "lifetime", "char", "char", "char", "lifetime"]
+        "char",
+        "lifetime",
+        "char",
+        "char",
+        "char",
+        "lifetime",
+    ]
     assert "assume" in words("fn f<'a>(x: &'a u8) { assume(false) }")
 
 
@@ -68,8 +81,25 @@ def test_raw_identifiers_are_read_as_their_name():
 
 def test_operators_and_ranges():
     texts = [t.text for t in lex("a ==> b <==> c =~= d &&& e ||| f 1..n x..=y").tokens]
-    assert texts == ["a", "==>", "b", "<==>", "c", "=~=", "d", "&&&", "e", "|||", "f", "1", "..", "n", "x", "..=",
-                     "y"]
+    assert texts == [
+        "a",
+        "==>",
+        "b",
+        "<==>",
+        "c",
+        "=~=",
+        "d",
+        "&&&",
+        "e",
+        "|||",
+        "f",
+        "1",
+        "..",
+        "n",
+        "x",
+        "..=",
+        "y",
+    ]
     assert [t.text for t in lex("0u8 1_000i32 2.5f64 0xff").tokens] == ["0u8", "1_000i32", "2.5f64", "0xff"]
 
 
@@ -97,11 +127,19 @@ def test_masked_keeps_offsets_and_lines():
 
 
 def test_attribute_keys():
-    text = ("#[verifier::external_body] #[verifier(external_body, rlimit(5))] #[trigger] "
-            "#[cfg_attr(verus_keep_ghost, verifier::external_body)] #![trigger f(x)] #[verifier::rlimit(infinity)]")
+    text = (
+        "#[verifier::external_body] #[verifier(external_body, rlimit(5))] #[trigger] "
+        "#[cfg_attr(verus_keep_ghost, verifier::external_body)] #![trigger f(x)] #[verifier::rlimit(infinity)]"
+    )
     attrs = find_attributes(lex(text).tokens)
-    assert [a.keys for a in attrs] == [("verifier::external_body",), ("verifier::external_body", "verifier::rlimit"),
-                                       ("trigger",), ("cfg_attr",), ("trigger",), ("verifier::rlimit",)]
+    assert [a.keys for a in attrs] == [
+        ("verifier::external_body",),
+        ("verifier::external_body", "verifier::rlimit"),
+        ("trigger",),
+        ("cfg_attr",),
+        ("trigger",),
+        ("verifier::rlimit",),
+    ]
     assert [a.inner for a in attrs] == [False, False, False, False, True, False]
     assert "external_body" in attrs[3].words
 
@@ -164,11 +202,20 @@ def test_items_scopes_and_kinds():
     program = parse(FILE)
     got = [(d.kind, d.name, d.mode, d.scope) for d in program.items]
     assert got == [
-        ("inner_attribute", None, None, "top"), ("use", None, None, "top"), ("verus_block", None, None, "top"),
-        ("fn", "f", "spec", "verus"), ("fn", "g", "spec", "verus"), ("fn", "lemma_f", "proof", "verus"),
-        ("fn", "trusted", "proof", "verus"), ("struct", "Point", None, "verus"), ("enum", "Shape", None, "verus"),
-        ("const", "LIMIT", None, "verus"), ("type", "Pair", None, "verus"), ("broadcast_use", None, None, "verus"),
-        ("broadcast_group", "my_group", None, "verus"), ("fn", "update", "exec", "verus"),
+        ("inner_attribute", None, None, "top"),
+        ("use", None, None, "top"),
+        ("verus_block", None, None, "top"),
+        ("fn", "f", "spec", "verus"),
+        ("fn", "g", "spec", "verus"),
+        ("fn", "lemma_f", "proof", "verus"),
+        ("fn", "trusted", "proof", "verus"),
+        ("struct", "Point", None, "verus"),
+        ("enum", "Shape", None, "verus"),
+        ("const", "LIMIT", None, "verus"),
+        ("type", "Pair", None, "verus"),
+        ("broadcast_use", None, None, "verus"),
+        ("broadcast_group", "my_group", None, "verus"),
+        ("fn", "update", "exec", "verus"),
         ("fn", "main", "exec", "top"),
     ]
     by_name = {d.name: d for d in program.items if d.name}
@@ -188,41 +235,56 @@ def test_function_parts():
     assert update.returns_value and update.body is not None and update.text.endswith("    n\n}")
 
 
-@pytest.mark.parametrize("clauses", [
-    "ensures r == if x > 0 { x } else { 0 - x },",
-    "ensures r == if x > 0 { x } else { 0 - x }",
-    "ensures r == match x { 0 => 1, _ => x }",
-    "ensures forall|i: int| 0 <= i < 3 ==> #[trigger] s[i] == i, r == 1",
-    "ensures r@ == seq![1u8, 2u8]",
-    "ensures r == (x as u64)",
-    "ensures s == x as Seq<u8>",
-    "ensures r == x, decreases x when x > 0 via lemma_x",
-    "ensures r == { let y = x; y }",
-    "ensures\n",
-    "ensures |||\n    r == x\n    ||| r == 0",
-])
+@pytest.mark.parametrize(
+    "clauses",
+    [
+        "ensures r == if x > 0 { x } else { 0 - x },",
+        "ensures r == if x > 0 { x } else { 0 - x }",
+        "ensures r == match x { 0 => 1, _ => x }",
+        "ensures forall|i: int| 0 <= i < 3 ==> #[trigger] s[i] == i, r == 1",
+        "ensures r@ == seq![1u8, 2u8]",
+        "ensures r == (x as u64)",
+        "ensures s == x as Seq<u8>",
+        "ensures r == x, decreases x when x > 0 via lemma_x",
+        "ensures r == { let y = x; y }",
+        "ensures\n",
+        "ensures |||\n    r == x\n    ||| r == 0",
+    ],
+)
 def test_body_brace_after_clause_expressions(clauses):
     text = f"verus! {{\nfn h(x: u32, s: Seq<u8>) -> (r: u32)\n    {clauses}\n{{\n    BODY\n}}\n}}\n"
     decl = parse(text).named("h")[0]
-    assert decl.body is not None and text[decl.body[0]:decl.body[1]] == "{\n    BODY\n}"
-    assert text[decl.start:decl.header_end].rstrip().endswith(clauses.rstrip())
+    assert decl.body is not None and text[decl.body[0] : decl.body[1]] == "{\n    BODY\n}"
+    assert text[decl.start : decl.header_end].rstrip().endswith(clauses.rstrip())
 
 
 def test_bodiless_functions_end_at_semicolon_or_next_item():
-    program = parse("verus! {\nfn a() ensures true;\nspec fn b() -> bool\nfn c() {}\nuninterp spec fn d() -> int;\n}")
+    program = parse(
+        "verus! {\nfn a() ensures true;\nspec fn b() -> bool\nfn c() {}\nuninterp spec fn d() -> int;\n}"
+    )
     bodiless = {d.name: d.bodiless for d in program.items if d.kind == "fn"}
     assert bodiless == {"a": True, "b": True, "c": False, "d": True}
     assert program.named("b")[0].text == "spec fn b() -> bool"
 
 
 def test_other_items():
-    text = ("verus! {\ntrait T { fn m(&self); }\nimpl T for u8 { fn m(&self) {} }\nmacro_rules! m { () => {} }\n"
-            "seq_macro!{}\nglobal size_of usize == 8;\npub assume_specification[ f ](x: u8) -> u8;\n"
-            "extern crate core;\nextern \"C\" { fn c(); }\nunsafe fn u() {}\nmod inner { fn x() {} }\n}")
+    text = (
+        "verus! {\ntrait T { fn m(&self); }\nimpl T for u8 { fn m(&self) {} }\nmacro_rules! m { () => {} }\n"
+        "seq_macro!{}\nglobal size_of usize == 8;\npub assume_specification[ f ](x: u8) -> u8;\n"
+        'extern crate core;\nextern "C" { fn c(); }\nunsafe fn u() {}\nmod inner { fn x() {} }\n}'
+    )
     assert [(d.kind, d.name) for d in parse(text).items][1:] == [
-        ("trait", "T"), ("impl", None), ("macro_rules", "m"), ("macro", "seq_macro"), ("global", None),
-        ("assume_specification", None), ("extern_crate", "core"), ("extern_block", None), ("fn", "u"),
-        ("mod", "inner")]
+        ("trait", "T"),
+        ("impl", None),
+        ("macro_rules", "m"),
+        ("macro", "seq_macro"),
+        ("global", None),
+        ("assume_specification", None),
+        ("extern_crate", "core"),
+        ("extern_block", None),
+        ("fn", "u"),
+        ("mod", "inner"),
+    ]
 
 
 def test_open_end_accepts_only_a_final_brace_and_an_open_verus_block():

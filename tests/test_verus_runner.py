@@ -41,9 +41,13 @@ def marked(case: str) -> str:
 def sandbox():
     from selfplay.sandbox import Sandbox, SandboxLimits
 
-    with Sandbox(workers=2, tool_dirs=tool_dirs(fake_settings()) + [str(RECORDED)],
-                 limits=SandboxLimits(memory_mb=2048, max_processes=64, max_open_files=1024, max_file_mb=64,
-                                      tmpfs_mb=128)) as sb:
+    with Sandbox(
+        workers=2,
+        tool_dirs=tool_dirs(fake_settings()) + [str(RECORDED)],
+        limits=SandboxLimits(
+            memory_mb=2048, max_processes=64, max_open_files=1024, max_file_mb=64, tmpfs_mb=128
+        ),
+    ) as sb:
         yield sb
 
 
@@ -54,7 +58,9 @@ def test_settings_defaults_follow_the_released_code():
     s = VerusSettings(command=("verus",))
     assert (s.timeout, s.multiple_errors, s.output_json) == (10.0, 100, True)
     assert s.verus_args("p.rs") == ["p.rs", "--multiple-errors", "100", "--output-json"]
-    s = VerusSettings(command="verus --crate-type=lib", rlimit=20, output_json=False, extra_args=["--expand-errors"])
+    s = VerusSettings(
+        command="verus --crate-type=lib", rlimit=20, output_json=False, extra_args=["--expand-errors"]
+    )
     assert s.command == ("verus", "--crate-type=lib")
     assert s.verus_args("p.rs") == ["p.rs", "--multiple-errors", "100", "--rlimit", "20", "--expand-errors"]
 
@@ -64,27 +70,30 @@ def test_settings_command_from_environment(monkeypatch):
     assert VerusSettings().command == ("/opt/verus/verus", "--some-flag")
 
 
-@pytest.mark.parametrize("kwargs,message", [
-    ({"timeout": 0}, "timeout must be a positive number"),
-    ({"timeout": float("inf")}, "timeout must be a positive number"),
-    ({"timeout": True}, "timeout must be a positive number"),
-    ({"multiple_errors": -1}, "multiple_errors must be an integer >= 0"),
-    ({"retries": 11}, "retries must be at most 10"),
-    ({"retries": 1.5}, "retries must be an integer"),
-    ({"rlimit": 0}, "rlimit must be an integer >= 1"),
-    ({"output_json": "yes"}, "output_json must be true or false"),
-    ({"memory_mb": 10}, "memory_mb must be an integer >= 256"),
-    ({"workers": 0}, "workers must be an integer >= 1"),
-    ({"command": ()}, "command must name an executable"),
-    ({"command": ""}, "command must name an executable"),
-    ({"extra_args": ["-x"]}, "is not of the form --name"),
-    ({"extra_args": ["--no-verify"]}, "is not allowed"),
-    ({"extra_args": ["--verify-function=foo"]}, "is not allowed"),
-    ({"extra_args": ["--rlimit=5"]}, "is not allowed"),
-    ({"extra_args": ["--log-all"]}, "is not allowed"),
-    ({"env": {"BAD-KEY": "x"}}, "is not a valid environment variable"),
-    ({"env": [("A",)]}, "env must map names to strings"),
-])
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"timeout": 0}, "timeout must be a positive number"),
+        ({"timeout": float("inf")}, "timeout must be a positive number"),
+        ({"timeout": True}, "timeout must be a positive number"),
+        ({"multiple_errors": -1}, "multiple_errors must be an integer >= 0"),
+        ({"retries": 11}, "retries must be at most 10"),
+        ({"retries": 1.5}, "retries must be an integer"),
+        ({"rlimit": 0}, "rlimit must be an integer >= 1"),
+        ({"output_json": "yes"}, "output_json must be true or false"),
+        ({"memory_mb": 10}, "memory_mb must be an integer >= 256"),
+        ({"workers": 0}, "workers must be an integer >= 1"),
+        ({"command": ()}, "command must name an executable"),
+        ({"command": ""}, "command must name an executable"),
+        ({"extra_args": ["-x"]}, "is not of the form --name"),
+        ({"extra_args": ["--no-verify"]}, "is not allowed"),
+        ({"extra_args": ["--verify-function=foo"]}, "is not allowed"),
+        ({"extra_args": ["--rlimit=5"]}, "is not allowed"),
+        ({"extra_args": ["--log-all"]}, "is not allowed"),
+        ({"env": {"BAD-KEY": "x"}}, "is not a valid environment variable"),
+        ({"env": [("A",)]}, "env must map names to strings"),
+    ],
+)
 def test_settings_are_validated_with_one_line_errors(kwargs, message):
     with pytest.raises(UserError) as info:
         VerusSettings(**{"command": ("verus",), **kwargs})
@@ -92,7 +101,9 @@ def test_settings_are_validated_with_one_line_errors(kwargs, message):
 
 
 def test_settings_from_config():
-    s = VerusSettings.from_config({"command": ["verus"], "timeout": 30, "rlimit": None, "env": {"B": "2", "A": "1"}})
+    s = VerusSettings.from_config(
+        {"command": ["verus"], "timeout": 30, "rlimit": None, "env": {"B": "2", "A": "1"}}
+    )
     assert s.timeout == 30 and s.rlimit is None and s.env == (("A", "1"), ("B", "2"))
     with pytest.raises(UserError, match="unknown key"):
         VerusSettings.from_config({"time_out": 3})
@@ -155,8 +166,10 @@ def test_recorded_outcomes_through_the_sandbox(sandbox, output_json):
     verdicts = verify(jobs, fake_settings(output_json=output_json), sandbox=sandbox, stats=stats)
     assert [v.name for v in verdicts] == [j.name for j in jobs]
     got = [(v.status, v.verified, v.errors, v.exit_code) for v in verdicts]
-    assert got == [(status, verified, errors, 0 if status == "verified" else 1)
-                   for _, status, verified, errors, _ in RECORDED_CASES]
+    assert got == [
+        (status, verified, errors, 0 if status == "verified" else 1)
+        for _, status, verified, errors, _ in RECORDED_CASES
+    ]
     assert stats == {"processes": len(jobs), "retries": 0}
     failed = verdicts[2]
     assert failed.messages == [f"error: postcondition not satisfied ({FILE_NAME}:14:9)"]
@@ -166,8 +179,9 @@ def test_recorded_outcomes_through_the_sandbox(sandbox, output_json):
 
 def test_known_crash_is_retried_then_recorded(sandbox):
     stats: dict[str, int] = {}
-    (verdict,) = verify([VerusJob("panics", marked("rustc_panic"))], fake_settings(retries=2), sandbox=sandbox,
-                        stats=stats)
+    (verdict,) = verify(
+        [VerusJob("panics", marked("rustc_panic"))], fake_settings(retries=2), sandbox=sandbox, stats=stats
+    )
     assert verdict.status == "crash" and verdict.attempts == 3 and verdict.exit_code == 101
     assert verdict.detail.startswith("Verus crashed: thread 'rustc' (48213) panicked at")
     assert verdict.detail.endswith("(after 3 runs)")
@@ -195,18 +209,28 @@ class FlakyMachine:
 
 
 def test_a_crash_that_goes_away_on_retry_gives_the_real_verdict(sandbox):
-    (verdict,) = verify([VerusJob("ok", marked("verified"))], fake_settings(retries=2),
-                        sandbox=FlakyMachine(sandbox, crashes=2))
+    (verdict,) = verify(
+        [VerusJob("ok", marked("verified"))],
+        fake_settings(retries=2),
+        sandbox=FlakyMachine(sandbox, crashes=2),
+    )
     assert (verdict.status, verdict.attempts, verdict.verified) == ("verified", 3, 2)
-    (verdict,) = verify([VerusJob("ok", marked("verified"))], fake_settings(retries=1),
-                        sandbox=FlakyMachine(sandbox, crashes=2))
+    (verdict,) = verify(
+        [VerusJob("ok", marked("verified"))],
+        fake_settings(retries=1),
+        sandbox=FlakyMachine(sandbox, crashes=2),
+    )
     assert (verdict.status, verdict.attempts) == ("crash", 2)
 
 
 def test_timeout_is_a_failure_and_not_retried(sandbox):
     stats: dict[str, int] = {}
-    (verdict,) = verify([VerusJob("slow", marked("timeout"))], fake_settings(timeout=1.5, retries=3),
-                        sandbox=sandbox, stats=stats)
+    (verdict,) = verify(
+        [VerusJob("slow", marked("timeout"))],
+        fake_settings(timeout=1.5, retries=3),
+        sandbox=sandbox,
+        stats=stats,
+    )
     assert verdict.status == "timeout" and verdict.attempts == 1 and verdict.exit_code is None
     assert "did not finish within 1.5 s" in verdict.detail
     assert 1.4 <= verdict.seconds < 10 and stats["processes"] == 1
@@ -215,8 +239,11 @@ def test_timeout_is_a_failure_and_not_retried(sandbox):
 def test_the_runner_passes_the_file_and_options_verus_expects(sandbox):
     # the double exits 2 with "fake verus: ..." when the command line is not Verus's;
     # a wrong command line therefore shows up as untrusted output
-    (bad,) = verify([VerusJob("x", marked("verified"))],
-                    fake_settings(command=(str(FAKE), "--multiple-errors")), sandbox=sandbox)
+    (bad,) = verify(
+        [VerusJob("x", marked("verified"))],
+        fake_settings(command=(str(FAKE), "--multiple-errors")),
+        sandbox=sandbox,
+    )
     assert bad.status == "crash" and bad.exit_code == 2
     (good,) = verify([VerusJob("x", marked("verified"))], fake_settings(rlimit=7), sandbox=sandbox)
     assert good.status == "verified"
@@ -228,14 +255,23 @@ def test_unreachable_verus_inside_the_sandbox(tmp_path, sandbox):
     hidden.chmod(0o755)
     if str(hidden).startswith(tuple(tool_dirs(fake_settings()))):
         pytest.skip("the temporary folder is visible inside the sandbox here")
-    (verdict,) = verify([VerusJob("x", marked("verified"))], fake_settings(command=(str(hidden),)), sandbox=sandbox)
+    (verdict,) = verify(
+        [VerusJob("x", marked("verified"))], fake_settings(command=(str(hidden),)), sandbox=sandbox
+    )
     assert verdict.status == "crash" and verdict.exit_code == 97
     assert "cannot execute Verus" in verdict.detail
 
 
 def test_text_no_run_should_see(sandbox):
-    verdicts = verify([VerusJob("nul", "fn main() {}\x00"), VerusJob("long", "//" + "x" * 200_001),
-                       ("pair", marked("verified"))], fake_settings(), sandbox=sandbox)
+    verdicts = verify(
+        [
+            VerusJob("nul", "fn main() {}\x00"),
+            VerusJob("long", "//" + "x" * 200_001),
+            ("pair", marked("verified")),
+        ],
+        fake_settings(),
+        sandbox=sandbox,
+    )
     assert [v.status for v in verdicts] == ["compile_error", "compile_error", "verified"]
     assert "NUL" in verdicts[0].detail and "longer" in verdicts[1].detail
 
@@ -252,8 +288,18 @@ def test_private_sandbox_when_none_is_given(monkeypatch):
 
 def test_verdict_record_shape():
     v = VerusVerdict("a", "failed", verified=1, errors=1, messages=["error: x"], seconds=0.1234567)
-    assert v.to_dict() == {"name": "a", "status": "failed", "verified": 1, "errors": 1, "messages": ["error: x"],
-                           "seconds": 0.123457, "detail": None, "attempts": 1, "exit_code": None, "source": None}
+    assert v.to_dict() == {
+        "name": "a",
+        "status": "failed",
+        "verified": 1,
+        "errors": 1,
+        "messages": ["error: x"],
+        "seconds": 0.123457,
+        "detail": None,
+        "attempts": 1,
+        "exit_code": None,
+        "source": None,
+    }
     with pytest.raises(ValueError):
         VerusVerdict("a", "passed")
     with pytest.raises(TypeError):

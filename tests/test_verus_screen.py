@@ -54,12 +54,36 @@ def test_corpus_solutions(entry):
 
 def test_corpus_covers_every_escape_hatch_code():
     seen = {code for e in ENTRIES for code in e["expect"]}
-    hatches = {"assume", "admit", "external_body", "external", "assume_specification",
-               "exec_allows_no_decreases_clause", "axiom", "attribute_not_allowed", "bodiless_declaration", "unsafe",
-               "extern", "macro_rules", "include", "module", "declaration_not_allowed", "outside_verus_block",
-               "no_verus_block", "reserved_name", "spec_decl_missing", "spec_decl_changed", "redefines_spec_decl",
-               "target_missing", "target_header_changed", "odd_character", "syntax", "no_ensures",
-               "several_targets", "target_kind"}
+    hatches = {
+        "assume",
+        "admit",
+        "external_body",
+        "external",
+        "assume_specification",
+        "exec_allows_no_decreases_clause",
+        "axiom",
+        "attribute_not_allowed",
+        "bodiless_declaration",
+        "unsafe",
+        "extern",
+        "macro_rules",
+        "include",
+        "module",
+        "declaration_not_allowed",
+        "outside_verus_block",
+        "no_verus_block",
+        "reserved_name",
+        "spec_decl_missing",
+        "spec_decl_changed",
+        "redefines_spec_decl",
+        "target_missing",
+        "target_header_changed",
+        "odd_character",
+        "syntax",
+        "no_ensures",
+        "several_targets",
+        "target_kind",
+    }
     assert hatches <= seen, sorted(hatches - seen)
     assert seen <= set(REASONS)
 
@@ -88,20 +112,26 @@ def test_parse_spec_raises_one_line_spec_error_with_every_reason():
 
 
 def test_spec_main_and_uses_are_not_helpers():
-    spec = parse_spec("use vstd::prelude::*;\nverus! {\nuse vstd::seq::*;\nfn main() {}\n"
-                      "fn t(x: u8) -> (r: u8)\n    ensures r == x,\n{\n")
+    spec = parse_spec(
+        "use vstd::prelude::*;\nverus! {\nuse vstd::seq::*;\nfn main() {}\n"
+        "fn t(x: u8) -> (r: u8)\n    ensures r == x,\n{\n"
+    )
     assert spec.helpers == () and spec.target_name == "t" and spec.has_main
 
 
 def test_escape_hatches_in_specs_are_refused_like_in_solutions():
     for hatch, code in (("proof { admit(); }", "admit"), ("unsafe { }", "unsafe")):
-        text = read("spec_abs_dataset.rs").replace("    if x < 0 { -x } else { x }\n}\n\nfn main",
-                                                   f"    {hatch}\n    if x < 0 {{ -x }} else {{ x }}\n}}\n\nfn main")
+        text = read("spec_abs_dataset.rs").replace(
+            "    if x < 0 { -x } else { x }\n}\n\nfn main",
+            f"    {hatch}\n    if x < 0 {{ -x }} else {{ x }}\n}}\n\nfn main",
+        )
         assert [p.code for p in inspect_spec(text)[1]] == [code]
 
 
 def test_only_a_function_may_end_a_spec_open():
-    codes = [p.code for p in inspect_spec("verus! {\nfn t(x: u8) -> (r: u8) ensures r == x { x }\nstruct S {\n")[1]]
+    codes = [
+        p.code for p in inspect_spec("verus! {\nfn t(x: u8) -> (r: u8) ensures r == x { x }\nstruct S {\n")[1]
+    ]
     assert codes == ["syntax"]
 
 
@@ -121,8 +151,10 @@ def test_honest_solution_with_a_spec_given_as_text():
 
 
 def test_helpers_may_be_reordered_and_solver_helpers_added():
-    helper = ("spec fn is_upper_bound(s: Seq<i32>, m: i32) -> bool {\n"
-              "    forall|i: int| 0 <= i < s.len() ==> #[trigger] s[i] <= m\n}\n")
+    helper = (
+        "spec fn is_upper_bound(s: Seq<i32>, m: i32) -> bool {\n"
+        "    forall|i: int| 0 <= i < s.len() ==> #[trigger] s[i] <= m\n}\n"
+    )
     moved = HONEST.replace("// The largest element of a non-empty vector.\n" + helper, "")
     moved = moved.replace("fn main() {}", helper + "\nspec fn extra(x: int) -> int { x }\n\nfn main() {}")
     assert moved != HONEST
@@ -168,9 +200,11 @@ def test_every_reason_is_reported_once_per_line_with_lines():
 
 
 def test_words_outside_code_never_count():
-    for text in ('    let _s = "external_body assume admit unsafe extern axiom";\n',
-                 "    // #[verifier::external_body] unsafe { assume(false) } include!(\"x\")\n",
-                 "    /* macro_rules! mod impl trait */\n"):
+    for text in (
+        '    let _s = "external_body assume admit unsafe extern axiom";\n',
+        '    // #[verifier::external_body] unsafe { assume(false) } include!("x")\n',
+        "    /* macro_rules! mod impl trait */\n",
+    ):
         assert screen_solution(MAX_SPEC, HONEST.replace("    max\n}", text + "    max\n}")).ok, text
 
 
@@ -187,8 +221,10 @@ def test_attribute_lists_are_disjoint_and_every_denied_key_has_a_code():
         assert code in screen_solution(MAX_SPEC, text).reasons, key
 
 
-@pytest.mark.parametrize("attribute", ["#[verifier::spinoff_prover]", "#[verifier::opaque]", "#[allow(unused)]",
-                                       "#[verifier::nonlinear]"])
+@pytest.mark.parametrize(
+    "attribute",
+    ["#[verifier::spinoff_prover]", "#[verifier::opaque]", "#[allow(unused)]", "#[verifier::nonlinear]"],
+)
 def test_allowed_attributes_pass(attribute):
     text = HONEST.replace("fn main() {}", f"{attribute}\nproof fn lemma_ok() {{\n}}\n\nfn main() {{}}")
     assert screen_solution(MAX_SPEC, text).ok
@@ -210,20 +246,27 @@ def test_any_escaped_string_is_harmless(content):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.sampled_from(["assume(false)", "admit()", "r#assume(false)", "Tracked::assume_new()"]),
-       st.text(alphabet=" \t", max_size=3), st.sampled_from(['"x"', "'c'", "/* c */", "'\"'", 'r#"x"#']))
+@given(
+    st.sampled_from(["assume(false)", "admit()", "r#assume(false)", "Tracked::assume_new()"]),
+    st.text(alphabet=" \t", max_size=3),
+    st.sampled_from(['"x"', "'c'", "/* c */", "'\"'", 'r#"x"#']),
+)
 def test_hatches_after_a_literal_or_comment_are_still_seen(hatch, blank, before):
     text = HONEST.replace("    max\n}", f"    let _x = {before};{blank}proof {{ {hatch}; }}\n    max\n}}")
     assert not screen_solution(MAX_SPEC, text).ok
 
 
-@pytest.mark.parametrize("text", [
-    "#[" * 45_000,
-    "verus! { fn f() ensures " + "| " * 45_000 + " {} }",
-    "(" * 45_000 + ")" * 45_000,
-    "verus! {" + "fn a() {}\n" * 9_000 + "}",
-    "verus! { fn f() ensures x as S" + "<" * 45_000 + " {} }",
-], ids=["open_attributes", "bars", "parens", "many_items", "angles"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "#[" * 45_000,
+        "verus! { fn f() ensures " + "| " * 45_000 + " {} }",
+        "(" * 45_000 + ")" * 45_000,
+        "verus! {" + "fn a() {}\n" * 9_000 + "}",
+        "verus! { fn f() ensures x as S" + "<" * 45_000 + " {} }",
+    ],
+    ids=["open_attributes", "bars", "parens", "many_items", "angles"],
+)
 def test_hostile_texts_are_read_in_bounded_time(text):
     import time
 

@@ -26,6 +26,7 @@ def load(dataset: str, root: Path | None = None):
 
 # --- sources ------------------------------------------------------------------------
 
+
 def test_sources_are_pinned_to_commits_and_marked_not_redistributable():
     srcs = vs.verus_dataset_sources()
     assert set(srcs) == {"dafny2verus", "mbpp", "humaneval", "humaneval-verus"}
@@ -37,12 +38,16 @@ def test_sources_are_pinned_to_commits_and_marked_not_redistributable():
         assert src["redistributable"] is False
         assert src["sha256"] is None
     for name, count in (("dafny2verus", 241), ("mbpp", 74), ("humaneval", 73)):
-        assert srcs[name]["url"] == (f"https://raw.githubusercontent.com/abwilf/psv/{vs.PSV_COMMIT}"
-                                     f"/data/{name}.jsonl")
+        assert srcs[name]["url"] == (
+            f"https://raw.githubusercontent.com/abwilf/psv/{vs.PSV_COMMIT}/data/{name}.jsonl"
+        )
         assert (srcs[name]["subdir"], srcs[name]["glob"]) == ("data", f"{name}.jsonl")
         assert srcs[name]["released_count"] == count
     hev = srcs["humaneval-verus"]
-    assert hev["url"] == f"https://codeload.github.com/secure-foundations/human-eval-verus/tar.gz/{vs.HEV_COMMIT}"
+    assert (
+        hev["url"]
+        == f"https://codeload.github.com/secure-foundations/human-eval-verus/tar.gz/{vs.HEV_COMMIT}"
+    )
     assert (hev["subdir"], hev["glob"]) == ("tasks", "human_eval_*.rs")
 
 
@@ -58,12 +63,15 @@ def test_unknown_dataset_is_a_user_error():
 
 # --- the scanner --------------------------------------------------------------------
 
+
 def test_blank_non_code_hides_comments_and_literals_only():
-    text = ("fn f() { // a { brace\n"
-            "    let c = '{'; let e = '\\''; let s = \"}{\\\"}\";\n"
-            "    /* outer /* inner { */ still } */ let r = r#\"}\"#;\n"
-            "    let l: &'a u8 = x; 'outer: loop {}\n"
-            "}\n")
+    text = (
+        "fn f() { // a { brace\n"
+        "    let c = '{'; let e = '\\''; let s = \"}{\\\"}\";\n"
+        '    /* outer /* inner { */ still } */ let r = r#"}"#;\n'
+        "    let l: &'a u8 = x; 'outer: loop {}\n"
+        "}\n"
+    )
     blanked, error = vs.blank_non_code(text)
     assert error is None
     assert len(blanked) == len(text)
@@ -74,10 +82,10 @@ def test_blank_non_code_hides_comments_and_literals_only():
 
 
 def test_blank_non_code_can_keep_literals():
-    text = 'let s = "{"; // note {\nlet c = \'}\';'
+    text = "let s = \"{\"; // note {\nlet c = '}';"
     blanked, error = vs.blank_non_code(text, literals=False)
     assert error is None
-    assert blanked == 'let s = "{"; ' + " " * len("// note {") + '\nlet c = \'}\';'
+    assert blanked == 'let s = "{"; ' + " " * len("// note {") + "\nlet c = '}';"
 
 
 def test_analyse_spec_names_the_reason():
@@ -85,14 +93,20 @@ def test_analyse_spec_names_the_reason():
         vs.analyse_spec("use vstd::prelude::*;\nverus! {\nfn f(x: u8)\n    requires x > 0,\n{")
     assert (exc.value.reason, exc.value.detail) == ("no_ensures", "f")
     assert vs.analyse_spec("verus! {\nproof fn p() ensures 1 + 1 == 2, {") == {
-        "target": "p", "target_mode": "proof", "helper_bodies": []}
+        "target": "p",
+        "target_mode": "proof",
+        "helper_bodies": [],
+    }
 
 
-@pytest.mark.parametrize("text, message", [
-    ("fn f() { /* never closed", "unterminated block comment"),
-    ('fn f() { let s = "open;', "unterminated string"),
-    ('let s = r#"open"', "unterminated raw string"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("fn f() { /* never closed", "unterminated block comment"),
+        ('fn f() { let s = "open;', "unterminated string"),
+        ('let s = r#"open"', "unterminated raw string"),
+    ],
+)
 def test_blank_non_code_reports_unterminated(text, message):
     blanked, error = vs.blank_non_code(text)
     assert error is not None and message in error
@@ -100,32 +114,43 @@ def test_blank_non_code_reports_unterminated(text, message):
 
 
 def test_fn_items_tell_header_braces_from_the_body():
-    text = ("spec fn g(x: int) -> int { x }\n"
-            "fn h(r: Option<u8>) -> (o: u8)\n    ensures\n        match r { Some(v) => o == v, None => o == 0 },\n"
-            "{\n    0\n}\n"
-            "spec fn u(x: int) -> bool;\n"
-            "proof fn p()\n    ensures\n        true,\n{")
+    text = (
+        "spec fn g(x: int) -> int { x }\n"
+        "fn h(r: Option<u8>) -> (o: u8)\n    ensures\n        match r { Some(v) => o == v, None => o == 0 },\n"
+        "{\n    0\n}\n"
+        "spec fn u(x: int) -> bool;\n"
+        "proof fn p()\n    ensures\n        true,\n{"
+    )
     blanked, _ = vs.blank_non_code(text)
     items = vs.fn_items(blanked)
-    assert [(i["name"], i["mode"]) for i in items] == [("g", "spec"), ("h", "exec"), ("u", "spec"), ("p", "proof")]
+    assert [(i["name"], i["mode"]) for i in items] == [
+        ("g", "spec"),
+        ("h", "exec"),
+        ("u", "spec"),
+        ("p", "proof"),
+    ]
     h = items[1]
-    assert text[h["body_open"]:h["body_close"] + 1] == "{\n    0\n}"
+    assert text[h["body_open"] : h["body_close"] + 1] == "{\n    0\n}"
     assert items[2]["body_open"] is None
     assert items[3]["body_open"] == len(text) - 1 and items[3]["body_close"] is None
 
 
 # --- import rewriting ---------------------------------------------------------------
 
-OLD_PAIR = ("#[allow(unused_imports)]\nuse builtin::*;\n#[allow(unused_imports)]\nuse builtin_macros::*;\n"
-            "use vstd::seq::*;\n\nverus! {\n")
+OLD_PAIR = (
+    "#[allow(unused_imports)]\nuse builtin::*;\n#[allow(unused_imports)]\nuse builtin_macros::*;\n"
+    "use vstd::seq::*;\n\nverus! {\n"
+)
 
 
 def test_rewrite_replaces_old_pair_by_one_prelude_import():
     new, changes = vs.rewrite_crate_imports(OLD_PAIR)
     assert new == "use vstd::prelude::*;\nuse vstd::seq::*;\n\nverus! {\n"
-    assert changes == ["removed #[allow(unused_imports)] use builtin::*;",
-                       "removed #[allow(unused_imports)] use builtin_macros::*;",
-                       "added use vstd::prelude::*;"]
+    assert changes == [
+        "removed #[allow(unused_imports)] use builtin::*;",
+        "removed #[allow(unused_imports)] use builtin_macros::*;",
+        "added use vstd::prelude::*;",
+    ]
 
 
 def test_rewrite_keeps_an_existing_prelude_import_single():
@@ -137,8 +162,10 @@ def test_rewrite_keeps_an_existing_prelude_import_single():
 
 
 def test_rewrite_handles_other_import_forms():
-    text = ("use ::builtin::{a, b};\nextern crate builtin_macros;\n"
-            "#[allow(unused_imports)] use builtin_macros::verus;\nfn f() {}\n")
+    text = (
+        "use ::builtin::{a, b};\nextern crate builtin_macros;\n"
+        "#[allow(unused_imports)] use builtin_macros::verus;\nfn f() {}\n"
+    )
     new, changes = vs.rewrite_crate_imports(text)
     assert new == "use vstd::prelude::*;\nfn f() {}\n"
     assert len(changes) == 4 and changes[-1] == "added use vstd::prelude::*;"
@@ -147,35 +174,62 @@ def test_rewrite_handles_other_import_forms():
 def test_rewrite_is_idempotent_and_leaves_other_text_alone():
     once, _ = vs.rewrite_crate_imports(OLD_PAIR)
     assert vs.rewrite_crate_imports(once) == (once, [])
-    untouched = ('use vstd::prelude::*;\n// use builtin::*;\n/* use builtin_macros::*; */\n'
-                 'fn f() { let s = "use builtin::*;"; verus_builtin::x(); }\n')
+    untouched = (
+        "use vstd::prelude::*;\n// use builtin::*;\n/* use builtin_macros::*; */\n"
+        'fn f() { let s = "use builtin::*;"; verus_builtin::x(); }\n'
+    )
     assert vs.rewrite_crate_imports(untouched) == (untouched, [])
     assert vs.old_crate_references(untouched) == []
 
 
 def test_old_crate_references_finds_code_paths():
-    text = "use vstd::prelude::*;\nfn f() -> nat { builtin::spec_literal_nat(\"1\") }\nfn g() { ::builtin_macros::m!(); }\n"
-    assert vs.old_crate_references(text) == ['fn f() -> nat { builtin::spec_literal_nat("1") }',
-                                             "fn g() { ::builtin_macros::m!(); }"]
+    text = 'use vstd::prelude::*;\nfn f() -> nat { builtin::spec_literal_nat("1") }\nfn g() { ::builtin_macros::m!(); }\n'
+    assert vs.old_crate_references(text) == [
+        'fn f() -> nat { builtin::spec_literal_nat("1") }',
+        "fn g() { ::builtin_macros::m!(); }",
+    ]
     assert vs.old_crate_references("fn f() { vstd::builtin::x(); }") == []
 
 
 # --- loading ------------------------------------------------------------------------
 
+
 def test_dafny2verus_kept_and_dropped():
     records, report = load("dafny2verus")
-    assert [r["id"] for r in records] == ["dafny2verus/dafny2verus-0", "dafny2verus/dafny2verus-1",
-                                          "dafny2verus/dafny2verus-2", "dafny2verus/dafny2verus-10",
-                                          "dafny2verus/dafny2verus-12"]
-    assert [r["target"] for r in records] == ["triple", "first_index", "tri_at_least_two", "count_open", "pick"]
+    assert [r["id"] for r in records] == [
+        "dafny2verus/dafny2verus-0",
+        "dafny2verus/dafny2verus-1",
+        "dafny2verus/dafny2verus-2",
+        "dafny2verus/dafny2verus-10",
+        "dafny2verus/dafny2verus-12",
+    ]
+    assert [r["target"] for r in records] == [
+        "triple",
+        "first_index",
+        "tri_at_least_two",
+        "count_open",
+        "pick",
+    ]
     assert [r["target_mode"] for r in records] == ["exec", "exec", "proof", "exec", "exec"]
-    assert report["dropped"] == {"target_is_spec_fn": 1, "no_ensures": 1, "no_target": 1, "unparseable": 2,
-                                 "old_crate_reference": 1, "duplicate_spec": 1, "target_is_main": 1}
+    assert report["dropped"] == {
+        "target_is_spec_fn": 1,
+        "no_ensures": 1,
+        "no_target": 1,
+        "unparseable": 2,
+        "old_crate_reference": 1,
+        "duplicate_spec": 1,
+        "target_is_main": 1,
+    }
     assert {d["source_file"]: d["reason"] for d in report["dropped_items"]} == {
-        "data/dafny2verus.jsonl#L4": "target_is_spec_fn", "data/dafny2verus.jsonl#L5": "no_ensures",
-        "data/dafny2verus.jsonl#L6": "no_target", "data/dafny2verus.jsonl#L7": "unparseable",
-        "data/dafny2verus.jsonl#L8": "old_crate_reference", "data/dafny2verus.jsonl#L9": "duplicate_spec",
-        "data/dafny2verus.jsonl#L10": "unparseable", "data/dafny2verus.jsonl#L12": "target_is_main"}
+        "data/dafny2verus.jsonl#L4": "target_is_spec_fn",
+        "data/dafny2verus.jsonl#L5": "no_ensures",
+        "data/dafny2verus.jsonl#L6": "no_target",
+        "data/dafny2verus.jsonl#L7": "unparseable",
+        "data/dafny2verus.jsonl#L8": "old_crate_reference",
+        "data/dafny2verus.jsonl#L9": "duplicate_spec",
+        "data/dafny2verus.jsonl#L10": "unparseable",
+        "data/dafny2verus.jsonl#L12": "target_is_main",
+    }
     assert (report["files_seen"], report["records_seen"], report["kept"]) == (1, 13, 5)
     assert report["imports_rewritten"] == 2
     assert report["gold_not_prefixed"] == 1
@@ -188,8 +242,16 @@ def test_records_have_the_documented_shape_and_end_at_the_open_brace():
         records, _ = load(dataset)
         assert records, dataset
         for r in records:
-            assert set(r) == {"id", "name", "dataset", "spec", "target", "target_mode", "helper_bodies",
-                              "source_file"}
+            assert set(r) == {
+                "id",
+                "name",
+                "dataset",
+                "spec",
+                "target",
+                "target_mode",
+                "helper_bodies",
+                "source_file",
+            }
             assert r["id"] == f"{dataset}/{r['name']}" and r["dataset"] == dataset
             assert r["spec"].rstrip().endswith("{")
             assert f"fn {r['target']}(" in r["spec"]
@@ -222,7 +284,7 @@ def test_jsonl_spec_is_the_gold_program_cut_at_the_target_brace():
             rewritten, _ = vs.rewrite_crate_imports(obj["spec"])
             assert r["spec"] == rewritten
             if obj["gold_code"].startswith(obj["spec"]):
-                rest = obj["gold_code"][len(obj["spec"]):]
+                rest = obj["gold_code"][len(obj["spec"]) :]
                 assert rest.lstrip().startswith(("x + x", "let ", "tri_grows", "if "))
                 assert rest not in r["spec"]
 
@@ -238,7 +300,8 @@ def test_mbpp_names_come_from_the_target_and_collisions_say_the_line():
     records, report = load("mbpp")
     assert [(r["id"], r["target"], r["source_file"]) for r in records] == [
         ("mbpp/smallest", "smallest", "data/mbpp.jsonl#L1"),
-        ("mbpp/smallest-L2", "smallest", "data/mbpp.jsonl#L2")]
+        ("mbpp/smallest-L2", "smallest", "data/mbpp.jsonl#L2"),
+    ]
     assert report["dropped"] == {}
 
 
@@ -246,8 +309,11 @@ def test_humaneval_keeps_earlier_helpers_as_released():
     records, report = load("humaneval")
     assert len(records) == 1
     rec = records[0]
-    assert (rec["id"], rec["target"], rec["helper_bodies"]) == ("humaneval/HumanEval-7", "count_digits",
-                                                                ["digit_check"])
+    assert (rec["id"], rec["target"], rec["helper_bodies"]) == (
+        "humaneval/HumanEval-7",
+        "count_digits",
+        ["digit_check"],
+    )
     assert report["with_helper_bodies"] == 1
 
 
@@ -255,7 +321,8 @@ def test_humaneval_verus_files_are_cut_at_the_entry_point():
     records, report = load("humaneval-verus")
     assert [(r["id"], r["target"], r["source_file"]) for r in records] == [
         ("humaneval-verus/human_eval_000", "max_of", "tasks/human_eval_000.rs"),
-        ("humaneval-verus/human_eval_003", "sum_squares_impl", "tasks/human_eval_003.rs")]
+        ("humaneval-verus/human_eval_003", "sum_squares_impl", "tasks/human_eval_003.rs"),
+    ]
     assert report["files_seen"] == 4  # tasks/gpt/ is not read
     assert report["dropped"] == {"no_target": 1, "no_verus_section": 1}
     first, second = records
@@ -268,7 +335,9 @@ def test_humaneval_verus_files_are_cut_at_the_entry_point():
 
 
 def test_hev_spec_falls_back_to_the_last_function():
-    program = ("use vstd::prelude::*;\nverus! {\nfn a() ensures true, { }\nfn b() ensures true, { }\n} // verus!\n")
+    program = (
+        "use vstd::prelude::*;\nverus! {\nfn a() ensures true, { }\nfn b() ensures true, { }\n} // verus!\n"
+    )
     text = f"/*\n### VERUS BEGIN\n*/\n{program}/*\n### VERUS END\n*/\n/*\n### ENTRY POINT\nzzz\n*/\n"
     spec, target = vs.hev_spec(text)
     assert target == "b"
@@ -288,6 +357,7 @@ def test_loader_without_files_is_a_user_error(tmp_path):
 
 # --- download -----------------------------------------------------------------------
 
+
 class _Log:
     def __init__(self):
         self.warnings = []
@@ -299,9 +369,11 @@ class _Log:
 def _tarball(path: Path, top: str) -> None:
     task = (FIXTURES / "humaneval-verus" / "tasks" / "human_eval_000.rs").read_bytes()
     with tarfile.open(path, "w:gz") as tar:
-        for name, data in ((f"{top}/tasks/human_eval_000.rs", task),
-                           (f"{top}/tasks/gpt/human_eval_000_gpt.rs", b"fn main() {}\n"),
-                           (f"{top}/README.md", b"readme\n")):
+        for name, data in (
+            (f"{top}/tasks/human_eval_000.rs", task),
+            (f"{top}/tasks/gpt/human_eval_000_gpt.rs", b"fn main() {}\n"),
+            (f"{top}/README.md", b"readme\n"),
+        ):
             info = tarfile.TarInfo(name)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
@@ -310,14 +382,18 @@ def _tarball(path: Path, top: str) -> None:
 def test_download_without_pin_warns_and_extracts_only_task_files(tmp_path, monkeypatch):
     archive = tmp_path / "src.tar.gz"
     _tarball(archive, "human-eval-verus-" + vs.HEV_COMMIT)
-    monkeypatch.setitem(vs._SOURCES, "humaneval-verus", {**vs._SOURCES["humaneval-verus"], "url": archive.as_uri()})
+    monkeypatch.setitem(
+        vs._SOURCES, "humaneval-verus", {**vs._SOURCES["humaneval-verus"], "url": archive.as_uri()}
+    )
     log = _Log()
     root = tmp_path / "root"
     digest = vs.download_verus_dataset("humaneval-verus", root, log, pin_key="psv.data.sha256")
     assert len(digest) == 64
     assert len(log.warnings) == 1 and "no pinned sha256 (config psv.data.sha256)" in log.warnings[0]
     assert digest in log.warnings[0]
-    assert sorted(p.relative_to(root).as_posix() for p in (root / "tasks").rglob("*")) == ["tasks/human_eval_000.rs"]
+    assert sorted(p.relative_to(root).as_posix() for p in (root / "tasks").rglob("*")) == [
+        "tasks/human_eval_000.rs"
+    ]
     records, _ = load("humaneval-verus", root)
     assert [r["target"] for r in records] == ["max_of"]
     # pinning the observed digest makes the next download silent

@@ -33,9 +33,9 @@ def test_validity_file_is_the_papers_stub():
     text = sf.validity_file(MAX)
     target = fn_named(text, "max_element")
     assert [a.keys for a in target.attributes] == [("verifier::external_body",)]
-    assert text[target.body[0]:target.body[1]] == "{\n    assume(false);\n    arbitrary()\n}"
+    assert text[target.body[0] : target.body[1]] == "{\n    assume(false);\n    arbitrary()\n}"
     # the spec's text up to the target, and the target's header, are kept byte for byte
-    assert text.startswith(MAX.text[:MAX.target.start])
+    assert text.startswith(MAX.text[: MAX.target.start])
     assert MAX.target.header in text
     assert fn_named(text, "main").scope == "verus"
     assert text.rstrip().endswith("} // verus!")
@@ -45,8 +45,9 @@ def test_precondition_file_asserts_false_and_is_absent_without_requires():
     text = sf.precondition_file(MAX)
     target = fn_named(text, "max_element")
     assert target.attributes == ()
-    assert text[target.body[0]:target.body[1]] == (
-        "{\n    proof { assert(false); }\n    vstd::pervasive::unreached()\n}")
+    assert text[target.body[0] : target.body[1]] == (
+        "{\n    proof { assert(false); }\n    vstd::pervasive::unreached()\n}"
+    )
     assert sf.precondition_file(spec_of("spec_double.rs")) is None
     assert [f.check for f in sf.spec_check_files(spec_of("spec_double.rs"))] == ["validity", "postconditions"]
     assert [f.check for f in sf.spec_check_files(MAX)] == ["validity", "preconditions", "postconditions"]
@@ -55,13 +56,14 @@ def test_precondition_file_asserts_false_and_is_absent_without_requires():
 def test_postcondition_file_gives_results_and_mut_refs_arbitrary_values():
     text = sf.postcondition_file(MAX)
     target = fn_named(text, "max_element")
-    assert text[target.body[0]:target.body[1]] == "{\n    selfplay_arbitrary_value()\n}"
+    assert text[target.body[0] : target.body[1]] == "{\n    selfplay_arbitrary_value()\n}"
     helper = fn_named(text, sf.ARBITRARY_HELPER)
     assert [a.keys for a in helper.attributes] == [("verifier::external_body",)] and helper.clauses == ()
     swap = sf.postcondition_file(spec_of("spec_swap.rs"))
     target = fn_named(swap, "swap_values")
-    assert swap[target.body[0]:target.body[1]] == (
-        "{\n    *a = selfplay_arbitrary_value();\n    *b = selfplay_arbitrary_value();\n}")
+    assert swap[target.body[0] : target.body[1]] == (
+        "{\n    *a = selfplay_arbitrary_value();\n    *b = selfplay_arbitrary_value();\n}"
+    )
 
 
 def test_files_parse_and_keep_every_helper_verbatim():
@@ -93,7 +95,7 @@ def test_solution_file_adds_main_only_when_missing():
     honest = (CORPUS / "double_honest.rs").read_text()
     text = sf.solution_file(spec_of("spec_double.rs"), honest)
     assert fn_named(text, "main").scope == "verus"
-    assert text.startswith(honest[:honest.rindex("}")])  # the answer's lines do not move
+    assert text.startswith(honest[: honest.rindex("}")])  # the answer's lines do not move
     with_main = (CORPUS / "max_honest.rs").read_text()
     assert sf.solution_file(MAX, with_main) == with_main
     assert sf.solution_file(MAX, "not rust {") == "not rust {"
@@ -107,17 +109,20 @@ def test_generated_stub_would_be_refused_in_an_answer():
     assert "reserved_name" in screen_solution(MAX, sf.postcondition_file(MAX)).reasons
 
 
-@pytest.mark.parametrize("validity,pre,post,code", [
-    ("verified", "refuted", "refuted", "spec_ok"),
-    ("verified", None, "refuted", "spec_ok"),
-    ("refuted", "verified", "verified", "spec_invalid"),
-    ("inconclusive", "refuted", "refuted", "spec_check_inconclusive"),
-    ("verified", "verified", "refuted", "vacuous_requires"),
-    ("verified", "refuted", "verified", "vacuous_ensures"),
-    ("verified", "inconclusive", "refuted", "spec_check_inconclusive"),
-    ("verified", "refuted", "inconclusive", "spec_check_inconclusive"),
-    ("verified", "refuted", None, "spec_check_inconclusive"),
-])
+@pytest.mark.parametrize(
+    "validity,pre,post,code",
+    [
+        ("verified", "refuted", "refuted", "spec_ok"),
+        ("verified", None, "refuted", "spec_ok"),
+        ("refuted", "verified", "verified", "spec_invalid"),
+        ("inconclusive", "refuted", "refuted", "spec_check_inconclusive"),
+        ("verified", "verified", "refuted", "vacuous_requires"),
+        ("verified", "refuted", "verified", "vacuous_ensures"),
+        ("verified", "inconclusive", "refuted", "spec_check_inconclusive"),
+        ("verified", "refuted", "inconclusive", "spec_check_inconclusive"),
+        ("verified", "refuted", None, "spec_check_inconclusive"),
+    ],
+)
 def test_spec_verdict_table(validity, pre, post, code):
     verdict = sf.spec_verdict(validity, pre, post)
     assert verdict.code == code and verdict.ok == (code == "spec_ok") and verdict.detail

@@ -17,9 +17,11 @@ from selfplay.llm.vllm_backend import engine_args
 
 def test_the_cpu_engine_prefills_every_prompt_whole():
     assert engine_args("m", device="cpu", max_model_len=40960)["enable_chunked_prefill"] is False
-    assert "enable_chunked_prefill" not in engine_args("m", device="cuda")   # a GPU keeps vLLM's default
+    assert "enable_chunked_prefill" not in engine_args("m", device="cuda")  # a GPU keeps vLLM's default
     # engine_kwargs still has the last word
-    assert engine_args("m", device="cpu", engine_kwargs={"enable_chunked_prefill": True})["enable_chunked_prefill"]
+    assert engine_args("m", device="cpu", engine_kwargs={"enable_chunked_prefill": True})[
+        "enable_chunked_prefill"
+    ]
 
 
 @pytest.mark.slow
@@ -28,10 +30,10 @@ def test_a_seeded_batch_longer_than_one_step_generates_on_the_cpu_build(tmp_path
     import json
     import subprocess
 
-    from selfplay.llm.tiny_random import ensure_tiny_model
-
     from conftest import CACHE
     from test_vllm_real import vllm_python
+
+    from selfplay.llm.tiny_random import ensure_tiny_model
 
     model = ensure_tiny_model("qwen3", CACHE / "tiny-models" / "qwen3")
     script = f"""
@@ -48,4 +50,4 @@ print("RESULT " + json.dumps([len(o) for o in b.generate(reqs)]))
     proc = subprocess.run([str(vllm_python()), "-c", script], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]
     line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
-    assert json.loads(line[len("RESULT "):]) == [1] * 12
+    assert json.loads(line[len("RESULT ") :]) == [1] * 12

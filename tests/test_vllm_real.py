@@ -54,8 +54,10 @@ SAMPLED = SamplingParams(temperature=1.0, max_new_tokens=32, n=2, seed=7)
 
 # A few steps on one fixed reply, so that the adapter visibly changes greedy outputs.
 TRAIN_EXAMPLES = [
-    {"prompt": chat(q, system="You are a concise assistant."),
-     "completion": [{"role": "assistant", "content": "Ahoy! The answer is always the sea."}]}
+    {
+        "prompt": chat(q, system="You are a concise assistant."),
+        "completion": [{"role": "assistant", "content": "Ahoy! The answer is always the sea."}],
+    }
     for q in ("Name a colour.", "What is your favourite food?", "Where do fish live?", "Say hello.")
 ]
 TRAIN_SETTINGS = {"max_length": 128, "batch_size": 2, "grad_accum": 1, "max_steps": 4, "learning_rate": 2e-3}
@@ -67,13 +69,23 @@ def vllm_python() -> Path:
         return python
     if os.environ.get("SELFPLAY_SKIP_VLLM") == "1":
         pytest.skip("SELFPLAY_SKIP_VLLM=1 and .venv-vllm is not installed")
-    pytest.fail(".venv-vllm is missing or incomplete: run scripts/install_vllm.sh (make install-test does), "
-                "or set SELFPLAY_SKIP_VLLM=1 to skip the real vLLM tests", pytrace=False)
+    pytest.fail(
+        ".venv-vllm is missing or incomplete: run scripts/install_vllm.sh (make install-test does), "
+        "or set SELFPLAY_SKIP_VLLM=1 to skip the real vLLM tests",
+        pytrace=False,
+    )
 
 
 def as_dicts(requests: list[GenerationRequest]) -> list[dict]:
-    return [{"messages": r.messages, "sampling": r.sampling.to_dict(), "adapter": r.adapter,
-             "answer_format": r.answer_format.key_part() if r.answer_format else None} for r in requests]
+    return [
+        {
+            "messages": r.messages,
+            "sampling": r.sampling.to_dict(),
+            "adapter": r.adapter,
+            "answer_format": r.answer_format.key_part() if r.answer_format else None,
+        }
+        for r in requests
+    ]
 
 
 def constrained_requests() -> list[GenerationRequest]:
@@ -87,16 +99,26 @@ def constrained_requests() -> list[GenerationRequest]:
     out = []
     for name, code in CONSTRAINED_SOURCES.items():
         src = {"code": code, "entry_point": name}
-        out.append(GenerationRequest(alice_messages(code, name, 10), greedy, answer_format=alice_format(src, settings)))
+        out.append(
+            GenerationRequest(
+                alice_messages(code, name, 10), greedy, answer_format=alice_format(src, settings)
+            )
+        )
     code_p = CONSTRAINED_SOURCES["clip"]
-    out.append(GenerationRequest(bob_messages(code_p, code_p.replace("hi))", "hi + 1))"), "clip"),
-                                 SamplingParams(temperature=1.0, top_p=0.7, max_new_tokens=200, n=2, seed=4),
-                                 answer_format=bob_format({"code_p": code_p, "entry_point": "clip"}, settings)))
+    out.append(
+        GenerationRequest(
+            bob_messages(code_p, code_p.replace("hi))", "hi + 1))"), "clip"),
+            SamplingParams(temperature=1.0, top_p=0.7, max_new_tokens=200, n=2, seed=4),
+            answer_format=bob_format({"code_p": code_p, "entry_point": "clip"}, settings),
+        )
+    )
     return out
 
 
-CONSTRAINED_SOURCES = {"add": "def add(a, b):\n    return a + b\n",
-                       "clip": "def clip(x, lo, hi):\n    return max(lo, min(x, hi))\n"}
+CONSTRAINED_SOURCES = {
+    "add": "def add(a, b):\n    return a + b\n",
+    "clip": "def clip(x, lo, hi):\n    return max(lo, min(x, hi))\n",
+}
 
 
 class EngineRun:
@@ -110,8 +132,13 @@ class EngineRun:
         self.request.write_text(json.dumps({"backend": backend_cfg, "calls": [as_dicts(c) for c in calls]}))
         env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
         with open(self.log, "wb") as log:
-            self.proc = subprocess.Popen([str(vllm_python()), str(DRIVER), str(self.request), str(self.output)],
-                                         cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(
+                [str(vllm_python()), str(DRIVER), str(self.request), str(self.output)],
+                cwd=workdir,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         self._result: dict | None = None
 
     def result(self) -> dict:
@@ -135,8 +162,18 @@ class EngineRun:
 
 
 def vllm_config(model_dir: Path) -> dict:
-    return {"name": "vllm", "model": str(model_dir), "dtype": "float32", "device": "cpu", "threads": 1,
-            "cpu_kvcache_gib": 1, "max_model_len": 2048, "max_lora_rank": 16, "seed": 0, "use_tqdm": False}
+    return {
+        "name": "vllm",
+        "model": str(model_dir),
+        "dtype": "float32",
+        "device": "cpu",
+        "threads": 1,
+        "cpu_kvcache_gib": 1,
+        "max_model_len": 2048,
+        "max_lora_rank": 16,
+        "seed": 0,
+        "use_tqdm": False,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -153,8 +190,16 @@ def runs(tiny_model_dir, tmp_path_factory):
         constrained = constrained_requests()
         run_a = EngineRun(tmp / "run_a", vllm_config(tiny_model_dir), [base, sampled, constrained])
         started.append(run_a)
-        hf = make_backend({"name": "transformers", "model": str(tiny_model_dir), "dtype": "float32",
-                           "batch_size": 4, "threads": 1, "progress": False})
+        hf = make_backend(
+            {
+                "name": "transformers",
+                "model": str(tiny_model_dir),
+                "dtype": "float32",
+                "batch_size": 4,
+                "threads": 1,
+                "progress": False,
+            }
+        )
         adapter = tmp / "adapter"
         record = train_lora_sft(str(tiny_model_dir), TRAIN_EXAMPLES, str(adapter), TRAIN_SETTINGS, seed=3)
         with_adapter = [GenerationRequest(p, GREEDY, adapter=str(adapter)) for p in PROMPTS]
@@ -164,8 +209,15 @@ def runs(tiny_model_dir, tmp_path_factory):
         hf_adapter = hf.generate(with_adapter)
         hf_constrained = hf.generate(constrained[:2])
         hf.close()
-        yield {"a": run_a.result(), "b": run_b.result(), "hf_base": hf_base, "hf_adapter": hf_adapter,
-               "hf_constrained": hf_constrained, "record": record, "adapter": adapter}
+        yield {
+            "a": run_a.result(),
+            "b": run_b.result(),
+            "hf_base": hf_base,
+            "hf_adapter": hf_adapter,
+            "hf_constrained": hf_constrained,
+            "record": record,
+            "adapter": adapter,
+        }
     finally:
         for run in started:
             run.stop()

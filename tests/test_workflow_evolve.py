@@ -15,13 +15,12 @@ import json
 import tarfile
 
 import pytest
+from workflow_helpers import default_config, jobs_run, no_model_env, run_snakemake, selfplay_cli, write_config
 
 from selfplay.config import validate_config
 from selfplay.records import read_json, read_jsonl, write_jsonl
 from selfplay.tracks.evolve import game
 from selfplay.tracks.evolve.seeds import shipped_records
-
-from workflow_helpers import default_config, jobs_run, no_model_env, run_snakemake, selfplay_cli, write_config
 
 pytestmark = pytest.mark.slow
 ROOT = "results/evolve/wf"
@@ -39,10 +38,12 @@ def _refinement(name: str) -> str:
 
 
 def _pool(name: str) -> list[str]:
-    return [f"```python\ndef {name}(x):\n    return {RIGHT[name]}\n```",
-            f"```python\ndef {name}(x):\n    return {NEAR[name]}\n```",
-            f"```python\ndef {name}(x):\n    return 7\n```",
-            f"```python\ndef {name}(x):\n    while True:\n        pass\n```"]
+    return [
+        f"```python\ndef {name}(x):\n    return {RIGHT[name]}\n```",
+        f"```python\ndef {name}(x):\n    return {NEAR[name]}\n```",
+        f"```python\ndef {name}(x):\n    return 7\n```",
+        f"```python\ndef {name}(x):\n    while True:\n        pass\n```",
+    ]
 
 
 def scenario(workdir, model_dir) -> tuple[dict, dict]:
@@ -59,7 +60,7 @@ def scenario(workdir, model_dir) -> tuple[dict, dict]:
     ev["benchmarks"] = {"models": ["base", "grpo_rounds"], "runs": {"humaneval": ["greedy"]}}
     cfg["evaluation"]["benchmarks"]["humaneval"]["limit"] = 1
     cfg["bundle"] = {"name": "evolvetrip", "include_adapters": False, "report": False}
-    filled = validate_config(json.loads(json.dumps(cfg)))   # the requests see the schema's defaults too
+    filled = validate_config(json.loads(json.dumps(cfg)))  # the requests see the schema's defaults too
     seeds, _ = shipped_records(["taco"])
     names = dict(zip(sorted(s["id"] for s in seeds), FUNCTIONS))
     recs = []
@@ -86,7 +87,7 @@ def test_every_step_ran(evolve_run):
     jobs = jobs_run(proc)
     assert jobs["evolve_matrix"] == jobs["evolve_dataset"] == jobs["evolve_grpo"] == 2
     assert jobs["evolve_generate"] == jobs["evolve_suite"] == 1
-    assert jobs["evolve_eval_generate"] == 3      # base, grpo_r0, grpo_r1
+    assert jobs["evolve_eval_generate"] == 3  # base, grpo_r0, grpo_r1
     assert jobs["evolve_embed"] == jobs["evolve_dedup"] == 1
 
 
@@ -138,8 +139,16 @@ def evolve_bundle(evolve_run, tmp_path_factory):
     proc = run_snakemake(workdir, "bundle")
     out = tmp_path_factory.mktemp("evolve_replayed") / "replay"
     env = no_model_env(tmp_path_factory.mktemp("no_model_site"))
-    replay = selfplay_cli("bundle", "replay", str(workdir / "results/bundle/evolvetrip.tar.gz"), "--out", str(out),
-                          "--cores", "2", env=env)
+    replay = selfplay_cli(
+        "bundle",
+        "replay",
+        str(workdir / "results/bundle/evolvetrip.tar.gz"),
+        "--out",
+        str(out),
+        "--cores",
+        "2",
+        env=env,
+    )
     return workdir, proc, out, replay
 
 
@@ -149,10 +158,14 @@ def test_bundle_holds_the_evolve_run(evolve_bundle, tmp_path):
     with tarfile.open(workdir / "results/bundle/evolvetrip.tar.gz") as tar:
         tar.extractall(tmp_path, filter="data")
     kinds = {e["path"]: e["kind"] for e in read_json(tmp_path / "evolvetrip" / "MANIFEST.json")["files"]}
-    for rel, kind in [(f"{ROOT}/round0/refine.jsonl", "recording"), (f"{ROOT}/pool/track.jsonl", "recording"),
-                      (f"{ROOT}/grpo/r0/rollouts.jsonl", "recording"), (f"{ROOT}/round0/matrix.jsonl", "verdict"),
-                      (f"{ROOT}/grpo/r0/adapter/training_record.json", "training-record"),
-                      ("results/tables/evolve/table2.csv", "table")]:
+    for rel, kind in [
+        (f"{ROOT}/round0/refine.jsonl", "recording"),
+        (f"{ROOT}/pool/track.jsonl", "recording"),
+        (f"{ROOT}/grpo/r0/rollouts.jsonl", "recording"),
+        (f"{ROOT}/round0/matrix.jsonl", "verdict"),
+        (f"{ROOT}/grpo/r0/adapter/training_record.json", "training-record"),
+        ("results/tables/evolve/table2.csv", "table"),
+    ]:
         assert kinds.get(rel) == kind, rel
 
 

@@ -12,10 +12,9 @@ from __future__ import annotations
 import tarfile
 
 import pytest
+from workflow_helpers import default_config, jobs_run, no_model_env, run_snakemake, selfplay_cli, write_config
 
 from selfplay.records import read_json, read_jsonl
-
-from workflow_helpers import default_config, jobs_run, no_model_env, run_snakemake, selfplay_cli, write_config
 
 pytestmark = pytest.mark.slow
 ROOT = "results/gasp/wf"
@@ -81,8 +80,16 @@ def gasp_bundle(gasp_run, tmp_path_factory):
     proc = run_snakemake(workdir, "bundle")
     out = tmp_path_factory.mktemp("gasp_replayed") / "replay"
     env = no_model_env(tmp_path_factory.mktemp("no_model_site"))
-    replay = selfplay_cli("bundle", "replay", str(workdir / "results/bundle/gasptrip.tar.gz"), "--out", str(out),
-                          "--cores", "2", env=env)
+    replay = selfplay_cli(
+        "bundle",
+        "replay",
+        str(workdir / "results/bundle/gasptrip.tar.gz"),
+        "--out",
+        str(out),
+        "--cores",
+        "2",
+        env=env,
+    )
     return workdir, proc, out, replay
 
 
@@ -92,10 +99,14 @@ def test_bundle_holds_the_gasp_run(gasp_bundle, tmp_path):
     with tarfile.open(workdir / "results/bundle/gasptrip.tar.gz") as tar:
         tar.extractall(tmp_path, filter="data")
     kinds = {e["path"]: e["kind"] for e in read_json(tmp_path / "gasptrip" / "MANIFEST.json")["files"]}
-    for rel, kind in [(f"{RUN}/lemma/teacher.jsonl", "recording"), (f"{RUN}/lemma/student.jsonl", "recording"),
-                      (f"{RUN}/lemma/candidates.jsonl", "verdict"), (f"{RUN}/solver/answers.jsonl", "verdict"),
-                      (f"{RUN}/lemma/state/training_record.json", "training-record"),
-                      ("results/tables/gasp/yield.csv", "table")]:
+    for rel, kind in [
+        (f"{RUN}/lemma/teacher.jsonl", "recording"),
+        (f"{RUN}/lemma/student.jsonl", "recording"),
+        (f"{RUN}/lemma/candidates.jsonl", "verdict"),
+        (f"{RUN}/solver/answers.jsonl", "verdict"),
+        (f"{RUN}/lemma/state/training_record.json", "training-record"),
+        ("results/tables/gasp/yield.csv", "table"),
+    ]:
         assert kinds.get(rel) == kind, rel
 
 

@@ -15,24 +15,36 @@ import tarfile
 
 import pytest
 import yaml
+from workflow_helpers import default_config, jobs_run, no_model_env, run_snakemake, selfplay_cli, write_config
 
 from selfplay.dafny.runner import dafny_available
 from selfplay.data.dafny_problems import load_problems
 from selfplay.records import read_json, read_jsonl, write_jsonl
 from selfplay.tracks.psv.game import solve_request
 
-from workflow_helpers import default_config, jobs_run, no_model_env, run_snakemake, selfplay_cli, write_config
-
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(not dafny_available(), reason=(
-    "Dafny 2.3 and z3 4.8.5 are missing (scripts/install_system_test.sh installs them)"))]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not dafny_available(),
+        reason=("Dafny 2.3 and z3 4.8.5 are missing (scripts/install_system_test.sh installs them)"),
+    ),
+]
 RUN = "results/psv/wf/transfer"
 
 # iteration 0's two samples per seed problem: a verified body or a wrong one
-GOOD = {"AddOne": "{\n  y := x + 1;\n}\n", "DoubleValue": "{\n  y := x + x;\n}\n", "Negate": "{\n  y := 0 - x;\n}\n",
-        "MinOfTwo": "{\n  if a <= b {\n    m := a;\n  } else {\n    m := b;\n  }\n}\n"}
+GOOD = {
+    "AddOne": "{\n  y := x + 1;\n}\n",
+    "DoubleValue": "{\n  y := x + x;\n}\n",
+    "Negate": "{\n  y := 0 - x;\n}\n",
+    "MinOfTwo": "{\n  if a <= b {\n    m := a;\n  } else {\n    m := b;\n  }\n}\n",
+}
 BAD = {"AddOne": "{\n  y := x;\n}\n", "MinOfTwo": "{\n  m := a;\n}\n", "Negate": "{\n  assume false;\n}\n"}
-SAMPLES = {"AddOne": ("good", "bad"), "DoubleValue": ("good", "good"), "MinOfTwo": ("bad", "bad"),
-           "Negate": ("bad", "good")}
+SAMPLES = {
+    "AddOne": ("good", "bad"),
+    "DoubleValue": ("good", "good"),
+    "MinOfTwo": ("bad", "bad"),
+    "Negate": ("bad", "good"),
+}
 CLASSES = {"AddOne": "MEDIUM", "DoubleValue": "EASY", "MinOfTwo": "IMPOSSIBLE", "Negate": "MEDIUM"}
 
 
@@ -48,14 +60,24 @@ def scenario(workdir, model_dir) -> dict:
     psv["solve"]["samples"] = 2
     psv["propose"]["budget"] = 2
     psv["evaluation"].update(samples=2, ks=[1, 2])
-    psv["training"] = {"solver": {"lora_r": 4, "lora_alpha": 8, "max_steps": 1, "batch_size": 1, "grad_accum": 1,
-                                  "max_length": 512}}
+    psv["training"] = {
+        "solver": {
+            "lora_r": 4,
+            "lora_alpha": 8,
+            "max_steps": 1,
+            "batch_size": 1,
+            "grad_accum": 1,
+            "max_length": 512,
+        }
+    }
     cfg["bundle"] = {"name": "psvtrip", "include_adapters": False, "report": False}
     seed = [p for p in load_problems("seed") if p["difficulty"] == "trivial"]
     assert {p["target"] for p in seed} == set(SAMPLES)
     recs = []
     for p in seed:
-        req = solve_request(cfg, p, "base/seed1", 2, psv["solve"]["sampling"], None, psv["solve"]["answer_format"])
+        req = solve_request(
+            cfg, p, "base/seed1", 2, psv["solve"]["sampling"], None, psv["solve"]["answer_format"]
+        )
         bodies = [(GOOD if kind == "good" else BAD)[p["target"]] for kind in SAMPLES[p["target"]]]
         # psv.solve.completion: body (the default): the answer is the body; the spec is put in front
         recs.append({"key": req.key, "outputs": [f"```dafny\n{b}```" for b in bodies]})
@@ -135,7 +157,9 @@ def test_tables_and_figures(psv_run):
     for fig in ("figure1", "figure4"):
         assert (workdir / f"results/figures/psv/{fig}.png").stat().st_size > 0
     fewshot = read_jsonl(workdir / RUN / "fewshot/seed1/model0/eval_eval/generations.jsonl")
-    assert fewshot and all(g["meta"]["exemplars"] == 3 for g in fewshot)  # the base model's verified solutions
+    assert fewshot and all(
+        g["meta"]["exemplars"] == 3 for g in fewshot
+    )  # the base model's verified solutions
     # shown as they were written: bodies, in the body format's prompt
     assert all(m["content"].startswith("```dafny\n{") for g in fewshot for m in g["messages"][2::2])
 
@@ -159,8 +183,16 @@ def psv_bundle(psv_run, tmp_path_factory):
     proc = run_snakemake(workdir, "bundle")
     out = tmp_path_factory.mktemp("psv_replayed") / "replay"
     env = no_model_env(tmp_path_factory.mktemp("no_model_site"))
-    replay = selfplay_cli("bundle", "replay", str(workdir / "results/bundle/psvtrip.tar.gz"), "--out", str(out),
-                          "--cores", "2", env=env)
+    replay = selfplay_cli(
+        "bundle",
+        "replay",
+        str(workdir / "results/bundle/psvtrip.tar.gz"),
+        "--out",
+        str(out),
+        "--cores",
+        "2",
+        env=env,
+    )
     return workdir, proc, out, replay
 
 
@@ -171,16 +203,18 @@ def test_bundle_holds_the_psv_run(psv_bundle, tmp_path):
         tar.extractall(tmp_path, filter="data")
     root = tmp_path / "psvtrip"
     kinds = {e["path"]: e["kind"] for e in read_json(root / "MANIFEST.json")["files"]}
-    for rel, kind in [(f"{RUN}/base/seed1/iter0/solve.jsonl", "recording"),
-                      (f"{RUN}/psv/seed1/iter0/propose.jsonl", "recording"),
-                      (f"{RUN}/base/seed1/model0/eval_eval/generations.jsonl", "recording"),
-                      (f"{RUN}/base/seed1/iter0/solutions.jsonl", "verdict"),
-                      (f"{RUN}/psv/seed1/iter0/proposals.jsonl", "verdict"),
-                      (f"{RUN}/base/seed1/model1/train_solver.jsonl", "trainset"),
-                      (f"{RUN}/base/seed1/model1/adapter/training_record.json", "training-record"),
-                      ("results/psv/wf/problems/seed.jsonl", "input-data"),
-                      ("results/tables/psv/table1.csv", "table"),
-                      ("results/figures/psv/figure1.png", "figure")]:
+    for rel, kind in [
+        (f"{RUN}/base/seed1/iter0/solve.jsonl", "recording"),
+        (f"{RUN}/psv/seed1/iter0/propose.jsonl", "recording"),
+        (f"{RUN}/base/seed1/model0/eval_eval/generations.jsonl", "recording"),
+        (f"{RUN}/base/seed1/iter0/solutions.jsonl", "verdict"),
+        (f"{RUN}/psv/seed1/iter0/proposals.jsonl", "verdict"),
+        (f"{RUN}/base/seed1/model1/train_solver.jsonl", "trainset"),
+        (f"{RUN}/base/seed1/model1/adapter/training_record.json", "training-record"),
+        ("results/psv/wf/problems/seed.jsonl", "input-data"),
+        ("results/tables/psv/table1.csv", "table"),
+        ("results/figures/psv/figure1.png", "figure"),
+    ]:
         assert kinds.get(rel) == kind, rel
     assert yaml.safe_load((root / "config.yaml").read_text())["psv"]["experiment"] == "wf"
 
@@ -205,5 +239,5 @@ def test_problem_sets_carry_specs_only(psv_run):
         rows = read_jsonl(workdir / f"results/psv/wf/problems/{name}.jsonl")
         assert rows and all(set(r) == {"id", "name", "target", "spec", "set", "origin"} for r in rows)
         for r in rows:
-            body = references[r["id"]][len(r["spec"]):]  # a reference solution is its spec plus a body
+            body = references[r["id"]][len(r["spec"]) :]  # a reference solution is its spec plus a body
             assert body.strip() and not any(body in str(v) for v in r.values())

@@ -12,10 +12,9 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from workflow_helpers import default_config, jobs_run, run_snakemake, write_config
 
 from selfplay.records import read_json, read_jsonl
-
-from workflow_helpers import default_config, jobs_run, run_snakemake, write_config
 
 pytestmark = pytest.mark.slow
 
@@ -53,7 +52,9 @@ def real_run(tmp_path_factory):
     # only: the tiny model's answers must keep problems and GRPO must train on them
     cfg["evolve"].update(experiment="tiny", rounds=0)
     # PSV's real run, bundle and replay are in test_workflow_psv.py
-    cfg["tracks"] = (["sinq", "seq"] if shutil.which("ghc") else ["sinq"]) + ["evolve"]  # GHC missing: its test skips
+    cfg["tracks"] = (["sinq", "seq"] if shutil.which("ghc") else ["sinq"]) + [
+        "evolve"
+    ]  # GHC missing: its test skips
     write_config(workdir, cfg)
     proc = run_snakemake(workdir)
     return workdir, cfg, proc
@@ -74,7 +75,11 @@ def test_real_model_generates_and_every_stage_completes(real_run):
     assert len(cands) == 2 and all(c["verified"] or c["reject_reason"] for c in cands)
     rec = read_json(exp / "round1/adapter_alice/training_record.json")
     assert "trained" in rec and (rec["trained"] or rec["n_examples"] == 0)
-    for p in ("results/tables/sinq/table1.md", "results/tables/sinq/yield.md", "results/figures/sinq/figure2.png"):
+    for p in (
+        "results/tables/sinq/table1.md",
+        "results/tables/sinq/yield.md",
+        "results/figures/sinq/figure2.png",
+    ):
         assert (workdir / p).stat().st_size > 0
 
 
@@ -93,11 +98,20 @@ def test_real_model_plays_the_haskell_track(real_run):
     assert len(kept) == 18  # every shipped reference program of the half compiles and runs
     table3 = (workdir / "results/tables/seq/tiny/table3.md").read_text()
     note = next((line for line in table3.splitlines() if "no adapter was trained" in line), "")
-    for agent, folder in (("Alice", "round1/adapter_alice"), ("Bob", "bob/adapter")):  # an untrained agent is named
+    for agent, folder in (
+        ("Alice", "round1/adapter_alice"),
+        ("Bob", "bob/adapter"),
+    ):  # an untrained agent is named
         trained = read_json(exp / folder / "training_record.json")["trained"]
         assert (agent in note.split(":")[0]) != trained, (agent, trained, note)
-    for p in ("tables/seq/tiny/table6.md", "tables/seq/tiny/table2.md", "tables/seq/tiny/data_yield.md",
-              "figures/seq/tiny/figure3.png", "figures/seq/tiny/figure6.png", "figures/seq/tiny/figure7.png"):
+    for p in (
+        "tables/seq/tiny/table6.md",
+        "tables/seq/tiny/table2.md",
+        "tables/seq/tiny/data_yield.md",
+        "figures/seq/tiny/figure3.png",
+        "figures/seq/tiny/figure6.png",
+        "figures/seq/tiny/figure7.png",
+    ):
         assert (workdir / "results" / p).stat().st_size > 0
 
 
@@ -116,14 +130,16 @@ def test_real_model_keeps_evolve_problems_and_grpo_trains_on_them(real_run):
     assert record["n_rollouts"] == sum(len(r["outputs"]) for r in rollouts) >= group
     assert all(len(r["outputs"]) == group for r in rollouts)
     yields = (workdir / "results/tables/evolve/yield.csv").read_text().splitlines()
-    assert yields[1].split(",")[-2:] == [str(len(kept)), str(len(dataset))]   # round 0: kept, with a suite
+    assert yields[1].split(",")[-2:] == [str(len(kept)), str(len(dataset))]  # round 0: kept, with a suite
     table3 = (workdir / "results/tables/evolve/table3.md").read_text()
     assert f"{record['steps']} step(s) on {len(kept)} prompt(s)" in table3
 
 
 def _is_recording(path) -> bool:
     """Files written by generation rules: Alice, Bob, proofs, translations and the benchmark samples."""
-    if path.parent.name in ("alice", "bob_untrained", "bob_trained") or path.parent.name.startswith("proof_gen"):
+    if path.parent.name in ("alice", "bob_untrained", "bob_trained") or path.parent.name.startswith(
+        "proof_gen"
+    ):
         return True
     if path.name == "generations.jsonl":  # the translations
         return True
@@ -139,13 +155,31 @@ def test_replaying_the_recordings_reproduces_the_tables(real_run, tmp_path):
     shutil.copytree(workdir / "resources" / "data", replay_dir / "resources" / "data")
     shutil.copytree(workdir / "resources" / "models", replay_dir / "resources" / "models")
     # EvolveCoder's replay is the bundle's (test_workflow_evolve.py)
-    cfg = dict(cfg, tracks=[t for t in cfg["tracks"] if t != "evolve"],
-               backend={"name": "replay", "files": recordings, "on_missing": "error"})
+    cfg = dict(
+        cfg,
+        tracks=[t for t in cfg["tracks"] if t != "evolve"],
+        backend={"name": "replay", "files": recordings, "on_missing": "error"},
+    )
     write_config(replay_dir, cfg)
     run_snakemake(replay_dir)
-    tables = {"sinq": ("sinq/table1.csv", "sinq/yield.csv", "sinq/yield_reasons.csv", "sinq/table2.csv",
-                       "sinq/table4.csv", "eval/benchmarks.csv"),
-              "seq": ("seq/tiny/table2.csv", "seq/tiny/table6.csv", "seq/tiny/data_yield.csv", "seq/tiny/table3.csv"),
-              "psv": ("psv/table1.csv", "psv/table1.md", "psv/yield.csv", "psv/yield_reasons.csv")}
+    tables = {
+        "sinq": (
+            "sinq/table1.csv",
+            "sinq/yield.csv",
+            "sinq/yield_reasons.csv",
+            "sinq/table2.csv",
+            "sinq/table4.csv",
+            "eval/benchmarks.csv",
+        ),
+        "seq": (
+            "seq/tiny/table2.csv",
+            "seq/tiny/table6.csv",
+            "seq/tiny/data_yield.csv",
+            "seq/tiny/table3.csv",
+        ),
+        "psv": ("psv/table1.csv", "psv/table1.md", "psv/yield.csv", "psv/yield_reasons.csv"),
+    }
     for table in (t for track in cfg["tracks"] for t in tables[track]):
-        assert (replay_dir / "results/tables" / table).read_text() == (workdir / "results/tables" / table).read_text()
+        assert (replay_dir / "results/tables" / table).read_text() == (
+            workdir / "results/tables" / table
+        ).read_text()

@@ -15,14 +15,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from workflow_helpers import default_config, jobs_run, run_snakemake, write_config
 
 from selfplay.data.sources import make_source
 from selfplay.records import read_json, read_jsonl, write_jsonl
 from selfplay.tracks.sinq.game import alice_request, bob_request, select_stage_sources
-from selfplay.tracks.sinq.verify import instance_id
 from selfplay.tracks.sinq.parse import parse_alice
-
-from workflow_helpers import default_config, jobs_run, run_snakemake, write_config
+from selfplay.tracks.sinq.verify import instance_id
 
 pytestmark = pytest.mark.slow
 
@@ -40,8 +39,10 @@ TEST = {
 
 
 def alice_text(program: str, x: str, analysis: str = "I change one branch.") -> str:
-    return (f"# Analysis\n{analysis}\n\n# Generated program\n```python\n{program}```\n\n"
-            f"# Diverging input example\n```python\n{x}\n```\n")
+    return (
+        f"# Analysis\n{analysis}\n\n# Generated program\n```python\n{program}```\n\n"
+        f"# Diverging input example\n```python\n{x}\n```\n"
+    )
 
 
 def bob_text(x: str | None, equivalent: str = "No") -> str:
@@ -51,22 +52,36 @@ def bob_text(x: str | None, equivalent: str = "No") -> str:
 
 # Alice's round-1 answers: three real divergences, a syntax error, an equivalent rewrite.
 ALICE_ROUND1 = {
-    "add": alice_text("def add(a, b):\n    if a == 7:\n        return a + b + 1\n    return a + b\n", "{'a': 7, 'b': 1}"),
+    "add": alice_text(
+        "def add(a, b):\n    if a == 7:\n        return a + b + 1\n    return a + b\n", "{'a': 7, 'b': 1}"
+    ),
     "is_even": alice_text("def is_even(n)\n    return n % 2\n", "{'n': 3}"),
-    "clip": alice_text("def clip(x, lo, hi):\n    while lo < 0:\n        pass\n    return max(lo, min(x, hi))\n",
-                       "{'x': 1, 'lo': -5, 'hi': 3}"),
-    "count_vowels": alice_text("def count_vowels(s):\n    n = 0\n    for c in s:\n        if c in 'aeiou':\n"
-                               "            n += 1\n    return n\n", "{'s': 'banana'}"),
+    "clip": alice_text(
+        "def clip(x, lo, hi):\n    while lo < 0:\n        pass\n    return max(lo, min(x, hi))\n",
+        "{'x': 1, 'lo': -5, 'hi': 3}",
+    ),
+    "count_vowels": alice_text(
+        "def count_vowels(s):\n    n = 0\n    for c in s:\n        if c in 'aeiou':\n"
+        "            n += 1\n    return n\n",
+        "{'s': 'banana'}",
+    ),
     "first_char": alice_text("def first_char(s):\n    return s[0]\n", "{'s': ''}"),
 }
 # Bob's three answers per verified instance (-> difficulty 10 * (1 - correct / 3)).
 BOB_ROUND1 = {
     "add": [bob_text("{'a': 7, 'b': 1}"), bob_text("{'a': 1, 'b': 1}"), "no sections at all"],  # 1/3 -> 6.67
-    "clip": [bob_text("{'x': 1, 'lo': 0, 'hi': 3}"), bob_text(None, "Yes"), bob_text("{'x': 2}")],  # 0/3 -> 10
+    "clip": [
+        bob_text("{'x': 1, 'lo': 0, 'hi': 3}"),
+        bob_text(None, "Yes"),
+        bob_text("{'x': 2}"),
+    ],  # 0/3 -> 10
     "first_char": [bob_text("{'s': ''}")] * 3,  # 3/3 -> 0
 }
-ALICE_EVAL_TEST = {"double": alice_text("def double(x):\n    if x > 100:\n        return 2 * x + 1\n    return 2 * x\n",
-                                        "{'x': 101}")}
+ALICE_EVAL_TEST = {
+    "double": alice_text(
+        "def double(x):\n    if x > 100:\n        return 2 * x + 1\n    return 2 * x\n", "{'x': 101}"
+    )
+}
 BOB_EVAL_TEST = {
     "untrained": [bob_text("{'x': 101}"), bob_text("{'x': 3}"), bob_text("{'x': 0}")],  # 1/3
     "trained": [bob_text("{'x': 500}"), bob_text("{'x': 101}"), bob_text("{'x': 3}")],  # 2/3
@@ -87,7 +102,14 @@ def build_scenario(workdir: Path) -> dict:
     sinq.update(experiment="replaytest", rounds=2, shards=2)
     sinq["sources"].update(per_round=None, eval_train=None, eval_test=None)
     sinq["verify"].update(timeout_min=0.5, timeout_max=0.8)
-    small = {"lora_r": 4, "lora_alpha": 8, "max_steps": 1, "batch_size": 1, "grad_accum": 1, "max_length": 1024}
+    small = {
+        "lora_r": 4,
+        "lora_alpha": 8,
+        "max_steps": 1,
+        "batch_size": 1,
+        "grad_accum": 1,
+        "max_length": 1024,
+    }
     sinq["training"] = {"alice": small, "bob": small}
     train, test = sources(TRAIN, "train"), sources(TEST, "test")
     data = workdir / "resources" / "data" / "sinq"
@@ -103,15 +125,22 @@ def build_scenario(workdir: Path) -> dict:
     def instance_for(src, text):
         p = parse_alice(text, src["entry_point"])
         assert p.ok, p
-        return {"id": instance_id(src["code"], p.program, p.input_literal), "code_p": src["code"],
-                "code_q": p.program, "entry_point": src["entry_point"]}
+        return {
+            "id": instance_id(src["code"], p.program, p.input_literal),
+            "code_p": src["code"],
+            "code_q": p.program,
+            "entry_point": src["entry_point"],
+        }
 
     by_name = {s["entry_point"]: s for s in train + test}
     assert {s["entry_point"] for s in select_stage_sources(train, "round1", cfg)} == set(TRAIN)
     for name, text in ALICE_ROUND1.items():
         record(alice_request(by_name[name], "round1", cfg, None), [text])
     for name, answers in BOB_ROUND1.items():
-        record(bob_request(instance_for(by_name[name], ALICE_ROUND1[name]), "round1", "untrained", cfg, None), answers)
+        record(
+            bob_request(instance_for(by_name[name], ALICE_ROUND1[name]), "round1", "untrained", cfg, None),
+            answers,
+        )
     for name, text in ALICE_EVAL_TEST.items():
         record(alice_request(by_name[name], "eval_test", cfg, None), [text])
         inst = instance_for(by_name[name], text)
@@ -125,9 +154,15 @@ def build_scenario(workdir: Path) -> dict:
 # --- paper 001's benchmark tables on recorded answers ---------------------------------
 # The base model answers the first option, "No", and the right code for one MBPP+ item;
 # the trained Bob answers every item right (majority: 5 of 9 right; CoT: after reasoning).
-EVAL_RUNS = {"identifier_swap": ["greedy", "cot"], "pysecdb": ["greedy", "majority", "cot"],
-             "codexglue": ["greedy"], "mbpp": ["greedy"], "mbpp_plus": ["greedy"], "humaneval": ["greedy"],
-             "humaneval_plus": ["greedy"]}
+EVAL_RUNS = {
+    "identifier_swap": ["greedy", "cot"],
+    "pysecdb": ["greedy", "majority", "cot"],
+    "codexglue": ["greedy"],
+    "mbpp": ["greedy"],
+    "mbpp_plus": ["greedy"],
+    "humaneval": ["greedy"],
+    "humaneval_plus": ["greedy"],
+}
 
 
 def eval_answer(bench, item, mode: str, model: str, n: int) -> list[str]:
@@ -186,7 +221,9 @@ def test_every_stage_ran(replay_run):
 def test_verification_and_reasons(replay_run):
     workdir, _ = replay_run
     exp = workdir / "results/sinq/replaytest"
-    cands = {c["entry_point"]: c for s in (0, 1) for c in read_jsonl(exp / f"round1/candidates/shard{s}.jsonl")}
+    cands = {
+        c["entry_point"]: c for s in (0, 1) for c in read_jsonl(exp / f"round1/candidates/shard{s}.jsonl")
+    }
     assert {k for k, c in cands.items() if c["verified"]} == {"add", "clip", "first_char"}
     assert cands["is_even"]["reject_reason"] == "parse:syntax_error"
     assert cands["count_vowels"]["reject_reason"] == "verify:same_behaviour"
@@ -200,7 +237,11 @@ def test_verification_and_reasons(replay_run):
 def test_difficulty_labels(replay_run):
     workdir, _ = replay_run
     exp = workdir / "results/sinq/replaytest"
-    labeled = {i["entry_point"]: i for s in (0, 1) for i in read_jsonl(exp / f"round1/labeled_untrained/shard{s}.jsonl")}
+    labeled = {
+        i["entry_point"]: i
+        for s in (0, 1)
+        for i in read_jsonl(exp / f"round1/labeled_untrained/shard{s}.jsonl")
+    }
     assert labeled["add"]["bob"]["n_correct"] == 1 and labeled["add"]["difficulty"] == pytest.approx(20 / 3)
     assert labeled["clip"]["difficulty"] == 10.0
     assert labeled["first_char"]["difficulty"] == 0.0
@@ -219,12 +260,17 @@ def test_training_sets_and_adapters(replay_run):
         assert kinds.count("alice_main") == 2  # 2 hard, easy = round(0.2 * 2) = 0
         assert kinds.count("alice_difficulty") == 3  # 2 hard + round(0.5 * 2) = 1 easy
         main = [row for row in rows if row["kind"] == "alice_main"]
-        assert {m["prompt"][1]["content"].splitlines()[0] for m in main} == {"Difficulty level: 7",
-                                                                            "Difficulty level: 10"}
+        assert {m["prompt"][1]["content"].splitlines()[0] for m in main} == {
+            "Difficulty level: 7",
+            "Difficulty level: 10",
+        }
         pred = [row for row in rows if row["kind"] == "alice_difficulty"]
         assert all(p["prompt"][1]["content"].startswith("Difficulty level: Any") for p in pred)
         assert sorted(p["completion"][0]["content"] for p in pred) == [
-            "Difficulty level: 0", "Difficulty level: 10", "Difficulty level: 7"]
+            "Difficulty level: 0",
+            "Difficulty level: 10",
+            "Difficulty level: 7",
+        ]
         rec = read_json(exp / f"round{r}/adapter_alice/training_record.json")
         assert rec["trained"] is True and rec["n_examples"] == 5
         assert (exp / f"round{r}/adapter_alice/adapter_model.safetensors").is_file()
@@ -238,8 +284,11 @@ def test_alice_round2_used_round1_adapter(replay_run):
     exp = workdir / "results/sinq/replaytest"
     metas = [r["meta"] for s in (0, 1) for r in read_jsonl(exp / f"round2/alice/shard{s}.jsonl")]
     assert metas and all(m["adapter_dir"].endswith("round1/adapter_alice") for m in metas)
-    evals = [r["meta"] for r in read_jsonl(exp / "eval_test/bob_trained/shard0.jsonl")
-             + read_jsonl(exp / "eval_test/bob_trained/shard1.jsonl")]
+    evals = [
+        r["meta"]
+        for r in read_jsonl(exp / "eval_test/bob_trained/shard0.jsonl")
+        + read_jsonl(exp / "eval_test/bob_trained/shard1.jsonl")
+    ]
     assert evals and all(m["adapter_dir"].endswith("bob/adapter") for m in evals)
 
 
@@ -278,14 +327,22 @@ def test_a_changed_setting_reruns_exactly_the_jobs_that_use_it(replay_run):
     files = ("--configfile", str(workdir / "config.yaml"), str(overlay))
     unchanged = run_snakemake(workdir, "-n", "--rerun-triggers", "params")
     assert not jobs_run(unchanged)
-    bob_outputs = {str(p.relative_to(workdir)) for p in (workdir / "results/sinq/replaytest").glob("*/bob_*/shard*.jsonl")}
-    assert len(bob_outputs) == 4 * 2 + 2 * 2  # 4 stages x 2 shards untrained, 2 evaluation stages x 2 shards trained
+    bob_outputs = {
+        str(p.relative_to(workdir))
+        for p in (workdir / "results/sinq/replaytest").glob("*/bob_*/shard*.jsonl")
+    }
+    assert (
+        len(bob_outputs) == 4 * 2 + 2 * 2
+    )  # 4 stages x 2 shards untrained, 2 evaluation stages x 2 shards trained
     # Bob's generations see the change themselves (those whose inputs are unchanged say so;
     # the later ones rerun first because their inputs do); no other rule sees it.
     changed = run_snakemake(workdir, *files, "-n", "--rerun-triggers", "params")
     blocks = re.findall(r"^rule (\w+):\n(.*?)(?=^\[|^rule |\Z)", changed.stdout + changed.stderr, re.M | re.S)
-    by_params = {re.search(r"output: (\S+)", body).group(1): rule for rule, body in blocks
-                 if "reason: Params have changed" in body}
+    by_params = {
+        re.search(r"output: (\S+)", body).group(1): rule
+        for rule, body in blocks
+        if "reason: Params have changed" in body
+    }
     assert set(by_params.values()) == {"sinq_bob_generate"}
     assert {f"results/sinq/replaytest/round1/bob_untrained/shard{s}.jsonl" for s in (0, 1)} <= set(by_params)
     assert set(by_params) <= bob_outputs
@@ -296,8 +353,14 @@ def test_a_changed_setting_reruns_exactly_the_jobs_that_use_it(replay_run):
     assert plan["sinq_bob_generate"] == len(bob_outputs)
     assert {"sinq_label", "sinq_table1", "sinq_yield"} <= set(plan)
     outputs = set(re.findall(r"output: (\S+)", planned.stdout + planned.stderr))
-    assert not {f"results/sinq/replaytest/round1/{d}/shard{s}.jsonl" for d in ("alice", "candidates")
-                for s in (0, 1)} & outputs
+    assert (
+        not {
+            f"results/sinq/replaytest/round1/{d}/shard{s}.jsonl"
+            for d in ("alice", "candidates")
+            for s in (0, 1)
+        }
+        & outputs
+    )
     assert not [rule for rule in plan if rule.startswith("seq_")]
 
 
@@ -325,21 +388,29 @@ def test_paper_001_benchmark_tables_from_recorded_answers(replay_run):
     answers, scoring (code in the sandbox, judged in the host), metrics, tables."""
     workdir, proc = replay_run
     jobs = jobs_run(proc)
-    assert jobs["sinq_eval_generate"] == jobs["sinq_eval_score_python"] == 2 * 10  # 10 (benchmark, mode) x 2 models
+    assert (
+        jobs["sinq_eval_generate"] == jobs["sinq_eval_score_python"] == 2 * 10
+    )  # 10 (benchmark, mode) x 2 models
     t2 = (workdir / "results/tables/sinq/table2.csv").read_text().splitlines()
     assert t2[0] == "Benchmark,Base,Trained Bob,Base CoT,Trained Bob CoT,Items,Decoding"
     # the smoke rows are shown in both orders: answering "1" is right half the time
     assert t2[1] == "Python builtin identifier swap,50.0,100.0,50.0,100.0,4,constrained"
     t3 = (workdir / "results/tables/sinq/table3.md").read_text()
     assert "Trained Bob Maj" in t3 and "Base CoT" in t3
-    rows = {line.split(",")[0]: line.split(",") for line in
-            (workdir / "results/tables/sinq/table3.csv").read_text().splitlines()[1:]}
+    rows = {
+        line.split(",")[0]: line.split(",")
+        for line in (workdir / "results/tables/sinq/table3.csv").read_text().splitlines()[1:]
+    }
     header = (workdir / "results/tables/sinq/table3.csv").read_text().splitlines()[0].split(",")
     pysecdb = dict(zip(header, rows["PySecDB"]))
     assert pysecdb["Base"] == "50.0" and pysecdb["Trained Bob Maj"] == "100.0"  # "No" is right on half
-    assert dict(zip(header, rows["CodeXGLUE defect detection"]))["Base Maj"] == ""  # not run: empty, n/a in md
-    t4 = {line.split(",")[0]: line.split(",")[1:3] for line in
-          (workdir / "results/tables/sinq/table4.csv").read_text().splitlines()[1:]}
+    assert (
+        dict(zip(header, rows["CodeXGLUE defect detection"]))["Base Maj"] == ""
+    )  # not run: empty, n/a in md
+    t4 = {
+        line.split(",")[0]: line.split(",")[1:3]
+        for line in (workdir / "results/tables/sinq/table4.csv").read_text().splitlines()[1:]
+    }
     assert t4["MBPP"] == ["50.0", "100.0"] and t4["HumanEval+"] == ["0.0", "100.0"]
     assert (workdir / "results/figures/sinq/figure3.png").stat().st_size > 1000
     summary = read_json(workdir / "results/sinq/replaytest/eval/mbpp_plus/bob/greedy.json")

@@ -18,6 +18,15 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from workflow_helpers import (
+    REPO,
+    default_config,
+    jobs_run,
+    no_model_env,
+    run_snakemake,
+    selfplay_cli,
+    write_config,
+)
 
 from selfplay.haskell.liquid import LiquidSettings, check_proof, retry_feedback
 from selfplay.records import content_id, read_json, read_jsonl, write_jsonl
@@ -27,30 +36,48 @@ from selfplay.tracks.seq.proofs import MISSING
 from selfplay.tracks.seq.verify import instance_id
 from selfplay.tracks.stages import select_stage_sources
 
-from workflow_helpers import REPO, default_config, jobs_run, no_model_env, run_snakemake, selfplay_cli, write_config
-
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("ghc") is None, reason=(
-    "GHC is missing: apt-get install ghc (scripts/install_system_test.sh does it as root)"))]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        shutil.which("ghc") is None,
+        reason=("GHC is missing: apt-get install ghc (scripts/install_system_test.sh does it as root)"),
+    ),
+]
 FAKE_LIQUID = REPO / "tests" / "fakes" / "liquid"
 EXP = "results/seq/hstest"
 
 # name -> (signature, definition, SEQ answer's Q, SINQ answer's (Q, input))
 PROGRAMS = {
-    "triangular": ("Int -> Int", "triangular n\n  | n <= 0 = 0\n  | otherwise = n + triangular (n - 1)",
-                   "triangular_alt n = if n <= 0 then 0 else n * (n + 1) `div` 2",
-                   ("triangular_alt n\n  | n <= 1 = 0\n  | otherwise = n + triangular_alt (n - 1)", "1")),
-    "countAbove": ("Int -> [Int] -> Int", "countAbove t xs = length (filter (> t) xs)",
-                   "countAbove_alt t xs = foldr (\\x acc -> if x > t then acc + 1 else acc) 0 xs",
-                   ("countAbove_alt t xs = length (filter (>= t) xs)", "2 [2,3]")),
-    "clampInt": ("Int -> Int -> Int -> Int", "clampInt lo hi x = max lo (min hi x)",
-                 "clampInt_alt lo hi x = if x > hi then max lo hi else max lo x",
-                 ("clampInt_alt lo hi x = min hi (max lo x)", "5 1 3")),
-    "sumSquares": ("[Int] -> Int", "sumSquares xs = sum (map (\\x -> x * x) xs)",
-                   "sumSquares_alt xs = foldr (\\x acc -> x * x + acc) 0 xs",
-                   ("sumSquares_alt xs = sum (map (\\x -> x * abs x) xs)", "[-2]")),
-    "absDiff": ("Int -> Int -> Int", "absDiff a b = abs (a - b)",
-                "absDiff_alt a b = if a >= b then a - b else b - a",
-                ("absDiff_alt a b = a - b", "1 4")),
+    "triangular": (
+        "Int -> Int",
+        "triangular n\n  | n <= 0 = 0\n  | otherwise = n + triangular (n - 1)",
+        "triangular_alt n = if n <= 0 then 0 else n * (n + 1) `div` 2",
+        ("triangular_alt n\n  | n <= 1 = 0\n  | otherwise = n + triangular_alt (n - 1)", "1"),
+    ),
+    "countAbove": (
+        "Int -> [Int] -> Int",
+        "countAbove t xs = length (filter (> t) xs)",
+        "countAbove_alt t xs = foldr (\\x acc -> if x > t then acc + 1 else acc) 0 xs",
+        ("countAbove_alt t xs = length (filter (>= t) xs)", "2 [2,3]"),
+    ),
+    "clampInt": (
+        "Int -> Int -> Int -> Int",
+        "clampInt lo hi x = max lo (min hi x)",
+        "clampInt_alt lo hi x = if x > hi then max lo hi else max lo x",
+        ("clampInt_alt lo hi x = min hi (max lo x)", "5 1 3"),
+    ),
+    "sumSquares": (
+        "[Int] -> Int",
+        "sumSquares xs = sum (map (\\x -> x * x) xs)",
+        "sumSquares_alt xs = foldr (\\x acc -> x * x + acc) 0 xs",
+        ("sumSquares_alt xs = sum (map (\\x -> x * abs x) xs)", "[-2]"),
+    ),
+    "absDiff": (
+        "Int -> Int -> Int",
+        "absDiff a b = abs (a - b)",
+        "absDiff_alt a b = if a >= b then a - b else b - a",
+        ("absDiff_alt a b = a - b", "1 4"),
+    ),
 }
 TRAIN, TEST = ["triangular", "countAbove", "clampInt", "sumSquares"], ["absDiff"]
 
@@ -59,14 +86,22 @@ def source(name: str) -> dict:
     sig, body, _, _ = PROGRAMS[name]
     code = f"{name} :: {sig}\n{body}\n"
     arg_types = [t.strip() for t in sig.split("->")[:-1]]
-    return {"id": content_id({"name": name, "code": code}), "entry_point": name, "code": code, "origin": "reference",
-            "arg_types": arg_types, "result_type": sig.split("->")[-1].strip()}
+    return {
+        "id": content_id({"name": name, "code": code}),
+        "entry_point": name,
+        "code": code,
+        "origin": "reference",
+        "arg_types": arg_types,
+        "result_type": sig.split("->")[-1].strip(),
+    }
 
 
 def alice_text(name: str, game: str) -> str:
     sig, _, seq_q, (sinq_q, x) = PROGRAMS[name]
     q = seq_q if game == "seq" else sinq_q
-    text = f"<think>Rewrite {name}.</think>\nGenerated Program `Q`:\n```haskell\n{name}_alt :: {sig}\n{q}\n```\n"
+    text = (
+        f"<think>Rewrite {name}.</think>\nGenerated Program `Q`:\n```haskell\n{name}_alt :: {sig}\n{q}\n```\n"
+    )
     return text + (f"Diverging Input `x`:\n{x}\n" if game == "sinq" else "")
 
 
@@ -74,9 +109,11 @@ def lemma(name: str, binders: str, pre: str = "") -> str:
     sig = PROGRAMS[name][0]
     types = [t.strip() for t in sig.split("->")[:-1]]
     spec = " -> ".join(f"{b}:{pre or t}" for b, t in zip(binders.split(), types))
-    return (f"```haskell\n{{-@ lemma_{name}_equiv :: {spec} -> {{ {name} {binders} == {name}_alt {binders} }} @-}}\n"
-            f"lemma_{name}_equiv :: {' -> '.join(types)} -> Proof\nlemma_{name}_equiv {binders}\n"
-            f"  =   {name} {binders}\n  === {name}_alt {binders}\n  *** QED\n```\n")
+    return (
+        f"```haskell\n{{-@ lemma_{name}_equiv :: {spec} -> {{ {name} {binders} == {name}_alt {binders} }} @-}}\n"
+        f"lemma_{name}_equiv :: {' -> '.join(types)} -> Proof\nlemma_{name}_equiv {binders}\n"
+        f"  =   {name} {binders}\n  === {name}_alt {binders}\n  *** QED\n```\n"
+    )
 
 
 def bob_text(verdict: str) -> str:
@@ -102,10 +139,21 @@ def build_scenario(workdir: Path, liquid: str | None) -> tuple[dict, dict]:
     # model on one problem of a benchmark no track runs here
     cfg["evaluation"]["check"] = {"benchmarks": ["haskell_mini"], "base_model": ["mbpp"]}
     cfg["evaluation"]["benchmarks"]["mbpp"]["limit"] = 1
-    cfg["evaluation"]["benchmarks"]["haskell_mini"]["limit"] = 4  # the scenario's problems, whatever the default's
-    seq["benchmarks"] = {"models": ["base", "bob"],
-                         "runs": {"haskell_mini": {"modes": ["sampled"], "models": ["base", "bob", "alice"]}}}
-    small = {"lora_r": 4, "lora_alpha": 8, "max_steps": 1, "batch_size": 1, "grad_accum": 1, "max_length": 1024}
+    cfg["evaluation"]["benchmarks"]["haskell_mini"]["limit"] = (
+        4  # the scenario's problems, whatever the default's
+    )
+    seq["benchmarks"] = {
+        "models": ["base", "bob"],
+        "runs": {"haskell_mini": {"modes": ["sampled"], "models": ["base", "bob", "alice"]}},
+    }
+    small = {
+        "lora_r": 4,
+        "lora_alpha": 8,
+        "max_steps": 1,
+        "batch_size": 1,
+        "grad_accum": 1,
+        "max_length": 1024,
+    }
     seq["training"] = {"alice": small, "bob": small}
     train, test = [source(n) for n in TRAIN], [source(n) for n in TEST]
     data = workdir / "resources" / "data" / "seq"
@@ -130,22 +178,38 @@ def build_scenario(workdir: Path, liquid: str | None) -> tuple[dict, dict]:
             parsed = parse_alice(text, game, src["entry_point"], src["arg_types"])
             if not parsed.ok:
                 continue
-            cand = {"id": instance_id(game, src["code"], parsed.program, parsed.input_args),
-                    "entry_point": src["entry_point"], "name_q": parsed.name_q, "code_p": src["code"],
-                    "code_q": parsed.program, "arg_types": src["arg_types"], "game": game}
+            cand = {
+                "id": instance_id(game, src["code"], parsed.program, parsed.input_args),
+                "entry_point": src["entry_point"],
+                "name_q": parsed.name_q,
+                "code_p": src["code"],
+                "code_q": parsed.program,
+                "arg_types": src["arg_types"],
+                "game": game,
+            }
             if game == "seq":
                 binders = " ".join(f"x{i}" for i in range(1, len(src["arg_types"]) + 1))
                 first = lemma(src["entry_point"], binders, pre="{v:Int | v > 0}")  # weaker: refused
                 record(proof_request(cand, 1, None, cfg, None), [first])
-                verdict = check_proof(first, p_source=cand["code_p"], p_name=cand["entry_point"],
-                                      q_source=cand["code_q"], q_name=cand["name_q"], settings=settings)
-                record(proof_request(cand, 2, retry_feedback(verdict), cfg, None),
-                       [lemma(src["entry_point"], binders)])
+                verdict = check_proof(
+                    first,
+                    p_source=cand["code_p"],
+                    p_name=cand["entry_point"],
+                    q_source=cand["code_q"],
+                    q_name=cand["name_q"],
+                    settings=settings,
+                )
+                record(
+                    proof_request(cand, 2, retry_feedback(verdict), cfg, None),
+                    [lemma(src["entry_point"], binders)],
+                )
             whos = ("untrained",) if stage == "round1" else ("untrained", "trained")
             for who in whos:
                 truth = "Yes" if game == "seq" else "No"
                 other = "No" if truth == "Yes" else "Yes"
-                record(bob_request(cand, stage, who, cfg, None), [bob_text(truth), bob_text(other), "no verdict"])
+                record(
+                    bob_request(cand, stage, who, cfg, None), [bob_text(truth), bob_text(other), "no verdict"]
+                )
     # Table 3: the base model gets countVowels right once and writes one sample that does
     # not compile; the final Alice gets it right twice; Bob's answers are not recorded.
     from selfplay.config import validate_config
@@ -155,9 +219,11 @@ def build_scenario(workdir: Path, liquid: str | None) -> tuple[dict, dict]:
     filled = validate_config(json.loads(json.dumps(cfg)))
     vowels = next(p for p in load_mini() if p["name"] == "countVowels")
     item = {"id": vowels["name"], "group": None, **vowels}
-    right = "```haskell\ncountVowels :: String -> Int\ncountVowels s = length (filter (`elem` \"aeiouAEIOU\") s)\n```"
-    record(eval_request(filled, "haskell_mini", "sampled", "base", item, None),
-           [right, "```haskell\ncountVowels s = length +\n```"])
+    right = '```haskell\ncountVowels :: String -> Int\ncountVowels s = length (filter (`elem` "aeiouAEIOU") s)\n```'
+    record(
+        eval_request(filled, "haskell_mini", "sampled", "base", item, None),
+        [right, "```haskell\ncountVowels s = length +\n```"],
+    )
     record(eval_request(filled, "haskell_mini", "sampled", "alice_r1", item, None), [right, right])
     write_jsonl(rec_file, recs)
     return cfg, games
@@ -169,14 +235,19 @@ def seq_run(tmp_path_factory, tiny_model_dir):
     cfg, games = build_scenario(workdir, str(FAKE_LIQUID))
     cfg["model"]["path"] = str(tiny_model_dir)
     write_config(workdir, cfg)
-    targets = [f"results/tables/seq/hstest/{t}.md" for t in ("table2", "table3", "table6")] + \
-        [f"results/figures/seq/hstest/{f}.png" for f in ("figure3", "figure6", "figure7")]
+    targets = [f"results/tables/seq/hstest/{t}.md" for t in ("table2", "table3", "table6")] + [
+        f"results/figures/seq/hstest/{f}.png" for f in ("figure3", "figure6", "figure7")
+    ]
     proc = run_snakemake(workdir, *targets)
     return workdir, proc, games
 
 
 def _cands(workdir: Path, stage: str) -> dict[str, dict]:
-    return {c["entry_point"]: c for s in (0, 1) for c in read_jsonl(workdir / f"{EXP}/{stage}/candidates/shard{s}.jsonl")}
+    return {
+        c["entry_point"]: c
+        for s in (0, 1)
+        for c in read_jsonl(workdir / f"{EXP}/{stage}/candidates/shard{s}.jsonl")
+    }
 
 
 def test_both_games_are_played(seq_run):
@@ -219,26 +290,40 @@ def test_seq_pairs_pass_sanity_then_need_a_proper_proof(seq_run):
     accepted = [c for s in (0, 1) for c in read_jsonl(workdir / f"{EXP}/round1/proof_check2/shard{s}.jsonl")]
     assert accepted and all(c["verdict"]["accepted"] for c in accepted)
     # Liquid Haskell (here its test double) passed its canary in each checking job first.
-    assert all([k["verifier"] for k in c["runtime"]["canaries"] if k["passed"]] == ["liquid-haskell"]
-               for c in checks + accepted)
+    assert all(
+        [k["verifier"] for k in c["runtime"]["canaries"] if k["passed"]] == ["liquid-haskell"]
+        for c in checks + accepted
+    )
     # The checker ran confined, as an unprivileged sandbox user, not as this test's user.
-    assert all(c["verdict"]["isolation"]["netns"] and c["verdict"]["isolation"].get("uid") not in (None, 0)
-               for c in accepted)
+    assert all(
+        c["verdict"]["isolation"]["netns"] and c["verdict"]["isolation"].get("uid") not in (None, 0)
+        for c in accepted
+    )
 
 
 def test_labels_trainsets_and_adapters(seq_run):
     workdir, _, games = seq_run
-    labeled = [i for s in (0, 1) for i in read_jsonl(workdir / f"{EXP}/round1/labeled_untrained/shard{s}.jsonl")]
-    assert labeled and all(i["bob"]["n_correct"] == 1 and i["difficulty"] == pytest.approx(20 / 3) for i in labeled)
+    labeled = [
+        i for s in (0, 1) for i in read_jsonl(workdir / f"{EXP}/round1/labeled_untrained/shard{s}.jsonl")
+    ]
+    assert labeled and all(
+        i["bob"]["n_correct"] == 1 and i["difficulty"] == pytest.approx(20 / 3) for i in labeled
+    )
     rows = read_jsonl(workdir / f"{EXP}/round1/train_alice.jsonl")
     kinds = [r["kind"] for r in rows]
     n_seq = sum(i["game"] == "seq" for i in labeled)
     assert kinds.count("alice_main") == len(labeled)  # all hard (6.67 > tau = 3)
     assert kinds.count("alice_proof") == n_seq
     proof_rows = [r for r in rows if r["kind"] == "alice_proof"]
-    assert all("lemma_" in r["completion"][0]["content"] and "*** QED" in r["completion"][0]["content"]
-               for r in proof_rows)
-    assert all(r["prompt"][1]["content"].startswith("Difficulty level: 10") for r in rows if r["kind"] == "alice_main")
+    assert all(
+        "lemma_" in r["completion"][0]["content"] and "*** QED" in r["completion"][0]["content"]
+        for r in proof_rows
+    )
+    assert all(
+        r["prompt"][1]["content"].startswith("Difficulty level: 10")
+        for r in rows
+        if r["kind"] == "alice_main"
+    )
     rec = read_json(workdir / f"{EXP}/round1/adapter_alice/training_record.json")
     assert rec["trained"] and rec["n_examples"] == len(rows)
     bob_rows = read_jsonl(workdir / f"{EXP}/bob/train_bob.jsonl")
@@ -251,7 +336,9 @@ def test_tables_and_figures(seq_run):
     table6 = (workdir / "results/tables/seq/hstest/table6.md").read_text()
     assert "| SEQ" in table6 and "| SINQ" in table6 and "not available" not in table6
     table2 = (workdir / "results/tables/seq/hstest/table2.md").read_text()
-    assert "Reference programs (Test)" in table2 and "33.33" in table2  # 1 of 3 answers right, base and trained
+    assert (
+        "Reference programs (Test)" in table2 and "33.33" in table2
+    )  # 1 of 3 answers right, base and trained
     table3 = (workdir / "results/tables/seq/hstest/table3.csv").read_text().splitlines()
     # 1 of 2 samples right on 1 of the 4 problems the scenario evaluates
     assert table3[1].startswith("Haskell mini (shipped),Bob,12.5,0.0,-12.5,0.5,0.0,-0.5,4,2,")
@@ -266,7 +353,9 @@ def test_without_liquid_haskell_no_proof_is_accepted(tmp_path):
     cfg["model"]["path"] = "unused-with-replay"
     cfg["seq"]["proof"]["liquid"] = str(tmp_path / "no-liquid-here")
     write_config(tmp_path, cfg)
-    targets = [f"{EXP}/round1/candidates/shard{s}.jsonl" for s in (0, 1)] + ["results/tables/seq/hstest/table6.md"]
+    targets = [f"{EXP}/round1/candidates/shard{s}.jsonl" for s in (0, 1)] + [
+        "results/tables/seq/hstest/table6.md"
+    ]
     run_snakemake(tmp_path, *targets)
     cands = _cands(tmp_path, "round1")
     seq_cands = [c for n, c in cands.items() if games[("round1", n)] == "seq" and n != "sumSquares"]
@@ -274,7 +363,9 @@ def test_without_liquid_haskell_no_proof_is_accepted(tmp_path):
     assert {c["reject_reason"] for c in seq_cands} == {f"proof:{MISSING}"}
     checks = [c for s in (0, 1) for c in read_jsonl(tmp_path / f"{EXP}/round1/proof_check1/shard{s}.jsonl")]
     assert checks and all(c["verdict"]["status"] in ("missing", "rejected") for c in checks)
-    assert "Liquid Haskell was not available" in (tmp_path / "results/tables/seq/hstest/table6.md").read_text()
+    assert (
+        "Liquid Haskell was not available" in (tmp_path / "results/tables/seq/hstest/table6.md").read_text()
+    )
 
 
 # --------------------------------------------------------------------------- the bundle round trip
@@ -287,8 +378,16 @@ def seq_bundle(seq_run, tmp_path_factory):
     proc = run_snakemake(workdir, "bundle")
     out = tmp_path_factory.mktemp("seq_replayed") / "replay"
     env = no_model_env(tmp_path_factory.mktemp("no_model_site"))
-    replay = selfplay_cli("bundle", "replay", str(workdir / "results/bundle/hstest.tar.gz"), "--out", str(out),
-                          "--cores", "2", env=env)
+    replay = selfplay_cli(
+        "bundle",
+        "replay",
+        str(workdir / "results/bundle/hstest.tar.gz"),
+        "--out",
+        str(out),
+        "--cores",
+        "2",
+        env=env,
+    )
     return workdir, proc, out, replay
 
 
@@ -301,21 +400,23 @@ def test_bundle_holds_the_haskell_run(seq_bundle, tmp_path):
     meta = read_json(root / "bundle.json")
     assert meta["tracks"] == ["seq"] and meta["experiments"] == {"seq": "hstest"}
     kinds = {e["path"]: e["kind"] for e in read_json(root / "MANIFEST.json")["files"]}
-    for rel, kind in [(f"{EXP}/round1/alice/shard0.jsonl", "recording"),
-                      (f"{EXP}/round1/proof_gen2/shard1.jsonl", "recording"),
-                      (f"{EXP}/eval_test/bob_trained/shard0.jsonl", "recording"),
-                      ("results/seq/translate/generations.jsonl", "recording"),
-                      (f"{EXP}/eval/haskell_mini/alice_r1/sampled.jsonl", "recording"),
-                      (f"{EXP}/round1/proof_check2/shard0.jsonl", "verdict"),
-                      (f"{EXP}/round1/candidates/shard1.jsonl", "verdict"),
-                      (f"{EXP}/eval/haskell_mini/base/sampled.scored.jsonl", "verdict"),
-                      ("resources/data/eval/haskell_mini.jsonl", "input-data"),
-                      (f"{EXP}/round1/train_alice.jsonl", "trainset"),
-                      (f"{EXP}/bob/adapter/training_record.json", "training-record"),
-                      ("resources/data/seq/reference_train.jsonl", "input-data"),
-                      ("results/tables/seq/hstest/table3.csv", "table"),
-                      ("results/figures/seq/hstest/figure7.csv", "table"),
-                      ("results/figures/seq/hstest/figure6.png", "figure")]:
+    for rel, kind in [
+        (f"{EXP}/round1/alice/shard0.jsonl", "recording"),
+        (f"{EXP}/round1/proof_gen2/shard1.jsonl", "recording"),
+        (f"{EXP}/eval_test/bob_trained/shard0.jsonl", "recording"),
+        ("results/seq/translate/generations.jsonl", "recording"),
+        (f"{EXP}/eval/haskell_mini/alice_r1/sampled.jsonl", "recording"),
+        (f"{EXP}/round1/proof_check2/shard0.jsonl", "verdict"),
+        (f"{EXP}/round1/candidates/shard1.jsonl", "verdict"),
+        (f"{EXP}/eval/haskell_mini/base/sampled.scored.jsonl", "verdict"),
+        ("resources/data/eval/haskell_mini.jsonl", "input-data"),
+        (f"{EXP}/round1/train_alice.jsonl", "trainset"),
+        (f"{EXP}/bob/adapter/training_record.json", "training-record"),
+        ("resources/data/seq/reference_train.jsonl", "input-data"),
+        ("results/tables/seq/hstest/table3.csv", "table"),
+        ("results/figures/seq/hstest/figure7.csv", "table"),
+        ("results/figures/seq/hstest/figure6.png", "figure"),
+    ]:
         assert kinds.get(rel) == kind, rel
     assert not any(k.startswith("results/sinq/") for k in kinds)  # only the tracks the run built
     assert "figure3" in (root / "report.html").read_text(errors="replace")

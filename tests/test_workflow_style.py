@@ -16,13 +16,33 @@ SNAKEFILES = [REPO / "Snakefile", *sorted((REPO / "rules").glob("*.smk"))]
 
 
 def snakefmt(*paths: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "snakefmt", "--check", *map(str, paths)], capture_output=True,
-                          text=True, cwd=REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "snakefmt", "--check", *map(str, paths)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
 
 
 def lint(snakefile: Path, workdir: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "snakemake", "--lint", "--snakefile", str(snakefile), "--directory",
-                           str(workdir), "--cores", "1"], capture_output=True, text=True, cwd=REPO, timeout=300)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--lint",
+            "--snakefile",
+            str(snakefile),
+            "--directory",
+            str(workdir),
+            "--cores",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+    )
 
 
 def test_snakefmt_leaves_every_workflow_file_unchanged():

@@ -41,8 +41,13 @@ def main(request_path: str, result_path: str) -> None:
 
     with open(request_path, encoding="utf-8") as fh:
         request = json.load(fh)
-    calls = [[GenerationRequest(r["messages"], r["sampling"], r.get("adapter"), r.get("answer_format")) for r in call]
-             for call in request["calls"]]
+    calls = [
+        [
+            GenerationRequest(r["messages"], r["sampling"], r.get("adapter"), r.get("answer_format"))
+            for r in call
+        ]
+        for call in request["calls"]
+    ]
     started = time.perf_counter()
     backend = make_backend(request["backend"])
     ready = time.perf_counter()

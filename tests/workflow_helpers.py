@@ -12,14 +12,30 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 
 
-def run_snakemake(workdir: Path, *args: str, timeout: int = 1500, check: bool = True) -> subprocess.CompletedProcess:
+def run_snakemake(
+    workdir: Path, *args: str, timeout: int = 1500, check: bool = True
+) -> subprocess.CompletedProcess:
     """Run the project's Snakefile with `workdir` as working directory (its own config there)."""
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
-           "--configfile", str(workdir / "config.yaml"), "--cores", "2", *args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(workdir / "config.yaml"),
+        "--cores",
+        "2",
+        *args,
+    ]
     env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     if check and proc.returncode != 0:
-        raise AssertionError(f"snakemake failed ({proc.returncode}):\n{proc.stdout[-6000:]}\n{proc.stderr[-12000:]}")
+        raise AssertionError(
+            f"snakemake failed ({proc.returncode}):\n{proc.stdout[-6000:]}\n{proc.stderr[-12000:]}"
+        )
     return proc
 
 
@@ -73,5 +89,11 @@ def no_model_env(folder: Path) -> dict:
 
 def selfplay_cli(*args: str, env: dict | None = None, timeout: int = 900) -> subprocess.CompletedProcess:
     """The `selfplay` command line of this checkout, run from the repository root."""
-    return subprocess.run([sys.executable, "-m", "selfplay", *args], capture_output=True, text=True,
-                          timeout=timeout, env=env, cwd=str(REPO))
+    return subprocess.run(
+        [sys.executable, "-m", "selfplay", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=str(REPO),
+    )

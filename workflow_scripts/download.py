@@ -9,5 +9,12 @@ from selfplay.pipeline.step import step
 
 p = snakemake.params
 with step(f"download {snakemake.output.file}", snakemake.log[0], offline=False) as log:
-    download_pinned(pin_hub_url(p.url, log_=log), snakemake.output.file, p.sha256, p.pin_key, log,
-                    sha256_out=snakemake.output.get("sha256"), lock_path=LOCK_FILE)
+    download_pinned(
+        pin_hub_url(p.url, log_=log),
+        snakemake.output.file,
+        p.sha256,
+        p.pin_key,
+        log,
+        sha256_out=snakemake.output.get("sha256"),
+        lock_path=LOCK_FILE,
+    )

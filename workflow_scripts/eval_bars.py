@@ -4,5 +4,13 @@ from selfplay.report.evaluation import grouped_bars
 
 p = snakemake.params
 with step(f"figure {snakemake.output.png}", snakemake.log[0]):
-    grouped_bars(dict(snakemake.input.items()), p.labels, p.metric, snakemake.output.png,
-                 snakemake.output.get("pdf"), snakemake.output.csv, p.title, p.groups)
+    grouped_bars(
+        dict(snakemake.input.items()),
+        p.labels,
+        p.metric,
+        snakemake.output.png,
+        snakemake.output.get("pdf"),
+        snakemake.output.csv,
+        p.title,
+        p.groups,
+    )

@@ -4,5 +4,11 @@ from selfplay.report.evaluation import base_vs_trained
 
 p = snakemake.params
 with step(f"table {snakemake.output.md}", snakemake.log[0]):
-    base_vs_trained({"base": snakemake.input.base, "trained": snakemake.input.trained}, list(p.metrics),
-                    snakemake.output.csv, snakemake.output.md, p.title, p.notes)
+    base_vs_trained(
+        {"base": snakemake.input.base, "trained": snakemake.input.trained},
+        list(p.metrics),
+        snakemake.output.csv,
+        snakemake.output.md,
+        p.title,
+        p.notes,
+    )

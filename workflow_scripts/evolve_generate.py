@@ -4,5 +4,12 @@ from selfplay.pipeline.step import step
 
 r = int(snakemake.wildcards.er)
 with step(f"evolve round {r} tests", snakemake.log[0]):
-    evolve.evolve_generate(snakemake.params.cfg, r, snakemake.input.suite, snakemake.input.pool,
-                           snakemake.input.matrix, snakemake.params.model_dir, snakemake.output[0])
+    evolve.evolve_generate(
+        snakemake.params.cfg,
+        r,
+        snakemake.input.suite,
+        snakemake.input.pool,
+        snakemake.input.matrix,
+        snakemake.params.model_dir,
+        snakemake.output[0],
+    )

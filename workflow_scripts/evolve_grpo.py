@@ -8,11 +8,34 @@ gpus = snakemake.params.gpus
 with step(f"evolve GRPO on round {r}", snakemake.log[0]):
     bundled = optional_path(i.get("restored"))
     if bundled:
-        evolve.restore_grpo_round(snakemake.params.cfg, i.dataset, bundled, o.adapter, o.rollouts,
-                                  optional_path(i.restored_rollouts))
+        evolve.restore_grpo_round(
+            snakemake.params.cfg,
+            i.dataset,
+            bundled,
+            o.adapter,
+            o.rollouts,
+            optional_path(i.restored_rollouts),
+        )
     elif gpus > 1:
-        evolve.launch_grpo_round(snakemake.params.cfg, r, i.suite, i.dataset, snakemake.params.model_dir, o.adapter,
-                                 o.rollouts, gpus=gpus, log_path=snakemake.log[0])
+        evolve.launch_grpo_round(
+            snakemake.params.cfg,
+            r,
+            i.suite,
+            i.dataset,
+            snakemake.params.model_dir,
+            o.adapter,
+            o.rollouts,
+            gpus=gpus,
+            log_path=snakemake.log[0],
+        )
     else:
-        evolve.grpo_round(snakemake.params.cfg, r, i.suite, i.dataset, snakemake.params.model_dir, o.adapter,
-                          o.rollouts, gpus=gpus)
+        evolve.grpo_round(
+            snakemake.params.cfg,
+            r,
+            i.suite,
+            i.dataset,
+            snakemake.params.model_dir,
+            o.adapter,
+            o.rollouts,
+            gpus=gpus,
+        )

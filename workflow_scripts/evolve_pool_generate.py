@@ -4,5 +4,14 @@ from selfplay.pipeline.step import step
 
 p = snakemake.params
 with step(f"evolve pool {snakemake.wildcards.pmodel}", snakemake.log[0]):
-    evolve.pool_generate(p.cfg, snakemake.input.suite, snakemake.wildcards.pmodel, int(p.samples), p.model_dir,
-                         None, snakemake.output[0], shard=int(p.shard), shards=int(p.shards))
+    evolve.pool_generate(
+        p.cfg,
+        snakemake.input.suite,
+        snakemake.wildcards.pmodel,
+        int(p.samples),
+        p.model_dir,
+        None,
+        snakemake.output[0],
+        shard=int(p.shard),
+        shards=int(p.shards),
+    )

@@ -4,5 +4,13 @@ from selfplay.pipeline.step import optional_path, step
 
 w, i = snakemake.wildcards, snakemake.input
 with step(f"gasp {w.gmethod} s{w.gseed} iteration {w.gi} real data", snakemake.log[0]):
-    gasp.run_real_phase(snakemake.params.cfg, w.gmethod, int(w.gseed), int(w.gi), snakemake.params.model_dir,
-                        optional_path(i.get("state")), i.rows, str(snakemake.output.summary).rsplit("/", 1)[0])
+    gasp.run_real_phase(
+        snakemake.params.cfg,
+        w.gmethod,
+        int(w.gseed),
+        int(w.gi),
+        snakemake.params.model_dir,
+        optional_path(i.get("state")),
+        i.rows,
+        str(snakemake.output.summary).rsplit("/", 1)[0],
+    )

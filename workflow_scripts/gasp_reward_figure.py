@@ -5,5 +5,11 @@ from selfplay.tracks.gasp.rewards import TeacherRewards
 
 o, p = snakemake.output, snakemake.params
 with step("gasp reward figure", snakemake.log[0]):
-    gasp.reward_figure(p.schedules, p.n, o.png, o.pdf, o.csv,
-                       teacher_rewards=TeacherRewards.from_dict(p.rewards, "gasp.teacher.rewards"))
+    gasp.reward_figure(
+        p.schedules,
+        p.n,
+        o.png,
+        o.pdf,
+        o.csv,
+        teacher_rewards=TeacherRewards.from_dict(p.rewards, "gasp.teacher.rewards"),
+    )

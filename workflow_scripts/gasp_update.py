@@ -8,6 +8,15 @@ with step(f"gasp {w.gmethod} s{w.gseed} iteration {w.gi} {w.gphase} update", sna
     if bundled:
         gasp.restore_update(bundled, snakemake.output[0])
     else:
-        gasp.run_update(snakemake.params.cfg, w.gmethod, int(w.gseed), snakemake.params.model_dir,
-                        optional_path(i.get("previous")), i.rollouts, snakemake.output[0],
-                        gpus=snakemake.params.gpus, log_path=snakemake.log[0], phase=w.gphase)
+        gasp.run_update(
+            snakemake.params.cfg,
+            w.gmethod,
+            int(w.gseed),
+            snakemake.params.model_dir,
+            optional_path(i.get("previous")),
+            i.rollouts,
+            snakemake.output[0],
+            gpus=snakemake.params.gpus,
+            log_path=snakemake.log[0],
+            phase=w.gphase,
+        )

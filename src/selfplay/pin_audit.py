@@ -26,11 +26,11 @@ from .llm import model_prep
 class Pin:
     """One download of a config: a hub model folder or a data file."""
 
-    kind: str                # "model" or "dataset"
-    where: str               # the config key that asks for it
+    kind: str  # "model" or "dataset"
+    where: str  # the config key that asks for it
     repo: str
-    revision: str | None     # as config (or the module) names it
-    commit: str | None       # the commit it is fetched at, when known without the hub
+    revision: str | None  # as config (or the module) names it
+    commit: str | None  # the commit it is fetched at, when known without the hub
     commit_from: str | None  # "config", "module", a lock file path, or None
     checksum_from: str | None  # "config", "spec", a lock file path, or None
     note: str = ""
@@ -66,8 +66,9 @@ def _models(cfg: dict, key: str = "") -> list[tuple[str, dict]]:
     return found
 
 
-def _commit(repo: str, revision: str | None, repo_type: str, revision_lock: Path,
-            module_pinned: bool = False) -> tuple[str | None, str | None]:
+def _commit(
+    repo: str, revision: str | None, repo_type: str, revision_lock: Path, module_pinned: bool = False
+) -> tuple[str | None, str | None]:
     if revision and model_prep.FULL_COMMIT.match(revision):
         return revision, "module" if module_pinned else "config"
     got = model_prep.locked_commit(repo, revision, repo_type, revision_lock)
@@ -100,8 +101,18 @@ def audit(cfg: dict, root: str | os.PathLike = ".") -> list[Pin]:
             url = model_prep.hub_url(spec["path"], commit, model_prep.MANIFEST)
             if pins.read_lock(model_lock).get((f"{spec['path']}/{model_prep.MANIFEST}", url)):
                 checksum = str(model_lock)
-        out.append(Pin("model", key, spec["path"], spec.get("revision"), commit, commit_from, checksum,
-                       "" if checksum else "recorded by the first download"))
+        out.append(
+            Pin(
+                "model",
+                key,
+                spec["path"],
+                spec.get("revision"),
+                commit,
+                commit_from,
+                checksum,
+                "" if checksum else "recorded by the first download",
+            )
+        )
 
     if "sinq" in tracks and cfg["sinq"]["sources"].get("dataset") == "mbpp":
         from .data.sources import MBPP_FILES, MBPP_REPO, mbpp_url
@@ -111,10 +122,22 @@ def audit(cfg: dict, root: str | os.PathLike = ".") -> list[Pin]:
         for split in MBPP_FILES:
             key = f"sinq.sources.mbpp_sha256.{split}"
             config_pin = (src.get("mbpp_sha256") or {}).get(split)
-            checksum = (_file_pin(key, mbpp_url(split, commit), config_pin, None, download_lock) if commit
-                        else ("config" if config_pin else None))
-            out.append(Pin("dataset", key, f"{MBPP_REPO}/{MBPP_FILES[split]}", src["mbpp_revision"], commit,
-                           commit_from, checksum))
+            checksum = (
+                _file_pin(key, mbpp_url(split, commit), config_pin, None, download_lock)
+                if commit
+                else ("config" if config_pin else None)
+            )
+            out.append(
+                Pin(
+                    "dataset",
+                    key,
+                    f"{MBPP_REPO}/{MBPP_FILES[split]}",
+                    src["mbpp_revision"],
+                    commit,
+                    commit_from,
+                    checksum,
+                )
+            )
 
     if "seq" in tracks and cfg["seq"]["sources"].get("dataset") in ("opinstruct", "hsx"):
         from .data.haskell_datasets import HSX_REPO, OPINSTRUCT_REPO, hub_file_url
@@ -124,10 +147,22 @@ def audit(cfg: dict, root: str | os.PathLike = ".") -> list[Pin]:
         commit, commit_from = _commit(repo, src[f"{name}_revision"], "dataset", revision_lock)
         key = f"seq.sources.{name}_sha256"
         config_pin = src.get(f"{name}_sha256")
-        checksum = (_file_pin(key, hub_file_url(repo, src[f"{name}_file"], commit), config_pin, None, download_lock)
-                    if commit else ("config" if config_pin else None))
-        out.append(Pin("dataset", key, f"{repo}/{src[f'{name}_file']}", src[f"{name}_revision"], commit,
-                       commit_from, checksum))
+        checksum = (
+            _file_pin(key, hub_file_url(repo, src[f"{name}_file"], commit), config_pin, None, download_lock)
+            if commit
+            else ("config" if config_pin else None)
+        )
+        out.append(
+            Pin(
+                "dataset",
+                key,
+                f"{repo}/{src[f'{name}_file']}",
+                src[f"{name}_revision"],
+                commit,
+                commit_from,
+                checksum,
+            )
+        )
 
     if "evolve" in tracks and cfg["evolve"]["seeds"]["source"] == "download":
         from .tracks.evolve.downloads import DOWNLOADS, UNCONFIRMED, file_url, local_name
@@ -137,18 +172,40 @@ def audit(cfg: dict, root: str | os.PathLike = ".") -> list[Pin]:
             if dl.source not in seeds["sources"]:
                 continue
             revision = seeds["revisions"].get(name) or (None if dl.revision == UNCONFIRMED else dl.revision)
-            commit, commit_from = _commit(dl.repo, revision, "dataset", revision_lock,
-                                          module_pinned=not seeds["revisions"].get(name))
+            commit, commit_from = _commit(
+                dl.repo, revision, "dataset", revision_lock, module_pinned=not seeds["revisions"].get(name)
+            )
             where = f"evolve.seeds.sources ({name})"
             if not dl.files_complete:
-                out.append(Pin("dataset", where, dl.repo, revision, commit, commit_from, None,
-                               "its files are named by a pattern, known only from a listing at download"))
+                out.append(
+                    Pin(
+                        "dataset",
+                        where,
+                        dl.repo,
+                        revision,
+                        commit,
+                        commit_from,
+                        None,
+                        "its files are named by a pattern, known only from a listing at download",
+                    )
+                )
                 continue
             for f in dl.files:
                 key = f"evolve.seeds.sha256.{local_name(f.path)}"
-                checksum = (_file_pin(key, file_url(dl, f.path, commit), seeds["sha256"].get(local_name(f.path)),
-                                      f.sha256, download_lock) if commit else None)
-                out.append(Pin("dataset", key, f"{dl.repo}/{f.path}", revision, commit, commit_from, checksum))
+                checksum = (
+                    _file_pin(
+                        key,
+                        file_url(dl, f.path, commit),
+                        seeds["sha256"].get(local_name(f.path)),
+                        f.sha256,
+                        download_lock,
+                    )
+                    if commit
+                    else None
+                )
+                out.append(
+                    Pin("dataset", key, f"{dl.repo}/{f.path}", revision, commit, commit_from, checksum)
+                )
 
     if "psv" in tracks:
         from .data.verus_sets import verus_dataset_sources
@@ -159,9 +216,18 @@ def audit(cfg: dict, root: str | os.PathLike = ".") -> list[Pin]:
                 continue
             src = sources[settings["dataset"]]
             checksum = "config" if settings.get("sha256") else ("module" if src["sha256"] else None)
-            out.append(Pin("dataset", f"psv.problem_sets.{pset}", f"{src['repo']} ({settings['dataset']})",
-                           src["commit"], src["commit"], "module", checksum,
-                           "" if checksum else "the download only logs what it saw"))
+            out.append(
+                Pin(
+                    "dataset",
+                    f"psv.problem_sets.{pset}",
+                    f"{src['repo']} ({settings['dataset']})",
+                    src["commit"],
+                    src["commit"],
+                    "module",
+                    checksum,
+                    "" if checksum else "the download only logs what it saw",
+                )
+            )
 
     evaluation = cfg.get("evaluation") or {}
     for bench, settings in (evaluation.get("benchmarks") or {}).items():
@@ -176,10 +242,28 @@ def audit(cfg: dict, root: str | os.PathLike = ".") -> list[Pin]:
                 commit, commit_from = rev, "config" if "{revision}" in d["url"] else "module"
             except Exception:  # a branch: refused by the download itself
                 rev, commit, commit_from = None, None, None
-            checksum = _file_pin(f"{bench}/{d['file']}", url, (settings.get("sha256") or {}).get(d["file"]),
-                                 d.get("sha256"), download_lock) if commit else None
-            out.append(Pin("dataset", f"evaluation.benchmarks.{bench}", f"{bench}/{d['file']}", rev, commit,
-                           commit_from, checksum))
+            checksum = (
+                _file_pin(
+                    f"{bench}/{d['file']}",
+                    url,
+                    (settings.get("sha256") or {}).get(d["file"]),
+                    d.get("sha256"),
+                    download_lock,
+                )
+                if commit
+                else None
+            )
+            out.append(
+                Pin(
+                    "dataset",
+                    f"evaluation.benchmarks.{bench}",
+                    f"{bench}/{d['file']}",
+                    rev,
+                    commit,
+                    commit_from,
+                    checksum,
+                )
+            )
     return out
 
 

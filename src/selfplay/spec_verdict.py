@@ -30,13 +30,17 @@ class SpecVerdict:
     detail: str
 
 
-def combine(validity: str, preconditions: str | None, postconditions: str | None,
-            reasons: dict[str, str]) -> SpecVerdict:
+def combine(
+    validity: str, preconditions: str | None, postconditions: str | None, reasons: dict[str, str]
+) -> SpecVerdict:
     """Combine the outcomes (``preconditions`` None when there is no preconditions file;
     both ignored unless validity verified; ``postconditions`` None: not run) into the
     spec's verdict, worded with ``reasons``."""
-    for name, value in (("validity", validity), ("preconditions", preconditions),
-                        ("postconditions", postconditions)):
+    for name, value in (
+        ("validity", validity),
+        ("preconditions", preconditions),
+        ("postconditions", postconditions),
+    ):
         if value is not None and value not in OUTCOMES:
             raise ValueError(f"{name} outcome must be one of {OUTCOMES}, not {value!r}")
 

@@ -34,8 +34,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable
+from typing import Any
 
 from .errors import UserError
 
@@ -84,16 +85,22 @@ class Outcome:
         return bool(self.inputs) and all(i["answered"] == i["expected"] for i in self.inputs)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"verifier": self.verifier, "passed": self.passed, "seconds": round(self.seconds, 3),
-                "inputs": [dict(i) for i in self.inputs]}
+        return {
+            "verifier": self.verifier,
+            "passed": self.passed,
+            "seconds": round(self.seconds, 3),
+            "inputs": [dict(i) for i in self.inputs],
+        }
 
     def failure(self) -> str:
         """The one line a failed canary stops the job with."""
         bad = next(i for i in self.inputs if i["answered"] != i["expected"])
         kind = "known-good" if bad["expected"] == ACCEPTED else "known-bad"
-        return (f"verifier canary: {self.verifier} answered {bad['answered']} ({bad['said']}) to its {kind} input "
-                f"{bad['name']!r}, which must be {bad['expected']}; its verdicts cannot be trusted, so the job stops "
-                f"(check that {self.verifier} runs where the job runs it)")
+        return (
+            f"verifier canary: {self.verifier} answered {bad['answered']} ({bad['said']}) to its {kind} input "
+            f"{bad['name']!r}, which must be {bad['expected']}; its verdicts cannot be trusted, so the job stops "
+            f"(check that {self.verifier} runs where the job runs it)"
+        )
 
 
 _lock = threading.Lock()
@@ -114,8 +121,9 @@ def clear() -> None:
         _order.clear()
 
 
-def run_canary(verifier: str, key: Hashable, probes: list[Probe],
-               ask: Callable[[], list[Answer]]) -> dict[str, Any]:
+def run_canary(
+    verifier: str, key: Hashable, probes: list[Probe], ask: Callable[[], list[Answer]]
+) -> dict[str, Any]:
     """Run ``ask`` (one Answer per probe, in order) unless this verifier's canary already
     ran in this process under ``key``; raise CanaryFailed when an answer is not the
     expected one (every later call with the same key raises it again). Returns the
@@ -137,14 +145,26 @@ def run_canary(verifier: str, key: Hashable, probes: list[Probe],
         share = known.seconds / len(probes)  # for a verifier that does not time each input
         for probe, answer in zip(probes, answers):
             seconds = share if answer.seconds is None else float(answer.seconds)
-            known.inputs.append({"name": probe.name, "expected": probe.expected, "answered": answer.verdict,
-                                 "said": answer.said[:300], "seconds": round(seconds, 3)})
+            known.inputs.append(
+                {
+                    "name": probe.name,
+                    "expected": probe.expected,
+                    "answered": answer.verdict,
+                    "said": answer.said[:300],
+                    "seconds": round(seconds, 3),
+                }
+            )
         with _lock:
             if full_key not in _done:
                 _order.append(full_key)
             _done[full_key] = known
-        log.info("verifier canary %s: %s in %.2f s (%s)", verifier, "passed" if known.passed else "FAILED",
-                 known.seconds, "; ".join(f"{i['name']}: {i['answered']}" for i in known.inputs))
+        log.info(
+            "verifier canary %s: %s in %.2f s (%s)",
+            verifier,
+            "passed" if known.passed else "FAILED",
+            known.seconds,
+            "; ".join(f"{i['name']}: {i['answered']}" for i in known.inputs),
+        )
     if not known.passed:
         raise CanaryFailed(known.failure())
     return known.to_dict()
@@ -155,13 +175,10 @@ def run_canary(verifier: str, key: Hashable, probes: list[Probe],
 PY_ENTRY = "canary_sum"
 PY_INPUT = "{'n': 10}"
 PY_EXPECTED = 55
-PY_GOOD = ("def canary_sum(n):\n"
-           "    total = 0\n"
-           "    for k in range(1, n + 1):\n"
-           "        total += k\n"
-           "    return total\n")
-PY_BAD = ("def canary_sum(n):\n"
-          "    return n * (n - 1) // 2\n")  # off by one: 45 for n = 10
+PY_GOOD = (
+    "def canary_sum(n):\n    total = 0\n    for k in range(1, n + 1):\n        total += k\n    return total\n"
+)
+PY_BAD = "def canary_sum(n):\n    return n * (n - 1) // 2\n"  # off by one: 45 for n = 10
 PY_PROBES = [Probe("sum_to_n_correct", ACCEPTED), Probe("sum_to_n_off_by_one", REJECTED)]
 
 
@@ -202,10 +219,10 @@ def checked_sandbox(sandbox: Any) -> Any:
 # ------------------------------------------------------------------ GHC
 
 GHC_FUNCTION = "canarySum"
-GHC_GOOD = ("canarySum :: Int -> Int\n"
-            "canarySum n = sum [1 .. n]\n")
-GHC_BAD = ("canarySum :: Int -> Int\n"
-           "canarySum n = sum [1 .. n] ++ \"!\"\n")  # a list appended to an Int: a type error
+GHC_GOOD = "canarySum :: Int -> Int\ncanarySum n = sum [1 .. n]\n"
+GHC_BAD = (
+    'canarySum :: Int -> Int\ncanarySum n = sum [1 .. n] ++ "!"\n'  # a list appended to an Int: a type error
+)
 GHC_PROBES = [Probe("sum_to_n_well_typed", ACCEPTED), Probe("sum_to_n_ill_typed", REJECTED)]
 
 
@@ -226,8 +243,12 @@ def check_ghc(checker: Any, timeout: float = 10.0) -> dict[str, Any]:
     from .haskell.ghc_check import CheckRequest
 
     def ask() -> list[Answer]:
-        good, bad = checker.check([CheckRequest(GHC_GOOD, GHC_FUNCTION, ("10",), timeout),
-                                   CheckRequest(GHC_BAD, GHC_FUNCTION, ("10",), timeout)])
+        good, bad = checker.check(
+            [
+                CheckRequest(GHC_GOOD, GHC_FUNCTION, ("10",), timeout),
+                CheckRequest(GHC_BAD, GHC_FUNCTION, ("10",), timeout),
+            ]
+        )
         return [_ghc_answer(good, True), _ghc_answer(bad, False)]
 
     key = (checker.ghc, checker.version, repr(checker.settings))
@@ -245,14 +266,16 @@ LH_BAD_Q = "canaryOffByOne :: Int -> Int\ncanaryOffByOne x = x + x + 1\n"
 
 
 def _lh_answer(q_name: str) -> str:
-    return ("```haskell\n"
-            f"{{-@ lemma_canaryTwice_equiv :: x:Int -> {{ canaryTwice x == {q_name} x }} @-}}\n"
-            "lemma_canaryTwice_equiv :: Int -> Proof\n"
-            "lemma_canaryTwice_equiv x\n"
-            "  =   canaryTwice x\n"
-            f"  === {q_name} x\n"
-            "  *** QED\n"
-            "```\n")
+    return (
+        "```haskell\n"
+        f"{{-@ lemma_canaryTwice_equiv :: x:Int -> {{ canaryTwice x == {q_name} x }} @-}}\n"
+        "lemma_canaryTwice_equiv :: Int -> Proof\n"
+        "lemma_canaryTwice_equiv x\n"
+        "  =   canaryTwice x\n"
+        f"  === {q_name} x\n"
+        "  *** QED\n"
+        "```\n"
+    )
 
 
 LH_PROBES = [Probe("twice_equals_double", ACCEPTED), Probe("twice_equals_twice_plus_one", REJECTED)]
@@ -267,7 +290,9 @@ def _liquid_answer(verdict: dict) -> Answer:
     return Answer(ERROR, said)
 
 
-def check_liquid(settings: Any, sandbox: Any = None, sandbox_limits: Any = None, **plain: Any) -> dict[str, Any]:
+def check_liquid(
+    settings: Any, sandbox: Any = None, sandbox_limits: Any = None, **plain: Any
+) -> dict[str, Any]:
     """The canary of Liquid Haskell through :func:`~selfplay.haskell.liquid.check_proof`
     with the job's ``settings`` and, when given, its sandbox (``plain``: what
     check_proof takes for an unconfined run, e.g. ``workdir``)."""
@@ -276,9 +301,17 @@ def check_liquid(settings: Any, sandbox: Any = None, sandbox_limits: Any = None,
     def ask() -> list[Answer]:
         answers = []
         for q_name, q_source in ((LH_GOOD_Q_NAME, LH_GOOD_Q), (LH_BAD_Q_NAME, LH_BAD_Q)):
-            verdict = check_proof(_lh_answer(q_name), p_source=LH_P, p_name=LH_P_NAME, q_source=q_source,
-                                  q_name=q_name, settings=settings, sandbox=sandbox, sandbox_limits=sandbox_limits,
-                                  **plain)
+            verdict = check_proof(
+                _lh_answer(q_name),
+                p_source=LH_P,
+                p_name=LH_P_NAME,
+                q_source=q_source,
+                q_name=q_name,
+                settings=settings,
+                sandbox=sandbox,
+                sandbox_limits=sandbox_limits,
+                **plain,
+            )
             answers.append(_liquid_answer(verdict))
         return answers
 
@@ -288,18 +321,22 @@ def check_liquid(settings: Any, sandbox: Any = None, sandbox_limits: Any = None,
 # ------------------------------------------------------------------ Dafny
 
 DAFNY_TARGET = "CanaryMax"
-DAFNY_GOOD = ("method CanaryMax(a: int, b: int) returns (m: int)\n"
-              "  ensures m >= a && m >= b\n"
-              "  ensures m == a || m == b\n"
-              "{\n"
-              "  if a >= b { m := a; } else { m := b; }\n"
-              "}\n")
-DAFNY_BAD = ("method CanaryMax(a: int, b: int) returns (m: int)\n"
-             "  ensures m >= a && m >= b\n"
-             "  ensures m == a || m == b\n"
-             "{\n"
-             "  m := a;\n"
-             "}\n")
+DAFNY_GOOD = (
+    "method CanaryMax(a: int, b: int) returns (m: int)\n"
+    "  ensures m >= a && m >= b\n"
+    "  ensures m == a || m == b\n"
+    "{\n"
+    "  if a >= b { m := a; } else { m := b; }\n"
+    "}\n"
+)
+DAFNY_BAD = (
+    "method CanaryMax(a: int, b: int) returns (m: int)\n"
+    "  ensures m >= a && m >= b\n"
+    "  ensures m == a || m == b\n"
+    "{\n"
+    "  m := a;\n"
+    "}\n"
+)
 DAFNY_PROBES = [Probe("max_correct", ACCEPTED), Probe("max_returns_first", REJECTED)]
 
 
@@ -312,39 +349,60 @@ def _dafny_answer(verdict: Any) -> Answer:
     return Answer(ERROR, said)
 
 
-def _check_prover(verifier: str, settings: Any, find: Callable[[Any], Any], verify: Callable[..., list],
-                  jobs: list, probes: list[Probe], answer: Callable[[Any], Answer]) -> dict[str, Any]:
+def _check_prover(
+    verifier: str,
+    settings: Any,
+    find: Callable[[Any], Any],
+    verify: Callable[..., list],
+    jobs: list,
+    probes: list[Probe],
+    answer: Callable[[Any], Answer],
+) -> dict[str, Any]:
     """A prover's canary: ``jobs`` (good, bad) verified in one call of the prover's
     ``verify`` with the job's ``settings``; ``find`` fails first, with its own one
     line, when the prover is not installed at all."""
     found = find(settings)
-    return run_canary(verifier, (repr(found), repr(settings)), probes,
-                      lambda: [answer(v) for v in verify(jobs, settings)])
+    return run_canary(
+        verifier, (repr(found), repr(settings)), probes, lambda: [answer(v) for v in verify(jobs, settings)]
+    )
 
 
 def check_dafny(settings: Any = None) -> dict[str, Any]:
     """The canary of Dafny with the job's :class:`~selfplay.dafny.runner.DafnySettings`."""
     from .dafny import runner
 
-    jobs = [runner.DafnyJob("canary_good", DAFNY_GOOD, no_cheating=True),
-            runner.DafnyJob("canary_bad", DAFNY_BAD, no_cheating=True)]
-    return _check_prover("dafny", settings or runner.DafnySettings(), runner.check_dafny, runner.verify, jobs,
-                         DAFNY_PROBES, _dafny_answer)
+    jobs = [
+        runner.DafnyJob("canary_good", DAFNY_GOOD, no_cheating=True),
+        runner.DafnyJob("canary_bad", DAFNY_BAD, no_cheating=True),
+    ]
+    return _check_prover(
+        "dafny",
+        settings or runner.DafnySettings(),
+        runner.check_dafny,
+        runner.verify,
+        jobs,
+        DAFNY_PROBES,
+        _dafny_answer,
+    )
 
 
 # ------------------------------------------------------------------ Verus
 
-VERUS_GOOD = ("use vstd::prelude::*;\n\nverus! {\n\n"
-              "fn canary_max(a: u32, b: u32) -> (m: u32)\n"
-              "    ensures\n"
-              "        m >= a && m >= b,\n"
-              "        m == a || m == b,\n"
-              "{\n"
-              "    if a >= b { a } else { b }\n"
-              "}\n\n"
-              "fn main() {}\n\n"
-              "} // verus!\n")
-VERUS_BAD = VERUS_GOOD.replace("    if a >= b { a } else { b }\n", "    a\n").replace("canary_max", "canary_max_wrong")
+VERUS_GOOD = (
+    "use vstd::prelude::*;\n\nverus! {\n\n"
+    "fn canary_max(a: u32, b: u32) -> (m: u32)\n"
+    "    ensures\n"
+    "        m >= a && m >= b,\n"
+    "        m == a || m == b,\n"
+    "{\n"
+    "    if a >= b { a } else { b }\n"
+    "}\n\n"
+    "fn main() {}\n\n"
+    "} // verus!\n"
+)
+VERUS_BAD = VERUS_GOOD.replace("    if a >= b { a } else { b }\n", "    a\n").replace(
+    "canary_max", "canary_max_wrong"
+)
 VERUS_PROBES = [Probe("max_correct", ACCEPTED), Probe("max_returns_first", REJECTED)]
 VERUS_MIN_VERIFIED = 2  # the function and main
 
@@ -365,5 +423,12 @@ def check_verus(settings: Any = None) -> dict[str, Any]:
     from .verus import runner
 
     jobs = [runner.VerusJob("canary_good", VERUS_GOOD), runner.VerusJob("canary_bad", VERUS_BAD)]
-    return _check_prover("verus", settings or runner.VerusSettings(), runner.check_verus, runner.verify, jobs,
-                         VERUS_PROBES, _verus_answer)
+    return _check_prover(
+        "verus",
+        settings or runner.VerusSettings(),
+        runner.check_verus,
+        runner.verify,
+        jobs,
+        VERUS_PROBES,
+        _verus_answer,
+    )

@@ -32,6 +32,7 @@ Which recording is replayed (first rule that applies):
 
 The recorded `{FILE}` placeholders are replaced with FILE as given.
 """
+
 import json
 import os
 import re
@@ -59,8 +60,12 @@ def kind_of(text: str) -> str:
 
 
 CANARY = {"canary_max": "verified", "canary_max_wrong": "verification_errors"}
-DEFAULTS = {"validity": "verified", "preconditions": "verification_errors",
-            "postconditions": "verification_errors", "solution": "verified"}
+DEFAULTS = {
+    "validity": "verified",
+    "preconditions": "verification_errors",
+    "postconditions": "verification_errors",
+    "solution": "verified",
+}
 
 
 def main(argv: list[str]) -> None:
@@ -94,7 +99,9 @@ def main(argv: list[str]) -> None:
     kind = kind_of(text)
     case = os.environ.get("FAKE_VERUS_FORCE")
     if not case:
-        m = re.search(rf"FAKE_VERUS_{kind.upper()}:\s*([a-z_]+)", text) or re.search(r"FAKE_VERUS:\s*([a-z_]+)", text)
+        m = re.search(rf"FAKE_VERUS_{kind.upper()}:\s*([a-z_]+)", text) or re.search(
+            r"FAKE_VERUS:\s*([a-z_]+)", text
+        )
         canary = re.search(r"\bfn (canary_max|canary_max_wrong)\(", text)
         if m:
             case = m.group(1)

@@ -3,8 +3,11 @@ import socket
 
 def main(port):
     outcomes = {}
-    for name, addr in (("loopback", ("127.0.0.1", port)), ("external", ("1.1.1.1", 53)),
-                       ("dns_name", ("example.com", 80))):
+    for name, addr in (
+        ("loopback", ("127.0.0.1", port)),
+        ("external", ("1.1.1.1", 53)),
+        ("dns_name", ("example.com", 80)),
+    ):
         try:
             socket.create_connection(addr, timeout=0.5).close()
             outcomes[name] = "connected"

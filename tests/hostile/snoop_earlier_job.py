@@ -145,9 +145,14 @@ def in_descriptors():
 
 def main():
     report = {}
-    for name, search in (("frames", in_frames), ("gc", in_gc), ("globals", in_globals),
-                         ("descriptors", in_descriptors), ("own_memory", in_own_memory),
-                         ("other_processes", in_other_processes)):
+    for name, search in (
+        ("frames", in_frames),
+        ("gc", in_gc),
+        ("globals", in_globals),
+        ("descriptors", in_descriptors),
+        ("own_memory", in_own_memory),
+        ("other_processes", in_other_processes),
+    ):
         report[name] = sorted(item.decode() for item in search())
     return report
 

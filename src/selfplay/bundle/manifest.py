@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
-from typing import Iterable
 
 from ..errors import UserError
 from ..records import sha256_file, write_json, write_text_atomic
@@ -53,13 +53,17 @@ def bundle_files(root: str | os.PathLike) -> list[str]:
     return sorted(found)
 
 
-def build_manifest(root: str | os.PathLike, kinds: dict[str, str] | None = None,
-                   not_included: Iterable[dict] = ()) -> dict:
+def build_manifest(
+    root: str | os.PathLike, kinds: dict[str, str] | None = None, not_included: Iterable[dict] = ()
+) -> dict:
     """Checksum every file under ``root``; ``kinds`` maps relative paths to a kind ("other" if absent)."""
     kinds = kinds or {}
     files = [file_entry(root, rel, kinds.get(rel, "other")) for rel in bundle_files(root)]
-    return {"format": MANIFEST_FORMAT, "files": files,
-            "not_included": sorted(not_included, key=lambda e: e["path"])}
+    return {
+        "format": MANIFEST_FORMAT,
+        "files": files,
+        "not_included": sorted(not_included, key=lambda e: e["path"]),
+    }
 
 
 def write_manifest(root: str | os.PathLike, manifest: dict) -> None:
@@ -76,8 +80,11 @@ def read_manifest(root: str | os.PathLike) -> dict:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise BundleCheckError(f"{path}: not valid JSON ({exc}); the manifest is damaged") from exc
-    if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT \
-            or not isinstance(manifest.get("files"), list):
+    if (
+        not isinstance(manifest, dict)
+        or manifest.get("format") != MANIFEST_FORMAT
+        or not isinstance(manifest.get("files"), list)
+    ):
         raise BundleCheckError(f"{path}: not a {MANIFEST_FORMAT} manifest")
     return manifest
 
@@ -118,6 +125,10 @@ def check_manifest(root: str | os.PathLike) -> dict:
     manifest = read_manifest(root)
     problems = manifest_problems(root, manifest)
     if problems:
-        more = f" (and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''})" if len(problems) > 1 else ""
+        more = (
+            f" (and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''})"
+            if len(problems) > 1
+            else ""
+        )
         raise BundleCheckError(f"bundle check failed: {problems[0]}{more}")
     return manifest

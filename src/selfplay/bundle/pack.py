@@ -18,7 +18,6 @@ process on the same workflow:
 from __future__ import annotations
 
 import gzip
-import json
 import logging
 import os
 import platform
@@ -28,14 +27,14 @@ import sys
 import tarfile
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import yaml
 
-from . import BUNDLE_FORMAT, META_NAME
 from ..errors import UserError
 from ..records import write_json, write_text_atomic
+from . import BUNDLE_FORMAT, META_NAME
 from .manifest import build_manifest, file_entry, write_manifest
 from .restore import WEIGHT_SUFFIXES
 
@@ -53,9 +52,23 @@ PART_KINDS = {
     "figures": "figure",
 }
 # Workflow files added to workflow/ whether or not git and `snakemake --archive` saw them.
-SOURCE_PATHS = ("Snakefile", "config.yaml", "pyproject.toml", "requirements.txt", "requirements-test.txt",
-                "Makefile", "README.md", "rules", "workflow_scripts", "src", "config", "profiles", "containers",
-                "scripts", "docs")
+SOURCE_PATHS = (
+    "Snakefile",
+    "config.yaml",
+    "pyproject.toml",
+    "requirements.txt",
+    "requirements-test.txt",
+    "Makefile",
+    "README.md",
+    "rules",
+    "workflow_scripts",
+    "src",
+    "config",
+    "profiles",
+    "containers",
+    "scripts",
+    "docs",
+)
 _SKIP_PARTS = {"__pycache__", ".snakemake", ".pytest_cache", ".git"}
 _SKIP_SUFFIXES = (".pyc", ".egg-info")
 INPUT_DIRS = ("resources/data", "resources/downloads")
@@ -63,8 +76,10 @@ INPUT_DIRS = ("resources/data", "resources/downloads")
 
 def _skip(path: Path) -> bool:
     """Caches and Snakemake's bookkeeping (e.g. the .snakemake_timestamp in directory outputs)."""
-    return any(part in _SKIP_PARTS or part.endswith(_SKIP_SUFFIXES) or part.startswith(".snakemake")
-               for part in path.parts)
+    return any(
+        part in _SKIP_PARTS or part.endswith(_SKIP_SUFFIXES) or part.startswith(".snakemake")
+        for part in path.parts
+    )
 
 
 def _copy(src: Path, dest: Path) -> None:
@@ -78,7 +93,9 @@ def _walk_files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file() and not _skip(p.relative_to(root)))
 
 
-def _run(cmd: list[str], what: str, cwd: str | None = None, timeout: int = 900) -> subprocess.CompletedProcess:
+def _run(
+    cmd: list[str], what: str, cwd: str | None = None, timeout: int = 900
+) -> subprocess.CompletedProcess:
     env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     log.info("%s: %s", what, " ".join(cmd))
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout)
@@ -93,8 +110,9 @@ def _run(cmd: list[str], what: str, cwd: str | None = None, timeout: int = 900) 
 def pip_freeze() -> str:
     """``pip freeze --all`` of the running interpreter; importlib.metadata when pip is absent."""
     try:
-        proc = subprocess.run([sys.executable, "-m", "pip", "freeze", "--all"], capture_output=True, text=True,
-                              timeout=300)
+        proc = subprocess.run(
+            [sys.executable, "-m", "pip", "freeze", "--all"], capture_output=True, text=True, timeout=300
+        )
         if proc.returncode == 0 and proc.stdout.strip():
             return proc.stdout
     except (OSError, subprocess.SubprocessError):
@@ -102,7 +120,9 @@ def pip_freeze() -> str:
     from importlib import metadata
 
     dists = {(d.metadata["Name"] or "?"): d.version for d in metadata.distributions()}
-    return "".join(f"{name}=={version}\n" for name, version in sorted(dists.items(), key=lambda kv: kv[0].lower()))
+    return "".join(
+        f"{name}=={version}\n" for name, version in sorted(dists.items(), key=lambda kv: kv[0].lower())
+    )
 
 
 def python_facts() -> dict:
@@ -123,6 +143,7 @@ def python_facts() -> dict:
 
 def git_facts(repo: Path) -> dict:
     """Commit and uncommitted paths of the workflow's folder, or nulls when it is not a git work tree."""
+
     def git(*args):
         return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=60)
 
@@ -151,9 +172,18 @@ def add_containers(repo: Path, dest: Path, overrides: dict | None = None) -> lis
     names = [p.name for p in found]
     if (folder / "images.yaml").is_file():
         images = load_images(repo, overrides)
-        write_json(dest / "images.json", {name: {"ref": i.ref, "version": i.version, "definition": i.definition,
-                                                 "published_ref": i.published_ref}
-                                          for name, i in images.items()})
+        write_json(
+            dest / "images.json",
+            {
+                name: {
+                    "ref": i.ref,
+                    "version": i.version,
+                    "definition": i.definition,
+                    "published_ref": i.published_ref,
+                }
+                for name, i in images.items()
+            },
+        )
         names.append("images.json")
     return names
 
@@ -166,13 +196,30 @@ def snakemake_report(snakefile: str, workdir: str, configfile: Path, dest: Path,
     over the bundled tracks' tables and figures (a track the run did not build is left out)."""
     with tempfile.TemporaryDirectory(prefix="selfplay-report-") as tmp:
         html = Path(tmp) / "report.html"
-        proc = _run([sys.executable, "-m", "snakemake", "--snakefile", str(snakefile), "--directory",
-                     str(Path(workdir).resolve()), "--configfile", str(configfile), "--config", f"tracks=[{','.join(tracks)}]",
-                     "--report", str(html)], "snakemake --report")
+        proc = _run(
+            [
+                sys.executable,
+                "-m",
+                "snakemake",
+                "--snakefile",
+                str(snakefile),
+                "--directory",
+                str(Path(workdir).resolve()),
+                "--configfile",
+                str(configfile),
+                "--config",
+                f"tracks=[{','.join(tracks)}]",
+                "--report",
+                str(html),
+            ],
+            "snakemake --report",
+        )
         if proc.returncode != 0 or not html.is_file():
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-            raise UserError(f"snakemake --report failed (exit {proc.returncode}): {tail[0]}; "
-                            "set bundle.report: false to bundle without the report")
+            raise UserError(
+                f"snakemake --report failed (exit {proc.returncode}): {tail[0]}; "
+                "set bundle.report: false to bundle without the report"
+            )
         _copy(html, dest)
 
 
@@ -180,11 +227,26 @@ def snakemake_archive(snakefile: str, repo: Path, dest: Path) -> bool:
     """Unpack ``snakemake --archive`` of the workflow folder into ``dest``; False if it could not run."""
     with tempfile.TemporaryDirectory(prefix="selfplay-archive-") as tmp:
         tar_path = Path(tmp) / "workflow.tar.gz"
-        proc = _run([sys.executable, "-m", "snakemake", "--snakefile", str(snakefile), "--directory", str(repo),
-                     "--archive", str(tar_path)], "snakemake --archive", cwd=str(repo))
+        proc = _run(
+            [
+                sys.executable,
+                "-m",
+                "snakemake",
+                "--snakefile",
+                str(snakefile),
+                "--directory",
+                str(repo),
+                "--archive",
+                str(tar_path),
+            ],
+            "snakemake --archive",
+            cwd=str(repo),
+        )
         if proc.returncode != 0 or not tar_path.is_file():
-            log.warning("snakemake --archive did not run (exit %s); workflow/ holds the listed source files only",
-                        proc.returncode)
+            log.warning(
+                "snakemake --archive did not run (exit %s); workflow/ holds the listed source files only",
+                proc.returncode,
+            )
             return False
         dest.mkdir(parents=True, exist_ok=True)
         with tarfile.open(tar_path, "r:gz") as tar:
@@ -217,9 +279,11 @@ def write_tar_gz(staging: Path, top: str, out: Path, mtime: int) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
     try:
-        with os.fdopen(fd, "wb") as raw, \
-                gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=mtime, compresslevel=6) as gz, \
-                tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        with (
+            os.fdopen(fd, "wb") as raw,
+            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=mtime, compresslevel=6) as gz,
+            tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar,
+        ):
             paths = [staging] + sorted(staging.rglob("*"), key=lambda p: p.relative_to(staging).as_posix())
             for path in paths:
                 rel = path.relative_to(staging).as_posix()
@@ -246,9 +310,19 @@ def write_tar_gz(staging: Path, top: str, out: Path, mtime: int) -> None:
 # --------------------------------------------------------------------------- the bundle
 
 
-def make_bundle(out_path: str, name: str, config: dict, parts: dict[str, list[str]], adapters: list[str],
-                log_dirs: list[str], include_adapters: bool, with_report: bool, snakefile: str,
-                workdir: str = ".", tracks: list[str] | None = None) -> dict:
+def make_bundle(
+    out_path: str,
+    name: str,
+    config: dict,
+    parts: dict[str, list[str]],
+    adapters: list[str],
+    log_dirs: list[str],
+    include_adapters: bool,
+    with_report: bool,
+    snakefile: str,
+    workdir: str = ".",
+    tracks: list[str] | None = None,
+) -> dict:
     """Assemble the bundle for the run in ``workdir``; return its bundle.json.
 
     ``parts`` maps a part name (PART_KINDS) to the run's files of that kind, as paths
@@ -306,8 +380,11 @@ def make_bundle(out_path: str, name: str, config: dict, parts: dict[str, list[st
                     put(f.relative_to(work).as_posix(), kind)
 
         config_path = root / "config.yaml"
-        write_text_atomic(config_path, "# The configuration this run used (all config files and --config merged).\n"
-                          + yaml.safe_dump(config, sort_keys=False))
+        write_text_atomic(
+            config_path,
+            "# The configuration this run used (all config files and --config merged).\n"
+            + yaml.safe_dump(config, sort_keys=False),
+        )
         env_dir = root / "environment"
         facts = python_facts()
         write_json(env_dir / "python.json", facts)
@@ -320,7 +397,7 @@ def make_bundle(out_path: str, name: str, config: dict, parts: dict[str, list[st
         meta = {
             "format": BUNDLE_FORMAT,
             "name": name,
-            "created": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
+            "created": datetime.now(UTC).replace(microsecond=0).isoformat(),
             "tracks": tracks,
             "experiments": {track: config[track]["experiment"] for track in tracks},
             "tables": list(parts.get("tables", [])),
@@ -341,15 +418,25 @@ def make_bundle(out_path: str, name: str, config: dict, parts: dict[str, list[st
         for rel in [p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()]:
             if rel not in kinds:
                 first = rel.split("/", 1)[0]
-                kinds[rel] = {"workflow": "workflow-source", "environment": "environment",
-                              "config.yaml": "config", "report.html": "report"}.get(first, "metadata")
+                kinds[rel] = {
+                    "workflow": "workflow-source",
+                    "environment": "environment",
+                    "config.yaml": "config",
+                    "report.html": "report",
+                }.get(first, "metadata")
         manifest = build_manifest(root, kinds, not_included)
         write_manifest(root, manifest)
         write_tar_gz(root, name, out, int(started))
         total = sum(e["size"] for e in manifest["files"])
-        log.info("bundle %s: %d files (%.1f MB unpacked, %d left out), %.1f MB packed, %.1f s", out,
-                 len(manifest["files"]), total / 1e6, len(not_included), out.stat().st_size / 1e6,
-                 time.time() - started)
+        log.info(
+            "bundle %s: %d files (%.1f MB unpacked, %d left out), %.1f MB packed, %.1f s",
+            out,
+            len(manifest["files"]),
+            total / 1e6,
+            len(not_included),
+            out.stat().st_size / 1e6,
+            time.time() - started,
+        )
         return meta
     finally:
         shutil.rmtree(parent, ignore_errors=True)
@@ -359,16 +446,18 @@ def bundle_readme(meta: dict) -> str:
     name = meta["name"]
     runs = ", ".join(f"track `{t}` (experiment `{e}`)" for t, e in meta["experiments"].items())
     tables = "\n".join(f"    {t}" for t in meta["tables"])
-    adapters = ("The adapter weights are included next to their records."
-                if meta["adapters_included"] else
-                "The adapter weights are not included (bundle.include_adapters was false); their files and "
-                "sha256 are listed under `not_included` in MANIFEST.json and `adapter_sha256` in each record.")
+    adapters = (
+        "The adapter weights are included next to their records."
+        if meta["adapters_included"]
+        else "The adapter weights are not included (bundle.include_adapters was false); their files and "
+        "sha256 are listed under `not_included` in MANIFEST.json and `adapter_sha256` in each record."
+    )
     commit = meta["workflow_source"].get("git_commit") or "unknown (not a git work tree)"
     dirty = meta["workflow_source"].get("git_dirty")
     dirty_note = f" with {len(dirty)} uncommitted change(s) (the copy in workflow/ has them)" if dirty else ""
     return f"""# Reproduction bundle `{name}`
 
-Made {meta['created']} by `snakemake bundle` from {runs}, workflow commit
+Made {meta["created"]} by `snakemake bundle` from {runs}, workflow commit
 {commit}{dirty_note}.
 
 ## What is here

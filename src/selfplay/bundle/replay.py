@@ -27,9 +27,9 @@ from pathlib import Path
 
 import yaml
 
-from . import META_NAME
 from ..errors import UserError
 from ..records import read_json, read_jsonl, sha256_file
+from . import META_NAME
 from .manifest import MANIFEST_NAME, BundleCheckError, check_manifest
 
 NO_MODEL = "model-not-available-in-replay"
@@ -60,7 +60,9 @@ def unpack(bundle: str | os.PathLike, into: Path) -> Path:
             tar.extractall(into, filter="data")
     except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
         reason = " ".join(str(exc).split()) or type(exc).__name__
-        raise BundleCheckError(f"{path}: cannot unpack ({reason:.200}); the file is damaged or not a tar.gz") from exc
+        raise BundleCheckError(
+            f"{path}: cannot unpack ({reason:.200}); the file is damaged or not a tar.gz"
+        ) from exc
     return (into / tops.pop()).resolve()
 
 
@@ -82,8 +84,10 @@ def project_snakefile() -> Path:
 
     candidate = Path(selfplay.__file__).resolve().parents[2] / "Snakefile"
     if not candidate.is_file():
-        raise UserError("cannot find the project's Snakefile next to the installed selfplay package; "
-                        "pass --snakefile (the bundle's own copy is workflow/Snakefile)")
+        raise UserError(
+            "cannot find the project's Snakefile next to the installed selfplay package; "
+            "pass --snakefile (the bundle's own copy is workflow/Snakefile)"
+        )
     return candidate
 
 
@@ -99,7 +103,11 @@ def replay_config(root: Path, meta: dict, workdir: Path, retrain: bool, model: s
     if retrain:
         cfg.pop("replay_training_from", None)
         if model:
-            cfg["model"] = {"name": cfg["model"]["name"], "source": "local", "path": str(Path(model).resolve())}
+            cfg["model"] = {
+                "name": cfg["model"]["name"],
+                "source": "local",
+                "path": str(Path(model).resolve()),
+            }
     else:
         cfg["replay_training_from"] = str(root)
         # Nothing may load a model: point it at a folder that does not exist.
@@ -114,12 +122,25 @@ def prepare_workdir(root: Path, workdir: Path, cfg: dict) -> None:
         shutil.copytree(resources, workdir / "resources", dirs_exist_ok=True)
     (workdir / "config.yaml").write_text(
         "# Written by `selfplay bundle replay`: the bundle's config, replaying its recordings.\n"
-        + yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
+        + yaml.safe_dump(cfg, sort_keys=False),
+        encoding="utf-8",
+    )
 
 
 def run_snakemake(snakefile: Path, workdir: Path, cores: str, log_path: Path, retrain: bool) -> None:
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(snakefile), "--directory", str(workdir),
-           "--configfile", str(workdir / "config.yaml"), "--cores", str(cores)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(snakefile),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(workdir / "config.yaml"),
+        "--cores",
+        str(cores),
+    ]
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     if not retrain:
         env["CUDA_VISIBLE_DEVICES"] = ""  # nothing downstream of generation needs a GPU
@@ -131,8 +152,9 @@ def run_snakemake(snakefile: Path, workdir: Path, cores: str, log_path: Path, re
         lines = log_path.read_text(encoding="utf-8", errors="replace").splitlines()
         errors = [line.strip() for line in lines if "error" in line.lower()]
         hint = errors[-1] if errors else (lines[-1].strip() if lines else "no output")
-        raise UserError(f"the replay run failed (snakemake exit {proc.returncode}): {hint:.300}; "
-                        f"full log: {log_path}")
+        raise UserError(
+            f"the replay run failed (snakemake exit {proc.returncode}): {hint:.300}; full log: {log_path}"
+        )
 
 
 # --------------------------------------------------------------------------- comparing
@@ -149,9 +171,18 @@ def first_difference(a: bytes, b: bytes) -> str:
 
 
 # What a verdict record decided (whichever of these it has), as opposed to how long it took.
-DECISION_KEYS = ("id", "verified", "reject_reason", "difficulty",  # candidates, labels (both tracks)
-                 "problem", "sample", "passed", "compile_error", "reason",  # scored code generation (Table 3)
-                 "kept")  # EvolveCoder round datasets (its pass matrices compare by "passed")
+DECISION_KEYS = (
+    "id",
+    "verified",
+    "reject_reason",
+    "difficulty",  # candidates, labels (both tracks)
+    "problem",
+    "sample",
+    "passed",
+    "compile_error",
+    "reason",  # scored code generation (Table 3)
+    "kept",
+)  # EvolveCoder round datasets (its pass matrices compare by "passed")
 
 
 def _decisions(path: Path) -> list:
@@ -161,9 +192,15 @@ def _decisions(path: Path) -> list:
     for rec in read_jsonl(path):
         bob = rec.get("bob") or {}
         verdict = rec.get("verdict") if isinstance(rec.get("verdict"), dict) else {}
-        out.append([rec.get(k) for k in DECISION_KEYS]
-                   + [bob.get("n_correct"), [s.get("correct") for s in bob.get("samples", [])],
-                      verdict.get("status"), verdict.get("accepted")])
+        out.append(
+            [rec.get(k) for k in DECISION_KEYS]
+            + [
+                bob.get("n_correct"),
+                [s.get("correct") for s in bob.get("samples", [])],
+                verdict.get("status"),
+                verdict.get("accepted"),
+            ]
+        )
     return out
 
 
@@ -189,12 +226,14 @@ def _compare_bytes(root: Path, workdir: Path, rel: str) -> str | None:
 
 def _normalized_json(path: Path):
     """A JSON file with every list sorted: PEFT writes target_modules from a set, in no fixed order."""
+
     def norm(value):
         if isinstance(value, dict):
             return {k: norm(v) for k, v in value.items()}
         if isinstance(value, list):
             return sorted((norm(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
         return value
+
     return norm(json.loads(path.read_text(encoding="utf-8")))
 
 
@@ -210,12 +249,16 @@ def retrained_adapter_note(root: Path, workdir: Path, record_rel: str, manifest:
     ours = workdir / folder
     if not (ours / "training_record.json").is_file():
         return "not retrained"
-    if read_json(ours / "training_record.json").get("adapter_sha256") == \
-            read_json(root / record_rel).get("adapter_sha256"):
+    if read_json(ours / "training_record.json").get("adapter_sha256") == read_json(root / record_rel).get(
+        "adapter_sha256"
+    ):
         return "same adapter_sha256"
     entries = (manifest or {}).get("files", []) + (manifest or {}).get("not_included", [])
-    bundled = {e["path"].rsplit("/", 1)[1]: e for e in entries
-               if e["path"].startswith(folder + "/") and "/" not in e["path"][len(folder) + 1:]}
+    bundled = {
+        e["path"].rsplit("/", 1)[1]: e
+        for e in entries
+        if e["path"].startswith(folder + "/") and "/" not in e["path"][len(folder) + 1 :]
+    }
     different = []
     for name, entry in sorted(bundled.items()):
         if name in ("training_record.json", "README.md"):
@@ -225,16 +268,22 @@ def retrained_adapter_note(root: Path, workdir: Path, record_rel: str, manifest:
             different.append(f"{name} missing")
         elif sha256_file(mine) == entry["sha256"]:
             continue
-        elif name.endswith(".json") and (root / entry["path"]).is_file() and \
-                _normalized_json(mine) == _normalized_json(root / entry["path"]):
+        elif (
+            name.endswith(".json")
+            and (root / entry["path"]).is_file()
+            and _normalized_json(mine) == _normalized_json(root / entry["path"])
+        ):
             continue
         else:
             different.append(name)
     if not bundled:
         return "adapter_sha256 differs (no file checksums in the manifest to compare)"
     if different:
-        return ("differs: " + ", ".join(different)
-                + " (bit-identical training needs the same hardware and library versions)")
+        return (
+            "differs: "
+            + ", ".join(different)
+            + " (bit-identical training needs the same hardware and library versions)"
+        )
     return "same weights (adapter_sha256 differs only by the order of target_modules in adapter_config.json)"
 
 
@@ -262,11 +311,15 @@ def report_lines(result: Comparison) -> list[str]:
     for rel, diff in result.tables:
         lines.append(f"  table    {rel}: {'identical' if diff is None else 'DIFFERS, ' + diff}")
     bad_sets = [(r, d) for r, d in result.trainsets if d is not None]
-    lines.append(f"  training sets: {len(result.trainsets) - len(bad_sets)}/{len(result.trainsets)} identical")
+    lines.append(
+        f"  training sets: {len(result.trainsets) - len(bad_sets)}/{len(result.trainsets)} identical"
+    )
     lines += [f"    DIFFERS {r}: {d}" for r, d in bad_sets]
     bad_verdicts = [(r, d) for r, d in result.verdicts if d is not None]
-    lines.append(f"  verdict files: {len(result.verdicts) - len(bad_verdicts)}/{len(result.verdicts)} "
-                 "with the same decisions")
+    lines.append(
+        f"  verdict files: {len(result.verdicts) - len(bad_verdicts)}/{len(result.verdicts)} "
+        "with the same decisions"
+    )
     lines += [f"    DIFFERS {r}: {d}" for r, d in bad_verdicts]
     lines += [f"  retrained {rel}: {note}" for rel, note in result.adapters]
     n_bad = sum(d is not None for _, d in result.tables)
@@ -282,8 +335,15 @@ def report_lines(result: Comparison) -> list[str]:
 # --------------------------------------------------------------------------- the command
 
 
-def replay_bundle(bundle: str, out: str, cores: str = "all", retrain: bool = False, model: str | None = None,
-                  snakefile: str | None = None, echo=print) -> int:
+def replay_bundle(
+    bundle: str,
+    out: str,
+    cores: str = "all",
+    retrain: bool = False,
+    model: str | None = None,
+    snakefile: str | None = None,
+    echo=print,
+) -> int:
     out_dir = Path(out).resolve()
     if out_dir.exists() and any(out_dir.iterdir()):
         raise UserError(f"{out_dir}: not empty; give a new or empty folder for --out")
@@ -296,21 +356,36 @@ def replay_bundle(bundle: str, out: str, cores: str = "all", retrain: bool = Fal
     root = unpack(bundle, out_dir / "bundle")
     manifest = check_manifest(root)
     meta = read_meta(root)
-    echo(f"bundle {root.name}: {len(manifest['files'])} files match the manifest "
-         f"({len(meta['recordings'])} recordings, {len(meta['tables'])} tables)")
+    echo(
+        f"bundle {root.name}: {len(manifest['files'])} files match the manifest "
+        f"({len(meta['recordings'])} recordings, {len(meta['tables'])} tables)"
+    )
     workdir = out_dir / "work"
     cfg = replay_config(root, meta, workdir, retrain, model)
     prepare_workdir(root, workdir, cfg)
     log_path = out_dir / "snakemake.log"
-    echo(f"re-running downstream of generation in {workdir} "
-         f"({'retraining' if retrain else 'training restored from the bundle, no model'}); log: {log_path}")
+    echo(
+        f"re-running downstream of generation in {workdir} "
+        f"({'retraining' if retrain else 'training restored from the bundle, no model'}); log: {log_path}"
+    )
     run_snakemake(snake, workdir, cores, log_path, retrain)
     result = compare(root, workdir, meta, retrain, manifest)
     for line in report_lines(result):
         echo(line)
-    (out_dir / "comparison.json").write_text(json.dumps({
-        "ok": result.ok, "tables": result.tables, "trainsets": result.trainsets, "verdicts": result.verdicts,
-        "retrained_adapters": result.adapters}, indent=2) + "\n", encoding="utf-8")
+    (out_dir / "comparison.json").write_text(
+        json.dumps(
+            {
+                "ok": result.ok,
+                "tables": result.tables,
+                "trainsets": result.trainsets,
+                "verdicts": result.verdicts,
+                "retrained_adapters": result.adapters,
+            },
+            indent=2,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     return 0 if result.ok else 1
 
 
@@ -318,6 +393,8 @@ def verify_bundle(bundle: str, scratch: Path, echo=print) -> int:
     root = unpack(bundle, scratch)
     manifest = check_manifest(root)
     left_out = len(manifest.get("not_included", []))
-    echo(f"ok: all {len(manifest['files'])} files of bundle {root.name} match its manifest"
-         + (f" ({left_out} listed files were left out by design)" if left_out else ""))
+    echo(
+        f"ok: all {len(manifest['files'])} files of bundle {root.name} match its manifest"
+        + (f" ({left_out} listed files were left out by design)" if left_out else "")
+    )
     return 0

@@ -31,14 +31,18 @@ def _check_trainset(record: dict, record_path: Path, trainset_path: str) -> str:
     expected = record.get("trainset_sha256")
     if expected is not None:
         if expected != digest:
-            raise UserError(f"{trainset_path}: the training set derived here differs from the one the bundled "
-                            f"record {record_path} was trained on (sha256 {digest[:12]} vs {expected[:12]}); "
-                            "the replay diverged upstream of training")
+            raise UserError(
+                f"{trainset_path}: the training set derived here differs from the one the bundled "
+                f"record {record_path} was trained on (sha256 {digest[:12]} vs {expected[:12]}); "
+                "the replay diverged upstream of training"
+            )
     else:
         n_rows = len(read_jsonl(trainset_path))
         if record.get("n_examples") is not None and record["n_examples"] != n_rows:
-            raise UserError(f"{trainset_path}: {n_rows} examples here, but the bundled record {record_path} "
-                            f"was trained on {record['n_examples']}; the replay diverged upstream of training")
+            raise UserError(
+                f"{trainset_path}: {n_rows} examples here, but the bundled record {record_path} "
+                f"was trained on {record['n_examples']}; the replay diverged upstream of training"
+            )
     return digest
 
 
@@ -54,14 +58,19 @@ def restore_training_output(bundled_record: str, out_dir: str, trainset_path: st
 
     # Everything beside the record that training wrote (not Snakemake's .snakemake_timestamp); a
     # bundle without the weights still has the small adapter_config.json, which alone is no adapter.
-    weights = sorted(p for p in record_path.parent.iterdir()
-                     if p.is_file() and p.name != RECORD_NAME and not p.name.startswith(".snakemake"))
+    weights = sorted(
+        p
+        for p in record_path.parent.iterdir()
+        if p.is_file() and p.name != RECORD_NAME and not p.name.startswith(".snakemake")
+    )
     if not any(p.name.endswith(WEIGHT_SUFFIXES) for p in weights):
         weights = []
     if record["trained"] and not weights and backend_name != "replay":
-        raise UserError(f"{record_path.parent}: the bundle has this adapter's record but not its weights, and "
-                        f"backend {backend_name!r} would generate with it; use backend 'replay', or a bundle made "
-                        "with bundle.include_adapters: true, or retrain")
+        raise UserError(
+            f"{record_path.parent}: the bundle has this adapter's record but not its weights, and "
+            f"backend {backend_name!r} would generate with it; use backend 'replay', or a bundle made "
+            "with bundle.include_adapters: true, or retrain"
+        )
 
     out = Path(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -70,8 +79,10 @@ def restore_training_output(bundled_record: str, out_dir: str, trainset_path: st
         for src in weights:
             shutil.copy2(src, staging / src.name)
         if weights and record.get("adapter_sha256") and sha256_tree(staging) != record["adapter_sha256"]:
-            raise UserError(f"{record_path.parent}: the bundled adapter weights do not hash to the record's "
-                            "adapter_sha256")
+            raise UserError(
+                f"{record_path.parent}: the bundled adapter weights do not hash to the record's "
+                "adapter_sha256"
+            )
         record[RESTORED_KEY] = {
             "record": str(record_path),
             "record_sha256": sha256_file(record_path),

@@ -11,7 +11,8 @@ when the config sets one. Everything else is passed through unchanged.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def scaled_amount(base: float, attempt: int, factor: float, cap: float | None = None) -> int:

@@ -185,9 +185,20 @@ def _cpu_count() -> int:
         return os.cpu_count() or 1
 
 
-def render_slurm_conf(*, node: str, cpus: int, real_memory_mb: int, def_mem_per_cpu_mb: int, gpus: int,
-                      gpu_type: str | None, partition: str, run_dir: Path, min_job_age: int,
-                      ctld_port: int, slurmd_port: int) -> str:
+def render_slurm_conf(
+    *,
+    node: str,
+    cpus: int,
+    real_memory_mb: int,
+    def_mem_per_cpu_mb: int,
+    gpus: int,
+    gpu_type: str | None,
+    partition: str,
+    run_dir: Path,
+    min_job_age: int,
+    ctld_port: int,
+    slurmd_port: int,
+) -> str:
     """slurm.conf for one node at 127.0.0.1 with state, spool, pids and logs under run_dir."""
     gres = ""
     if gpus:
@@ -291,30 +302,36 @@ class LocalSlurm:
         env["PATH"] = _search_path() if base is None else env.get("PATH", _search_path())
         return env
 
-    def _run(self, *cmd: str, timeout: float = 20, check: bool = True, **kwargs) -> subprocess.CompletedProcess:
+    def _run(
+        self, *cmd: str, timeout: float = 20, check: bool = True, **kwargs
+    ) -> subprocess.CompletedProcess:
         argv = [_tool(cmd[0]), *cmd[1:]]
         try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=self.client_env(),
-                                  **kwargs)
+            proc = subprocess.run(
+                argv, capture_output=True, text=True, timeout=timeout, env=self.client_env(), **kwargs
+            )
         except subprocess.TimeoutExpired as exc:
             raise LocalSlurmError(f"'{' '.join(cmd)}' did not answer within {timeout:.0f} s") from exc
         if check and proc.returncode != 0:
             detail = (proc.stderr or proc.stdout).strip().splitlines()
-            raise LocalSlurmError(f"'{' '.join(cmd)}' failed ({proc.returncode}): {detail[-1] if detail else ''}")
+            raise LocalSlurmError(
+                f"'{' '.join(cmd)}' failed ({proc.returncode}): {detail[-1] if detail else ''}"
+            )
         return proc
 
     # ----------------------------------------------------------------- start
-    def __enter__(self) -> "LocalSlurm":
+    def __enter__(self) -> LocalSlurm:
         return self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()
 
-    def start(self) -> "LocalSlurm":
+    def start(self) -> LocalSlurm:
         problems = missing_pieces()
         if problems:
-            raise MissingToolError(f"cannot start a local SLURM cluster: it needs {'; '.join(problems)}. "
-                                   f"Install: {INSTALL_HINT}")
+            raise MissingToolError(
+                f"cannot start a local SLURM cluster: it needs {'; '.join(problems)}. Install: {INSTALL_HINT}"
+            )
         self._refuse_if_running()
         t0 = time.monotonic()
         self.run_dir = Path(tempfile.mkdtemp(prefix="selfplay-slurm-"))
@@ -341,8 +358,10 @@ class LocalSlurm:
         if self.state_file.exists():
             other = LocalSlurm.from_state_file(self.state_file)
             if any(_is_running(other.started.get(name), name) for name in ("slurmctld", "slurmd")):
-                raise LocalSlurmError(f"a local SLURM cluster is already running (state in {self.state_file}); "
-                                      "stop it first: python -m selfplay.cluster.local_slurm stop")
+                raise LocalSlurmError(
+                    f"a local SLURM cluster is already running (state in {self.state_file}); "
+                    "stop it first: python -m selfplay.cluster.local_slurm stop"
+                )
             # Left behind by a process that died: none of its daemons runs. Put back the
             # /etc/slurm files it replaced (and end a munged it started) before going on.
             other.stop()
@@ -350,8 +369,10 @@ class LocalSlurm:
         for daemon in ("slurmctld", "slurmd"):
             pids = _pids_named(daemon)
             if pids:
-                raise LocalSlurmError(f"a {daemon} that this tool did not start is running (pid {pids[0]}); "
-                                      "this tool only manages a cluster it starts itself")
+                raise LocalSlurmError(
+                    f"a {daemon} that this tool did not start is running (pid {pids[0]}); "
+                    "this tool only manages a cluster it starts itself"
+                )
 
     def _munge_answers(self) -> bool:
         try:
@@ -364,11 +385,22 @@ class LocalSlurm:
         if self._munge_answers():
             return  # a munged is already serving the default socket: use it, never stop it
         if not MUNGE_KEY.exists():
-            proc = subprocess.run([_tool("mungekey"), "--create", f"--keyfile={MUNGE_KEY}"], user="munge",
-                                  group="munge", extra_groups=[], capture_output=True, text=True, timeout=30)
+            proc = subprocess.run(
+                [_tool("mungekey"), "--create", f"--keyfile={MUNGE_KEY}"],
+                user="munge",
+                group="munge",
+                extra_groups=[],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
             if proc.returncode != 0:
                 raise LocalSlurmError(f"cannot create the munge key {MUNGE_KEY}: {proc.stderr.strip()}")
-        for directory, mode in ((MUNGE_RUN, 0o755), (Path("/var/log/munge"), 0o700), (Path("/var/lib/munge"), 0o711)):
+        for directory, mode in (
+            (MUNGE_RUN, 0o755),
+            (Path("/var/log/munge"), 0o700),
+            (Path("/var/lib/munge"), 0o711),
+        ):
             directory.mkdir(parents=True, exist_ok=True)
             shutil.chown(directory, "munge", "munge")
             directory.chmod(mode)
@@ -379,24 +411,37 @@ class LocalSlurm:
         if rc != 0:
             raise LocalSlurmError(f"munged did not start ({rc}): {_tail(out)}")
         if not _wait_for(lambda: _is_running(_read_pid(pid_file), "munged"), 10):
-            raise LocalSlurmError(f"munged did not write {pid_file}; log: {_tail(Path('/var/log/munge/munged.log'))}")
+            raise LocalSlurmError(
+                f"munged did not write {pid_file}; log: {_tail(Path('/var/log/munge/munged.log'))}"
+            )
         self.started["munged"] = _read_pid(pid_file)
         if not _wait_for(self._munge_answers, 10):
-            raise LocalSlurmError("munged runs but 'munge -n' fails; log: "
-                                  f"{_tail(Path('/var/log/munge/munged.log'))}")
+            raise LocalSlurmError(
+                f"munged runs but 'munge -n' fails; log: {_tail(Path('/var/log/munge/munged.log'))}"
+            )
 
     def _write_configs(self) -> None:
         run_dir = self._require_run_dir()
         cpus = _cpu_count()
         total = _memory_mb()
         real_memory = max(256, total - max(512, total // 20))
-        conf = render_slurm_conf(node=self.node, cpus=cpus, real_memory_mb=real_memory,
-                                 def_mem_per_cpu_mb=max(100, min(2048, real_memory // (2 * cpus))),
-                                 gpus=self.gpus, gpu_type=self.gpu_type, partition=self.partition,
-                                 run_dir=run_dir, min_job_age=self.min_job_age, ctld_port=self.ctld_port,
-                                 slurmd_port=self.slurmd_port)
-        files = {SLURM_ETC / "slurm.conf": conf,
-                 SLURM_ETC / "gres.conf": render_gres_conf(node=self.node, gpus=self.gpus, gpu_type=self.gpu_type)}
+        conf = render_slurm_conf(
+            node=self.node,
+            cpus=cpus,
+            real_memory_mb=real_memory,
+            def_mem_per_cpu_mb=max(100, min(2048, real_memory // (2 * cpus))),
+            gpus=self.gpus,
+            gpu_type=self.gpu_type,
+            partition=self.partition,
+            run_dir=run_dir,
+            min_job_age=self.min_job_age,
+            ctld_port=self.ctld_port,
+            slurmd_port=self.slurmd_port,
+        )
+        files = {
+            SLURM_ETC / "slurm.conf": conf,
+            SLURM_ETC / "gres.conf": render_gres_conf(node=self.node, gpus=self.gpus, gpu_type=self.gpu_type),
+        }
         SLURM_ETC.mkdir(parents=True, exist_ok=True)
         for path, text in files.items():
             if str(path) not in self.backups:
@@ -419,10 +464,13 @@ class LocalSlurm:
         """
         with open(output, "ab") as sink:
             try:
-                return subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink, timeout=30,
-                                      **kwargs).returncode
+                return subprocess.run(
+                    argv, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink, timeout=30, **kwargs
+                ).returncode
             except subprocess.TimeoutExpired as exc:
-                raise LocalSlurmError(f"{Path(argv[0]).name} did not go to the background within 30 s") from exc
+                raise LocalSlurmError(
+                    f"{Path(argv[0]).name} did not go to the background within 30 s"
+                ) from exc
 
     def _start_daemon(self, name: str, pid_file: Path, log: Path) -> None:
         out = log.with_suffix(".stdout")
@@ -440,11 +488,15 @@ class LocalSlurm:
             return proc.returncode == 0 and "UP" in proc.stdout
 
         if not _wait_for(up, self.start_timeout, 0.2):
-            raise LocalSlurmError(f"slurmctld does not answer 'scontrol ping'; log: {_tail(self.slurmctld_log)}")
+            raise LocalSlurmError(
+                f"slurmctld does not answer 'scontrol ping'; log: {_tail(self.slurmctld_log)}"
+            )
 
     def node_state(self) -> str:
         proc = self._run("sinfo", "-h", "-N", "-n", self.node, "-o", "%T", check=False, timeout=10)
-        return proc.stdout.strip().splitlines()[0] if proc.returncode == 0 and proc.stdout.strip() else "unknown"
+        return (
+            proc.stdout.strip().splitlines()[0] if proc.returncode == 0 and proc.stdout.strip() else "unknown"
+        )
 
     def _wait_node_idle(self) -> None:
         def idle() -> bool:
@@ -457,8 +509,10 @@ class LocalSlurm:
         if not _wait_for(idle, self.start_timeout, 0.2):
             reason = self._run("scontrol", "show", "node", self.node, check=False).stdout
             reason = next((part for part in reason.split() if part.startswith("Reason=")), "")
-            raise LocalSlurmError(f"node {self.node} is '{self.node_state()}', not idle, after "
-                                  f"{self.start_timeout:.0f} s {reason}; slurmd log: {_tail(self.slurmd_log)}")
+            raise LocalSlurmError(
+                f"node {self.node} is '{self.node_state()}', not idle, after "
+                f"{self.start_timeout:.0f} s {reason}; slurmd log: {_tail(self.slurmd_log)}"
+            )
 
     # ------------------------------------------------------------------ stop
     def stop(self) -> None:
@@ -468,7 +522,9 @@ class LocalSlurm:
             # Pid files first: the daemons delete them while shutting down.
             ctld = ctld or _read_pid(self.run_dir / "slurmctld.pid")
             slurmd = slurmd or _read_pid(self.run_dir / "slurmd.pid")
-        ours = {name: pid for name, pid in (("slurmctld", ctld), ("slurmd", slurmd)) if _is_running(pid, name)}
+        ours = {
+            name: pid for name, pid in (("slurmctld", ctld), ("slurmd", slurmd)) if _is_running(pid, name)
+        }
         if ours.get("slurmctld"):
             self._cancel_all_jobs()
             self._run("scontrol", "shutdown", check=False, timeout=15)
@@ -494,8 +550,15 @@ class LocalSlurm:
         ids = proc.stdout.split() if proc.returncode == 0 else []
         if ids:
             self._run("scancel", *ids, check=False, timeout=15)
-            _wait_for(lambda: not self._run("squeue", "-h", "-t", "PD,R,CG", "-o", "%i", check=False,
-                                            timeout=10).stdout.strip(), 10, 0.3)
+            _wait_for(
+                lambda: (
+                    not self._run(
+                        "squeue", "-h", "-t", "PD,R,CG", "-o", "%i", check=False, timeout=10
+                    ).stdout.strip()
+                ),
+                10,
+                0.3,
+            )
 
     @staticmethod
     def _end_process(pid: int, name: str, grace: float = 5.0) -> None:
@@ -523,51 +586,80 @@ class LocalSlurm:
 
     # ----------------------------------------------------------------- state
     def _write_state(self) -> None:
-        state = {"run_dir": str(self.run_dir) if self.run_dir else None, "node": self.node,
-                 "partition": self.partition, "started": self.started, "backups": self.backups,
-                 "start_seconds": self.start_seconds, "gpus": self.gpus, "gpu_type": self.gpu_type}
+        state = {
+            "run_dir": str(self.run_dir) if self.run_dir else None,
+            "node": self.node,
+            "partition": self.partition,
+            "started": self.started,
+            "backups": self.backups,
+            "start_seconds": self.start_seconds,
+            "gpus": self.gpus,
+            "gpu_type": self.gpu_type,
+        }
         self.state_file.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.state_file.with_suffix(".tmp")
         tmp.write_text(json.dumps(state, indent=2))
         tmp.replace(self.state_file)
 
     @classmethod
-    def from_state_file(cls, state_file: Path = DEFAULT_STATE_FILE) -> "LocalSlurm":
+    def from_state_file(cls, state_file: Path = DEFAULT_STATE_FILE) -> LocalSlurm:
         try:
             state = json.loads(Path(state_file).read_text())
         except FileNotFoundError as exc:
             raise LocalSlurmError(f"no local SLURM cluster recorded in {state_file}") from exc
         except (OSError, ValueError) as exc:
             raise LocalSlurmError(f"cannot read {state_file}: {exc}") from exc
-        return cls(state_file=Path(state_file), run_dir=Path(state["run_dir"]) if state.get("run_dir") else None,
-                   node=state.get("node") or socket.gethostname().split(".")[0],
-                   partition=state.get("partition", "debug"), gpus=state.get("gpus", 1),
-                   gpu_type=state.get("gpu_type"), started=dict(state.get("started") or {}),
-                   backups=dict(state.get("backups") or {}), start_seconds=state.get("start_seconds"))
+        return cls(
+            state_file=Path(state_file),
+            run_dir=Path(state["run_dir"]) if state.get("run_dir") else None,
+            node=state.get("node") or socket.gethostname().split(".")[0],
+            partition=state.get("partition", "debug"),
+            gpus=state.get("gpus", 1),
+            gpu_type=state.get("gpu_type"),
+            started=dict(state.get("started") or {}),
+            backups=dict(state.get("backups") or {}),
+            start_seconds=state.get("start_seconds"),
+        )
 
     def status(self) -> dict:
         alive = {name: pid for name, pid in self.started.items() if _is_running(pid, name)}
         up = "slurmctld" in alive and "slurmd" in alive
-        return {"running": up, "processes": alive, "node": self.node, "partition": self.partition,
-                "node_state": self.node_state() if up else "down", "run_dir": str(self.run_dir),
-                "start_seconds": self.start_seconds}
+        return {
+            "running": up,
+            "processes": alive,
+            "node": self.node,
+            "partition": self.partition,
+            "node_state": self.node_state() if up else "down",
+            "run_dir": str(self.run_dir),
+            "start_seconds": self.start_seconds,
+        }
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m selfplay.cluster.local_slurm",
-                                     description="Start, check or stop a one-node SLURM cluster on this machine "
-                                                 "(root; Debian packages slurm-wlm and munge).")
+    parser = argparse.ArgumentParser(
+        prog="python -m selfplay.cluster.local_slurm",
+        description="Start, check or stop a one-node SLURM cluster on this machine "
+        "(root; Debian packages slurm-wlm and munge).",
+    )
     parser.add_argument("action", choices=["start", "stop", "status"])
-    parser.add_argument("--state-file", type=Path, default=DEFAULT_STATE_FILE,
-                        help=f"where the running cluster is recorded (default {DEFAULT_STATE_FILE})")
-    parser.add_argument("--gpus", type=int, choices=[0, 1], default=1, help="fake GPUs on the node (default 1)")
+    parser.add_argument(
+        "--state-file",
+        type=Path,
+        default=DEFAULT_STATE_FILE,
+        help=f"where the running cluster is recorded (default {DEFAULT_STATE_FILE})",
+    )
+    parser.add_argument(
+        "--gpus", type=int, choices=[0, 1], default=1, help="fake GPUs on the node (default 1)"
+    )
     parser.add_argument("--keep-logs", action="store_true", help="stop: keep the run directory with the logs")
     args = parser.parse_args(argv)
     try:
         if args.action == "start":
             cluster = LocalSlurm(state_file=args.state_file, gpus=args.gpus).start()
-            print(f"local SLURM cluster up in {cluster.start_seconds:.1f} s: node {cluster.node}, partition "
-                  f"{cluster.partition}, {_cpu_count()} CPUs, {cluster.gpus} fake GPU(s); logs in {cluster.log_dir}")
+            print(
+                f"local SLURM cluster up in {cluster.start_seconds:.1f} s: node {cluster.node}, partition "
+                f"{cluster.partition}, {_cpu_count()} CPUs, {cluster.gpus} fake GPU(s); logs in {cluster.log_dir}"
+            )
             print("stop it with: python -m selfplay.cluster.local_slurm stop")
         elif args.action == "stop":
             if not args.state_file.exists():
@@ -584,12 +676,16 @@ def main(argv: list[str] | None = None) -> int:
                 return 3
             info = LocalSlurm.from_state_file(args.state_file).status()
             if not info["running"]:
-                print(f"local SLURM cluster: not running (recorded in {args.state_file}; "
-                      "'stop' cleans up what is left)")
+                print(
+                    f"local SLURM cluster: not running (recorded in {args.state_file}; "
+                    "'stop' cleans up what is left)"
+                )
                 return 3
             procs = ", ".join(f"{name} {pid}" for name, pid in info["processes"].items())
-            print(f"local SLURM cluster: running; node {info['node']} is {info['node_state']}, partition "
-                  f"{info['partition']}; processes: {procs}; logs in {info['run_dir']}/log")
+            print(
+                f"local SLURM cluster: running; node {info['node']} is {info['node_state']}, partition "
+                f"{info['partition']}; processes: {procs}; logs in {info['run_dir']}/log"
+            )
     except UserError as exc:
         print(f"local_slurm: error: {exc}", file=sys.stderr)
         return 1

@@ -58,7 +58,9 @@ def validate_config(cfg: Any) -> dict:
         raise UserError("config: expected a mapping at the top level")
     validator = jsonschema.Draft7Validator(schema())
     coerce_command_line_strings(cfg, validator)
-    errors = sorted(validator.iter_errors(cfg), key=lambda e: (len(list(e.absolute_path)), str(e.absolute_path)))
+    errors = sorted(
+        validator.iter_errors(cfg), key=lambda e: (len(list(e.absolute_path)), str(e.absolute_path))
+    )
     if errors:
         err = errors[0]
         if err.validator == "additionalProperties":

@@ -9,7 +9,7 @@ no engine imported), but a combination a job would refuse is refused here, so
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ..errors import UserError
 

@@ -20,10 +20,10 @@ class _NoDefault:
     def __repr__(self) -> str:
         return "NO_DEFAULT"
 
-    def __copy__(self) -> "_NoDefault":
+    def __copy__(self) -> _NoDefault:
         return self
 
-    def __deepcopy__(self, memo: dict) -> "_NoDefault":
+    def __deepcopy__(self, memo: dict) -> _NoDefault:
         return self
 
 
@@ -100,7 +100,9 @@ def describe_keys(schema: dict) -> list[tuple[str, str, object]]:
         for key, sub in _properties(node, schema).items():
             prop = resolve(sub, schema)
             path = f"{prefix}{key}"
-            rows.append((path, str(prop.get("description", "")), copy.deepcopy(prop.get("default", NO_DEFAULT))))
+            rows.append(
+                (path, str(prop.get("description", "")), copy.deepcopy(prop.get("default", NO_DEFAULT)))
+            )
             if prop.get("properties") and id(prop.get("properties")) not in seen:
                 walk(prop, f"{path}.", seen + (id(prop.get("properties")),))
 

@@ -43,24 +43,58 @@ KINDS = {
 }
 
 # Leaf names that are sizes of the run, whichever section they are in.
-COUNT_KEYS = frozenset({
-    # problems / sources / items
-    "per_round", "eval_train", "eval_test", "limit", "count", "problems", "seeds", "fraction",
-    "opinstruct_limit", "max_problems", "per_dataset", "size", "pool_size",
-    # samples
-    "samples", "samples_per_source", "n", "k", "num_samples", "group_size", "attempts",
-    # rounds and steps
-    "rounds", "iterations", "steps", "max_steps", "epochs", "save_steps",
-    # scale-out
-    "shards",
-    # token budgets and context (a tiny model has a short context)
-    "max_new_tokens", "max_length", "max_model_len", "max_prompt_length",
-})
+COUNT_KEYS = frozenset(
+    {
+        # problems / sources / items
+        "per_round",
+        "eval_train",
+        "eval_test",
+        "limit",
+        "count",
+        "problems",
+        "seeds",
+        "fraction",
+        "opinstruct_limit",
+        "max_problems",
+        "per_dataset",
+        "size",
+        "pool_size",
+        # samples
+        "samples",
+        "samples_per_source",
+        "n",
+        "k",
+        "num_samples",
+        "group_size",
+        "attempts",
+        # rounds and steps
+        "rounds",
+        "iterations",
+        "steps",
+        "max_steps",
+        "epochs",
+        "save_steps",
+        # scale-out
+        "shards",
+        # token budgets and context (a tiny model has a short context)
+        "max_new_tokens",
+        "max_length",
+        "max_model_len",
+        "max_prompt_length",
+    }
+)
 # Leaf names that say where and how fast a job runs, not what it computes.
-DEVICE_KEYS = frozenset({
-    "device", "dtype", "threads", "workers", "tensor_parallel_size", "gpu_memory_utilization",
-    "batch_size_generate",
-})
+DEVICE_KEYS = frozenset(
+    {
+        "device",
+        "dtype",
+        "threads",
+        "workers",
+        "tensor_parallel_size",
+        "gpu_memory_utilization",
+        "batch_size_generate",
+    }
+)
 MODEL_KEYS = frozenset({"model", "models", "other_models", "base_url", "api_key_env"})
 # Sections (dotted prefixes) whose every key is a device setting.
 DEVICE_SECTIONS = ("resources",)
@@ -117,6 +151,8 @@ def check_overlay(overlay: dict, extra: dict[str, str] | None = None, name: str 
     changes = [classify(key, extra) for key in leaves(overlay)]
     refused = [c.key for c in changes if c.kind is None]
     if refused:
-        raise UserError(f"{name}: key {refused[0]} is not a model, count, device, experiment or fixture change "
-                        f"(a rehearsal keeps the paper's settings){' and ' + str(len(refused) - 1) + ' more' if len(refused) > 1 else ''}")
+        raise UserError(
+            f"{name}: key {refused[0]} is not a model, count, device, experiment or fixture change "
+            f"(a rehearsal keeps the paper's settings){' and ' + str(len(refused) - 1) + ' more' if len(refused) > 1 else ''}"
+        )
     return changes

@@ -18,9 +18,21 @@ from pathlib import Path
 
 from ..errors import UserError
 
-KNOWN_SECTIONS = {"post", "environment", "labels", "files", "test", "runscript", "help", "setup", "startscript",
-                  "arguments"}
-DIGEST = re.compile(r"^(?P<name>[a-z0-9][a-z0-9._/-]*)(:(?P<tag>[A-Za-z0-9._-]+))?@sha256:(?P<hex>[0-9a-f]{64})$")
+KNOWN_SECTIONS = {
+    "post",
+    "environment",
+    "labels",
+    "files",
+    "test",
+    "runscript",
+    "help",
+    "setup",
+    "startscript",
+    "arguments",
+}
+DIGEST = re.compile(
+    r"^(?P<name>[a-z0-9][a-z0-9._/-]*)(:(?P<tag>[A-Za-z0-9._-]+))?@sha256:(?P<hex>[0-9a-f]{64})$"
+)
 SHA256_HEX = re.compile(r"\b[0-9a-f]{64}\b")
 EXACT_PIP = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?==[A-Za-z0-9.+!-]+$")
 EXACT_APT = re.compile(r"^[a-z0-9][a-z0-9.+-]*(:[a-z0-9]+)?=[A-Za-z0-9.+:~-]+$")
@@ -156,7 +168,9 @@ def shell_commands(script: str) -> list[list[str]]:
 def _strip_env_prefix(cmd: list[str]) -> list[str]:
     """Drop leading VAR=value assignments and wrappers such as `env`."""
     i = 0
-    while i < len(cmd) and (re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", cmd[i]) or cmd[i] in ("env", "sudo", "exec")):
+    while i < len(cmd) and (
+        re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", cmd[i]) or cmd[i] in ("env", "sudo", "exec")
+    ):
         i += 1
     return cmd[i:]
 
@@ -165,8 +179,11 @@ def _apt_problems(cmd: list[str]) -> list[str]:
     if len(cmd) < 2 or cmd[1] != "install":
         return []
     pkgs = [a for a in cmd[2:] if not a.startswith("-")]
-    return [f"apt package not pinned to a version: {p} (write {p}=<version>)"
-            for p in pkgs if not EXACT_APT.match(p)]
+    return [
+        f"apt package not pinned to a version: {p} (write {p}=<version>)"
+        for p in pkgs
+        if not EXACT_APT.match(p)
+    ]
 
 
 def _pip_problems(cmd: list[str], requirement_files: dict[str, str | None]) -> list[str]:
@@ -175,14 +192,30 @@ def _pip_problems(cmd: list[str], requirement_files: dict[str, str | None]) -> l
     except ValueError:
         return []
     problems = []
-    args = cmd[at + 1:]
-    skip_value = {"-r", "--requirement", "-c", "--constraint", "--index-url", "-i", "--extra-index-url",
-                  "--target", "-t", "--prefix", "--root", "-f", "--find-links", "--cache-dir"}
+    args = cmd[at + 1 :]
+    skip_value = {
+        "-r",
+        "--requirement",
+        "-c",
+        "--constraint",
+        "--index-url",
+        "-i",
+        "--extra-index-url",
+        "--target",
+        "-t",
+        "--prefix",
+        "--root",
+        "-f",
+        "--find-links",
+        "--cache-dir",
+    }
     i = 0
     while i < len(args):
         arg = args[i]
         if arg in ("-r", "--requirement"):
-            problems += _requirements_file_problems(args[i + 1] if i + 1 < len(args) else "", requirement_files)
+            problems += _requirements_file_problems(
+                args[i + 1] if i + 1 < len(args) else "", requirement_files
+            )
             i += 2
             continue
         if arg in skip_value:
@@ -216,7 +249,9 @@ def _cabal_problems(cmd: list[str]) -> list[str]:
         return []
     if cmd[1] == "update":
         if not any("," in a for a in cmd[2:]) and not any(a.startswith("--index-state") for a in cmd[2:]):
-            return ["cabal update without a pinned index state (cabal update hackage.haskell.org,<timestamp>)"]
+            return [
+                "cabal update without a pinned index state (cabal update hackage.haskell.org,<timestamp>)"
+            ]
         return []
     if cmd[1] != "install":
         return []
@@ -239,8 +274,11 @@ def _toolchain_problems(cmd: list[str]) -> list[str]:
         if value is not None and value != "none" and not EXACT_TOOLCHAIN.match(value):
             return [f"rust toolchain not an exact version: {value}"]
     if len(cmd) >= 3 and cmd[0] == "rustup" and cmd[1:3] == ["toolchain", "install"]:
-        return [f"rust toolchain not an exact version: {t}" for t in cmd[3:]
-                if not t.startswith("-") and not EXACT_TOOLCHAIN.match(t)]
+        return [
+            f"rust toolchain not an exact version: {t}"
+            for t in cmd[3:]
+            if not t.startswith("-") and not EXACT_TOOLCHAIN.match(t)
+        ]
     return []
 
 

@@ -64,8 +64,10 @@ def load_images(repo: str | Path, overrides: dict | None = None) -> dict[str, Im
         if name not in images:
             raise UserError(f"config containers.{name}: no such image (known: {', '.join(sorted(images))})")
         if not _valid_ref(ref):
-            raise UserError(f"config containers.{name}: {ref!r} is neither an oras://, docker:// "
-                            "reference nor a .sif file")
+            raise UserError(
+                f"config containers.{name}: {ref!r} is neither an oras://, docker:// "
+                "reference nor a .sif file"
+            )
         old = images[name]
         images[name] = Image(name, old.definition, old.version, str(ref), old.published_ref)
     return images
@@ -83,16 +85,22 @@ def registry_problems(repo: str | Path) -> list[str]:
             continue
         labels = read_def(def_path).labels
         if labels.get(LABEL_VERSION) != image.version:
-            problems.append(f"image {image.name}: registry version {image.version} but the definition "
-                            f"says {labels.get(LABEL_VERSION)}")
+            problems.append(
+                f"image {image.name}: registry version {image.version} but the definition "
+                f"says {labels.get(LABEL_VERSION)}"
+            )
         tag = image.published_ref.rsplit(":", 1)[-1] if image.published_ref.count(":") >= 2 else None
         if tag != image.version:
-            problems.append(f"image {image.name}: the published reference's tag {tag} is not the version "
-                            f"{image.version}")
+            problems.append(
+                f"image {image.name}: the published reference's tag {tag} is not the version {image.version}"
+            )
         if labels.get(LABEL_IMAGE) and not image.published_ref.rstrip().split(":")[-2].endswith(
-                labels[LABEL_IMAGE]):
-            problems.append(f"image {image.name}: reference {image.published_ref} does not name the image "
-                            f"{labels[LABEL_IMAGE]}")
+            labels[LABEL_IMAGE]
+        ):
+            problems.append(
+                f"image {image.name}: reference {image.published_ref} does not name the image "
+                f"{labels[LABEL_IMAGE]}"
+            )
     defs = sorted(p.relative_to(repo).as_posix() for p in (repo / "containers").glob("*.def"))
     unregistered = set(defs) - {i.definition for i in images.values()}
     problems += [f"{d} is not in {REGISTRY}" for d in sorted(unregistered)]

@@ -35,14 +35,16 @@ def current_image() -> dict[str, str | None] | None:
     return {"name": name, "version": os.environ.get("SELFPLAY_IMAGE_VERSION"), "file": file}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tool_version(tool: str) -> str | None:
     """The version `tool` reports, or None when it is not installed or does not answer."""
     if tool == "python":
         return platform.python_version()
     command = VERSION_COMMANDS.get(tool)
     if command is None:
-        raise ValueError(f"no version command known for {tool!r} (known: python, {', '.join(VERSION_COMMANDS)})")
+        raise ValueError(
+            f"no version command known for {tool!r} (known: python, {', '.join(VERSION_COMMANDS)})"
+        )
     if shutil.which(command[0]) is None:
         return None
     try:
@@ -58,8 +60,10 @@ def runtime_record(tools: tuple[str, ...] = ("python",)) -> dict[str, Any]:
     "canaries": the verifier canaries this process ran (selfplay.verifier_canary), when any."""
     from ..verifier_canary import recorded
 
-    record: dict[str, Any] = {"image": current_image() or "host",
-                              "tools": {tool: tool_version(tool) for tool in tools}}
+    record: dict[str, Any] = {
+        "image": current_image() or "host",
+        "tools": {tool: tool_version(tool) for tool in tools},
+    }
     canaries = recorded()
     if canaries:
         record["canaries"] = canaries

@@ -13,12 +13,21 @@ Dafny processes as it can (runner.py); the verdicts are the same as one at a tim
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from .runner import DafnySettings, DafnyJob, DafnyVerdict, verify
+from .runner import DafnyJob, DafnySettings, DafnyVerdict, verify
 from .screen import Spec, inspect_spec, screen_solution
-from .spec_files import INCONCLUSIVE, POSTCONDITIONS, PRECONDITIONS, REFUTED, VALIDITY, VERIFIED, spec_check_files, \
-    spec_verdict
+from .spec_files import (
+    INCONCLUSIVE,
+    POSTCONDITIONS,
+    PRECONDITIONS,
+    REFUTED,
+    VALIDITY,
+    VERIFIED,
+    spec_check_files,
+    spec_verdict,
+)
 
 
 def outcome_of(verdict: DafnyVerdict) -> str:
@@ -31,7 +40,9 @@ def outcome_of(verdict: DafnyVerdict) -> str:
     return INCONCLUSIVE
 
 
-def check_specs(texts: Sequence[str], settings: DafnySettings | None = None, sandbox: Any = None) -> list[dict]:
+def check_specs(
+    texts: Sequence[str], settings: DafnySettings | None = None, sandbox: Any = None
+) -> list[dict]:
     """One record per spec text: ``ok``, ``reason`` (None when ok, else ``spec:<code>``
     for a text that is not a spec in the shared data model, or a code of
     spec_files.SPEC_VERDICT_REASONS), ``detail``, ``target`` and each check's outcome."""
@@ -41,8 +52,15 @@ def check_specs(texts: Sequence[str], settings: DafnySettings | None = None, san
         spec, problems = inspect_spec(text)
         if spec is None:
             first = problems[0] if problems else None
-            records.append({"ok": False, "reason": f"spec:{first.code if first else 'unreadable'}",
-                            "detail": first.detail if first else "not a spec", "target": None, "checks": {}})
+            records.append(
+                {
+                    "ok": False,
+                    "reason": f"spec:{first.code if first else 'unreadable'}",
+                    "detail": first.detail if first else "not a spec",
+                    "target": None,
+                    "checks": {},
+                }
+            )
             continue
         records.append({"ok": None, "target": spec.target.name, "checks": {}})
         for f in spec_check_files(spec):
@@ -50,20 +68,26 @@ def check_specs(texts: Sequence[str], settings: DafnySettings | None = None, san
     if jobs:
         for job, verdict in zip(jobs, verify(jobs, settings, sandbox)):
             index, check = job.name.split(":", 1)
-            records[int(index)]["checks"][check] = {"outcome": outcome_of(verdict), "status": verdict.status,
-                                                   "messages": verdict.messages[:5]}
+            records[int(index)]["checks"][check] = {
+                "outcome": outcome_of(verdict),
+                "status": verdict.status,
+                "messages": verdict.messages[:5],
+            }
     for record in records:
         if record["ok"] is None:
             checks = record["checks"]
-            verdict = spec_verdict(checks[VALIDITY]["outcome"],
-                                   checks[PRECONDITIONS]["outcome"] if PRECONDITIONS in checks else None,
-                                   checks[POSTCONDITIONS]["outcome"])
+            verdict = spec_verdict(
+                checks[VALIDITY]["outcome"],
+                checks[PRECONDITIONS]["outcome"] if PRECONDITIONS in checks else None,
+                checks[POSTCONDITIONS]["outcome"],
+            )
             record.update(ok=verdict.ok, reason=None if verdict.ok else verdict.code, detail=verdict.detail)
     return records
 
 
-def verify_solutions(pairs: Sequence[tuple[Spec | str, str]], settings: DafnySettings | None = None,
-                     sandbox: Any = None) -> list[dict]:
+def verify_solutions(
+    pairs: Sequence[tuple[Spec | str, str]], settings: DafnySettings | None = None, sandbox: Any = None
+) -> list[dict]:
     """One record per (spec, solution text): ``verified``, ``reason`` (None when
     verified; ``screen:<codes>`` when the screen refused it, ``dafny:<status>`` when
     Dafny did not accept the file, ``target_not_verified`` when it did but never

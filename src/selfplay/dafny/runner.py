@@ -101,13 +101,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import string
 import subprocess
 import threading
+from collections.abc import Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from ..errors import MissingToolError
 from .source import lex
@@ -127,30 +127,56 @@ OUTPUT_KB = 2048
 _NO_TOOL_EXIT = 97
 
 # Boogie's per-implementation outcomes, as the verdict names them.
-_OUTCOMES = {"verified": "verified", "error": "error", "timed out": "timeout", "out of resource": "timeout",
-             "out of memory": "inconclusive", "inconclusive": "inconclusive"}
+_OUTCOMES = {
+    "verified": "verified",
+    "error": "error",
+    "timed out": "timeout",
+    "out of resource": "timeout",
+    "out of memory": "inconclusive",
+    "inconclusive": "inconclusive",
+}
 # Summary counters (after "V verified, E errors") and the trace outcome each counts.
-_COUNTERS = {"inconclusive": "inconclusive", "time out": "timed out", "out of memory": "out of memory",
-             "out of resource": "out of resource"}
+_COUNTERS = {
+    "inconclusive": "inconclusive",
+    "time out": "timed out",
+    "out of memory": "out of memory",
+    "out of resource": "out of resource",
+}
 _KIND_SUFFIX = {"Impl": "", "CheckWellformed": "/wellformed", "OverrideCheck": "/override"}
 
 _HEADER_RE = re.compile(r"^Dafny (\d+\.\d+\S*)$")
 _VERIFYING_RE = re.compile(r"^Verifying (\S+) \.\.\.$")
-_OUTCOME_RE = re.compile(r"^\s+\[([\d.]+) s, \d+ proof obligations?\]\s+"
-                         r"(verified|errors?|timed out|out of resource|out of memory|inconclusive)\s*$")
+_OUTCOME_RE = re.compile(
+    r"^\s+\[([\d.]+) s, \d+ proof obligations?\]\s+"
+    r"(verified|errors?|timed out|out of resource|out of memory|inconclusive)\s*$"
+)
 _POSITION_RE = re.compile(r"^([^\s(][^()]*)\((-?\d+),(-?\d+)\): (.*)$")
-_SUMMARY_RE = re.compile(r"^Dafny program verifier finished with (\d+) verified, (\d+) errors?((?:, \d+ [a-z ]+?)*)$")
+_SUMMARY_RE = re.compile(
+    r"^Dafny program verifier finished with (\d+) verified, (\d+) errors?((?:, \d+ [a-z ]+?)*)$"
+)
 _COUNTER_RE = re.compile(r", (\d+) (inconclusive|time outs?|out of memory|out of resource)")
 _PARSE_FAIL_RE = re.compile(r"^\d+ parse errors detected in (.+)$")
 _RESOLVE_FAIL_RE = re.compile(r"^\d+ resolution/type errors detected in (.+)$")
 _BOOGIE_FAIL_RE = re.compile(r"^\d+ (?:name resolution|type checking) errors detected in .+$")
 _BOOGIE_NAME_RE = re.compile(r"\b([A-Za-z]+)\$\$([A-Za-z0-9_.]+)")
 # Lines that mean Dafny, Mono or the prover broke down, whatever the summary says.
-_CRASH_MARKERS = ("Fatal Error", "Prover error", "SKIPPED because of internal error", "Prover died",
-                  "FATAL UNHANDLED EXCEPTION", "Unhandled Exception", "*** Error", "Exception:")
+_CRASH_MARKERS = (
+    "Fatal Error",
+    "Prover error",
+    "SKIPPED because of internal error",
+    "Prover died",
+    "FATAL UNHANDLED EXCEPTION",
+    "Unhandled Exception",
+    "*** Error",
+    "Exception:",
+)
 # Of those, the ones no program can cause: the tools themselves do not work.
-_ENVIRONMENT_MARKERS = ("Unable to start the process", "unknown parameter", "*** Error",
-                        "Cannot open assembly")
+_ENVIRONMENT_MARKERS = (
+    "Unable to start the process",
+    "unknown parameter",
+    "*** Error",
+    "Cannot open assembly",
+)
 
 
 # ---------------------------------------------------------------- settings and tools
@@ -210,8 +236,10 @@ def find_dafny(command: str | None = None) -> str:
     command = command or _default_dafny()
     path = shutil.which(command)
     if path is None:
-        raise MissingToolError(f"Dafny ('{command}') is needed to verify PSV programs but was not found: "
-                               f"{INSTALL_HINT}, or set $SELFPLAY_DAFNY to a Dafny 2.3 executable")
+        raise MissingToolError(
+            f"Dafny ('{command}') is needed to verify PSV programs but was not found: "
+            f"{INSTALL_HINT}, or set $SELFPLAY_DAFNY to a Dafny 2.3 executable"
+        )
     return os.path.abspath(path)
 
 
@@ -244,7 +272,9 @@ def z3_version(path: str) -> str:
             try:
                 out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60).stdout
             except (OSError, subprocess.SubprocessError) as exc:
-                raise MissingToolError(f"z3 at {path} does not run ({type(exc).__name__}): {Z3_HINT}") from None
+                raise MissingToolError(
+                    f"z3 at {path} does not run ({type(exc).__name__}): {Z3_HINT}"
+                ) from None
             m = re.search(r"Z3 version (\d+\.\d+\.\d+)", out)
             _z3_versions[key] = m.group(1) if m else "unknown"
         return _z3_versions[key]
@@ -255,15 +285,18 @@ def resolve_z3(settings: DafnySettings | None = None) -> str:
     settings = settings or DafnySettings()
     path = settings.z3 or wheel_z3()
     if path is None:
-        raise MissingToolError(f"Dafny 2.3 needs the z3 4.8.5 binary of the PyPI wheel, which is not installed: "
-                               f"{Z3_HINT}")
+        raise MissingToolError(
+            f"Dafny 2.3 needs the z3 4.8.5 binary of the PyPI wheel, which is not installed: {Z3_HINT}"
+        )
     path = os.path.abspath(path)
     if not os.path.isfile(path) or not os.access(path, os.X_OK):
         raise MissingToolError(f"z3 not found (or not executable) at {path}: {Z3_HINT}")
     version = z3_version(path)
     if version != Z3_VERSION:
-        raise MissingToolError(f"z3 at {path} is version {version}, but Dafny 2.3 needs {Z3_VERSION} "
-                               f"(newer ones reject its prover options): {Z3_HINT}")
+        raise MissingToolError(
+            f"z3 at {path} is version {version}, but Dafny 2.3 needs {Z3_VERSION} "
+            f"(newer ones reject its prover options): {Z3_HINT}"
+        )
     return path
 
 
@@ -277,7 +310,10 @@ def tool_dirs(settings: DafnySettings | None = None) -> list[str]:
     """The folders of Dafny and z3 (as named and as resolved), for a Sandbox's ``tool_dirs``:
     the sandbox shows little of the host (e.g. not a checkout's virtualenv, where z3 may live)."""
     dafny, z3 = check_dafny(settings)
-    return sorted({os.path.dirname(os.path.realpath(p)) for p in (dafny, z3)} | {os.path.dirname(p) for p in (dafny, z3)})
+    return sorted(
+        {os.path.dirname(os.path.realpath(p)) for p in (dafny, z3)}
+        | {os.path.dirname(p) for p in (dafny, z3)}
+    )
 
 
 def dafny_available(settings: DafnySettings | None = None) -> bool:
@@ -312,7 +348,7 @@ class DafnyJob:
             raise TypeError("no_cheating must be True, False or None")
 
     @classmethod
-    def of(cls, item: "DafnyJob | Sequence[Any]") -> "DafnyJob":
+    def of(cls, item: DafnyJob | Sequence[Any]) -> DafnyJob:
         """Accept a DafnyJob or a (name, text[, no_cheating]) tuple."""
         if isinstance(item, DafnyJob):
             return item
@@ -358,13 +394,25 @@ class DafnyVerdict:
 
     def outcome(self) -> tuple:
         """Everything but timing and the free-text detail: equal for equal verdicts."""
-        return (self.status, self.verified, self.errors, tuple(sorted(self.implementations.items())),
-                tuple(self.messages))
+        return (
+            self.status,
+            self.verified,
+            self.errors,
+            tuple(sorted(self.implementations.items())),
+            tuple(self.messages),
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "status": self.status, "verified": self.verified, "errors": self.errors,
-                "implementations": dict(self.implementations), "messages": list(self.messages),
-                "seconds": round(float(self.seconds), 6), "detail": self.detail}
+        return {
+            "name": self.name,
+            "status": self.status,
+            "verified": self.verified,
+            "errors": self.errors,
+            "implementations": dict(self.implementations),
+            "messages": list(self.messages),
+            "seconds": round(float(self.seconds), 6),
+            "detail": self.detail,
+        }
 
 
 # ---------------------------------------------------------------- wrapping jobs in modules
@@ -413,7 +461,7 @@ def _unescape(name: str) -> str:
     out: list[str] = []
     i = 0
     while i < len(name):
-        pair = name[i:i + 2]
+        pair = name[i : i + 2]
         if pair in ("__", "_k", "_q"):
             out.append({"__": "_", "_k": "'", "_q": "?"}[pair])
             i += 2
@@ -481,18 +529,26 @@ class RunReport:
 
 def _clean_text(text: str, modules: dict[str, int]) -> str:
     """A message with Boogie names replaced by declaration keys and cut to a bounded length."""
+
     def named(m: re.Match) -> str:
         split = split_boogie_name(m.group(0))
         if split is None:
             return m.group(0)
         module, key = split
         return key if module in modules or not module else f"{module}.{key}"
+
     text = _BOOGIE_NAME_RE.sub(named, text)
-    return text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS - 3] + "..."
+    return text if len(text) <= MAX_MESSAGE_CHARS else text[: MAX_MESSAGE_CHARS - 3] + "..."
 
 
-def parse_output(stdout: str, stderr: str, exit_code: int | None, files: dict[str, tuple[int, int]],
-                 modules: dict[str, int], solo: int | None = None) -> RunReport:
+def parse_output(
+    stdout: str,
+    stderr: str,
+    exit_code: int | None,
+    files: dict[str, tuple[int, int]],
+    modules: dict[str, int],
+    solo: int | None = None,
+) -> RunReport:
     """Read one run's output.
 
     files    file name -> (job, lines the wrapper added above the job's text)
@@ -613,8 +669,11 @@ def parse_output(stdout: str, stderr: str, exit_code: int | None, files: dict[st
     elif rep.phase == "verification":
         rep.problems.extend(_consistency(rep, exit_code))
     else:
-        rep.problems.insert(0, "Dafny stopped without a summary" + (f" (exit code {exit_code})"
-                                                                     if exit_code is not None else ""))
+        rep.problems.insert(
+            0,
+            "Dafny stopped without a summary"
+            + (f" (exit code {exit_code})" if exit_code is not None else ""),
+        )
     return rep
 
 
@@ -674,19 +733,28 @@ def verdict_from_report(rep: RunReport, job: int, name: str, seconds: float) -> 
 
 def _driver(dafny: str, z3: str) -> str:
     """The shell script run confined: check both tools are reachable, then become Dafny."""
+
     def q(text: str) -> str:
         return "'" + text.replace("'", "'\\''") + "'"
+
     lines = ["set -u"]
     for what, path in (("z3", z3), ("Dafny", dafny)):
-        lines.append(f"if [ ! -x {q(path)} ]; then echo {q(f'cannot execute {what} ({path}) inside the sandbox')} "
-                     f">&2; exit {_NO_TOOL_EXIT}; fi")
+        lines.append(
+            f"if [ ! -x {q(path)} ]; then echo {q(f'cannot execute {what} ({path}) inside the sandbox')} "
+            f">&2; exit {_NO_TOOL_EXIT}; fi"
+        )
     lines.append(f'exec {q(dafny)} "$@"')
     return "\n".join(lines) + "\n"
 
 
 def dafny_flags(settings: DafnySettings, z3: str, no_cheating: bool) -> list[str]:
-    flags = ["/compile:0", "/trace", f"/timeLimit:{settings.time_limit}", "/vcsCores:1",
-             f"/proverOpt:PROVER_PATH={z3}"]
+    flags = [
+        "/compile:0",
+        "/trace",
+        f"/timeLimit:{settings.time_limit}",
+        "/vcsCores:1",
+        f"/proverOpt:PROVER_PATH={z3}",
+    ]
     if no_cheating:
         flags.append("/noCheating:1")
     return flags
@@ -708,8 +776,9 @@ class _Runner:
         self.sandbox = sandbox
         self.z3 = z3
         self.driver = _driver(dafny, z3)
-        self.limits = SandboxLimits(memory_mb=settings.memory_mb, max_processes=128, max_open_files=256,
-                                    max_file_mb=16)
+        self.limits = SandboxLimits(
+            memory_mb=settings.memory_mb, max_processes=128, max_open_files=256, max_file_mb=16
+        )
         self.lock = threading.Lock()
         self.stats = {"processes": 0, "batched_processes": 0}
 
@@ -731,7 +800,9 @@ class _Runner:
         argv = ["/bin/sh", "run.sh", *dafny_flags(self.settings, self.z3, self.no_cheating(unit[0])), *where]
         files["run.sh"] = self.driver
         timeout = self.settings.timeout_for(len(unit))
-        result = self.sandbox.run_command(argv, timeout, files=files, limits=self.limits, max_output_kb=OUTPUT_KB)
+        result = self.sandbox.run_command(
+            argv, timeout, files=files, limits=self.limits, max_output_kb=OUTPUT_KB
+        )
         with self.lock:
             self.stats["processes"] += 1
             self.stats["batched_processes"] += 0 if solo else 1
@@ -741,8 +812,14 @@ class _Runner:
         share = seconds / len(unit)
         return {k: DafnyVerdict(self.jobs[k].name, "crash", seconds=share, detail=detail) for k in unit}
 
-    def _interpret(self, unit: list[int], result: Any, where: dict[str, tuple[int, int]], modules: dict[str, int],
-                   timeout: float) -> tuple[dict[int, DafnyVerdict], list[list[int]]]:
+    def _interpret(
+        self,
+        unit: list[int],
+        result: Any,
+        where: dict[str, tuple[int, int]],
+        modules: dict[str, int],
+        timeout: float,
+    ) -> tuple[dict[int, DafnyVerdict], list[list[int]]]:
         solo = len(unit) == 1
         stdout, stderr = result.text("stdout"), result.text("stderr")
         if result.status == "error":
@@ -758,7 +835,8 @@ class _Runner:
             rep.problems.append(f"output longer than {OUTPUT_KB} KiB")
         if result.status != "exited":
             what = {"timeout": f"Dafny did not finish within {timeout:.0f} s (wall clock)"}.get(
-                result.status, f"Dafny was killed ({result.detail or result.signal or 'no reason given'})")
+                result.status, f"Dafny was killed ({result.detail or result.signal or 'no reason given'})"
+            )
             if solo:
                 status = "timeout" if result.status == "timeout" else "crash"
                 k = unit[0]
@@ -767,7 +845,9 @@ class _Runner:
         if rep.problems:
             if solo:
                 why = "; ".join(dict.fromkeys(rep.problems))
-                return self._crash_all(unit, f"Dafny's output cannot be trusted: {why}"[:1000], result.seconds), []
+                return self._crash_all(
+                    unit, f"Dafny's output cannot be trusted: {why}"[:1000], result.seconds
+                ), []
             if rep.phase in ("parse", "resolution") and rep.culprits:
                 return {}, self._split(unit, rep.culprits)
             return {}, self._split(unit, self._suspects(unit, rep))
@@ -811,7 +891,7 @@ def _partition(indices: list[int], batch_size: int, workers: int) -> list[list[i
     if count < workers:
         count = max(count, min(workers, len(indices) // MIN_SPLIT_JOBS))
     size = -(-len(indices) // count)
-    return [indices[i:i + size] for i in range(0, len(indices), size)]
+    return [indices[i : i + size] for i in range(0, len(indices), size)]
 
 
 def _early_verdict(job: DafnyJob) -> DafnyVerdict | None:
@@ -825,8 +905,13 @@ def _early_verdict(job: DafnyJob) -> DafnyVerdict | None:
     return DafnyVerdict(job.name, "parse_error", messages=[f"{SOLO_FILE}: {why} (not run)"], detail=why)
 
 
-def verify(jobs: Sequence[DafnyJob | Sequence[Any]], settings: DafnySettings | None = None, sandbox: Any = None,
-           batch: bool = True, stats: dict[str, int] | None = None) -> list[DafnyVerdict]:
+def verify(
+    jobs: Sequence[DafnyJob | Sequence[Any]],
+    settings: DafnySettings | None = None,
+    sandbox: Any = None,
+    batch: bool = True,
+    stats: dict[str, int] | None = None,
+) -> list[DafnyVerdict]:
     """Verify every job; verdicts in the same order.
 
     ``sandbox``: a :class:`selfplay.sandbox.Sandbox` to run in (Dafny and z3 must be
@@ -857,9 +942,17 @@ def verify(jobs: Sequence[DafnyJob | Sequence[Any]], settings: DafnySettings | N
         if own:
             from ..sandbox import Sandbox, SandboxLimits
 
-            sandbox = Sandbox(workers=settings.workers, tool_dirs=tool_dirs(settings),
-                              limits=SandboxLimits(memory_mb=settings.memory_mb, max_processes=128,
-                                                   max_open_files=256, max_file_mb=16, tmpfs_mb=128))
+            sandbox = Sandbox(
+                workers=settings.workers,
+                tool_dirs=tool_dirs(settings),
+                limits=SandboxLimits(
+                    memory_mb=settings.memory_mb,
+                    max_processes=128,
+                    max_open_files=256,
+                    max_file_mb=16,
+                    tmpfs_mb=128,
+                ),
+            )
         try:
             runner = _Runner(items, settings, sandbox, dafny, z3)
             with ThreadPoolExecutor(max(1, workers), thread_name_prefix="dafny") as pool:
@@ -877,5 +970,7 @@ def verify(jobs: Sequence[DafnyJob | Sequence[Any]], settings: DafnySettings | N
         finally:
             if own:
                 sandbox.close()
-    return [v if v is not None else DafnyVerdict(items[k].name, "crash", detail="no verdict (internal error)")
-            for k, v in enumerate(verdicts)]
+    return [
+        v if v is not None else DafnyVerdict(items[k].name, "crash", detail="no verdict (internal error)")
+        for k, v in enumerate(verdicts)
+    ]

@@ -130,23 +130,67 @@ REASONS: dict[str, str] = {
 # Declaration kinds a spec may hold besides its target.
 SPEC_HELPER_KINDS = FUNCTION_KINDS | {"datatype", "codatatype", "type", "newtype", "const"}
 # Kinds a solution may not declare at all (each has its own code or 'declaration_not_allowed').
-_NOT_ALLOWED_KINDS = {"class": "declaration_not_allowed", "trait": "declaration_not_allowed",
-                      "iterator": "declaration_not_allowed", "var": "declaration_not_allowed",
-                      "export": "declaration_not_allowed", "module": "module", "import": "import",
-                      "include": "include"}
-_KEYWORD_CODES = {"assume": "assume", "free": "free_clause", "include": "include", "import": "import",
-                  "refines": "refines", "module": "module"}
-_ATTRIBUTE_CODES = {"axiom": "axiom_attribute", "verify": "verify_attribute", "extern": "extern_attribute",
-                    "autocontracts": "autocontracts_attribute"}
+_NOT_ALLOWED_KINDS = {
+    "class": "declaration_not_allowed",
+    "trait": "declaration_not_allowed",
+    "iterator": "declaration_not_allowed",
+    "var": "declaration_not_allowed",
+    "export": "declaration_not_allowed",
+    "module": "module",
+    "import": "import",
+    "include": "include",
+}
+_KEYWORD_CODES = {
+    "assume": "assume",
+    "free": "free_clause",
+    "include": "include",
+    "import": "import",
+    "refines": "refines",
+    "module": "module",
+}
+_ATTRIBUTE_CODES = {
+    "axiom": "axiom_attribute",
+    "verify": "verify_attribute",
+    "extern": "extern_attribute",
+    "autocontracts": "autocontracts_attribute",
+}
 # Words that may follow a finished operand inside a loop or forall header.
 # ('case' is not one: after a bodiless loop in a match, the next 'case' starts the next
 # alternative, so a brace that follows belongs to that alternative, not to the loop.)
-_CONTINUATION = frozenset({"in", "as", "is", "then", "else", "invariant", "decreases", "modifies", "free",
-                           "requires", "reads", "ensures"})
+_CONTINUATION = frozenset(
+    {
+        "in",
+        "as",
+        "is",
+        "then",
+        "else",
+        "invariant",
+        "decreases",
+        "modifies",
+        "free",
+        "requires",
+        "reads",
+        "ensures",
+    }
+)
 _SPEC_WORDS = frozenset({"invariant", "decreases", "modifies", "free", "requires", "reads", "ensures"})
 # Words that can only start a statement: one of them ends a loop or forall header.
-_STATEMENT_WORDS = frozenset({"while", "var", "assert", "assume", "return", "print", "calc", "modify", "reveal",
-                              "label", "break", "yield"})
+_STATEMENT_WORDS = frozenset(
+    {
+        "while",
+        "var",
+        "assert",
+        "assume",
+        "return",
+        "print",
+        "calc",
+        "modify",
+        "reveal",
+        "label",
+        "break",
+        "yield",
+    }
+)
 _SCAN_BUDGET = 500_000
 
 
@@ -199,11 +243,17 @@ class ScreenResult:
         """One line: ``accepted`` or ``refused: code (line N: detail); ...``."""
         if self.ok:
             return "accepted"
-        parts = [f"{p.code} ({'line ' + str(p.line) + ': ' if p.line else ''}{p.detail})" for p in self.problems]
+        parts = [
+            f"{p.code} ({'line ' + str(p.line) + ': ' if p.line else ''}{p.detail})" for p in self.problems
+        ]
         return "refused: " + "; ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "reasons": list(self.reasons), "problems": [p.to_dict() for p in self.problems]}
+        return {
+            "ok": self.ok,
+            "reasons": list(self.reasons),
+            "problems": [p.to_dict() for p in self.problems],
+        }
 
 
 @dataclass(frozen=True)
@@ -270,15 +320,18 @@ def _escape_hatches(lexed: Lexed, program: Program | None, problems: _Problems) 
         code = _ATTRIBUTE_CODES.get(attr.name)
         if code is None and attr.name in ALLOWED_ATTRIBUTES:
             continue
-        raw = text[attr.start:attr.end]
+        raw = text[attr.start : attr.end]
         shown = raw if len(raw) <= 60 else raw[:57] + "..."
         problems.add(code or "attribute_not_allowed", f"attribute {shown}", line_of(text, attr.start))
     if program is None:
         return
     for decl in program.declarations:
         if decl.is_callable and decl.bodiless:
-            problems.add("bodiless_declaration", f"{decl.kind} {decl.name or ''} has no body".replace("  ", " "),
-                         decl.line)
+            problems.add(
+                "bodiless_declaration",
+                f"{decl.kind} {decl.name or ''} has no body".replace("  ", " "),
+                decl.line,
+            )
         if decl.kind in ("datatype", "codatatype", "newtype", "type") and decl.body is not None:
             problems.add("declaration_not_allowed", f"{decl.kind} {decl.name} has members", decl.line)
     _statements(program, problems)
@@ -355,8 +408,10 @@ def _has_body(program: Program, k: int, budget: list[int]) -> bool | None:
                 continue
             if text in _STATEMENT_WORDS or (not state.expect_operand and text not in _CONTINUATION):
                 return False
-            if not statement and (text in ("forall", "exists") or (
-                    text in ("set", "iset", "map", "imap") and nxt is not None and nxt.kind == "ident")):
+            if not statement and (
+                text in ("forall", "exists")
+                or (text in ("set", "iset", "map", "imap") and nxt is not None and nxt.kind == "ident")
+            ):
                 quantifiers += 1
         elif tok.kind in ("number", "string", "char") and not state.expect_operand:
             return False
@@ -392,8 +447,11 @@ def inspect_spec(text: str) -> tuple[Spec | None, list[Problem]]:
     for decl in program.declarations:
         if decl.name is not None:
             if decl.name in names:
-                problems.add("duplicate_name", f"'{decl.name}' is declared on lines {names[decl.name]} and "
-                                               f"{decl.line}", decl.line)
+                problems.add(
+                    "duplicate_name",
+                    f"'{decl.name}' is declared on lines {names[decl.name]} and {decl.line}",
+                    decl.line,
+                )
             names.setdefault(decl.name, decl.line)
         if decl.kind in _NOT_ALLOWED_KINDS:
             problems.add(_NOT_ALLOWED_KINDS[decl.kind], f"{decl.kind} {decl.name or ''}".strip(), decl.line)
@@ -402,8 +460,12 @@ def inspect_spec(text: str) -> tuple[Spec | None, list[Problem]]:
             if decl.kind == "method" and not decl.modifiers:
                 targets.append(decl)
             else:
-                problems.add("target_kind", f"bodiless {' '.join(decl.modifiers + (decl.kind,))} {decl.name}: the "
-                                            "target must be a plain (compiled) method", decl.line)
+                problems.add(
+                    "target_kind",
+                    f"bodiless {' '.join(decl.modifiers + (decl.kind,))} {decl.name}: the "
+                    "target must be a plain (compiled) method",
+                    decl.line,
+                )
             continue
         if decl.kind not in SPEC_HELPER_KINDS:
             problems.add("spec_helper_kind", f"{decl.kind} {decl.name or ''}".strip(), decl.line)
@@ -412,13 +474,19 @@ def inspect_spec(text: str) -> tuple[Spec | None, list[Problem]]:
     if not targets and not any(p.code == "target_kind" for p in problems.items):
         problems.add("no_target", "no method without a body")
     if len(targets) > 1:
-        problems.add("several_targets", "bodiless methods: " + ", ".join(str(d.name) for d in targets),
-                     targets[1].line)
+        problems.add(
+            "several_targets", "bodiless methods: " + ", ".join(str(d.name) for d in targets), targets[1].line
+        )
     # Targets (and would-be targets) were also reported as bodiless by the shared checks.
     wrong_kind = {p.line for p in problems.items if p.code == "target_kind"}
-    items = [p for p in problems.items
-             if not (p.code == "bodiless_declaration" and (p.line in wrong_kind or any(p.line == t.line
-                                                                                        for t in targets)))]
+    items = [
+        p
+        for p in problems.items
+        if not (
+            p.code == "bodiless_declaration"
+            and (p.line in wrong_kind or any(p.line == t.line for t in targets))
+        )
+    ]
     if len(targets) == 1:
         target = targets[0]
         if not target.clause_texts("ensures"):
@@ -455,7 +523,9 @@ def screen_solution(spec: Spec | str, solution_text: str) -> ScreenResult:
     if program is not None:
         for decl in program.declarations:
             if decl.kind in _NOT_ALLOWED_KINDS:
-                problems.add(_NOT_ALLOWED_KINDS[decl.kind], f"{decl.kind} {decl.name or ''}".strip(), decl.line)
+                problems.add(
+                    _NOT_ALLOWED_KINDS[decl.kind], f"{decl.kind} {decl.name or ''}".strip(), decl.line
+                )
         _spec_part(spec, program, problems)
     return ScreenResult(not problems.items, problems.codes(), problems.sorted())
 
@@ -469,7 +539,9 @@ def _spec_part(spec: Spec, program: Program, problems: _Problems) -> None:
         if not same:
             problems.add("spec_decl_missing", f"{helper.kind} {helper.name} is missing")
         elif not verbatim:
-            problems.add("spec_decl_changed", f"{helper.kind} {helper.name} differs from the spec's", same[0].line)
+            problems.add(
+                "spec_decl_changed", f"{helper.kind} {helper.name} differs from the spec's", same[0].line
+            )
         elif len(same) > 1:
             extra = next(d for d in same if d is not verbatim[0])
             problems.add("redefines_spec_decl", f"'{helper.name}' is declared again", extra.line)

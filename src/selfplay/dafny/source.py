@@ -75,48 +75,160 @@ CLAUSE_WORDS = frozenset({"requires", "ensures", "modifies", "reads", "decreases
 """Keywords that open a specification clause of a callable's header."""
 
 MODIFIERS = frozenset({"ghost", "static", "protected", "abstract"})
-KIND_WORDS = frozenset({
-    "method", "lemma", "constructor", "colemma", "function", "predicate", "copredicate", "inductive",
-    "twostate", "iterator", "datatype", "codatatype", "newtype", "type", "const", "var", "class", "trait",
-    "module", "import", "include", "export",
-})
+KIND_WORDS = frozenset(
+    {
+        "method",
+        "lemma",
+        "constructor",
+        "colemma",
+        "function",
+        "predicate",
+        "copredicate",
+        "inductive",
+        "twostate",
+        "iterator",
+        "datatype",
+        "codatatype",
+        "newtype",
+        "type",
+        "const",
+        "var",
+        "class",
+        "trait",
+        "module",
+        "import",
+        "include",
+        "export",
+    }
+)
 """Keywords that start a top-level declaration (after any modifiers)."""
 
 # Words that start a declaration and can never occur inside an expression, so one of
 # them at depth 0 ends a bodiless declaration ('var' can: let expressions).
 _TERMINATORS = (MODIFIERS | KIND_WORDS) - {"var"}
 
-CALLABLE_KINDS = frozenset({
-    "method", "lemma", "constructor", "colemma", "function", "function method", "predicate",
-    "predicate method", "copredicate", "inductive predicate", "inductive lemma", "twostate function",
-    "twostate predicate", "twostate lemma", "iterator",
-})
+CALLABLE_KINDS = frozenset(
+    {
+        "method",
+        "lemma",
+        "constructor",
+        "colemma",
+        "function",
+        "function method",
+        "predicate",
+        "predicate method",
+        "copredicate",
+        "inductive predicate",
+        "inductive lemma",
+        "twostate function",
+        "twostate predicate",
+        "twostate lemma",
+        "iterator",
+    }
+)
 """Declaration kinds that have a header with clauses and (normally) a body."""
 
-FUNCTION_KINDS = frozenset({
-    "function", "function method", "predicate", "predicate method", "copredicate", "inductive predicate",
-    "twostate function", "twostate predicate",
-})
+FUNCTION_KINDS = frozenset(
+    {
+        "function",
+        "function method",
+        "predicate",
+        "predicate method",
+        "copredicate",
+        "inductive predicate",
+        "twostate function",
+        "twostate predicate",
+    }
+)
 """Callable kinds that are functions (their body is an expression)."""
 
 # Words after which an operand is expected: a brace there opens a display or belongs to
 # a statement, never to a body. Everything else that looks like a name ends an operand.
-WORD_OPERATORS = frozenset({
-    "in", "as", "is", "then", "else", "if", "match", "case", "requires", "ensures", "reads", "modifies",
-    "decreases", "invariant", "free", "returns", "return", "assert", "assume", "print", "var", "ghost",
-    "set", "iset", "multiset", "seq", "map", "imap", "new", "forall", "exists", "calc", "while", "modify",
-    "reveal", "yield", "label", "break", "witness", "old", "fresh", "unchanged", "allocated", "function",
-    "method", "lemma", "predicate", "const", "type", "newtype", "datatype", "codatatype", "static",
-})
+WORD_OPERATORS = frozenset(
+    {
+        "in",
+        "as",
+        "is",
+        "then",
+        "else",
+        "if",
+        "match",
+        "case",
+        "requires",
+        "ensures",
+        "reads",
+        "modifies",
+        "decreases",
+        "invariant",
+        "free",
+        "returns",
+        "return",
+        "assert",
+        "assume",
+        "print",
+        "var",
+        "ghost",
+        "set",
+        "iset",
+        "multiset",
+        "seq",
+        "map",
+        "imap",
+        "new",
+        "forall",
+        "exists",
+        "calc",
+        "while",
+        "modify",
+        "reveal",
+        "yield",
+        "label",
+        "break",
+        "witness",
+        "old",
+        "fresh",
+        "unchanged",
+        "allocated",
+        "function",
+        "method",
+        "lemma",
+        "predicate",
+        "const",
+        "type",
+        "newtype",
+        "datatype",
+        "codatatype",
+        "static",
+    }
+)
 
 _LINE_ENDS = "\n\r\x0b\x0c\x85\u2028\u2029"
 _CHAR_LITERAL_RE = re.compile(r"'(?:[^'\\\r\n]|\\(?:u[0-9A-Fa-f]{4}|['\"\\0nrt]))'")
 _IDENT_RE = re.compile(r"[A-Za-z0-9_?']+")
 _NUMBER_RE = re.compile(r"0x[0-9A-Fa-f_]+|[0-9][0-9_]*(?:\.[0-9][0-9_]*)?")
 _OPERATORS = sorted(
-    ["<==>", "==>", "<==", "-->", "==", "!=", "<=", ">=", "&&", "||", ":=", ":|", "::", "..", "=>", "->", "~>",
-     "!!"],
-    key=len, reverse=True,
+    [
+        "<==>",
+        "==>",
+        "<==",
+        "-->",
+        "==",
+        "!=",
+        "<=",
+        ">=",
+        "&&",
+        "||",
+        ":=",
+        ":|",
+        "::",
+        "..",
+        "=>",
+        "->",
+        "~>",
+        "!!",
+    ],
+    key=len,
+    reverse=True,
 )
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 _CLOSE = {v: k for k, v in _OPEN.items()}
@@ -183,7 +295,7 @@ class Lexed:
         replaced by spaces (newlines kept, so offsets and lines stay those of the text)."""
         out: list[str] = []
         for seg in self.segments:
-            piece = self.text[seg.start:seg.end]
+            piece = self.text[seg.start : seg.end]
             if seg.kind == "code":
                 out.append(piece)
             elif seg.kind == "comment":
@@ -547,8 +659,12 @@ def _bracket_partners(text: str, toks: list[Token]) -> list[int]:
                 raise _fail(text, tok.start, f"unmatched '{tok.text}'")
             opener = stack.pop()
             if toks[opener].text != _CLOSE[tok.text]:
-                raise _fail(text, tok.start, f"'{tok.text}' closes '{toks[opener].text}' opened on line "
-                                             f"{line_of(text, toks[opener].start)}")
+                raise _fail(
+                    text,
+                    tok.start,
+                    f"'{tok.text}' closes '{toks[opener].text}' opened on line "
+                    f"{line_of(text, toks[opener].start)}",
+                )
             partner[opener], partner[k] = k, opener
     if stack:
         tok = toks[stack[-1]]
@@ -567,8 +683,11 @@ def parse(text: str) -> Program:
         raise DafnySyntaxError(f"the text has {len(text)} characters, more than {MAX_SOURCE_CHARS}")
     lexed = lex(text)
     if lexed.unterminated:
-        what = {"block_comment": "a /* comment", "string": "a string literal",
-                "attribute": "an attribute {:"}[lexed.unterminated]
+        what = {
+            "block_comment": "a /* comment",
+            "string": "a string literal",
+            "attribute": "an attribute {:",
+        }[lexed.unterminated]
         raise DafnySyntaxError(f"{what} is never closed")
     toks = lexed.structure_tokens()
     partner = _bracket_partners(text, toks)
@@ -580,8 +699,9 @@ def parse(text: str) -> Program:
     return Program(text, lexed, tuple(decls), tuple(toks), tuple(partner))
 
 
-def _declaration(text: str, lexed: Lexed, toks: list[Token], partner: list[int],
-                 k: int) -> tuple[Declaration, int]:
+def _declaration(
+    text: str, lexed: Lexed, toks: list[Token], partner: list[int], k: int
+) -> tuple[Declaration, int]:
     """Read the declaration starting at token ``k``; return it and the next token index."""
     n = len(toks)
     first = toks[k]
@@ -617,10 +737,17 @@ def _declaration(text: str, lexed: Lexed, toks: list[Token], partner: list[int],
     if kind == "import":
         while k < n and toks[k].text == "opened":
             k += 1
-    if k < n and toks[k].kind == "ident" and toks[k].text not in _TERMINATORS and toks[k].text not in CLAUSE_WORDS:
+    if (
+        k < n
+        and toks[k].kind == "ident"
+        and toks[k].text not in _TERMINATORS
+        and toks[k].text not in CLAUSE_WORDS
+    ):
         name = toks[k].text
         k += 1
-        while kind in ("module", "import") and k + 1 < n and toks[k].text == "." and toks[k + 1].kind == "ident":
+        while (
+            kind in ("module", "import") and k + 1 < n and toks[k].text == "." and toks[k + 1].kind == "ident"
+        ):
             name += "." + toks[k + 1].text
             k += 2
     elif kind != "constructor":
@@ -662,8 +789,17 @@ def _index_before(toks: list[Token], offset: int, hint: int) -> int:
     return j
 
 
-def _callable(text: str, lexed: Lexed, toks: list[Token], partner: list[int], k: int, kind: str,
-              name: str | None, modifiers: list[str], first: Token) -> tuple[Declaration, int]:
+def _callable(
+    text: str,
+    lexed: Lexed,
+    toks: list[Token],
+    partner: list[int],
+    k: int,
+    kind: str,
+    name: str | None,
+    modifiers: list[str],
+    first: Token,
+) -> tuple[Declaration, int]:
     """Read a callable's signature, clauses and body, from the token after its name."""
     n = len(toks)
     params: tuple[Formal, ...] = ()
@@ -678,7 +814,8 @@ def _callable(text: str, lexed: Lexed, toks: list[Token], partner: list[int], k:
         if tok.kind == "ident" and tok.text in _TERMINATORS:
             break
         clause_word = tok.text in CLAUSE_WORDS or (
-            tok.text == "free" and k + 1 < n and toks[k + 1].text in CLAUSE_WORDS)
+            tok.text == "free" and k + 1 < n and toks[k + 1].text in CLAUSE_WORDS
+        )
         if tok.kind == "ident" and clause_word:
             keyword = tok.text if tok.text != "free" else f"free {toks[k + 1].text}"
             clauses.append((keyword, k, k + len(keyword.split()) - 1, k + len(keyword.split()) - 1))
@@ -710,12 +847,19 @@ def _callable(text: str, lexed: Lexed, toks: list[Token], partner: list[int], k:
         last = k
         k += 1
     clause_objs = [
-        Clause(kw, text[toks[a].start:toks[b].end], toks[a].start, toks[b].end,
-               text[toks[kw_last].end:toks[b].end].strip().removesuffix(";").rstrip() if b > kw_last else "")
+        Clause(
+            kw,
+            text[toks[a].start : toks[b].end],
+            toks[a].start,
+            toks[b].end,
+            text[toks[kw_last].end : toks[b].end].strip().removesuffix(";").rstrip() if b > kw_last else "",
+        )
         for kw, a, kw_last, b in clauses
     ]
     end_tok = last
-    decl = _make(text, lexed, kind, name, modifiers, first, toks, last, end_tok, clause_objs, body, params, outs)
+    decl = _make(
+        text, lexed, kind, name, modifiers, first, toks, last, end_tok, clause_objs, body, params, outs
+    )
     return decl, k
 
 
@@ -752,20 +896,45 @@ def _formals(text: str, toks: list[Token], open_k: int, close_k: int) -> tuple[F
         if not idx or toks[idx[0]].kind != "ident":
             continue
         colon = next((p for p in idx if toks[p].text == ":"), None)
-        type_text = text[toks[colon + 1].start:toks[idx[-1]].end] if colon is not None and colon < idx[-1] else ""
+        type_text = (
+            text[toks[colon + 1].start : toks[idx[-1]].end] if colon is not None and colon < idx[-1] else ""
+        )
         out.append(Formal(toks[idx[0]].text, type_text, ghost))
     return tuple(out)
 
 
-def _make(text: str, lexed: Lexed, kind: str, name: str | None, modifiers: list[str], first: Token,
-          toks: list[Token], header_last: int, last: int, clauses: list[Clause],
-          body: tuple[int, int] | None, params: tuple[Formal, ...], outs: tuple[Formal, ...]) -> Declaration:
+def _make(
+    text: str,
+    lexed: Lexed,
+    kind: str,
+    name: str | None,
+    modifiers: list[str],
+    first: Token,
+    toks: list[Token],
+    header_last: int,
+    last: int,
+    clauses: list[Clause],
+    body: tuple[int, int] | None,
+    params: tuple[Formal, ...],
+    outs: tuple[Formal, ...],
+) -> Declaration:
     start = first.start
     header_end = toks[header_last].end
     end = body[1] if body else toks[last].end
     attrs = tuple(a for a in lexed.attributes if start <= a.start < (body[0] if body else end))
     return Declaration(
-        kind=kind, name=name, modifiers=tuple(modifiers), attributes=attrs, start=start, end=end,
-        header_end=header_end, clauses=tuple(clauses), body=body, params=params, outs=outs,
-        text=text[start:end], header=text[start:header_end], line=line_of(text, start),
+        kind=kind,
+        name=name,
+        modifiers=tuple(modifiers),
+        attributes=attrs,
+        start=start,
+        end=end,
+        header_end=header_end,
+        clauses=tuple(clauses),
+        body=body,
+        params=params,
+        outs=outs,
+        text=text[start:end],
+        header=text[start:header_end],
+        line=line_of(text, start),
     )

@@ -51,10 +51,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..spec_verdict import (  # noqa: F401
+    CHECKS,
+    INCONCLUSIVE,
+    OUTCOMES,
+    POSTCONDITIONS,
+    PRECONDITIONS,
+    REFUTED,
+    VALIDITY,
+    VERIFIED,
+    SpecVerdict,
+    combine,
+)
 from .screen import Spec
-
-from ..spec_verdict import (CHECKS, INCONCLUSIVE, OUTCOMES, POSTCONDITIONS, PRECONDITIONS, REFUTED,  # noqa: F401
-                            VALIDITY, VERIFIED, SpecVerdict, combine)
 
 SPEC_VERDICT_REASONS = {
     "spec_ok": "the spec is well-formed and neither its requires nor its ensures are vacuous",
@@ -119,8 +128,11 @@ def postcondition_file(spec: Spec) -> str:
     ensures constrain the outcome. (With no out-parameters and no ``modifies`` the body
     is empty: ensures that hold for doing nothing speak only about the inputs.)"""
     statements = [f"{out.name} := *;" for out in spec.target.outs]
-    statements += [f"modify {clause.expression};" for clause in spec.target.clauses
-                   if clause.keyword == "modifies" and clause.expression]
+    statements += [
+        f"modify {clause.expression};"
+        for clause in spec.target.clauses
+        if clause.keyword == "modifies" and clause.expression
+    ]
     return _with_body(spec, statements)
 
 

@@ -52,24 +52,32 @@ def check_problem_texts(name: str, target: str, spec: str, solution: str) -> Non
     decls = spec_declarations(spec)
     methods = [d for d in decls if d.startswith("method")]
     if len(methods) != 1:
-        raise UserError(f"Dafny problem {name!r}: the spec declares {len(methods)} methods; "
-                        "it must declare exactly one (the target)")
+        raise UserError(
+            f"Dafny problem {name!r}: the spec declares {len(methods)} methods; "
+            "it must declare exactly one (the target)"
+        )
     header = methods[0]
     match = _METHOD_HEADER.match(header)
     if not match or match.group(1) != target:
         found = match.group(1) if match else "?"
-        raise UserError(f"Dafny problem {name!r}: the spec's method is {found!r} but the "
-                        f"manifest names the target {target!r}")
+        raise UserError(
+            f"Dafny problem {name!r}: the spec's method is {found!r} but the "
+            f"manifest names the target {target!r}"
+        )
     if "{" in header or "}" in header:
         raise UserError(f"Dafny problem {name!r}: the target method {target!r} must have no body in the spec")
     for decl in decls:
         if decl not in solution:
             first = decl.splitlines()[0]
-            raise UserError(f"Dafny problem {name!r}: the solution does not contain the spec "
-                            f"declaration starting {first!r} verbatim")
-    after = solution[solution.index(header) + len(header):]
+            raise UserError(
+                f"Dafny problem {name!r}: the solution does not contain the spec "
+                f"declaration starting {first!r} verbatim"
+            )
+    after = solution[solution.index(header) + len(header) :]
     if not after.lstrip().startswith("{"):
-        raise UserError(f"Dafny problem {name!r}: in the solution, the target's header is not followed by a body")
+        raise UserError(
+            f"Dafny problem {name!r}: in the solution, the target's header is not followed by a body"
+        )
 
 
 def _read_manifest(root: Path) -> list[dict]:
@@ -102,10 +110,14 @@ def _read_manifest(root: Path) -> list[dict]:
         if not _DAFNY_NAME.fullmatch(entry["target"]):
             raise UserError(f"{where}: target {entry['target']!r} is not a Dafny method name")
         if entry["split"] not in SPLITS:
-            raise UserError(f"{where}: unknown split {entry['split']!r} (expected one of {', '.join(SPLITS)})")
+            raise UserError(
+                f"{where}: unknown split {entry['split']!r} (expected one of {', '.join(SPLITS)})"
+            )
         if entry["difficulty"] not in DIFFICULTIES:
-            raise UserError(f"{where}: unknown difficulty {entry['difficulty']!r} "
-                            f"(expected one of {', '.join(DIFFICULTIES)})")
+            raise UserError(
+                f"{where}: unknown difficulty {entry['difficulty']!r} "
+                f"(expected one of {', '.join(DIFFICULTIES)})"
+            )
         if entry["name"] in seen:
             raise UserError(f"{where}: duplicate problem name")
         seen.add(entry["name"])
@@ -136,22 +148,26 @@ def load_problems(split: str | None = None, directory: str | Path | None = None)
     expected = {f"{e['name']}.{kind}.dfy" for e in entries for kind in ("spec", "solution")}
     strays = sorted(p.name for p in root.glob("*.dfy") if p.name not in expected)
     if strays:
-        raise UserError(f"{root}: {strays[0]} belongs to no problem in {MANIFEST_NAME} "
-                        "(files are <name>.spec.dfy and <name>.solution.dfy)")
+        raise UserError(
+            f"{root}: {strays[0]} belongs to no problem in {MANIFEST_NAME} "
+            "(files are <name>.spec.dfy and <name>.solution.dfy)"
+        )
     out = []
     for entry in entries:
         name = entry["name"]
         spec = _read_text(root / f"{name}.spec.dfy", name)
         solution = _read_text(root / f"{name}.solution.dfy", name)
         check_problem_texts(name, entry["target"], spec, solution)
-        out.append({
-            "id": content_id(spec),
-            "name": name,
-            "target": entry["target"],
-            "description": entry["description"],
-            "split": entry["split"],
-            "difficulty": entry["difficulty"],
-            "spec": spec,
-            "solution": solution,
-        })
+        out.append(
+            {
+                "id": content_id(spec),
+                "name": name,
+                "target": entry["target"],
+                "description": entry["description"],
+                "split": entry["split"],
+                "difficulty": entry["difficulty"],
+                "spec": spec,
+                "solution": solution,
+            }
+        )
     return [p for p in out if split is None or p["split"] == split]

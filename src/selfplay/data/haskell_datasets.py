@@ -33,7 +33,9 @@ def _read_parquet(path: str | Path):
     try:
         import pandas as pd
     except ImportError as exc:  # pragma: no cover
-        raise MissingToolError("reading parquet needs pandas and pyarrow: pip install pandas pyarrow") from exc
+        raise MissingToolError(
+            "reading parquet needs pandas and pyarrow: pip install pandas pyarrow"
+        ) from exc
     return pd.read_parquet(path)
 
 
@@ -44,8 +46,12 @@ def single_function(code: str) -> str | None:
     except SyntaxError:
         return None
     funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
-    others = [n for n in tree.body if not isinstance(n, (ast.FunctionDef, ast.Import, ast.ImportFrom))
-              and not (isinstance(n, ast.Expr) and isinstance(getattr(n, "value", None), ast.Constant))]
+    others = [
+        n
+        for n in tree.body
+        if not isinstance(n, (ast.FunctionDef, ast.Import, ast.ImportFrom))
+        and not (isinstance(n, ast.Expr) and isinstance(getattr(n, "value", None), ast.Constant))
+    ]
     return funcs[0].name if len(funcs) == 1 and not others else None
 
 
@@ -67,8 +73,15 @@ def opinstruct_python_sources(parquet_path: str | Path, limit: int | None, max_c
         code = blocks[0].replace("\r\n", "\n").strip("\n") + "\n"
         name = single_function(code)
         if name:
-            out.append({"id": content_id({"opinstruct": str(row.get("id")), "code": code}), "task_id": str(row.get("id")),
-                        "entry_point": name, "code": code, "origin": "opinstruct"})
+            out.append(
+                {
+                    "id": content_id({"opinstruct": str(row.get("id")), "code": code}),
+                    "task_id": str(row.get("id")),
+                    "entry_point": name,
+                    "code": code,
+                    "origin": "opinstruct",
+                }
+            )
     if not out:
         raise UserError(f"{parquet_path}: no row passed the pre-filter (is this an OpenCodeInstruct file?)")
     out.sort(key=lambda r: r["id"])
@@ -80,8 +93,10 @@ def hsx_programs(parquet_path: str | Path, column: str | None = None) -> list[di
     frame = _read_parquet(parquet_path)
     col = column or next((c for c in HSX_CODE_COLUMNS if c in frame.columns), None)
     if col is None or col not in frame.columns:
-        raise UserError(f"{parquet_path}: no Haskell code column among {', '.join(map(str, frame.columns))} "
-                        f"(set seq.sources.hsx_code_column)")
+        raise UserError(
+            f"{parquet_path}: no Haskell code column among {', '.join(map(str, frame.columns))} "
+            f"(set seq.sources.hsx_code_column)"
+        )
     programs = []
     for row in frame.to_dict("records"):
         code = str(row[col]).replace("\r\n", "\n")

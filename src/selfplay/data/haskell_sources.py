@@ -76,7 +76,7 @@ def split_arrows(type_text: str) -> list[str]:
     text = " ".join(type_text.split())
     depth_zero_context = _depth_zero_positions(text, "=>")
     if depth_zero_context:
-        text = text[depth_zero_context[-1] + 2:].strip()
+        text = text[depth_zero_context[-1] + 2 :].strip()
     cuts = _depth_zero_positions(text, "->")
     parts, start = [], 0
     for pos in cuts:
@@ -141,7 +141,7 @@ def _top_level_signatures(code: str) -> list[tuple[str, str]]:
     for _, text in _top_level_declarations(code):
         match = _SIGNATURE_START.match(text)
         if match:
-            sigs.append((match.group(1), text[match.end():].strip()))
+            sigs.append((match.group(1), text[match.end() :].strip()))
     return sigs
 
 
@@ -167,8 +167,9 @@ def parse_reference_program(name: str, code: str, where: str) -> dict:
             continue
         first = _NAME.match(line)
         if not first or first.group(0) != name:
-            raise UserError(f"{where}:{n}: a top-level line that is not part of {name!r}; "
-                            "put helpers in a 'where' clause")
+            raise UserError(
+                f"{where}:{n}: a top-level line that is not part of {name!r}; put helpers in a 'where' clause"
+            )
     try:
         arity = signature_arity(type_text)
     except ValueError as exc:

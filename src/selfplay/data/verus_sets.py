@@ -46,8 +46,10 @@ HEV_REPO = "secure-foundations/human-eval-verus"
 HEV_COMMIT = "a558d4e4caeb82e0b2dbdfa08f7cdecfb6e847d9"
 
 _PSV_LICENCE = "none: abwilf/psv has no licence file (all rights reserved by default)"
-_HEV_LICENCE = ("MIT according to the project brief; not confirmed from the stored snapshot "
-                "(no LICENSE file was visible there), so treated as not redistributable")
+_HEV_LICENCE = (
+    "MIT according to the project brief; not confirmed from the stored snapshot "
+    "(no LICENSE file was visible there), so treated as not redistributable"
+)
 
 
 def _raw_url(repo: str, commit: str, path: str) -> str:
@@ -107,8 +109,9 @@ def _source(dataset: str) -> dict:
     return _SOURCES[dataset]
 
 
-def download_verus_dataset(dataset: str, root: str | Path, log, sha256: str | None = None,
-                           pin_key: str | None = None) -> str:
+def download_verus_dataset(
+    dataset: str, root: str | Path, log, sha256: str | None = None, pin_key: str | None = None
+) -> str:
     """Fetch one set into ``root`` so that :func:`load_verus_problems` reads it: the file
     (or, from a tarball, only the files matching ``subdir/glob``) lands in ``root/subdir``.
 
@@ -205,8 +208,7 @@ def blank_non_code(text: str, literals: bool = True) -> tuple[str, str | None]:
                 error = error or f"unterminated block comment at offset {i}"
             blank(i, j)
             i = j
-        elif c in "rb" and (i == 0 or not _IDENT.match(text[i - 1])) and \
-                (m := _RAW_STRING.match(text, i)):
+        elif c in "rb" and (i == 0 or not _IDENT.match(text[i - 1])) and (m := _RAW_STRING.match(text, i)):
             close = '"' + m.group(1)
             j = text.find(close, m.end())
             if j < 0:
@@ -247,9 +249,34 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FN = re.compile(r"(?<![A-Za-z0-9_])fn\s+([A-Za-z_][A-Za-z0-9_]*)")
 # Words that start a new item; after a closing brace they show it closed a body.
 _ITEM_START = {
-    "fn", "pub", "spec", "proof", "exec", "open", "closed", "struct", "enum", "impl", "trait",
-    "use", "mod", "const", "static", "type", "broadcast", "global", "uninterp", "axiom",
-    "tracked", "ghost", "unsafe", "extern", "macro_rules", "verus", "layout", "async",
+    "fn",
+    "pub",
+    "spec",
+    "proof",
+    "exec",
+    "open",
+    "closed",
+    "struct",
+    "enum",
+    "impl",
+    "trait",
+    "use",
+    "mod",
+    "const",
+    "static",
+    "type",
+    "broadcast",
+    "global",
+    "uninterp",
+    "axiom",
+    "tracked",
+    "ghost",
+    "unsafe",
+    "extern",
+    "macro_rules",
+    "verus",
+    "layout",
+    "async",
 }
 
 
@@ -284,8 +311,14 @@ def fn_items(blanked: str) -> list[dict]:
     from the body by what follows the closing brace."""
     items = []
     for m in _FN.finditer(blanked):
-        item = {"name": m.group(1), "mode": _fn_mode(blanked, m.start()), "start": m.start(),
-                "header_end": len(blanked), "body_open": None, "body_close": None}
+        item = {
+            "name": m.group(1),
+            "mode": _fn_mode(blanked, m.start()),
+            "start": m.start(),
+            "header_end": len(blanked),
+            "body_open": None,
+            "body_close": None,
+        }
         depth, group_open = 0, None
         for j in range(m.end(), len(blanked)):
             ch = blanked[j]
@@ -359,8 +392,9 @@ def rewrite_crate_imports(text: str) -> tuple[str, list[str]]:
         pieces.append(text[last:a])
         last = b
     pieces.append(text[last:])
-    kept_blanked = "".join(blanked[x:y] for x, y in
-                           zip([0] + [b for _, b in spans], [a for a, _ in spans] + [len(blanked)]))
+    kept_blanked = "".join(
+        blanked[x:y] for x, y in zip([0] + [b for _, b in spans], [a for a, _ in spans] + [len(blanked)])
+    )
     if not _PRELUDE_USE.search(kept_blanked):
         pieces[0] = pieces[0] + PRELUDE_IMPORT + "\n"
         changes.append(f"added {PRELUDE_IMPORT}")
@@ -374,7 +408,7 @@ def old_crate_references(text: str) -> list[str]:
     for m in [*_OLD_USE.finditer(blanked), *_OLD_PATH.finditer(blanked)]:
         line_start = text.rfind("\n", 0, m.start()) + 1
         line_end = text.find("\n", m.start())
-        line = text[line_start:line_end if line_end >= 0 else len(text)].strip()
+        line = text[line_start : line_end if line_end >= 0 else len(text)].strip()
         if line not in out:
             out.append(line)
     return out
@@ -383,14 +417,14 @@ def old_crate_references(text: str) -> list[str]:
 # --- problem records ------------------------------------------------------------------
 
 DROP_REASONS = (
-    "unparseable",          # bad JSON line, no spec text, an unterminated comment/literal, unbalanced braces
-    "no_verus_section",     # human-eval-verus file without the VERUS BEGIN/END markers
-    "no_target",            # no function to implement (empty program, spec not ending in an open brace)
-    "target_is_spec_fn",    # the open brace starts a spec function: nothing to verify
-    "target_is_main",       # the target is `main`
-    "no_ensures",           # the target states no postcondition
+    "unparseable",  # bad JSON line, no spec text, an unterminated comment/literal, unbalanced braces
+    "no_verus_section",  # human-eval-verus file without the VERUS BEGIN/END markers
+    "no_target",  # no function to implement (empty program, spec not ending in an open brace)
+    "target_is_spec_fn",  # the open brace starts a spec function: nothing to verify
+    "target_is_main",  # the target is `main`
+    "no_ensures",  # the target states no postcondition
     "old_crate_reference",  # builtin/builtin_macros still named after the import rewrite
-    "duplicate_spec",       # same spec (comments and spacing ignored) as a problem kept earlier
+    "duplicate_spec",  # same spec (comments and spacing ignored) as a problem kept earlier
 )
 
 _NAME_BAD = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -427,7 +461,7 @@ def analyse_spec(spec: str) -> dict:
         raise DroppedProblem("target_is_spec_fn", target["name"])
     if target["name"] == "main":
         raise DroppedProblem("target_is_main")
-    header = blanked[target["start"]:open_at]
+    header = blanked[target["start"] : open_at]
     if not re.search(r"(?<![A-Za-z0-9_])ensures(?![A-Za-z0-9_])", header):
         raise DroppedProblem("no_ensures", target["name"])
     helpers = [it["name"] for it in items[:-1] if it["mode"] != "spec" and it["body_close"] is not None]
@@ -459,7 +493,7 @@ def hev_spec(text: str) -> tuple[str, str]:
     begin, end = _HEV_BEGIN.search(text), _HEV_END.search(text)
     if not begin or not end or end.start() < begin.end():
         raise DroppedProblem("no_verus_section")
-    program = text[begin.end():end.start()]
+    program = text[begin.end() : end.start()]
     blanked, error = blank_non_code(program)
     if error:
         raise DroppedProblem("unparseable", error)
@@ -467,18 +501,23 @@ def hev_spec(text: str) -> tuple[str, str]:
     if error:
         raise DroppedProblem("unparseable", error)
     candidates = [
-        it for it in fn_items(blanked)
-        if it["mode"] != "spec" and it["name"] != "main" and it["body_close"] is not None
-        and re.search(r"(?<![A-Za-z0-9_])ensures(?![A-Za-z0-9_])", blanked[it["start"]:it["body_open"]])
+        it
+        for it in fn_items(blanked)
+        if it["mode"] != "spec"
+        and it["name"] != "main"
+        and it["body_close"] is not None
+        and re.search(r"(?<![A-Za-z0-9_])ensures(?![A-Za-z0-9_])", blanked[it["start"] : it["body_open"]])
     ]
     if not candidates:
         raise DroppedProblem("no_target", "no exec or proof function with an ensures clause")
     entry = _HEV_ENTRY.search(text)
     entry_name = entry.group(1) if entry else None
-    chosen = ([c for c in candidates if c["name"] == entry_name]
-              or [c for c in candidates if entry_name and c["name"].startswith(entry_name)]
-              or candidates)[-1]
-    return program[:chosen["body_open"] + 1].lstrip("\n"), chosen["name"]
+    chosen = (
+        [c for c in candidates if c["name"] == entry_name]
+        or [c for c in candidates if entry_name and c["name"].startswith(entry_name)]
+        or candidates
+    )[-1]
+    return program[: chosen["body_open"] + 1].lstrip("\n"), chosen["name"]
 
 
 def _dataset_dir(root: Path, src: dict) -> tuple[Path, list[Path]]:
@@ -490,8 +529,7 @@ def _dataset_dir(root: Path, src: dict) -> tuple[Path, list[Path]]:
             files = sorted(p for p in base.glob(src["glob"]) if p.is_file())
             if files:
                 return base, files
-    raise UserError(f"no {src['subdir']}/{src['glob']} under {root}; download the set first "
-                    f"({src['url']})")
+    raise UserError(f"no {src['subdir']}/{src['glob']} under {root}; download the set first ({src['url']})")
 
 
 def _units(src: dict, files: list[Path], report: dict):
@@ -504,8 +542,14 @@ def _units(src: dict, files: list[Path], report: dict):
             for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
                 if not line.strip():
                     continue
-                unit = {"where": f"{rel}#L{lineno}", "hint": None, "spec": None, "gold": None,
-                        "drop": None, "suffix": f"L{lineno}"}
+                unit = {
+                    "where": f"{rel}#L{lineno}",
+                    "hint": None,
+                    "spec": None,
+                    "gold": None,
+                    "drop": None,
+                    "suffix": f"L{lineno}",
+                }
                 try:
                     obj = json.loads(line)
                 except json.JSONDecodeError as exc:
@@ -516,11 +560,21 @@ def _units(src: dict, files: list[Path], report: dict):
                     yield {**unit, "drop": DroppedProblem("unparseable", "no spec text")}
                     continue
                 task_id, gold = obj.get("task_id"), obj.get("gold_code")
-                yield {**unit, "spec": spec, "hint": task_id if isinstance(task_id, str) else None,
-                       "gold": gold if isinstance(gold, str) else None}
+                yield {
+                    **unit,
+                    "spec": spec,
+                    "hint": task_id if isinstance(task_id, str) else None,
+                    "gold": gold if isinstance(gold, str) else None,
+                }
         else:
-            unit = {"where": rel, "hint": path.stem, "spec": None, "gold": None, "drop": None,
-                    "suffix": path.stem}
+            unit = {
+                "where": rel,
+                "hint": path.stem,
+                "spec": None,
+                "gold": None,
+                "drop": None,
+                "suffix": path.stem,
+            }
             try:
                 spec, _ = hev_spec(path.read_text(encoding="utf-8"))
             except DroppedProblem as drop:
@@ -539,9 +593,17 @@ def load_verus_problems(root: str | Path, dataset: str) -> tuple[list[dict], dic
     is checked; a problem is dropped for one of :data:`DROP_REASONS`."""
     src = _source(dataset)
     _, files = _dataset_dir(Path(root), src)
-    report = {"dataset": dataset, "files_seen": 0, "records_seen": 0, "kept": 0,
-              "dropped": {}, "dropped_items": [], "imports_rewritten": 0,
-              "gold_not_prefixed": 0, "with_helper_bodies": 0}
+    report = {
+        "dataset": dataset,
+        "files_seen": 0,
+        "records_seen": 0,
+        "kept": 0,
+        "dropped": {},
+        "dropped_items": [],
+        "imports_rewritten": 0,
+        "gold_not_prefixed": 0,
+        "with_helper_bodies": 0,
+    }
     records: list[dict] = []
     names: set[str] = set()
     seen_specs: dict[str, str] = {}
@@ -583,15 +645,17 @@ def load_verus_problems(root: str | Path, dataset: str) -> tuple[list[dict], dic
         seen_specs[key] = f"{dataset}/{name}"
         report["imports_rewritten"] += bool(changes)
         report["with_helper_bodies"] += bool(info["helper_bodies"])
-        records.append({
-            "id": f"{dataset}/{name}",
-            "name": name,
-            "dataset": dataset,
-            "spec": new_spec,
-            "target": info["target"],
-            "target_mode": info["target_mode"],
-            "helper_bodies": info["helper_bodies"],
-            "source_file": where,
-        })
+        records.append(
+            {
+                "id": f"{dataset}/{name}",
+                "name": name,
+                "dataset": dataset,
+                "spec": new_spec,
+                "target": info["target"],
+                "target_mode": info["target_mode"],
+                "helper_bodies": info["helper_bodies"],
+                "source_file": where,
+            }
+        )
     report["kept"] = len(records)
     return records, report

@@ -24,7 +24,6 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..errors import UserError
 from ..llm.answer_format import AnswerFormat, lark_string
 from ..metrics import pass_at_ks
 from ..metrics.classification import binary_scores, majority_vote
@@ -45,9 +44,9 @@ class Benchmark(abc.ABC):
     attributes and implement ``prepare``, ``messages``, ``score`` and ``summarise``
     (ClassificationBenchmark and CodegenBenchmark implement the last two or three)."""
 
-    name: ClassVar[str]     # registry key and file name
-    title: ClassVar[str]    # how tables name it
-    task: ClassVar[str]     # "classify" or "codegen"
+    name: ClassVar[str]  # registry key and file name
+    title: ClassVar[str]  # how tables name it
+    task: ClassVar[str]  # "classify" or "codegen"
     # The file of this project's own smoke items (under selfplay/data/eval), in the
     # benchmark's exact format; None when a pip package ships the real data instead.
     smoke: ClassVar[str | None] = None
@@ -78,8 +77,9 @@ class Benchmark(abc.ABC):
         return None
 
     @abc.abstractmethod
-    def score(self, items: dict[str, dict], samples: list[Sample], mode: EvalMode, cfg: dict,
-              workers: int = 2) -> list[dict]:
+    def score(
+        self, items: dict[str, dict], samples: list[Sample], mode: EvalMode, cfg: dict, workers: int = 2
+    ) -> list[dict]:
         """One row per sample: at least ``id``, ``sample`` and ``reason`` (None when right)."""
 
     @abc.abstractmethod
@@ -117,9 +117,9 @@ def fenced_blocks(text: str, labels: tuple[str, ...]) -> tuple[list[str], tuple[
             open_at, label = i, m.group(1).lower()
             continue
         if label in labels or label == "":
-            blocks.append("\n".join(lines[open_at + 1:i]))
+            blocks.append("\n".join(lines[open_at + 1 : i]))
         open_at = None
-    return blocks, (None if open_at is None else (label, "\n".join(lines[open_at + 1:])))
+    return blocks, (None if open_at is None else (label, "\n".join(lines[open_at + 1 :])))
 
 
 def fenced(code: str, language: str = "python") -> str:
@@ -127,6 +127,7 @@ def fenced(code: str, language: str = "python") -> str:
 
 
 # --- classification -------------------------------------------------------------
+
 
 class ClassificationBenchmark(Benchmark):
     """Pick one of ``labels``; ``positive`` is the label precision, recall and F1 are about.
@@ -153,8 +154,10 @@ class ClassificationBenchmark(Benchmark):
     def answer_instruction(self, cot: bool) -> str:
         choices = " or ".join(self.labels)
         if cot:
-            return (f"Think it through step by step first. Then finish with one last line of the form "
-                    f"`Answer: X`, where X is {choices}.")
+            return (
+                f"Think it through step by step first. Then finish with one last line of the form "
+                f"`Answer: X`, where X is {choices}."
+            )
         return f"Reply with just one word: {choices}."
 
     def answer_format(self, item: dict, cot: bool) -> AnswerFormat | None:
@@ -163,17 +166,21 @@ class ClassificationBenchmark(Benchmark):
             # Free reasoning up to and including the first answer marker, as ONE terminal:
             # llguidance lexes greedily and gives no characters back, so a reasoning
             # terminal of its own would read on into the marker and fail at its colon.
-            grammar = ("start: REASONED label\n"
-                       f"label: {choice}\n"
-                       "REASONED: /([^A]|A[^n]|An[^s]|Ans[^w]|Answ[^e]|Answe[^r]|Answer[^:])"
-                       f"{{0,{self.reasoning_chars}}}Answer: /\n")
+            grammar = (
+                "start: REASONED label\n"
+                f"label: {choice}\n"
+                "REASONED: /([^A]|A[^n]|An[^s]|Ans[^w]|Answ[^e]|Answe[^r]|Answer[^:])"
+                f"{{0,{self.reasoning_chars}}}Answer: /\n"
+            )
         else:
             grammar = f"start: label\nlabel: {choice}\n"
         return AnswerFormat(f"{self.name}:{'cot' if cot else 'plain'}", grammar)
 
     def read_label(self, text: str, cot: bool) -> tuple[str | None, str | None]:
         """(label, None) or (None, reason)."""
-        pattern = re.compile(r"\b(" + "|".join(re.escape(label) for label in self.labels) + r")\b", re.IGNORECASE)
+        pattern = re.compile(
+            r"\b(" + "|".join(re.escape(label) for label in self.labels) + r")\b", re.IGNORECASE
+        )
         canon = {label.lower(): label for label in self.labels}
         if cot:
             finals = re.findall(r"(?im)^\W*answer\s*:\s*\W*(\w+)", text)
@@ -185,15 +192,23 @@ class ClassificationBenchmark(Benchmark):
         found = pattern.search(text)
         return (canon[found.group(1).lower()], None) if found else (None, "no_label")
 
-    def score(self, items: dict[str, dict], samples: list[Sample], mode: EvalMode, cfg: dict,
-              workers: int = 2) -> list[dict]:
+    def score(
+        self, items: dict[str, dict], samples: list[Sample], mode: EvalMode, cfg: dict, workers: int = 2
+    ) -> list[dict]:
         rows = []
         for s in samples:
             label, reason = self.read_label(s.text, mode.cot)
             gold = self.gold(items[s.item_id])
-            rows.append({"id": s.item_id, "sample": s.index, "answer": label, "gold": gold,
-                         "correct": label == gold, "reason": reason if label is None else
-                         (None if label == gold else "wrong_label")})
+            rows.append(
+                {
+                    "id": s.item_id,
+                    "sample": s.index,
+                    "answer": label,
+                    "gold": gold,
+                    "correct": label == gold,
+                    "reason": reason if label is None else (None if label == gold else "wrong_label"),
+                }
+            )
         return rows
 
     def summarise(self, items: dict[str, dict], rows: list[dict], mode: EvalMode) -> dict:
@@ -205,8 +220,14 @@ class ClassificationBenchmark(Benchmark):
         def scores(ids: list[str]) -> dict:
             gold = [self.gold(items[i]) for i in ids]
             if mode.aggregate == "mean":
-                runs = [binary_scores(gold, [by_item[i][j]["answer"] if j < len(by_item[i]) else None for i in ids],
-                                      self.positive) for j in range(mode.samples)]
+                runs = [
+                    binary_scores(
+                        gold,
+                        [by_item[i][j]["answer"] if j < len(by_item[i]) else None for i in ids],
+                        self.positive,
+                    )
+                    for j in range(mode.samples)
+                ]
                 return _mean_scores(runs)
             if mode.aggregate == "majority":
                 predicted = [majority_vote([r["answer"] for r in by_item[i]]) for i in ids]
@@ -232,6 +253,7 @@ def _mean_scores(runs: list[dict]) -> dict:
 
 # --- code generation ----------------------------------------------------------
 
+
 class CodegenBenchmark(Benchmark):
     """Write a program; a sample passes when every test of its item does. pass@k with the
     unbiased estimator for every k the mode asks (``pass_at_k``, each <= its samples).
@@ -242,8 +264,15 @@ class CodegenBenchmark(Benchmark):
 
     task = "codegen"
 
-    def summarise(self, items: dict[str, dict], rows: list[dict], mode: EvalMode, ks=None,
-                  unrunnable_ids=(), runnable_only: bool = False) -> dict:
+    def summarise(
+        self,
+        items: dict[str, dict],
+        rows: list[dict],
+        mode: EvalMode,
+        ks=None,
+        unrunnable_ids=(),
+        runnable_only: bool = False,
+    ) -> dict:
         ks = tuple(mode.pass_at_k if ks is None else ks)
         by_item: dict[str, list[dict]] = {}
         for row in rows:
@@ -258,18 +287,31 @@ class CodegenBenchmark(Benchmark):
         def scores(ids: list[str], failed: list[str]) -> dict:
             counts = [(len(by_item[i]), sum(bool(r["passed"]) for r in by_item[i])) for i in ids]
             errors = sum(bool(r.get("compile_error")) for i in ids for r in by_item[i])
-            out = {"n": len(ids) + len(failed), **passk(counts + [(mode.samples, 0)] * len(failed)),
-                   "compile_errors": errors / mode.samples if ids else None,
-                   "unparsed": sum(r.get("reason", "") is not None and str(r.get("reason", "")).startswith("parse")
-                                   for i in ids for r in by_item[i])}
+            out = {
+                "n": len(ids) + len(failed),
+                **passk(counts + [(mode.samples, 0)] * len(failed)),
+                "compile_errors": errors / mode.samples if ids else None,
+                "unparsed": sum(
+                    r.get("reason", "") is not None and str(r.get("reason", "")).startswith("parse")
+                    for i in ids
+                    for r in by_item[i]
+                ),
+            }
             if failed:
                 out["unrunnable"] = len(failed)
             return out
 
         ids = sorted(by_item)
-        out = {"metric": "pass@k", "mode": mode.name, "denominator": "official", **scores(ids, missing),
-               "groups": {g: scores([i for i in ids if items[i].get("group") == g], []) for g in groups}}
+        out = {
+            "metric": "pass@k",
+            "mode": mode.name,
+            "denominator": "official",
+            **scores(ids, missing),
+            "groups": {g: scores([i for i in ids if items[i].get("group") == g], []) for g in groups},
+        }
         if runnable_only:
-            out["runnable_only"] = {"n": len(ids), **passk(
-                [(len(by_item[i]), sum(bool(r["passed"]) for r in by_item[i])) for i in ids])}
+            out["runnable_only"] = {
+                "n": len(ids),
+                **passk([(len(by_item[i]), sum(bool(r["passed"]) for r in by_item[i])) for i in ids]),
+            }
         return out

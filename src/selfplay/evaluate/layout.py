@@ -12,7 +12,7 @@ MODE_SUFFIX = {"greedy": "", "majority": " Maj", "cot": " CoT", "sampled": ""}
 
 def model_label(tag: str) -> str:
     if tag.startswith("alice_r"):
-        return f"Alice round {tag[len('alice_r'):]}"
+        return f"Alice round {tag[len('alice_r') :]}"
     return MODEL_LABELS.get(tag, tag)
 
 

@@ -36,27 +36,40 @@ class EvalMode:
     pass_at_k: tuple[int, ...] = (1,)
 
     @classmethod
-    def from_config(cls, name: str, section: dict) -> "EvalMode":
+    def from_config(cls, name: str, section: dict) -> EvalMode:
         try:
-            mode = cls(name=name, samples=int(section["samples"]), cot=bool(section["cot"]),
-                       aggregate=str(section["aggregate"]), sampling=dict(section["sampling"]),
-                       pass_at_k=tuple(int(k) for k in section.get("pass_at_k", (1,))))
+            mode = cls(
+                name=name,
+                samples=int(section["samples"]),
+                cot=bool(section["cot"]),
+                aggregate=str(section["aggregate"]),
+                sampling=dict(section["sampling"]),
+                pass_at_k=tuple(int(k) for k in section.get("pass_at_k", (1,))),
+            )
         except KeyError as exc:
             raise UserError(f"evaluation.modes.{name}: missing setting {exc.args[0]}") from None
         if mode.aggregate not in AGGREGATES:
-            raise UserError(f"evaluation.modes.{name}.aggregate must be one of {', '.join(AGGREGATES)}, "
-                            f"got {mode.aggregate!r}")
+            raise UserError(
+                f"evaluation.modes.{name}.aggregate must be one of {', '.join(AGGREGATES)}, "
+                f"got {mode.aggregate!r}"
+            )
         if mode.samples < 1:
             raise UserError(f"evaluation.modes.{name}.samples must be >= 1, got {mode.samples}")
         too_big = [k for k in mode.pass_at_k if k > mode.samples]
         if too_big:
-            raise UserError(f"evaluation.modes.{name}.pass_at_k: pass@{too_big[0]} needs at least {too_big[0]} "
-                            f"samples, but the mode draws samples={mode.samples}")
+            raise UserError(
+                f"evaluation.modes.{name}.pass_at_k: pass@{too_big[0]} needs at least {too_big[0]} "
+                f"samples, but the mode draws samples={mode.samples}"
+            )
         if not mode.pass_at_k or any(k < 1 for k in mode.pass_at_k):
-            raise UserError(f"evaluation.modes.{name}.pass_at_k must list k values >= 1, got {list(mode.pass_at_k)}")
+            raise UserError(
+                f"evaluation.modes.{name}.pass_at_k must list k values >= 1, got {list(mode.pass_at_k)}"
+            )
         if mode.aggregate == "single" and mode.samples != 1:
-            raise UserError(f"evaluation.modes.{name}: aggregate 'single' takes exactly one sample, "
-                            f"got samples={mode.samples}")
+            raise UserError(
+                f"evaluation.modes.{name}: aggregate 'single' takes exactly one sample, "
+                f"got samples={mode.samples}"
+            )
         return mode
 
     def sampling_params(self, seed: int, max_new_tokens: int | None = None) -> SamplingParams:
@@ -69,5 +82,7 @@ class EvalMode:
 def mode_of(cfg: dict, name: str) -> EvalMode:
     modes = cfg["evaluation"]["modes"]
     if name not in modes:
-        raise UserError(f"evaluation mode {name!r} is not defined (evaluation.modes has: {', '.join(sorted(modes))})")
+        raise UserError(
+            f"evaluation mode {name!r} is not defined (evaluation.modes has: {', '.join(sorted(modes))})"
+        )
     return EvalMode.from_config(name, modes[name])

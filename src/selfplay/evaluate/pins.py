@@ -32,8 +32,10 @@ from pathlib import Path
 from ..errors import UserError
 
 LOCK_FILE = "config/download-pins.tsv"
-LOCK_HEADER = ("# sha256 of every benchmark download, recorded by the first download where no pin was known\n"
-               "# (selfplay.evaluate.pins). Commit this file. Columns: <bench>/<file>  url  sha256\n")
+LOCK_HEADER = (
+    "# sha256 of every benchmark download, recorded by the first download where no pin was known\n"
+    "# (selfplay.evaluate.pins). Commit this file. Columns: <bench>/<file>  url  sha256\n"
+)
 
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
@@ -48,16 +50,19 @@ def revision_of(url: str) -> tuple[str, str]:
         m = pattern.match(url)
         if m:
             return kind, m.group("rev")
-    raise UserError(f"{url}: not a download this project knows how to pin (a hub or GitHub commit, or a "
-                    "GitHub release)")
+    raise UserError(
+        f"{url}: not a download this project knows how to pin (a hub or GitHub commit, or a GitHub release)"
+    )
 
 
 def check_revision(url: str) -> str:
     """The URL's revision, when it names a commit (hex) or a release tag; else UserError."""
     kind, rev = revision_of(url)
     if kind == "commit" and not COMMIT.match(rev):
-        raise UserError(f"{url}: revision {rev!r} is not a commit; pin a commit hash (a branch such as main "
-                        "can change under the same name)")
+        raise UserError(
+            f"{url}: revision {rev!r} is not a commit; pin a commit hash (a branch such as main "
+            "can change under the same name)"
+        )
     return rev
 
 
@@ -73,8 +78,10 @@ def read_lock(path: str | os.PathLike, value: re.Pattern = SHA256) -> dict[tuple
             continue
         parts = line.split("\t")
         if len(parts) != 3 or not value.match(parts[2]):
-            raise UserError(f"{path}:{n}: expected '<key><TAB>url<TAB>{'sha256' if value is SHA256 else 'commit'}', "
-                            f"got {line[:120]!r}")
+            raise UserError(
+                f"{path}:{n}: expected '<key><TAB>url<TAB>{'sha256' if value is SHA256 else 'commit'}', "
+                f"got {line[:120]!r}"
+            )
         key = (parts[0], parts[1])
         if key in pins and pins[key] != parts[2]:
             raise UserError(f"{path}:{n}: {parts[0]} is pinned twice with different sha256")
@@ -82,8 +89,14 @@ def read_lock(path: str | os.PathLike, value: re.Pattern = SHA256) -> dict[tuple
     return pins
 
 
-def record_pin(path: str | os.PathLike, key: str, url: str, sha256: str, value: re.Pattern = SHA256,
-               header: str = LOCK_HEADER) -> str:
+def record_pin(
+    path: str | os.PathLike,
+    key: str,
+    url: str,
+    sha256: str,
+    value: re.Pattern = SHA256,
+    header: str = LOCK_HEADER,
+) -> str:
     """Add a pin to the lock file (under an exclusive lock, so parallel downloads do not
     lose each other's lines) and return the pin now in force: an existing pin for the
     same key and URL wins, and a different one is reported by the caller as a mismatch."""
@@ -106,8 +119,9 @@ def record_pin(path: str | os.PathLike, key: str, url: str, sha256: str, value: 
     return sha256
 
 
-def expected_pin(key: str, url: str, config_pin: str | None, spec_pin: str | None,
-                 lock_path: str | os.PathLike) -> tuple[str | None, str]:
+def expected_pin(
+    key: str, url: str, config_pin: str | None, spec_pin: str | None, lock_path: str | os.PathLike
+) -> tuple[str | None, str]:
     """(sha256 or None, where it comes from) for one download."""
     if config_pin:
         return config_pin, "config"
@@ -118,7 +132,9 @@ def expected_pin(key: str, url: str, config_pin: str | None, spec_pin: str | Non
 
 
 def mismatch(file: str, expected: str, where: str, got: str) -> UserError:
-    return UserError(f"{file}: sha256 mismatch: pinned {expected} ({where}), downloaded {got}; the file was not kept")
+    return UserError(
+        f"{file}: sha256 mismatch: pinned {expected} ({where}), downloaded {got}; the file was not kept"
+    )
 
 
 def file_sha256(path: str | os.PathLike) -> str:
@@ -129,8 +145,16 @@ def file_sha256(path: str | os.PathLike) -> str:
     return h.hexdigest()
 
 
-def settle(tmp: str | os.PathLike, dest: str | os.PathLike, key: str, url: str, config_pin: str | None,
-           spec_pin: str | None, lock_path: str | os.PathLike, log) -> str:
+def settle(
+    tmp: str | os.PathLike,
+    dest: str | os.PathLike,
+    key: str,
+    url: str,
+    config_pin: str | None,
+    spec_pin: str | None,
+    lock_path: str | os.PathLike,
+    log,
+) -> str:
     """Check a fetched file (at ``tmp``) against its pin, recording one where none is
     known, then move it to ``dest``. Returns its sha256; on a mismatch removes ``tmp``
     and raises the one-line error."""
@@ -140,8 +164,12 @@ def settle(tmp: str | os.PathLike, dest: str | os.PathLike, key: str, url: str, 
     if expected is None:
         expected, where = record_pin(lock_path, key, url, got), str(lock_path)
         if expected == got:
-            log.warning("%s: no sha256 was pinned; recorded %s in %s (commit it: later downloads must match)",
-                        name, got, lock_path)
+            log.warning(
+                "%s: no sha256 was pinned; recorded %s in %s (commit it: later downloads must match)",
+                name,
+                got,
+                lock_path,
+            )
     if expected != got:
         os.unlink(tmp)
         raise mismatch(name, expected, where, got)
@@ -149,8 +177,15 @@ def settle(tmp: str | os.PathLike, dest: str | os.PathLike, key: str, url: str, 
     return got
 
 
-def download(url: str, dest: str, key: str, config_pin: str | None, spec_pin: str | None,
-             lock_path: str | os.PathLike, log) -> str:
+def download(
+    url: str,
+    dest: str,
+    key: str,
+    config_pin: str | None,
+    spec_pin: str | None,
+    lock_path: str | os.PathLike,
+    log,
+) -> str:
     """A benchmark download step: the revision checked, the file fetched, then ``settle``."""
     from ..data.sources import download_checked
 

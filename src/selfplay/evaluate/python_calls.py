@@ -37,8 +37,9 @@ from __future__ import annotations
 import ast
 import cmath
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from ..sandbox.encoding import MalformedValue, Opaque, bounded_repr, decode_value
 
@@ -53,7 +54,7 @@ RECORD_ENTRY = "__selfplay_record__"
 
 # Appended after the program: rebuilds each call's arguments from their source text
 # (inside the sandbox), makes the calls, reports outcomes.
-CALLS_SHIM = '''
+CALLS_SHIM = """
 
 def __selfplay_calls__(entry, calls):
     names = {"__builtins__": {}, "inf": float("inf"), "nan": float("nan"), "set": set,
@@ -70,12 +71,12 @@ def __selfplay_calls__(entry, calls):
         except BaseException as exc:
             out.append(("raised", type(exc).__name__))
     return out
-'''
+"""
 
 # Wraps the entry point in a recorder while the benchmark's own ``check`` runs the
 # reference: each call's arguments as source text (taken before the call, in case it
 # mutates them; dicts keep their order) and the reference's result.
-_RECORD_SHIM = '''
+_RECORD_SHIM = """
 
 def __selfplay_record__(entry):
     calls = []
@@ -89,14 +90,14 @@ def __selfplay_record__(entry):
 
     check(recorder)
     return calls
-'''
+"""
 
 
 @dataclass(frozen=True)
 class CallOutcome:
-    status: str          # "ok", "raised", "missing", "timeout", "not_run", or the sandbox's status for the batch
-    value: Any = None    # the encoded value ("ok"), the exception type ("raised"), a detail otherwise
-    seconds: float | None = None   # how long the call ran (timed calls only)
+    status: str  # "ok", "raised", "missing", "timeout", "not_run", or the sandbox's status for the batch
+    value: Any = None  # the encoded value ("ok"), the exception type ("raised"), a detail otherwise
+    seconds: float | None = None  # how long the call ran (timed calls only)
 
 
 def args_source(args: Iterable[Any]) -> str:
@@ -110,6 +111,7 @@ _NAMES = {"inf": math.inf, "nan": math.nan}
 def parse_args(source: str) -> tuple:
     """The arguments back from their source text, in the host, without evaluating code:
     literals, ``inf``/``nan`` and ``set(...)``/``frozenset(...)`` calls only."""
+
     def walk(node):
         if isinstance(node, ast.Constant):
             return node.value
@@ -123,8 +125,13 @@ def parse_args(source: str) -> tuple:
             return {ast.List: list, ast.Tuple: tuple, ast.Set: set}[type(node)](items)
         if isinstance(node, ast.Dict):
             return {walk(k): walk(v) for k, v in zip(node.keys, node.values)}
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("set", "frozenset") \
-                and len(node.args) <= 1 and not node.keywords:
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("set", "frozenset")
+            and len(node.args) <= 1
+            and not node.keywords
+        ):
             items = walk(node.args[0]) if node.args else ()
             return (set if node.func.id == "set" else frozenset)(items)
         raise ValueError(f"not a literal: {ast.dump(node)[:80]}")
@@ -135,7 +142,9 @@ def parse_args(source: str) -> tuple:
     return value
 
 
-def run_calls(sandbox, code: str, entry: str, calls: list[Any], timeout: float, cap: float) -> list[CallOutcome]:
+def run_calls(
+    sandbox, code: str, entry: str, calls: list[Any], timeout: float, cap: float
+) -> list[CallOutcome]:
     """Run ``code`` and call ``entry`` on each encoded argument list, in batches; one
     outcome per call. A batch may take ``timeout`` seconds per call, at most ``cap``
     seconds in all. A batch that does not finish (timeout, crash, unencodable result)
@@ -143,11 +152,11 @@ def run_calls(sandbox, code: str, entry: str, calls: list[Any], timeout: float, 
     program = code + "\n\n" + CALLS_SHIM
     jobs = []
     for start in range(0, len(calls), BATCH):
-        batch = calls[start:start + BATCH]
+        batch = calls[start : start + BATCH]
         literal = "{'entry': " + repr(entry) + ", 'calls': " + repr(list(batch)) + "}"
         jobs.append((program, ENTRY, literal, min(timeout * len(batch), cap)))
     outcomes: list[CallOutcome] = []
-    sizes = [len(calls[s:s + BATCH]) for s in range(0, len(calls), BATCH)]
+    sizes = [len(calls[s : s + BATCH]) for s in range(0, len(calls), BATCH)]
     for result, size in zip(sandbox.run_many(jobs), sizes):
         outcomes += batch_outcomes(result, size)
     return outcomes
@@ -158,7 +167,7 @@ def run_calls(sandbox, code: str, entry: str, calls: list[Any], timeout: float, 
 # reports the seconds it ran, and the first call that does not return in time stops
 # the rest (they cannot change a verdict that is already a failure).
 TIMED_ENTRY = "__selfplay_timed_calls__"
-TIMED_CALLS_SHIM = '''
+TIMED_CALLS_SHIM = """
 
 def __selfplay_timed_calls__(entry, calls, limits, stop_early):
     import signal as _signal
@@ -200,18 +209,24 @@ def __selfplay_timed_calls__(entry, calls, limits, stop_early):
         if stop_early and out[-1][0] != "ok":
             break
     return out
-'''
+"""
 
 
-def timed_job(code: str, entry: str, calls: list[str], limits: list[float], total: float,
-              stop_early: bool = True) -> tuple:
+def timed_job(
+    code: str, entry: str, calls: list[str], limits: list[float], total: float, stop_early: bool = True
+) -> tuple:
     """A sandbox job (for ``run``/``run_many``) that runs ``code`` once and calls ``entry``
     on each argument source in order, call i limited to ``limits[i]`` seconds and the
     whole run to ``total`` seconds. With ``stop_early`` the first call that raises or
     runs over its limit ends the run; read its result with :func:`timed_outcomes`."""
     if len(limits) != len(calls):
         raise ValueError(f"{len(limits)} time limits for {len(calls)} calls")
-    literal = {"entry": entry, "calls": list(calls), "limits": [float(t) for t in limits], "stop_early": stop_early}
+    literal = {
+        "entry": entry,
+        "calls": list(calls),
+        "limits": [float(t) for t in limits],
+        "stop_early": stop_early,
+    }
     return (code + "\n\n" + TIMED_CALLS_SHIM, TIMED_ENTRY, literal, float(total))
 
 
@@ -257,8 +272,13 @@ def _call_outcome(item: Any, timed: bool = False) -> CallOutcome:
     ``(kind, value, seconds)``; the value of an ``ok`` one stays encoded, but only once it
     is known to decode. Anything else is a ``MALFORMED`` outcome."""
     fields = 3 if timed else 2
-    if not (type(item) is list and len(item) == 2 and item[0] == "tuple" and type(item[1]) is list
-            and len(item[1]) == fields):
+    if not (
+        type(item) is list
+        and len(item) == 2
+        and item[0] == "tuple"
+        and type(item[1]) is list
+        and len(item[1]) == fields
+    ):
         return CallOutcome(MALFORMED, f"an outcome is not a tuple of {fields} fields")
     kind, payload = item[1][:2]
     seconds = None
@@ -276,10 +296,14 @@ def _call_outcome(item: Any, timed: bool = False) -> CallOutcome:
         return CallOutcome(kind[1], value[:200], seconds)
     if timed and kind == ["str", "timeout"] and value is None:
         return CallOutcome("timeout", None, seconds)
-    return CallOutcome(MALFORMED, "an outcome is neither a value, an exception, a timeout nor a missing function")
+    return CallOutcome(
+        MALFORMED, "an outcome is neither a value, an exception, a timeout nor a missing function"
+    )
 
 
-def record_reference(sandbox, program: str, entry: str, timeout: float) -> tuple[list[tuple[Any, Any]] | None, str | None]:
+def record_reference(
+    sandbox, program: str, entry: str, timeout: float
+) -> tuple[list[tuple[Any, Any]] | None, str | None]:
     """The calls the benchmark's ``check(candidate)`` (defined in ``program``, after the
     reference solution) makes, with the reference's results, as encoded (args, result)
     pairs; (None, reason) when it does not run cleanly."""
@@ -332,8 +356,12 @@ def _holds_nan(node: Any) -> bool:
     while stack:
         item = stack.pop()
         if isinstance(item, list):
-            if len(item) == 2 and item[0] in ("float", "complex") and isinstance(item[1], str) \
-                    and "nan" in item[1].lower():
+            if (
+                len(item) == 2
+                and item[0] in ("float", "complex")
+                and isinstance(item[1], str)
+                and "nan" in item[1].lower()
+            ):
                 return True
             stack.extend(item)
     return False
@@ -386,8 +414,9 @@ def _near(got: Any, expected: Any, tol: float) -> bool:
     return False  # text, None, dicts, sets and opaque objects have no tolerance
 
 
-def judge(outcomes: list[CallOutcome], tests: list[dict], atol: float | None = None,
-          oracle=None) -> tuple[bool, str | None, list[dict]]:
+def judge(
+    outcomes: list[CallOutcome], tests: list[dict], atol: float | None = None, oracle=None
+) -> tuple[bool, str | None, list[dict]]:
     """(passed, reason, per-test rows) for one sample: every call must return (not raise)
     a value equal to the expected one (or accepted by ``oracle(test, value)`` when the
     benchmark's answer is not unique)."""

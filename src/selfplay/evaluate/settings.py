@@ -71,11 +71,18 @@ def model_tag_patterns(track_cfg: dict, any_tag: str) -> dict[str, str]:
 def check_model_tag(tag: str, rounds: int, others: tuple[str, ...] = ()) -> None:
     m = re.fullmatch(r"alice_r(\d+)", tag)
     g = re.fullmatch(r"grpo_r(\d+)", tag)
-    if tag in FIXED_TAGS or tag in others or (m and 1 <= int(m.group(1)) <= rounds) or (g and int(g.group(1)) <= rounds):
+    if (
+        tag in FIXED_TAGS
+        or tag in others
+        or (m and 1 <= int(m.group(1)) <= rounds)
+        or (g and int(g.group(1)) <= rounds)
+    ):
         return
-    raise UserError(f"unknown model {tag!r}: use base, bob, alice, alice_rounds, alice_r<k> with "
-                    f"1 <= k <= {rounds} (the track's rounds), grpo_rounds, grpo_r<k> with 0 <= k <= {rounds}, "
-                    "or a tag of other_models")
+    raise UserError(
+        f"unknown model {tag!r}: use base, bob, alice, alice_rounds, alice_r<k> with "
+        f"1 <= k <= {rounds} (the track's rounds), grpo_rounds, grpo_r<k> with 0 <= k <= {rounds}, "
+        "or a tag of other_models"
+    )
 
 
 def check_evaluation(cfg: dict, track: str) -> None:
@@ -83,12 +90,16 @@ def check_evaluation(cfg: dict, track: str) -> None:
     ev = cfg[track].get("benchmarks")
     if not ev:
         return
-    modes = {name: EvalMode.from_config(name, section) for name, section in cfg["evaluation"]["modes"].items()}
+    modes = {
+        name: EvalMode.from_config(name, section) for name, section in cfg["evaluation"]["modes"].items()
+    }
     others = tuple(m["tag"] for m in ev.get("other_models", []))
     clash = [t for t in others if t in FIXED_TAGS or re.fullmatch(r"(alice|grpo)_r\d+", t)]
     if clash or len(set(others)) != len(others):
-        raise UserError(f"config key {track}.benchmarks.other_models: tags must be unique and differ from "
-                        f"base, bob, alice, alice_rounds and alice_r<k> (got {list(others)})")
+        raise UserError(
+            f"config key {track}.benchmarks.other_models: tags must be unique and differ from "
+            f"base, bob, alice, alice_rounds and alice_r<k> (got {list(others)})"
+        )
     for tag in ev["models"]:
         try:
             check_model_tag(tag, int(cfg[track].get("rounds", 0)), others)
@@ -109,8 +120,10 @@ def check_evaluation(cfg: dict, track: str) -> None:
             if m not in modes:
                 raise UserError(f"config key {key}: mode {m!r} is not defined in evaluation.modes")
             if modes[m].aggregate == "majority" and bench.task != "classify":
-                raise UserError(f"config key {key}: mode {m!r} takes a majority vote, which only "
-                                f"classification benchmarks have ({name} is {bench.task})")
+                raise UserError(
+                    f"config key {key}: mode {m!r} takes a majority vote, which only "
+                    f"classification benchmarks have ({name} is {bench.task})"
+                )
         check_source(cfg, name)
 
 
@@ -122,12 +135,16 @@ def check_source(cfg: dict, name: str) -> None:
     if source == "path" and not settings.get("path"):
         raise UserError(f"config key {key}.path: source is 'path', so name the file ({bench.source_note})")
     if source == "download" and not bench.downloads:
-        raise UserError(f"config key {key}.source: {name} has no download (its data: {bench.source_note}); "
-                        "use source: path")
+        raise UserError(
+            f"config key {key}.source: {name} has no download (its data: {bench.source_note}); "
+            "use source: path"
+        )
     if source == "download":
         check_download_pins(settings, name)
     if source == "smoke" and not bench.smoke:
-        raise UserError(f"config key {key}.source: {name} ships no smoke items; use package, download or path")
+        raise UserError(
+            f"config key {key}.source: {name} ships no smoke items; use package, download or path"
+        )
     if source == "package" and not bench.package:
         raise UserError(f"config key {key}.source: no pip package ships {name}'s data")
 
@@ -144,11 +161,15 @@ def check_download_pins(settings: dict, name: str) -> None:
         try:
             check_revision(spec["url"].format(revision=settings.get("revision", "")))
         except UserError as exc:
-            raise UserError(f"config key {key}{'.revision' if '{revision}' in spec['url'] else ''}: {exc}") from None
+            raise UserError(
+                f"config key {key}{'.revision' if '{revision}' in spec['url'] else ''}: {exc}"
+            ) from None
     unknown = sorted(set(settings.get("sha256") or {}) - files)
     if unknown:
-        raise UserError(f"config key {key}.sha256: {', '.join(unknown)} is not a file {name} downloads "
-                        f"(its files: {', '.join(sorted(files))})")
+        raise UserError(
+            f"config key {key}.sha256: {', '.join(unknown)} is not a file {name} downloads "
+            f"(its files: {', '.join(sorted(files))})"
+        )
 
 
 def check_layer_check(cfg: dict) -> None:
@@ -157,8 +178,12 @@ def check_layer_check(cfg: dict) -> None:
     for key in ("benchmarks", "base_model"):
         for name in check[key]:
             if name not in ADAPTERS:
-                raise UserError(f"config key evaluation.check.{key}: unknown benchmark {name!r}; "
-                                f"known: {', '.join(sorted(ADAPTERS))}")
+                raise UserError(
+                    f"config key evaluation.check.{key}: unknown benchmark {name!r}; "
+                    f"known: {', '.join(sorted(ADAPTERS))}"
+                )
             check_source(cfg, name)
     if check["base_model"] and "greedy" not in cfg["evaluation"]["modes"]:
-        raise UserError("config key evaluation.check.base_model: needs a mode named greedy in evaluation.modes")
+        raise UserError(
+            "config key evaluation.check.base_model: needs a mode named greedy in evaluation.modes"
+        )

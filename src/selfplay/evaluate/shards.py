@@ -54,7 +54,9 @@ def shard_count(cfg: dict, name: str) -> int:
     if isinstance(value, float) and value.is_integer():  # JSON schema's integers include 2.0
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise UserError(f"config key evaluation.benchmarks.{name}.shards: must be an integer >= 1, got {value!r}")
+        raise UserError(
+            f"config key evaluation.benchmarks.{name}.shards: must be an integer >= 1, got {value!r}"
+        )
     return value
 
 
@@ -62,8 +64,10 @@ def check_shard(cfg: dict, name: str, shard: int, shards: int) -> None:
     """A shard job belongs to the configured split (a file asked for by hand may not)."""
     configured = shard_count(cfg, name)
     if shards != configured:
-        raise UserError(f"config key evaluation.benchmarks.{name}.shards is {configured}, but this job is "
-                        f"shard {shard} of {shards}; ask for the cell's merged file instead")
+        raise UserError(
+            f"config key evaluation.benchmarks.{name}.shards is {configured}, but this job is "
+            f"shard {shard} of {shards}; ask for the cell's merged file instead"
+        )
     if not 0 <= shard < shards:
         raise UserError(f"{name}: shard {shard} is outside 0..{shards - 1}")
 
@@ -77,18 +81,23 @@ def merge_records(shard_records: list[list[dict]], item_ids: list[str], what: st
         for rec in records:
             item = rec["meta"]["item"]
             if item in by_item:
-                raise UserError(f"{what}: item {item} is answered twice (again in shard {k}); regenerate the shards")
+                raise UserError(
+                    f"{what}: item {item} is answered twice (again in shard {k}); regenerate the shards"
+                )
             by_item[item] = rec
     unknown = sorted(set(by_item) - set(item_ids))
     missing = [i for i in item_ids if i not in by_item]
     if unknown or missing:
-        raise UserError(f"{what}: the shards do not answer the cell's items ({len(missing)} missing, e.g. "
-                        f"{(missing or ['-'])[0]}; {len(unknown)} unknown, e.g. {(unknown or ['-'])[0]}); "
-                        "regenerate the shards")
+        raise UserError(
+            f"{what}: the shards do not answer the cell's items ({len(missing)} missing, e.g. "
+            f"{(missing or ['-'])[0]}; {len(unknown)} unknown, e.g. {(unknown or ['-'])[0]}); "
+            "regenerate the shards"
+        )
     return [by_item[i] for i in item_ids]
 
 
 # --- sizing the jobs ------------------------------------------------------------------
+
 
 def cell_tokens(items: int, samples: int, max_new_tokens: int) -> int:
     """The most tokens one cell generates: every sample of every item at its limit."""
@@ -100,8 +109,9 @@ def tokens_per_job(items: int, samples: int, max_new_tokens: int, shards: int) -
     return cell_tokens(math.ceil(int(items) / int(shards)), samples, max_new_tokens)
 
 
-def job_token_budget(runtime_min: float, tokens_per_s: float = PLANNING_TOKENS_PER_S,
-                     startup_min: float = STARTUP_MIN) -> int:
+def job_token_budget(
+    runtime_min: float, tokens_per_s: float = PLANNING_TOKENS_PER_S, startup_min: float = STARTUP_MIN
+) -> int:
     """Tokens one generation job can generate within ``runtime_min`` minutes (SLURM's
     time limit, config ``resources.generate.runtime``)."""
     return int(tokens_per_s * max(0.0, float(runtime_min) - startup_min) * 60)
@@ -131,8 +141,19 @@ def cell_plan(cfg: dict, track: str) -> list[dict]:
         mode = mode_of(cfg, mode_name)
         limit = cfg["evaluation"]["benchmarks"][name].get("max_new_tokens") or mode.sampling["max_new_tokens"]
         items, shards = planned_items(cfg, name), shard_count(cfg, name)
-        out.append({"benchmark": name, "mode": mode_name, "model": model, "items": items, "samples": mode.samples,
-                    "max_new_tokens": int(limit), "shards": shards,
-                    "tokens": None if items is None else cell_tokens(items, mode.samples, limit),
-                    "tokens_per_job": None if items is None else tokens_per_job(items, mode.samples, limit, shards)})
+        out.append(
+            {
+                "benchmark": name,
+                "mode": mode_name,
+                "model": model,
+                "items": items,
+                "samples": mode.samples,
+                "max_new_tokens": int(limit),
+                "shards": shards,
+                "tokens": None if items is None else cell_tokens(items, mode.samples, limit),
+                "tokens_per_job": None
+                if items is None
+                else tokens_per_job(items, mode.samples, limit, shards),
+            }
+        )
     return out

@@ -51,8 +51,9 @@ could not be carried out.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from .ghc_check import CheckOutcome, CheckRequest
 
@@ -106,7 +107,9 @@ class PairCheck:
     timeout: float | None = None
 
 
-def check_pairs(checker: Any, pairs: Sequence[PairCheck], check_determinism: bool = True) -> list[dict[str, Any]]:
+def check_pairs(
+    checker: Any, pairs: Sequence[PairCheck], check_determinism: bool = True
+) -> list[dict[str, Any]]:
     """Verify many (P, Q, x) instances with one batch of checks (plus one batch of confirmations).
 
     Returns, per pair, a dict like the Python track's ``check_pair``: ``timeout``,
@@ -125,8 +128,16 @@ def check_pairs(checker: Any, pairs: Sequence[PairCheck], check_determinism: boo
         p, q = first[2 * i], first[2 * i + 1]
         cmp = compare_outcomes(p, q)
         timeout = pair.timeout if pair.timeout is not None else checker.settings.run_timeout
-        verdicts.append({"timeout": round(float(timeout), 4), "p": p.to_dict(), "q": q.to_dict(),
-                         "valid": cmp.valid, "diverges": cmp.diverges, "reason": cmp.reason})
+        verdicts.append(
+            {
+                "timeout": round(float(timeout), 4),
+                "p": p.to_dict(),
+                "q": q.to_dict(),
+                "valid": cmp.valid,
+                "diverges": cmp.diverges,
+                "reason": cmp.reason,
+            }
+        )
         if cmp.diverges and check_determinism:
             p_at = len(again_reqs)
             again_reqs.append(reqs[2 * i])
@@ -146,8 +157,17 @@ def check_pairs(checker: Any, pairs: Sequence[PairCheck], check_determinism: boo
     return verdicts
 
 
-def check_pair(checker: Any, code_p: str, entry_p: str, code_q: str, entry_q: str, args: Sequence[str],
-               timeout: float | None = None, check_determinism: bool = True) -> dict[str, Any]:
+def check_pair(
+    checker: Any,
+    code_p: str,
+    entry_p: str,
+    code_q: str,
+    entry_q: str,
+    args: Sequence[str],
+    timeout: float | None = None,
+    check_determinism: bool = True,
+) -> dict[str, Any]:
     """Run P and Q on one input (``args``: one Haskell expression per argument); say whether it diverges."""
-    return check_pairs(checker, [PairCheck(code_p, entry_p, code_q, entry_q, tuple(args), timeout)],
-                       check_determinism)[0]
+    return check_pairs(
+        checker, [PairCheck(code_p, entry_p, code_q, entry_q, tuple(args), timeout)], check_determinism
+    )[0]

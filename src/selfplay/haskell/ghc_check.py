@@ -90,9 +90,10 @@ import subprocess
 import threading
 import time
 from collections import OrderedDict, deque
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from ..errors import MissingToolError
 from .signature import scan
@@ -110,42 +111,134 @@ PACKAGES = ("base", "containers", "array", "mtl", "transformers", "text", "bytes
 
 # Extensions that run code at compile time, read host files, reach the FFI or
 # break Safe Haskell's guarantees.
-BANNED_EXTENSIONS = frozenset({
-    "TemplateHaskell", "TemplateHaskellQuotes", "QuasiQuotes", "CPP", "ForeignFunctionInterface",
-    "CApiFFI", "GHCForeignImportPrim", "UnliftedFFITypes", "InterruptibleFFI", "MagicHash",
-    "UnboxedTuples", "UnboxedSums", "UnliftedNewtypes", "UnliftedDatatypes", "Trustworthy", "Unsafe",
-    "StaticPointers", "PackageImports", "ImplicitParams",
-})
+BANNED_EXTENSIONS = frozenset(
+    {
+        "TemplateHaskell",
+        "TemplateHaskellQuotes",
+        "QuasiQuotes",
+        "CPP",
+        "ForeignFunctionInterface",
+        "CApiFFI",
+        "GHCForeignImportPrim",
+        "UnliftedFFITypes",
+        "InterruptibleFFI",
+        "MagicHash",
+        "UnboxedTuples",
+        "UnboxedSums",
+        "UnliftedNewtypes",
+        "UnliftedDatatypes",
+        "Trustworthy",
+        "Unsafe",
+        "StaticPointers",
+        "PackageImports",
+        "ImplicitParams",
+    }
+)
 # Pragmas GHC treats as harmless hints or documentation; all others are refused.
-ALLOWED_PRAGMAS = frozenset({
-    "LANGUAGE", "INLINE", "NOINLINE", "INLINABLE", "INLINEABLE", "SPECIALIZE", "SPECIALISE", "UNPACK",
-    "NOUNPACK", "MINIMAL", "COMPLETE", "OVERLAPPING", "OVERLAPPABLE", "OVERLAPS", "INCOHERENT", "SCC",
-    "DEPRECATED", "WARNING", "CONLIKE", "OPAQUE",
-})
+ALLOWED_PRAGMAS = frozenset(
+    {
+        "LANGUAGE",
+        "INLINE",
+        "NOINLINE",
+        "INLINABLE",
+        "INLINEABLE",
+        "SPECIALIZE",
+        "SPECIALISE",
+        "UNPACK",
+        "NOUNPACK",
+        "MINIMAL",
+        "COMPLETE",
+        "OVERLAPPING",
+        "OVERLAPPABLE",
+        "OVERLAPS",
+        "INCOHERENT",
+        "SCC",
+        "DEPRECATED",
+        "WARNING",
+        "CONLIKE",
+        "OPAQUE",
+    }
+)
 BANNED_MODULES = (
-    "System.IO.Unsafe", "Unsafe", "System.Process", "System.Posix", "System.Directory", "System.Mem",
-    "Foreign", "GHC.IO", "GHC.Exts", "GHC.Prim", "GHC.Base", "GHC.ST", "GHC.Conc", "GHC.Weak",
-    "Control.Monad.ST.Unsafe", "Control.Monad.ST.Lazy.Unsafe", "Data.ByteString.Unsafe",
-    "Data.ByteString.Internal", "Data.Array.Unsafe", "Data.Array.Base", "Data.Text.Unsafe",
-    "Data.Text.Internal", "Language.Haskell.TH", "Debug.Trace", "System.Environment", "System.Exit",
+    "System.IO.Unsafe",
+    "Unsafe",
+    "System.Process",
+    "System.Posix",
+    "System.Directory",
+    "System.Mem",
+    "Foreign",
+    "GHC.IO",
+    "GHC.Exts",
+    "GHC.Prim",
+    "GHC.Base",
+    "GHC.ST",
+    "GHC.Conc",
+    "GHC.Weak",
+    "Control.Monad.ST.Unsafe",
+    "Control.Monad.ST.Lazy.Unsafe",
+    "Data.ByteString.Unsafe",
+    "Data.ByteString.Internal",
+    "Data.Array.Unsafe",
+    "Data.Array.Base",
+    "Data.Text.Unsafe",
+    "Data.Text.Internal",
+    "Language.Haskell.TH",
+    "Debug.Trace",
+    "System.Environment",
+    "System.Exit",
 )
 BANNED_NAMES = (
-    "unsafePerformIO", "unsafeDupablePerformIO", "unsafeInterleaveIO", "unsafeDupableInterleaveIO",
-    "unsafeCoerce", "unsafeIOToST", "unsafeSTToIO", "unsafeInterleaveST", "unsafeFixIO",
-    "inlinePerformIO", "accursedUnutterablePerformIO", "unsafeLocalState", "unsafeIOToSTM",
+    "unsafePerformIO",
+    "unsafeDupablePerformIO",
+    "unsafeInterleaveIO",
+    "unsafeDupableInterleaveIO",
+    "unsafeCoerce",
+    "unsafeIOToST",
+    "unsafeSTToIO",
+    "unsafeInterleaveST",
+    "unsafeFixIO",
+    "inlinePerformIO",
+    "accursedUnutterablePerformIO",
+    "unsafeLocalState",
+    "unsafeIOToSTM",
 )
 _BANNED_NAME_RE = re.compile(r"(?<![\w'])(" + "|".join(BANNED_NAMES) + r")(?![\w'])")
 _FOREIGN_RE = re.compile(r"(?<![\w'.])foreign\s+(import|export)(?![\w'])")
-_IMPORT_RE = re.compile(r"(?m)^[ \t]*import\s+(?:safe\s+)?(?:qualified\s+)?(?:\"[^\"\n]*\"\s+)?"
-                        r"([A-Z][\w']*(?:\.[A-Z][\w']*)*)")
+_IMPORT_RE = re.compile(
+    r"(?m)^[ \t]*import\s+(?:safe\s+)?(?:qualified\s+)?(?:\"[^\"\n]*\"\s+)?"
+    r"([A-Z][\w']*(?:\.[A-Z][\w']*)*)"
+)
 _PRAGMA_RE = re.compile(r"\{-#\s*([A-Za-z_]+)(.*?)#-\}", re.S)
 _MODID = r"[A-Z][\w']*(?:\.[A-Z][\w']*)*"
 _HEADER_RE = re.compile(r"module\s+(" + _MODID + r")\s*")
 _VARID_RE = re.compile(r"^[a-z_][A-Za-z0-9_']*$")
-_KEYWORDS = frozenset({
-    "case", "class", "data", "default", "deriving", "do", "else", "foreign", "if", "import", "in",
-    "infix", "infixl", "infixr", "instance", "let", "module", "newtype", "of", "then", "type", "where", "_",
-})
+_KEYWORDS = frozenset(
+    {
+        "case",
+        "class",
+        "data",
+        "default",
+        "deriving",
+        "do",
+        "else",
+        "foreign",
+        "if",
+        "import",
+        "in",
+        "infix",
+        "infixl",
+        "infixr",
+        "instance",
+        "let",
+        "module",
+        "newtype",
+        "of",
+        "then",
+        "type",
+        "where",
+        "_",
+    }
+)
 _ERROR_HEAD_RE = re.compile(r"^(?:ghc(?:-[\d.]+)?: )?(S[0-9a-f]{20})\.hs:")
 STATUSES = ("value", "exception", "timeout", "killed", "compile_error", "rejected", "error")
 _SANDBOX_FAILURE = "compiler could not run"
@@ -172,7 +265,7 @@ class CheckRequest:
     timeout: float | None = None
 
     @classmethod
-    def of(cls, item: "CheckRequest | Sequence[Any]") -> "CheckRequest":
+    def of(cls, item: CheckRequest | Sequence[Any]) -> CheckRequest:
         """Accept a CheckRequest or a (source, function, args[, timeout]) tuple."""
         if isinstance(item, CheckRequest):
             return item
@@ -221,9 +314,15 @@ class CheckOutcome:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "status": self.status, "compiled": self.compiled, "value": self.value,
-            "exc_type": self.exc_type, "exc_message": self.exc_message, "compile_error": self.compile_error,
-            "detail": self.detail, "seconds": round(float(self.seconds), 6), "module": self.module,
+            "status": self.status,
+            "compiled": self.compiled,
+            "value": self.value,
+            "exc_type": self.exc_type,
+            "exc_message": self.exc_message,
+            "compile_error": self.compile_error,
+            "detail": self.detail,
+            "seconds": round(float(self.seconds), 6),
+            "module": self.module,
         }
 
 
@@ -272,8 +371,15 @@ class GhcSettings:
         for name in ("run_timeout", "compile_timeout", "compile_timeout_per_module"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be positive")
-        for name in ("run_memory_mb", "max_value_chars", "max_message_chars", "compile_memory_mb",
-                     "batch_modules", "parallel_compiles", "min_split_modules"):
+        for name in (
+            "run_memory_mb",
+            "max_value_chars",
+            "max_message_chars",
+            "compile_memory_mb",
+            "batch_modules",
+            "parallel_compiles",
+            "min_split_modules",
+        ):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
                 raise ValueError(f"{name} must be a positive int")
 
@@ -285,8 +391,10 @@ def find_ghc(command: str = "ghc") -> str:
     """Absolute path of the GHC executable; MissingToolError naming the package when absent."""
     path = shutil.which(command)
     if path is None:
-        raise MissingToolError(f"'{command}' (the Glasgow Haskell Compiler) is needed for Haskell checks "
-                               f"but was not found on PATH: {INSTALL_HINT}")
+        raise MissingToolError(
+            f"'{command}' (the Glasgow Haskell Compiler) is needed for Haskell checks "
+            f"but was not found on PATH: {INSTALL_HINT}"
+        )
     return path
 
 
@@ -303,12 +411,20 @@ def ghc_facts(ghc_path: str) -> tuple[str, frozenset[str]]:
     with _facts_lock:
         if ghc_path not in _facts:
             try:
-                version = subprocess.run([ghc_path, "--numeric-version"], capture_output=True, text=True,
-                                         timeout=60, check=True).stdout.strip()
-                exts = subprocess.run([ghc_path, "--supported-extensions"], capture_output=True, text=True,
-                                      timeout=60, check=True).stdout.split()
+                version = subprocess.run(
+                    [ghc_path, "--numeric-version"], capture_output=True, text=True, timeout=60, check=True
+                ).stdout.strip()
+                exts = subprocess.run(
+                    [ghc_path, "--supported-extensions"],
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                    check=True,
+                ).stdout.split()
             except (OSError, subprocess.SubprocessError) as exc:
-                raise MissingToolError(f"'{ghc_path}' does not work ({type(exc).__name__}): {INSTALL_HINT}") from None
+                raise MissingToolError(
+                    f"'{ghc_path}' does not work ({type(exc).__name__}): {INSTALL_HINT}"
+                ) from None
             _facts[ghc_path] = (version, frozenset(exts))
         return _facts[ghc_path]
 
@@ -326,10 +442,10 @@ def _line_col(text: str, pos: int) -> tuple[int, int]:
 def _views(text: str) -> tuple[str, list[str]]:
     """(code view with comments, pragmas and literals blanked; pragma texts)."""
     segments = scan(text)
-    pragmas = [text[s.start:s.end] for s in segments if s.kind == "pragma"]
+    pragmas = [text[s.start : s.end] for s in segments if s.kind == "pragma"]
     out = []
     for s in segments:
-        part = text[s.start:s.end]
+        part = text[s.start : s.end]
         if s.kind == "code":
             out.append(part)
         elif s.kind in ("string", "char"):
@@ -370,7 +486,9 @@ def screen_pragmas(pragmas: Iterable[str], supported: frozenset[str]) -> str | N
         name = m.group(1).upper()
         if name not in ALLOWED_PRAGMAS:
             if name.startswith("OPTIONS"):
-                return f"{{-# {m.group(1)} #-}} pragma not allowed (compiler flags can run plugins and programs)"
+                return (
+                    f"{{-# {m.group(1)} #-}} pragma not allowed (compiler flags can run plugins and programs)"
+                )
             return f"{{-# {m.group(1)} #-}} pragma not allowed"
         if name == "LANGUAGE":
             for ext in (e.strip() for e in m.group(2).split(",")):
@@ -388,7 +506,7 @@ def _header_span(code: str, start: int) -> tuple[int, int] | None | str:
 
     Returns None when there is no header and an error string when the header is malformed.
     """
-    if not re.match(r"module(?![\w'])", code[start:start + 7]):
+    if not re.match(r"module(?![\w'])", code[start : start + 7]):
         return None
     m = _HEADER_RE.match(code, start)
     if not m:
@@ -422,15 +540,20 @@ def module_name_for(source: str, function: str, args: Sequence[str], salt: str) 
     return "S" + digest.hexdigest()[:20]
 
 
-def build_module(name: str, source: str, function: str, args: Sequence[str],
-                 supported: frozenset[str] = frozenset()) -> tuple[str | None, str | None, str | None]:
+def build_module(
+    name: str, source: str, function: str, args: Sequence[str], supported: frozenset[str] = frozenset()
+) -> tuple[str | None, str | None, str | None]:
     """Screen a request and write its module text.
 
     Returns (module text, rejection reason, early compile error): exactly one of
     the three is not None.  A compile error here means the header is malformed in
     a way that would make GHC abort the whole batch.
     """
-    if not isinstance(source, str) or not isinstance(function, str) or not all(isinstance(a, str) for a in args):
+    if (
+        not isinstance(source, str)
+        or not isinstance(function, str)
+        or not all(isinstance(a, str) for a in args)
+    ):
         return None, "source, function and arguments must be text", None
     if len(source) > MAX_SOURCE_CHARS:
         return None, f"program longer than {MAX_SOURCE_CHARS} characters", None
@@ -476,12 +599,14 @@ def build_module(name: str, source: str, function: str, args: Sequence[str],
     plain = "" if explicit or no_implicit else f"{indent}import Prelude\n"
     call_args = "".join(" (" + a.strip().replace("\n", "\n" + indent + "      ") + ")" for a in args)
     text = (
-        "{-# LANGUAGE Safe #-} " + source[:prefix_end]
+        "{-# LANGUAGE Safe #-} "
+        + source[:prefix_end]
         + f"module {name} where\n"
         + plain
         + f"{indent}import qualified Prelude as {PRELUDE_ALIAS}\n"
         + f'{{-# LINE {line} "{name}.hs" #-}}\n'
-        + indent + source[body:]
+        + indent
+        + source[body:]
         + f"\n\n{indent}{CHECK_NAME} :: {PRELUDE_ALIAS}.String\n"
         + f"{indent}{CHECK_NAME} = {PRELUDE_ALIAS}.show ({name}.{function}{call_args})\n"
     )
@@ -597,14 +722,14 @@ def _driver_script(ghc: str, names: Sequence[str], settings: GhcSettings) -> str
 if [ ! -x {_sh_quote(ghc)} ]; then echo "cannot execute {ghc} inside the sandbox" >&2; exit {_NO_GHC_EXIT}; fi
 {{
   cat main_head.txt
-  for m in {' '.join(names)}; do echo "import qualified $m"; done
+  for m in {" ".join(names)}; do echo "import qualified $m"; done
   cat main_mid.txt
-  for m in {' '.join(names)}; do echo "  , (\\"$m\\", $m.{CHECK_NAME})"; done
+  for m in {" ".join(names)}; do echo "  , (\\"$m\\", $m.{CHECK_NAME})"; done
   cat main_tail.txt
 }} > Main.hs
 {_sh_quote(ghc)} {flags} --make -fkeep-going -rtsopts -o runner Main.hs {files}
 : > built.txt
-for m in {' '.join(names)}; do
+for m in {" ".join(names)}; do
   if [ -f "build/$m.o" ] && [ -f "build/$m.hi" ]; then echo "$m" >> built.txt; fi
 done
 if [ ! -f runner ] && [ -s built.txt ]; then
@@ -644,8 +769,11 @@ def _excerpt(text: str, name: str, limit: int = EXCERPT_CHARS) -> str:
 
 
 def _unescape(payload: str) -> str:
-    return re.sub(r"\\\\|\\u([0-9a-f]+);",
-                  lambda m: "\\" if m.group(0) == "\\\\" else chr(min(int(m.group(1), 16), 0x10FFFF)), payload)
+    return re.sub(
+        r"\\\\|\\u([0-9a-f]+);",
+        lambda m: "\\" if m.group(0) == "\\\\" else chr(min(int(m.group(1), 16), 0x10FFFF)),
+        payload,
+    )
 
 
 def parse_run(result: Any, name: str) -> CheckOutcome:
@@ -683,8 +811,9 @@ def parse_run(result: Any, name: str) -> CheckOutcome:
     low = err.lower()
     if "heap exhausted" in low or "out of memory" in low or "stack overflow" in low or "heap overflow" in low:
         return CheckOutcome("killed", detail=f"GHC runtime: {err.splitlines()[-1][:300]}", **base)
-    return CheckOutcome("killed", detail=f"exited with code {result.exit_code} without a result: {err[:300]}",
-                        **base)
+    return CheckOutcome(
+        "killed", detail=f"exited with code {result.exit_code} without a result: {err[:300]}", **base
+    )
 
 
 # ---------------------------------------------------------------- the checker
@@ -714,8 +843,14 @@ class GhcChecker:
     re-running a request, as a divergence confirmation does, costs no compile.
     """
 
-    def __init__(self, settings: GhcSettings | None = None, *, workers: int = 2, sandbox: Any = None,
-                 cache_binaries: int = 8):
+    def __init__(
+        self,
+        settings: GhcSettings | None = None,
+        *,
+        workers: int = 2,
+        sandbox: Any = None,
+        cache_binaries: int = 8,
+    ):
         from ..sandbox import Sandbox, SandboxLimits
 
         self.settings = settings or GhcSettings()
@@ -724,18 +859,25 @@ class GhcChecker:
         self._salt = "|".join([self.version, self.settings.optimisation, self.settings.link, *PACKAGES, "v1"])
         self._own_sandbox = sandbox is None
         if sandbox is None:
-            sandbox = Sandbox(workers=workers, limits=SandboxLimits(memory_mb=1024, max_processes=64,
-                                                                     max_open_files=256, max_file_mb=256,
-                                                                     tmpfs_mb=768))
+            sandbox = Sandbox(
+                workers=workers,
+                limits=SandboxLimits(
+                    memory_mb=1024, max_processes=64, max_open_files=256, max_file_mb=256, tmpfs_mb=768
+                ),
+            )
         if getattr(getattr(sandbox, "limits", None), "tmpfs_mb", 768) < 256:
-            raise ValueError("the sandbox's tmpfs is too small for compiling: create it with "
-                             "SandboxLimits(tmpfs_mb=256) or more")
+            raise ValueError(
+                "the sandbox's tmpfs is too small for compiling: create it with "
+                "SandboxLimits(tmpfs_mb=256) or more"
+            )
         self.sandbox = sandbox
         s = self.settings
-        self.compile_limits = SandboxLimits(memory_mb=s.compile_memory_mb, max_processes=64, max_open_files=256,
-                                            max_file_mb=256, tmpfs_mb=768)
-        self.run_limits = SandboxLimits(memory_mb=s.run_memory_mb, max_processes=16, max_open_files=64,
-                                        max_file_mb=1, tmpfs_mb=768)
+        self.compile_limits = SandboxLimits(
+            memory_mb=s.compile_memory_mb, max_processes=64, max_open_files=256, max_file_mb=256, tmpfs_mb=768
+        )
+        self.run_limits = SandboxLimits(
+            memory_mb=s.run_memory_mb, max_processes=16, max_open_files=64, max_file_mb=1, tmpfs_mb=768
+        )
         self._lock = threading.Lock()
         self._binaries: OrderedDict[int, bytes] = OrderedDict()
         self._binary_ids = 0
@@ -754,7 +896,7 @@ class GhcChecker:
         if self._own_sandbox:
             self.sandbox.close()
 
-    def __enter__(self) -> "GhcChecker":
+    def __enter__(self) -> GhcChecker:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -830,7 +972,7 @@ class GhcChecker:
         if count < s.parallel_compiles:
             count = max(count, min(s.parallel_compiles, len(names) // s.min_split_modules))
         size = -(-len(names) // count)
-        return [names[i:i + size] for i in range(0, len(names), size)]
+        return [names[i : i + size] for i in range(0, len(names), size)]
 
     def _remember_binary(self, binary: bytes, modules: Iterable[str]) -> int:
         with self._lock:
@@ -852,8 +994,9 @@ class GhcChecker:
             while len(self._compile_errors) > 10_000:
                 self._compile_errors.popitem(last=False)
 
-    def _compile_and_run(self, group: list[str], texts: dict[str, str],
-                         wanted: dict[str, set[float]]) -> dict[tuple[str, float], CheckOutcome]:
+    def _compile_and_run(
+        self, group: list[str], texts: dict[str, str], wanted: dict[str, set[float]]
+    ) -> dict[tuple[str, float], CheckOutcome]:
         results: dict[tuple[str, float], CheckOutcome] = {}
         failed: dict[str, CheckOutcome] = {}  # not cached: the compiler could not run at all
         for binary, built in self._compile_all(group, texts, failed):
@@ -866,8 +1009,9 @@ class GhcChecker:
                     results[(name, timeout)] = replace(err)
         return results
 
-    def _compile_all(self, names: list[str], texts: dict[str, str],
-                     failed: dict[str, CheckOutcome]) -> list[tuple[bytes, list[str]]]:
+    def _compile_all(
+        self, names: list[str], texts: dict[str, str], failed: dict[str, CheckOutcome]
+    ) -> list[tuple[bytes, list[str]]]:
         """Compile ``names`` until each is built or has a compile error; returns (runner, modules) pairs.
 
         When the compiler cannot be started at all (a sandbox failure, not the
@@ -884,16 +1028,21 @@ class GhcChecker:
                 continue
             if failure is not None:
                 if len(group) == 1:
-                    self._remember_error(group[0], CheckOutcome("compile_error", compile_error=failure,
-                                                                module=group[0]))
+                    self._remember_error(
+                        group[0], CheckOutcome("compile_error", compile_error=failure, module=group[0])
+                    )
                 else:
                     queue.extend(_halves(group))
                 continue
             resolved = 0
             for name in group:
                 if name in res.errors and name not in res.built:
-                    self._remember_error(name, CheckOutcome(
-                        "compile_error", compile_error=_excerpt(res.errors[name], name), module=name))
+                    self._remember_error(
+                        name,
+                        CheckOutcome(
+                            "compile_error", compile_error=_excerpt(res.errors[name], name), module=name
+                        ),
+                    )
                     resolved += 1
             if res.built and res.binary is not None:
                 self._remember_binary(res.binary, res.built)
@@ -902,9 +1051,14 @@ class GhcChecker:
             elif res.built:  # compiled but the link failed: find the culprit(s)
                 if len(res.built) == 1:
                     name = res.built[0]
-                    self._remember_error(name, CheckOutcome(
-                        "compile_error", compile_error=_excerpt(res.errors.get("__link__", "link failed"), name),
-                        module=name))
+                    self._remember_error(
+                        name,
+                        CheckOutcome(
+                            "compile_error",
+                            compile_error=_excerpt(res.errors.get("__link__", "link failed"), name),
+                            module=name,
+                        ),
+                    )
                     resolved += 1
                 else:
                     queue.extend(_halves(res.built))
@@ -914,8 +1068,12 @@ class GhcChecker:
                     queue.append(leftover)
                 elif len(leftover) == 1:
                     why = res.errors.get("__other__") or "GHC stopped without a diagnosis for this program"
-                    self._remember_error(leftover[0], CheckOutcome(
-                        "compile_error", compile_error=_excerpt(why, leftover[0]), module=leftover[0]))
+                    self._remember_error(
+                        leftover[0],
+                        CheckOutcome(
+                            "compile_error", compile_error=_excerpt(why, leftover[0]), module=leftover[0]
+                        ),
+                    )
                 else:
                     queue.extend(_halves(leftover))
         return linked
@@ -924,15 +1082,25 @@ class GhcChecker:
         """One confined GHC run over ``group``: (result, failure text when nothing is attributable)."""
         s = self.settings
         files = {f"{n}.hs": texts[n] for n in group}
-        files.update({
-            "build.sh": _driver_script(self.ghc, group, s),
-            "main_head.txt": _MAIN_HEAD, "main_mid.txt": _MAIN_MID, "main_tail.txt": _MAIN_TAIL,
-        })
+        files.update(
+            {
+                "build.sh": _driver_script(self.ghc, group, s),
+                "main_head.txt": _MAIN_HEAD,
+                "main_mid.txt": _MAIN_MID,
+                "main_tail.txt": _MAIN_TAIL,
+            }
+        )
         timeout = s.compile_timeout + s.compile_timeout_per_module * len(group)
         started = time.monotonic()
-        result = self.sandbox.run_command(["/bin/sh", "build.sh"], timeout, files=files,
-                                          collect=["runner", "built.txt"], limits=self.compile_limits,
-                                          max_output_kb=4096, max_collect_kb=256 * 1024)
+        result = self.sandbox.run_command(
+            ["/bin/sh", "build.sh"],
+            timeout,
+            files=files,
+            collect=["runner", "built.txt"],
+            limits=self.compile_limits,
+            max_output_kb=4096,
+            max_collect_kb=256 * 1024,
+        )
         with self._lock:
             self.stats["ghc_invocations"] += 1
             self.stats["compile_seconds"] += time.monotonic() - started
@@ -942,23 +1110,28 @@ class GhcChecker:
         with self._lock:
             self.stats["ghc_processes"] += 2 if LINK_MARK in stderr else 1
         if result.status in ("timeout", "killed", "error"):
-            what = {"timeout": f"compilation took longer than {timeout:.0f} s",
-                    "killed": f"compiler killed ({result.detail})",
-                    "error": f"{_SANDBOX_FAILURE} ({result.detail})"}[result.status]
-            return _Compiled(), f"{what}\n{stderr[-EXCERPT_CHARS // 2:]}".strip()
+            what = {
+                "timeout": f"compilation took longer than {timeout:.0f} s",
+                "killed": f"compiler killed ({result.detail})",
+                "error": f"{_SANDBOX_FAILURE} ({result.detail})",
+            }[result.status]
+            return _Compiled(), f"{what}\n{stderr[-EXCERPT_CHARS // 2 :]}".strip()
         errors, link_text = split_errors(stderr)
         built_text = result.files.get("built.txt", b"").decode("ascii", "replace")
         built = [n for n in built_text.split() if n in set(group)]
         out = _Compiled(binary=result.files.get("runner"), built=built, errors=errors)
         if built and out.binary is None:
             out.errors["__link__"] = link_text.strip() or "link failed"
-        unattributed = [ln for ln in stderr.splitlines() if ln.startswith("ghc") and not _ERROR_HEAD_RE.match(ln)]
+        unattributed = [
+            ln for ln in stderr.splitlines() if ln.startswith("ghc") and not _ERROR_HEAD_RE.match(ln)
+        ]
         if unattributed:
             out.errors["__other__"] = "\n".join(unattributed)[:EXCERPT_CHARS]
         return out, None
 
-    def _run(self, binary: bytes, modules: list[str],
-             wanted: dict[str, set[float]]) -> dict[tuple[str, float], CheckOutcome]:
+    def _run(
+        self, binary: bytes, modules: list[str], wanted: dict[str, set[float]]
+    ) -> dict[tuple[str, float], CheckOutcome]:
         s = self.settings
         heap = max(16, s.run_memory_mb * 3 // 4)
         by_timeout: dict[float, list[str]] = {}
@@ -968,10 +1141,26 @@ class GhcChecker:
         results: dict[tuple[str, float], CheckOutcome] = {}
         cap_kb = max(64, (s.max_value_chars * 8 + s.max_message_chars * 8) // 1024 + 16)
         for timeout, names in by_timeout.items():
-            argvs = [["./runner", n, str(s.max_value_chars), str(s.max_message_chars),
-                      "+RTS", f"-M{heap}m", "-RTS"] for n in names]
-            done = self.sandbox.run_commands(argvs, timeout, files={"runner": binary}, executables=["runner"],
-                                             limits=self.run_limits, max_output_kb=cap_kb)
+            argvs = [
+                [
+                    "./runner",
+                    n,
+                    str(s.max_value_chars),
+                    str(s.max_message_chars),
+                    "+RTS",
+                    f"-M{heap}m",
+                    "-RTS",
+                ]
+                for n in names
+            ]
+            done = self.sandbox.run_commands(
+                argvs,
+                timeout,
+                files={"runner": binary},
+                executables=["runner"],
+                limits=self.run_limits,
+                max_output_kb=cap_kb,
+            )
             with self._lock:
                 self.stats["runs"] += len(done)
             for name, res in zip(names, done):
@@ -984,8 +1173,9 @@ def _halves(items: list[str]) -> list[list[str]]:
     return [items[:mid], items[mid:]]
 
 
-def check_haskell(requests: Sequence[CheckRequest | Sequence[Any]], settings: GhcSettings | None = None,
-                  workers: int = 2) -> list[CheckOutcome]:
+def check_haskell(
+    requests: Sequence[CheckRequest | Sequence[Any]], settings: GhcSettings | None = None, workers: int = 2
+) -> list[CheckOutcome]:
     """One-shot convenience: start a checker, run the batch, close it."""
     with GhcChecker(settings, workers=workers) as checker:
         return checker.check(requests)

@@ -43,8 +43,8 @@ reject anyway, and each caller's reading is kept behind ``lex(text, guarded=...)
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Collection
 
 # ------------------------------------------------------------------------------ names
 
@@ -127,7 +127,7 @@ class Lexed:
         Newlines stay, so offsets, lines and columns in the view are those of the text."""
         out: list[str] = []
         for seg in self.segments:
-            piece = self.text[seg.start:seg.end]
+            piece = self.text[seg.start : seg.end]
             out.append(piece if seg.kind in keep else re.sub(r"[^\n]", " ", piece))
         return "".join(out)
 
@@ -137,7 +137,7 @@ class Lexed:
         for seg in self.segments:
             if seg.kind != "annotation":
                 continue
-            raw = self.text[seg.start:seg.end]
+            raw = self.text[seg.start : seg.end]
             closed = raw.endswith("@-}") and len(raw) >= 6
             inner = raw[3:-3] if closed else raw[3:]
             out.append(Annotation(inner, self.text.count("\n", 0, seg.start) + 1, closed))
@@ -232,7 +232,13 @@ def lex(text: str, *, guarded: bool = False) -> Lexed:
     while i < n:
         c = text[i]
         if c == "{" and text.startswith("{-", i):
-            kind = "annotation" if text.startswith("{-@", i) else "pragma" if text.startswith("{-#", i) else "comment"
+            kind = (
+                "annotation"
+                if text.startswith("{-@", i)
+                else "pragma"
+                if text.startswith("{-#", i)
+                else "comment"
+            )
             end, closed = _block_end(text, i)
             if not closed:
                 unterminated = "block_comment" if kind == "comment" else kind
@@ -357,7 +363,7 @@ def strip_parens(toks: list[str]) -> list[str]:
     i = 0
     while n - 2 * i > 2 and toks[i] == "(" and match[i] == n - 1 - i and (i + 1) not in comma_depths:
         i += 1
-    return toks[i:n - i]
+    return toks[i : n - i]
 
 
 __all__ = [

@@ -39,8 +39,9 @@ from __future__ import annotations
 import math
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from selfplay.errors import UserError
 from selfplay.haskell.signature import is_identifier, is_operator
@@ -138,7 +139,9 @@ class LiteralConfig:
                 raise ValueError(f"{name} must lie in [0, 1]")
 
 
-_PLAIN_CHARS = "abcdefghijklmnopqrstuvwxyz" * 3 + "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 " + " .,!?-_+*/=<>()[]{}"
+_PLAIN_CHARS = (
+    "abcdefghijklmnopqrstuvwxyz" * 3 + "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 " + " .,!?-_+*/=<>()[]{}"
+)
 _SPECIAL_CHARS = (
     *("'", '"', "\\"),  # quotes and backslash
     *("\n", "\t", "\r", "\0", "\x01", "\x1b", "\x7f"),  # control characters
@@ -213,7 +216,9 @@ class _Generator:
         if isinstance(t, ListType):
             if t.elem == CHAR:
                 return "".join(self.char() for _ in range(self.length(depth, self.config.max_string_len)))
-            return [self.value(t.elem, depth + 1) for _ in range(self.length(depth, self.config.max_list_len))]
+            return [
+                self.value(t.elem, depth + 1) for _ in range(self.length(depth, self.config.max_list_len))
+            ]
         if isinstance(t, TupleType):
             return tuple(self.value(item, depth + 1) for item in t.items)
         if isinstance(t, MaybeType):
@@ -445,7 +450,13 @@ def _decode_escape(text: str, i: int, in_string: bool) -> tuple[str, int]:
     m = re.compile(r"\d+|x[0-9a-fA-F]+|o[0-7]+").match(text, j)
     if m:
         digits = m.group()
-        code = int(digits[1:], 16) if digits[0] == "x" else int(digits[1:], 8) if digits[0] == "o" else int(digits)
+        code = (
+            int(digits[1:], 16)
+            if digits[0] == "x"
+            else int(digits[1:], 8)
+            if digits[0] == "o"
+            else int(digits)
+        )
         if code > 0x10FFFF:
             raise LiteralError(f"character code {code} is out of range at column {i + 1}")
         return chr(code), m.end()
@@ -572,9 +583,7 @@ def _split_spans(text: str) -> list[tuple[int, int]]:
         if stack:
             continue
         if tok.kind == "minus":
-            raise LiteralError(
-                f"a negative number must be parenthesised, e.g. (-3) (column {tok.pos + 1})"
-            )
+            raise LiteralError(f"a negative number must be parenthesised, e.g. (-3) (column {tok.pos + 1})")
         if tok.kind in ("op", "dotdot", "other") or tok.text == ",":
             raise LiteralError(f"unexpected '{tok.text}' between arguments at column {tok.pos + 1}")
         groups.append((tok.pos, end))
@@ -629,7 +638,9 @@ class _Parser:
             self.i += 1
             num = self.take("a number")
             if num.kind not in ("int", "float"):
-                raise LiteralError(f"expected a number after '-', found '{_short(num.text)}' at column {num.pos + 1}")
+                raise LiteralError(
+                    f"expected a number after '-', found '{_short(num.text)}' at column {num.pos + 1}"
+                )
             return self.number(t, num, negative=True)
         if tok.kind == "con" and tok.text in ("Just", "Left", "Right"):
             self.i += 1
@@ -674,7 +685,9 @@ class _Parser:
                 f"'{_short(tok.text)}' at column {tok.pos + 1} is a variable or function, not {_describe(t)}"
             )
         if tok.kind == "minus":
-            raise LiteralError(f"a negative number must be parenthesised here, e.g. (-3) (column {tok.pos + 1})")
+            raise LiteralError(
+                f"a negative number must be parenthesised here, e.g. (-3) (column {tok.pos + 1})"
+            )
         raise self.mismatch(t, tok)
 
     def paren(self, t: HsType, open_tok: _Tok) -> Any:
@@ -733,9 +746,13 @@ class _Parser:
                 if tok.text == "]":
                     break
                 if tok.kind == "dotdot":
-                    raise LiteralError(f"ranges like [a..b] are not literals; list the elements (column {tok.pos + 1})")
+                    raise LiteralError(
+                        f"ranges like [a..b] are not literals; list the elements (column {tok.pos + 1})"
+                    )
                 if tok.text != ",":
-                    raise LiteralError(f"expected ',' or ']', found '{_short(tok.text)}' at column {tok.pos + 1}")
+                    raise LiteralError(
+                        f"expected ',' or ']', found '{_short(tok.text)}' at column {tok.pos + 1}"
+                    )
         return "".join(items) if elem == CHAR else items
 
     def number(self, t: HsType, tok: _Tok, negative: bool) -> Any:
@@ -744,7 +761,9 @@ class _Parser:
         value = tok.value
         if t.name in INTEGRAL_NAMES:
             if tok.kind == "float":
-                raise LiteralError(f"expected {t.name}, found fractional literal '{tok.text}' at column {tok.pos + 1}")
+                raise LiteralError(
+                    f"expected {t.name}, found fractional literal '{tok.text}' at column {tok.pos + 1}"
+                )
             value = -value if negative else value
             if t.name == "Int" and not INT_MIN <= value <= INT_MAX:
                 raise LiteralError(f"{value} is out of range for Int (column {tok.pos + 1})")
@@ -806,7 +825,9 @@ def validate_arguments(text: str, arg_types: Sequence[HsType], *, strict: bool =
     Never raises on bad input: the result says ``ok`` and why not.
     """
     if len(text) > MAX_INPUT_CHARS:
-        return ArgumentCheck(False, f"input is {len(text)} characters long; at most {MAX_INPUT_CHARS} are allowed")
+        return ArgumentCheck(
+            False, f"input is {len(text)} characters long; at most {MAX_INPUT_CHARS} are allowed"
+        )
     for index, t in enumerate(arg_types, start=1):
         try:
             check_supported(t, f"argument {index}")

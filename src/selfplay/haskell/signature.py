@@ -306,7 +306,9 @@ class Signature:
     constraints: tuple[Constraint, ...] = ()
     type_text: str = ""  # the type as written (whitespace collapsed, synonyms not expanded)
     line: int = 0  # 1-based line of the signature in the program
-    user_types: frozenset[str] = field(default=frozenset(), compare=False)  # data/newtype names of the program
+    user_types: frozenset[str] = field(
+        default=frozenset(), compare=False
+    )  # data/newtype names of the program
 
     @property
     def arity(self) -> int:
@@ -333,7 +335,7 @@ class Signature:
         head = f"({self.name})" if self.is_operator else self.name
         return f"{head} :: {render_qualified_type(self.qualified_type)}"
 
-    def instantiate(self) -> "Signature":
+    def instantiate(self) -> Signature:
         """The same signature with type variables replaced by concrete types and no context.
 
         Raises :class:`UnsupportedType` when a variable cannot be instantiated (see
@@ -389,7 +391,9 @@ def _parse_signature(
     try:
         qualified = parse_qualified_type(sig.type_text)
     except TypeParseError as exc:
-        raise TypeParseError(f"signature of '{sig.name}' (line {sig.line}): {exc.reason}", sig.type_text) from None
+        raise TypeParseError(
+            f"signature of '{sig.name}' (line {sig.line}): {exc.reason}", sig.type_text
+        ) from None
     body = expand_synonyms(qualified.body, synonyms) if expand else qualified.body
     args, result = split_function_type(body)
     return Signature(

@@ -30,8 +30,8 @@ expression this parser understands). Both are :class:`selfplay.errors.UserError`
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
 
 from selfplay.errors import UserError
 
@@ -485,7 +485,9 @@ class _TypeParser:
                 self.i += 1
                 return UNIT
             if nxt is not None and nxt.text in (",", "->"):
-                raise self.error(f"the prefix constructor '({nxt.text})' is not supported; write the type out")
+                raise self.error(
+                    f"the prefix constructor '({nxt.text})' is not supported; write the type out"
+                )
             first = self.parse_type()
             items = [first]
             while (nxt := self.peek()) is not None and nxt.text == ",":
@@ -690,7 +692,9 @@ def choose_instance(var: str, classes: Iterable[str]) -> HsType:
             f"type variable '{var}' has constraint '{unknown[0]} {var}', a class the instantiation rule does not know"
         )
     context = ", ".join(f"{c} {var}" for c in wanted)
-    raise UnsupportedType(f"no default type satisfies ({context}) for type variable '{var}'; tried Int, Double, String")
+    raise UnsupportedType(
+        f"no default type satisfies ({context}) for type variable '{var}'; tried Int, Double, String"
+    )
 
 
 def instantiate(t: QualifiedType | HsType) -> HsType:
@@ -719,7 +723,9 @@ def instantiate(t: QualifiedType | HsType) -> HsType:
         if not inner_vars:
             continue  # a constraint on a concrete type: GHC checks it
         if cls not in _STRUCTURAL_CLASSES:
-            raise UnsupportedType(f"constraint '{c.render()}' on a compound type cannot be instantiated", source)
+            raise UnsupportedType(
+                f"constraint '{c.render()}' on a compound type cannot be instantiated", source
+            )
         for name in inner_vars:
             if name in uses and not uses[name].arities:
                 uses[name].classes.append(cls)
@@ -727,7 +733,9 @@ def instantiate(t: QualifiedType | HsType) -> HsType:
     mapping: dict[str, HsType | str] = {}
     for name, use in uses.items():
         if use.arities and use.bare:
-            raise UnsupportedType(f"type variable '{name}' is used both applied and unapplied (kind clash)", source)
+            raise UnsupportedType(
+                f"type variable '{name}' is used both applied and unapplied (kind clash)", source
+            )
         if use.arities:
             if use.arities != {1}:
                 raise UnsupportedType(

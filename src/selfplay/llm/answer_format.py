@@ -60,7 +60,7 @@ class AnswerFormat:
         return {"name": self.name, "grammar_sha256": self.sha256}
 
     @classmethod
-    def from_dict(cls, data: Any) -> "AnswerFormat | None":
+    def from_dict(cls, data: Any) -> AnswerFormat | None:
         if data is None:
             return None
         if isinstance(data, AnswerFormat):
@@ -104,11 +104,17 @@ def check_grammar(answer_format: AnswerFormat) -> None:
     try:
         import llguidance
     except ImportError as exc:
-        raise UserError("format-constrained decoding needs the llguidance package (pip install llguidance, "
-                        "see requirements.txt)") from exc
-    message = llguidance.LLMatcher.validate_grammar(llguidance.LLMatcher.grammar_from_lark(answer_format.grammar))
+        raise UserError(
+            "format-constrained decoding needs the llguidance package (pip install llguidance, "
+            "see requirements.txt)"
+        ) from exc
+    message = llguidance.LLMatcher.validate_grammar(
+        llguidance.LLMatcher.grammar_from_lark(answer_format.grammar)
+    )
     if message and not message.startswith("WARNING"):
-        raise UserError(f"answer format {answer_format.name}: the grammar does not compile: {message.splitlines()[0]}")
+        raise UserError(
+            f"answer format {answer_format.name}: the grammar does not compile: {message.splitlines()[0]}"
+        )
 
 
 class FormatMatcher:
@@ -118,8 +124,9 @@ class FormatMatcher:
         import llguidance
 
         self.format = answer_format
-        self._m = llguidance.LLMatcher(ll_tokenizer, llguidance.LLMatcher.grammar_from_lark(answer_format.grammar),
-                                       log_level=0)
+        self._m = llguidance.LLMatcher(
+            ll_tokenizer, llguidance.LLMatcher.grammar_from_lark(answer_format.grammar), log_level=0
+        )
         if self._m.is_error():
             raise UserError(f"answer format {answer_format.name}: {self._m.get_error().splitlines()[0]}")
 
@@ -146,7 +153,9 @@ def ll_tokenizer_for(hf_tokenizer, eos_ids: list[int] | None = None):
     try:
         import llguidance.hf
     except ImportError as exc:
-        raise UserError("format-constrained decoding needs the llguidance package (see requirements.txt)") from exc
+        raise UserError(
+            "format-constrained decoding needs the llguidance package (see requirements.txt)"
+        ) from exc
     return llguidance.hf.from_tokenizer(hf_tokenizer, eos_token=eos_ids or None)
 
 

@@ -45,12 +45,18 @@ class SamplingParams:
     seed: int = 0
 
     @classmethod
-    def from_config(cls, section: dict, n: int, seed: int) -> "SamplingParams":
+    def from_config(cls, section: dict, n: int, seed: int) -> SamplingParams:
         """From a config ``sampling`` mapping (temperature, top_p, top_k, presence_penalty,
         max_new_tokens), with ``n`` samples and ``seed``."""
-        return cls(temperature=float(section["temperature"]), top_p=float(section["top_p"]),
-                   top_k=section.get("top_k"), presence_penalty=section.get("presence_penalty"),
-                   max_new_tokens=int(section["max_new_tokens"]), n=n, seed=seed)
+        return cls(
+            temperature=float(section["temperature"]),
+            top_p=float(section["top_p"]),
+            top_k=section.get("top_k"),
+            presence_penalty=section.get("presence_penalty"),
+            max_new_tokens=int(section["max_new_tokens"]),
+            n=n,
+            seed=seed,
+        )
 
     def __post_init__(self) -> None:
         # Normalise number types so that 1 and 1.0 produce the same recording key.
@@ -97,7 +103,7 @@ class SamplingParams:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "SamplingParams":
+    def from_dict(cls, data: dict[str, Any]) -> SamplingParams:
         known = {f for f in cls.__dataclass_fields__}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -121,7 +127,7 @@ def normalize_messages(messages: Any) -> list[dict[str, str]]:
     return out
 
 
-def recording_key(messages: Any, sampling: SamplingParams, answer_format: "AnswerFormat | None" = None) -> str:
+def recording_key(messages: Any, sampling: SamplingParams, answer_format: AnswerFormat | None = None) -> str:
     """sha256 hex of the canonical JSON of ``{"messages": ..., "sampling": ...}``, plus
     ``"answer_format"`` (its name and whole grammar) when the request is format-constrained,
     so an unconstrained request's key is what it always was.
@@ -138,7 +144,7 @@ def recording_key(messages: Any, sampling: SamplingParams, answer_format: "Answe
     return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
 
 
-def request_seed(messages: Any, sampling: SamplingParams, answer_format: "AnswerFormat | None" = None) -> int:
+def request_seed(messages: Any, sampling: SamplingParams, answer_format: AnswerFormat | None = None) -> int:
     """The 31-bit seed a backend gives the sampler for one request (see module doc)."""
     return derive_seed(sampling.seed, recording_key(messages, sampling, answer_format))
 
@@ -192,10 +198,10 @@ class Backend(abc.ABC):
     def describe(self) -> dict[str, Any]:
         """What produced the texts: backend name, model, library versions, dtype, device..."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (a default that backends without resources keep)
         """Release models, connections, memory. Safe to call more than once."""
 
-    def __enter__(self) -> "Backend":
+    def __enter__(self) -> Backend:
         return self
 
     def __exit__(self, *exc) -> None:

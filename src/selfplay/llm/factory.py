@@ -49,8 +49,11 @@ def checked_settings(cfg: dict) -> tuple[type[Backend], dict]:
     unknown = sorted(set(settings) - set(allowed))
     if unknown:
         raise UserError(f"backend {cfg['name']!r}: unknown setting(s) {unknown}; allowed: {allowed}")
-    missing = [p for p, spec in params.items()
-               if p != "self" and spec.default is inspect.Parameter.empty and p not in settings]
+    missing = [
+        p
+        for p, spec in params.items()
+        if p != "self" and spec.default is inspect.Parameter.empty and p not in settings
+    ]
     if missing:
         raise UserError(f"backend {cfg['name']!r}: missing required setting(s) {missing}")
     return cls, settings

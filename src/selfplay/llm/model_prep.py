@@ -99,12 +99,16 @@ def ensure_default_model(out_dir: str | os.PathLike) -> Path:
 
 MODEL_LOCK = "config/model-pins.tsv"
 REVISION_LOCK = "config/revision-pins.tsv"
-MODEL_LOCK_HEADER = ("# sha256 of every file of every hub model download, recorded by the first download where no pin\n"
-                     "# was known (selfplay.llm.model_prep). Commit this file. Columns: <repo>/<file>  url  sha256;\n"
-                     "# <repo>/@manifest is the sha256 of the sorted 'file<TAB>sha256' lines of the whole folder.\n")
-REVISION_LOCK_HEADER = ("# The commit a branch or tag named in config resolved to at its first download (selfplay.llm.\n"
-                        "# model_prep.resolve_commit); later downloads fetch this commit. Commit this file.\n"
-                        "# Columns: <model|dataset>:<repo>@<branch>  https://huggingface.co/<repo>/tree/<branch>  commit\n")
+MODEL_LOCK_HEADER = (
+    "# sha256 of every file of every hub model download, recorded by the first download where no pin\n"
+    "# was known (selfplay.llm.model_prep). Commit this file. Columns: <repo>/<file>  url  sha256;\n"
+    "# <repo>/@manifest is the sha256 of the sorted 'file<TAB>sha256' lines of the whole folder.\n"
+)
+REVISION_LOCK_HEADER = (
+    "# The commit a branch or tag named in config resolved to at its first download (selfplay.llm.\n"
+    "# model_prep.resolve_commit); later downloads fetch this commit. Commit this file.\n"
+    "# Columns: <model|dataset>:<repo>@<branch>  https://huggingface.co/<repo>/tree/<branch>  commit\n"
+)
 FULL_COMMIT = re.compile(r"^[0-9a-f]{40}$")
 MANIFEST = "@manifest"
 INFO_FILE = "selfplay_model.json"
@@ -125,8 +129,12 @@ class HubClient:
         try:
             from huggingface_hub import snapshot_download
         except ImportError as exc:  # pragma: no cover
-            raise MissingToolError("downloading a hub model needs huggingface_hub: pip install huggingface_hub") from exc
-        snapshot_download(repo_id=repo_id, revision=commit, local_dir=str(dest), allow_patterns=allow_patterns)
+            raise MissingToolError(
+                "downloading a hub model needs huggingface_hub: pip install huggingface_hub"
+            ) from exc
+        snapshot_download(
+            repo_id=repo_id, revision=commit, local_dir=str(dest), allow_patterns=allow_patterns
+        )
 
 
 def hub_url(repo_id: str, commit: str, file: str = "", repo_type: str = "model") -> str:
@@ -141,8 +149,12 @@ def branch_key(repo_id: str, revision: str | None, repo_type: str = "model") -> 
     return f"{repo_type}:{repo_id}@{branch}", f"{prefix}{repo_id}/tree/{branch}"
 
 
-def locked_commit(repo_id: str, revision: str | None, repo_type: str = "model",
-                  revision_lock: str | os.PathLike = REVISION_LOCK) -> str | None:
+def locked_commit(
+    repo_id: str,
+    revision: str | None,
+    repo_type: str = "model",
+    revision_lock: str | os.PathLike = REVISION_LOCK,
+) -> str | None:
     """The commit config's ``revision`` stands for without asking the hub: itself when it is
     a full commit, else what the revision lock recorded for it (None: not resolved yet)."""
     from ..evaluate.pins import read_lock
@@ -152,9 +164,14 @@ def locked_commit(repo_id: str, revision: str | None, repo_type: str = "model",
     return read_lock(revision_lock, FULL_COMMIT).get(branch_key(repo_id, revision, repo_type))
 
 
-def resolve_commit(repo_id: str, revision: str | None, repo_type: str = "model",
-                   revision_lock: str | os.PathLike = REVISION_LOCK, hub: HubClient | None = None,
-                   log_=log) -> str:
+def resolve_commit(
+    repo_id: str,
+    revision: str | None,
+    repo_type: str = "model",
+    revision_lock: str | os.PathLike = REVISION_LOCK,
+    hub: HubClient | None = None,
+    log_=log,
+) -> str:
     """The commit to download: config's commit, the one the lock recorded for its branch, or
     (first download of an unpinned revision) the branch resolved now and recorded."""
     from ..evaluate.pins import record_pin
@@ -164,20 +181,31 @@ def resolve_commit(repo_id: str, revision: str | None, repo_type: str = "model",
         return commit
     got = (hub or HubClient()).resolve(repo_id, revision, repo_type)
     if not got or not FULL_COMMIT.match(got):
-        raise UserError(f"{repo_id}: the hub resolved revision {revision or 'main'!r} to {got!r}, not a commit")
+        raise UserError(
+            f"{repo_id}: the hub resolved revision {revision or 'main'!r} to {got!r}, not a commit"
+        )
     key, url = branch_key(repo_id, revision, repo_type)
     commit = record_pin(revision_lock, key, url, got, FULL_COMMIT, REVISION_LOCK_HEADER)
-    log_.warning("%s: revision %r is not a commit; resolved it to %s and recorded that in %s (commit it; pin "
-                 "the commit in config for a paper run)", repo_id, revision or "main", commit, revision_lock)
+    log_.warning(
+        "%s: revision %r is not a commit; resolved it to %s and recorded that in %s (commit it; pin "
+        "the commit in config for a paper run)",
+        repo_id,
+        revision or "main",
+        commit,
+        revision_lock,
+    )
     return commit
 
 
-def pin_hub_url(url: str, revision_lock: str | os.PathLike = REVISION_LOCK, hub: HubClient | None = None,
-                log_=log) -> str:
+def pin_hub_url(
+    url: str, revision_lock: str | os.PathLike = REVISION_LOCK, hub: HubClient | None = None, log_=log
+) -> str:
     """A hub dataset file URL (``.../datasets/<repo>/resolve/<revision>/<path>``) at a
     commit: a branch or tag in it is replaced by the commit ``resolve_commit`` gives (the
     revision lock's, or resolved once now and recorded). Other URLs are returned as they are."""
-    m = re.match(r"^https://huggingface\.co/datasets/(?P<repo>[^/]+/[^/]+)/resolve/(?P<rev>[^/]+)/(?P<path>.+)$", url)
+    m = re.match(
+        r"^https://huggingface\.co/datasets/(?P<repo>[^/]+/[^/]+)/resolve/(?P<rev>[^/]+)/(?P<path>.+)$", url
+    )
     if not m or FULL_COMMIT.match(m.group("rev")):
         return url
     commit = resolve_commit(m.group("repo"), m.group("rev"), "dataset", revision_lock, hub, log_)
@@ -196,8 +224,9 @@ def folder_files(folder: str | os.PathLike) -> list[str]:
     return sorted(out)
 
 
-def check_model_files(folder: str | os.PathLike, repo_id: str, commit: str,
-                      lock_path: str | os.PathLike = MODEL_LOCK, log_=log) -> dict[str, str]:
+def check_model_files(
+    folder: str | os.PathLike, repo_id: str, commit: str, lock_path: str | os.PathLike = MODEL_LOCK, log_=log
+) -> dict[str, str]:
     """Every file of ``folder`` against its pin in the model lock (recording the ones with
     none), then the whole listing against the manifest pin. Returns file -> sha256;
     UserError naming the file and both digests on a mismatch."""
@@ -218,28 +247,48 @@ def check_model_files(folder: str | os.PathLike, repo_id: str, commit: str,
             recorded.append(rel)
         if expected != got:
             if rel == MANIFEST:
-                pinned = {k.split("/resolve/", 1)[1].split("/", 1)[1] for (_, k) in locked
-                          if k.startswith(hub_url(repo_id, commit)) and not k.endswith("/" + MANIFEST)}
-                raise UserError(f"{repo_id}@{commit}: the set of files differs from the pinned download "
-                                f"(missing {sorted(pinned - set(files)) or 'none'}, new "
-                                f"{sorted(set(files) - pinned) or 'none'}); nothing was kept")
+                pinned = {
+                    k.split("/resolve/", 1)[1].split("/", 1)[1]
+                    for (_, k) in locked
+                    if k.startswith(hub_url(repo_id, commit)) and not k.endswith("/" + MANIFEST)
+                }
+                raise UserError(
+                    f"{repo_id}@{commit}: the set of files differs from the pinned download "
+                    f"(missing {sorted(pinned - set(files)) or 'none'}, new "
+                    f"{sorted(set(files) - pinned) or 'none'}); nothing was kept"
+                )
             raise mismatch(f"{repo_id}/{rel}", expected, str(lock_path), got)
     if recorded:
-        log_.warning("%s@%s: no sha256 was pinned for %d file(s); recorded them in %s (commit it: later "
-                     "downloads must match)", repo_id, commit, len(recorded), lock_path)
+        log_.warning(
+            "%s@%s: no sha256 was pinned for %d file(s); recorded them in %s (commit it: later "
+            "downloads must match)",
+            repo_id,
+            commit,
+            len(recorded),
+            lock_path,
+        )
     return files
 
 
 def manifest_sha256(files: dict[str, str]) -> str:
     import hashlib
 
-    return hashlib.sha256("".join(f"{rel}\t{sha}\n" for rel, sha in sorted(files.items())).encode()).hexdigest()
+    return hashlib.sha256(
+        "".join(f"{rel}\t{sha}\n" for rel, sha in sorted(files.items())).encode()
+    ).hexdigest()
 
 
-def download_hf_model(repo_id: str, out_dir: str | os.PathLike, revision: str | None = None,
-                      allow_patterns: list[str] | None = None, *, lock_path: str | os.PathLike = MODEL_LOCK,
-                      revision_lock: str | os.PathLike = REVISION_LOCK, hub: HubClient | None = None,
-                      log_=log) -> dict:
+def download_hf_model(
+    repo_id: str,
+    out_dir: str | os.PathLike,
+    revision: str | None = None,
+    allow_patterns: list[str] | None = None,
+    *,
+    lock_path: str | os.PathLike = MODEL_LOCK,
+    revision_lock: str | os.PathLike = REVISION_LOCK,
+    hub: HubClient | None = None,
+    log_=log,
+) -> dict:
     """Fetch a hub model into ``out_dir`` at a pinned commit, every file checked against
     (or, at a first download, recorded in) the model lock. Needs network."""
     hub = hub or HubClient()
@@ -269,5 +318,7 @@ def prepare_model(model_cfg: dict, out_dir: str | os.PathLike) -> dict:
     if source == "pypi-smollm2":
         return prepare_default_model(out_dir)
     if source == "hf":
-        return download_hf_model(model_cfg["path"], out_dir, model_cfg.get("revision"), model_cfg.get("files"))
+        return download_hf_model(
+            model_cfg["path"], out_dir, model_cfg.get("revision"), model_cfg.get("files")
+        )
     raise UserError(f"model.source {source!r} needs no preparation (model.path is used as it is)")

@@ -85,7 +85,9 @@ def build_records(
     adapter_hashes: dict[str, str | None] | None = None,
 ) -> list[dict[str, Any]]:
     if len(outputs) != len(requests):
-        raise RuntimeError(f"backend {backend.name} returned {len(outputs)} results for {len(requests)} requests")
+        raise RuntimeError(
+            f"backend {backend.name} returned {len(outputs)} results for {len(requests)} requests"
+        )
     described = backend.describe()
     share = round(seconds / len(requests), 6) if requests else 0.0
     hashes = adapter_hashes if adapter_hashes is not None else {}
@@ -96,18 +98,20 @@ def build_records(
     for req, texts, item_meta in zip(requests, outputs, metas):
         if len(texts) != req.sampling.n:
             raise RuntimeError(f"backend {backend.name} returned {len(texts)} texts for n={req.sampling.n}")
-        records.append({
-            "key": req.key,
-            "messages": req.messages,
-            "sampling": req.sampling.to_dict(),
-            "adapter": req.adapter,
-            "adapter_sha256": adapter_fingerprint(req.adapter, hashes),
-            "answer_format": req.answer_format.record() if req.answer_format else None,
-            "backend": described,
-            "outputs": list(texts),
-            "meta": item_meta,
-            "seconds": share,
-        })
+        records.append(
+            {
+                "key": req.key,
+                "messages": req.messages,
+                "sampling": req.sampling.to_dict(),
+                "adapter": req.adapter,
+                "adapter_sha256": adapter_fingerprint(req.adapter, hashes),
+                "answer_format": req.answer_format.record() if req.answer_format else None,
+                "backend": described,
+                "outputs": list(texts),
+                "meta": item_meta,
+                "seconds": share,
+            }
+        )
     return records
 
 
@@ -117,16 +121,25 @@ def partial_path(out_path: str | Path) -> Path:
     return out.with_name(out.name + PARTIAL_SUFFIX)
 
 
-def work_fingerprint(backend: Backend, requests: list[GenerationRequest], metas: list, chunk: int,
-                     hashes: dict[str, str | None]) -> str:
+def work_fingerprint(
+    backend: Backend,
+    requests: list[GenerationRequest],
+    metas: list,
+    chunk: int,
+    hashes: dict[str, str | None],
+) -> str:
     """What a partial file must have been written for to be resumed: the requests (their
     recording keys, adapters and the adapters' hashes), the metas, the chunk size and the
     backend's settings."""
     import hashlib
 
     described = {k: v for k, v in backend.describe().items() if k not in VOLATILE_BACKEND_FIELDS}
-    work = {"requests": [[r.key, r.adapter, adapter_fingerprint(r.adapter, hashes)] for r in requests],
-            "metas": metas, "chunk": chunk, "backend": described}
+    work = {
+        "requests": [[r.key, r.adapter, adapter_fingerprint(r.adapter, hashes)] for r in requests],
+        "metas": metas,
+        "chunk": chunk,
+        "backend": described,
+    }
     return hashlib.sha256(canonical_json(work).encode("utf-8")).hexdigest()
 
 
@@ -146,9 +159,16 @@ def read_partial(path: Path, fingerprint: str, requests: list[GenerationRequest]
         header = json.loads(complete[0]) if complete else None
     except (json.JSONDecodeError, UnicodeDecodeError):
         header = None
-    if not header or header.get("partial_format") != PARTIAL_FORMAT or header.get("fingerprint") != fingerprint:
-        problem = "it was written for other work (other prompts, settings, adapters or model)" if header \
+    if (
+        not header
+        or header.get("partial_format") != PARTIAL_FORMAT
+        or header.get("fingerprint") != fingerprint
+    ):
+        problem = (
+            "it was written for other work (other prompts, settings, adapters or model)"
+            if header
             else "its first line does not read"
+        )
     else:
         offset = len(complete[0]) + 1
         ends = [offset]
@@ -165,8 +185,12 @@ def read_partial(path: Path, fingerprint: str, requests: list[GenerationRequest]
         if problem is None:
             whole = len(kept) if len(kept) == len(requests) else len(kept) // chunk * chunk
             if whole < len(kept) or torn or ends[len(kept)] < len(data):
-                log.info("%s: dropping %d records of an unfinished chunk and %d bytes after them",
-                         path, len(kept) - whole, len(data) - ends[whole])
+                log.info(
+                    "%s: dropping %d records of an unfinished chunk and %d bytes after them",
+                    path,
+                    len(kept) - whole,
+                    len(data) - ends[whole],
+                )
             kept = kept[:whole]
             with open(path, "r+b") as fh:
                 fh.truncate(ends[whole])
@@ -219,15 +243,28 @@ def generate_and_record(
         log.info("%s: resuming after %d of %d requests already generated", out, len(records), len(requests))
     else:
         with open(partial, "wb") as fh:
-            _append(fh, [json.dumps({"partial_format": PARTIAL_FORMAT, "fingerprint": fingerprint,
-                                     "output": out.name, "requests": len(requests), "chunk": chunk}) + "\n"])
+            _append(
+                fh,
+                [
+                    json.dumps(
+                        {
+                            "partial_format": PARTIAL_FORMAT,
+                            "fingerprint": fingerprint,
+                            "output": out.name,
+                            "requests": len(requests),
+                            "chunk": chunk,
+                        }
+                    )
+                    + "\n"
+                ],
+            )
     with open(partial, "ab") as fh:
         for start in range(len(records), len(requests), chunk):
-            part = requests[start:start + chunk]
+            part = requests[start : start + chunk]
             started = time.perf_counter()
             outputs = backend.generate(part)
             seconds = time.perf_counter() - started
-            done = build_records(backend, part, outputs, seconds, metas[start:start + chunk], hashes)
+            done = build_records(backend, part, outputs, seconds, metas[start : start + chunk], hashes)
             _append(fh, [json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n" for rec in done])
             records.extend(done)
     write_jsonl(out, records)

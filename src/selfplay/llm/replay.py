@@ -55,7 +55,9 @@ class ReplayBackend(Backend):
                 try:
                     rec = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise UserError(f"{where}: not a JSON line ({exc.msg}); the recording is corrupt") from exc
+                    raise UserError(
+                        f"{where}: not a JSON line ({exc.msg}); the recording is corrupt"
+                    ) from exc
                 if not isinstance(rec, dict):
                     raise UserError(f"{where}: expected a JSON object, got {type(rec).__name__}")
                 key, outputs = rec.get("key"), rec.get("outputs")

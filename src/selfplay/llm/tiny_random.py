@@ -76,10 +76,14 @@ def family_config(family: str, overrides: dict | None = None) -> dict[str, Any]:
     config = read_json(DATA / _check_family(family) / "config.json")
     for key, value in (overrides or {}).items():
         if key in FIXED_KEYS:
-            raise UserError(f"tiny random model: override {key!r} cannot change (the committed tokenizer fixes it)")
+            raise UserError(
+                f"tiny random model: override {key!r} cannot change (the committed tokenizer fixes it)"
+            )
         if key not in config:
-            raise UserError(f"tiny random model: override {key!r} is not a key of the {family} config; "
-                            f"known keys: {', '.join(sorted(config))}")
+            raise UserError(
+                f"tiny random model: override {key!r} is not a key of the {family} config; "
+                f"known keys: {', '.join(sorted(config))}"
+            )
         config[key] = value
     return config
 
@@ -87,11 +91,19 @@ def family_config(family: str, overrides: dict | None = None) -> dict[str, Any]:
 def recipe(family: str, seed: int, dtype: str, overrides: dict | None) -> dict[str, Any]:
     """Everything that determines the folder's contents: the arguments and the committed files."""
     digest = hashlib.sha256()
-    for path in [DATA / "tokenizer.json", DATA / family / "config.json"] + [DATA / family / f for f in FAMILY_FILES]:
+    for path in [DATA / "tokenizer.json", DATA / family / "config.json"] + [
+        DATA / family / f for f in FAMILY_FILES
+    ]:
         digest.update(path.name.encode() + b"\0" + sha256_file(path).encode())
-    return {"source": "tiny-random", "family": family, "seed": int(seed), "dtype": dtype,
-            "overrides": dict(sorted((overrides or {}).items())), "recipe_version": RECIPE_VERSION,
-            "data_sha256": digest.hexdigest()}
+    return {
+        "source": "tiny-random",
+        "family": family,
+        "seed": int(seed),
+        "dtype": dtype,
+        "overrides": dict(sorted((overrides or {}).items())),
+        "recipe_version": RECIPE_VERSION,
+        "data_sha256": digest.hexdigest(),
+    }
 
 
 def random_state(model, family: str, seed: int) -> dict[str, Any]:
@@ -110,8 +122,14 @@ def random_state(model, family: str, seed: int) -> dict[str, Any]:
     return values
 
 
-def write_tiny_model(family: str, out_dir: str | os.PathLike, *, seed: int = 0, dtype: str = "bfloat16",
-                     overrides: dict | None = None) -> dict[str, Any]:
+def write_tiny_model(
+    family: str,
+    out_dir: str | os.PathLike,
+    *,
+    seed: int = 0,
+    dtype: str = "bfloat16",
+    overrides: dict | None = None,
+) -> dict[str, Any]:
     """Write a randomly initialised ``family`` model folder at ``out_dir`` (replacing what is
     there) and return its record (also written as ``selfplay_model.json``)."""
     import torch
@@ -141,9 +159,11 @@ def write_tiny_model(family: str, out_dir: str | os.PathLike, *, seed: int = 0, 
     for name in FAMILY_FILES:  # after save_pretrained, which writes its own generation config
         shutil.copyfile(DATA / family / name, tmp / name)
 
-    info = {**recipe(family, seed, dtype, overrides),
-            "parameters": sum(p.numel() for p in model.parameters()),
-            "weights_sha256": sha256_file(tmp / "model.safetensors")}
+    info = {
+        **recipe(family, seed, dtype, overrides),
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "weights_sha256": sha256_file(tmp / "model.safetensors"),
+    }
     write_json(tmp / "selfplay_model.json", info)
     if out.exists():
         shutil.rmtree(out)
@@ -151,8 +171,14 @@ def write_tiny_model(family: str, out_dir: str | os.PathLike, *, seed: int = 0, 
     return info
 
 
-def ensure_tiny_model(family: str, out_dir: str | os.PathLike, *, seed: int = 0, dtype: str = "bfloat16",
-                      overrides: dict | None = None) -> Path:
+def ensure_tiny_model(
+    family: str,
+    out_dir: str | os.PathLike,
+    *,
+    seed: int = 0,
+    dtype: str = "bfloat16",
+    overrides: dict | None = None,
+) -> Path:
     """``out_dir`` holding the tiny ``family`` model, written first unless the folder there
     was made from the same arguments and committed files. Processes that ask for the same
     folder at once take turns (a lock file beside it), so it is written once."""
@@ -180,7 +206,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dtype", choices=DTYPES, default="bfloat16")
     args = ap.parse_args(argv)
     info = write_tiny_model(args.family, args.out_dir, seed=args.seed, dtype=args.dtype)
-    print(f"wrote {args.out_dir}: {args.family}, {info['parameters']:,} parameters, seed {args.seed}, {args.dtype}")
+    print(
+        f"wrote {args.out_dir}: {args.family}, {info['parameters']:,} parameters, seed {args.seed}, {args.dtype}"
+    )
     return 0
 
 

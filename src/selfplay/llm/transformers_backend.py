@@ -138,8 +138,11 @@ def _build_sampler_class():
                 top = torch.topk(logits, kmax, dim=-1).values
                 pos = torch.tensor([(k - 1) if on else 0 for k, on in zip(ks, limited)], device=logits.device)
                 kth = top.gather(1, pos[:, None])
-                kth = torch.where(torch.tensor(limited, device=logits.device)[:, None], kth,
-                                  torch.full_like(kth, float("-inf")))
+                kth = torch.where(
+                    torch.tensor(limited, device=logits.device)[:, None],
+                    kth,
+                    torch.full_like(kth, float("-inf")),
+                )
                 logits = logits.masked_fill(logits < kth, float("-inf"))
             u = torch.cat([torch.rand(1, generator=self.generators[int(r)]) for r in rows]).to(logits.device)
             top_p = self.top_p[rows].to(logits.device)
@@ -232,8 +235,15 @@ class TransformersBackend(Backend):
         self._ll_tokenizer = None  # llguidance's tokenizer view, built when a request has an answer format
         self._peft = None  # the PeftModel wrapping _base once an adapter is loaded
         self._adapters: OrderedDict[str, str] = OrderedDict()  # peft adapter name -> path, LRU order
-        self.stats = {"calls": 0, "requests": 0, "rows": 0, "batches": 0, "prompt_tokens": 0,
-                      "generated_tokens": 0, "seconds": 0.0}
+        self.stats = {
+            "calls": 0,
+            "requests": 0,
+            "rows": 0,
+            "batches": 0,
+            "prompt_tokens": 0,
+            "generated_tokens": 0,
+            "seconds": 0.0,
+        }
 
     # ------------------------------------------------------------------ setup helpers
     def _find_stop_ids(self) -> set[int]:
@@ -252,7 +262,9 @@ class TransformersBackend(Backend):
 
     def _prompt_ids(self, req: GenerationRequest) -> list[int]:
         try:
-            text = self.tokenizer.apply_chat_template(req.messages, tokenize=False, add_generation_prompt=True)
+            text = self.tokenizer.apply_chat_template(
+                req.messages, tokenize=False, add_generation_prompt=True
+            )
         except ValueError as exc:  # e.g. a base model whose tokenizer has no chat template
             raise UserError(f"model {self.model_id!r}: cannot apply its chat template ({exc})") from exc
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
@@ -271,10 +283,13 @@ class TransformersBackend(Backend):
             peft = require_module("peft", "pip install peft (see requirements.txt)")
             with warnings.catch_warnings():
                 # peft 0.21 touches a transformers attribute deprecated in 5.x; not our concern
-                warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+                warnings.filterwarnings(
+                    "ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning
+                )
                 if self._peft is None:
-                    self._peft = peft.PeftModel.from_pretrained(self._base, str(path), adapter_name=name,
-                                                                is_trainable=False)
+                    self._peft = peft.PeftModel.from_pretrained(
+                        self._base, str(path), adapter_name=name, is_trainable=False
+                    )
                     self._peft.eval()
                 else:
                     self._peft.load_adapter(str(path), adapter_name=name, is_trainable=False)
@@ -304,7 +319,9 @@ class TransformersBackend(Backend):
             base_seed = req.seed
             copies = 1 if req.sampling.greedy else req.sampling.n
             for j in range(copies):
-                rows.append(_Row(i, j, ids, req.sampling, derive_seed(base_seed, j), budget, req.answer_format))
+                rows.append(
+                    _Row(i, j, ids, req.sampling, derive_seed(base_seed, j), budget, req.answer_format)
+                )
         return rows
 
     def _matchers(self, rows: list[_Row]) -> list | None:
@@ -325,16 +342,21 @@ class TransformersBackend(Backend):
         input_ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
         attention = torch.zeros((len(rows), width), dtype=torch.long)
         for k, r in enumerate(rows):
-            input_ids[k, width - len(r.prompt_ids):] = torch.tensor(r.prompt_ids, dtype=torch.long)
-            attention[k, width - len(r.prompt_ids):] = 1
+            input_ids[k, width - len(r.prompt_ids) :] = torch.tensor(r.prompt_ids, dtype=torch.long)
+            attention[k, width - len(r.prompt_ids) :] = 1
         positions = (attention.cumsum(-1) - 1).masked_fill(attention == 0, 0)
         sampler = self._RowSampler(rows, self._matchers(rows), sorted(self.stop_ids))
         generated: list[list[int]] = [[] for _ in rows]
         active = list(range(len(rows)))
         attention, positions = attention.to(self.device), positions.to(self.device)
         with torch.inference_mode():
-            out = model(input_ids=input_ids.to(self.device), attention_mask=attention, position_ids=positions,
-                        use_cache=True, logits_to_keep=1)
+            out = model(
+                input_ids=input_ids.to(self.device),
+                attention_mask=attention,
+                position_ids=positions,
+                use_cache=True,
+                logits_to_keep=1,
+            )
             cache, logits = out.past_key_values, out.logits[:, -1, :]
             next_position = positions[:, -1:] + 1
             finished = [False] * len(rows)
@@ -354,12 +376,17 @@ class TransformersBackend(Backend):
                     attention, next_position, choice = attention[kept], next_position[kept], choice[kept]
                     active = [active[i] for i in keep]
                 attention = torch.cat([attention, attention.new_ones((len(active), 1))], dim=1)
-                out = model(input_ids=choice[:, None].to(self.device), attention_mask=attention,
-                            position_ids=next_position, past_key_values=cache, use_cache=True)
+                out = model(
+                    input_ids=choice[:, None].to(self.device),
+                    attention_mask=attention,
+                    position_ids=next_position,
+                    past_key_values=cache,
+                    use_cache=True,
+                )
                 logits = out.logits[:, -1, :]
                 next_position = next_position + 1
         results = []
-        for k, new in enumerate(generated):
+        for new in generated:
             text_ids = new[:-1] if new and new[-1] in self.stop_ids else new
             results.append((self.tokenizer.decode(text_ids, skip_special_tokens=True), len(new)))
         return results
@@ -375,15 +402,21 @@ class TransformersBackend(Backend):
         groups = group_by_adapter(requests)
         all_rows = [(adapter, self._rows_for(requests, idx)) for adapter, idx in groups]
         total = sum(len(rows) for _, rows in all_rows)
-        bar = tqdm(total=total, desc=f"generate[{self.name}]", unit="seq", file=sys.stderr,
-                   disable=not self.progress, leave=False)
+        bar = tqdm(
+            total=total,
+            desc=f"generate[{self.name}]",
+            unit="seq",
+            file=sys.stderr,
+            disable=not self.progress,
+            leave=False,
+        )
         try:
             for adapter, rows in all_rows:
                 model, context = self._use_adapter(adapter)
                 ordered = sorted(rows, key=lambda r: len(r.prompt_ids))
                 with context:
                     for start in range(0, len(ordered), self.batch_size):
-                        batch = ordered[start:start + self.batch_size]
+                        batch = ordered[start : start + self.batch_size]
                         for row, (text, count) in zip(batch, self._run_batch(model, batch)):
                             texts[row.request][row.sample] = text
                             self.stats["generated_tokens"] += count
@@ -420,10 +453,13 @@ class TransformersBackend(Backend):
             "device": self.device,
             "batch_size": self.batch_size,
             "threads": torch.get_num_threads(),
-            "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
-                         "peft": peft_version},
+            "versions": {
+                "torch": torch.__version__,
+                "transformers": transformers.__version__,
+                "peft": peft_version,
+            },
             "sampler": "own decoding loop, finished rows leave the batch; per-row seeded sampling "
-                       "(temperature, top_k, top_p, presence_penalty as vLLM)",
+            "(temperature, top_k, top_p, presence_penalty as vLLM)",
             "stop_token_ids": sorted(self.stop_ids),
             "pad_token_id": self.pad_id,
             "adapters_loaded": dict(self._adapters),

@@ -106,10 +106,21 @@ def prepare_cpu_environment(threads: int | None) -> None:
         os.environ["OMP_NUM_THREADS"] = str(threads)
 
 
-def engine_args(model: str, *, max_lora_rank: int = 64, gpu_memory_utilization: float = 0.9,
-                max_model_len: int | None = 8192, dtype: str = "auto", seed: int = 0, enable_lora: bool = True,
-                max_loras: int = 1, engine_kwargs: dict | None = None, device: str = "cuda",
-                cpu_kvcache_gib: float = 1.0, tensor_parallel_size: int = 1) -> dict[str, Any]:
+def engine_args(
+    model: str,
+    *,
+    max_lora_rank: int = 64,
+    gpu_memory_utilization: float = 0.9,
+    max_model_len: int | None = 8192,
+    dtype: str = "auto",
+    seed: int = 0,
+    enable_lora: bool = True,
+    max_loras: int = 1,
+    engine_kwargs: dict | None = None,
+    device: str = "cuda",
+    cpu_kvcache_gib: float = 1.0,
+    tensor_parallel_size: int = 1,
+) -> dict[str, Any]:
     """The keyword arguments ``vllm.LLM`` is built with (no vLLM import: testable anywhere).
 
     ``tensor_parallel_size`` splits every layer over that many GPUs of the job (a 32B model
@@ -117,12 +128,23 @@ def engine_args(model: str, *, max_lora_rank: int = 64, gpu_memory_utilization: 
     GPUs (its rule asks for them). ``engine_kwargs`` is applied last, so it can override any
     of these; naming tensor_parallel_size in both places with different values is refused.
     """
-    if isinstance(tensor_parallel_size, bool) or not isinstance(tensor_parallel_size, int) or tensor_parallel_size < 1:
-        raise UserError(f"vllm backend: tensor_parallel_size must be an integer >= 1, got {tensor_parallel_size!r}")
+    if (
+        isinstance(tensor_parallel_size, bool)
+        or not isinstance(tensor_parallel_size, int)
+        or tensor_parallel_size < 1
+    ):
+        raise UserError(
+            f"vllm backend: tensor_parallel_size must be an integer >= 1, got {tensor_parallel_size!r}"
+        )
     extra = dict(engine_kwargs or {})
-    if tensor_parallel_size != 1 and extra.get("tensor_parallel_size", tensor_parallel_size) != tensor_parallel_size:
-        raise UserError("vllm backend: tensor_parallel_size is set both as a setting "
-                        f"({tensor_parallel_size}) and in engine_kwargs ({extra['tensor_parallel_size']}); keep one")
+    if (
+        tensor_parallel_size != 1
+        and extra.get("tensor_parallel_size", tensor_parallel_size) != tensor_parallel_size
+    ):
+        raise UserError(
+            "vllm backend: tensor_parallel_size is set both as a setting "
+            f"({tensor_parallel_size}) and in engine_kwargs ({extra['tensor_parallel_size']}); keep one"
+        )
     kwargs: dict[str, Any] = dict(
         model=str(model),
         dtype=dtype,
@@ -139,7 +161,7 @@ def engine_args(model: str, *, max_lora_rank: int = 64, gpu_memory_utilization: 
         kwargs.update(enable_lora=True, max_lora_rank=int(max_lora_rank), max_loras=int(max_loras))
     if device == "cpu":
         kwargs["kv_cache_memory_bytes"] = int(float(cpu_kvcache_gib) * GIB)
-        kwargs["enable_chunked_prefill"] = False   # see the module doc
+        kwargs["enable_chunked_prefill"] = False  # see the module doc
     kwargs.update(extra)
     return kwargs
 
@@ -169,7 +191,11 @@ class VLLMBackend(Backend):
         on_cpu = device == "cpu"
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise UserError(f"vllm backend: threads must be an integer >= 1 or null, got {threads!r}")
-        if isinstance(cpu_kvcache_gib, bool) or not isinstance(cpu_kvcache_gib, (int, float)) or not cpu_kvcache_gib > 0:
+        if (
+            isinstance(cpu_kvcache_gib, bool)
+            or not isinstance(cpu_kvcache_gib, (int, float))
+            or not cpu_kvcache_gib > 0
+        ):
             raise UserError(f"vllm backend: cpu_kvcache_gib must be a number > 0, got {cpu_kvcache_gib!r}")
         if on_cpu:
             prepare_cpu_environment(threads)
@@ -177,8 +203,10 @@ class VLLMBackend(Backend):
         platform_cpu = vllm_platform_is_cpu()
         if platform_cpu is not None and platform_cpu != on_cpu:
             found = "the CPU build" if platform_cpu else "a GPU build"
-            raise UserError(f"vllm backend: device is {device!r} but the installed vLLM is {found}; "
-                            f"set device: {'cpu' if platform_cpu else 'cuda'}")
+            raise UserError(
+                f"vllm backend: device is {device!r} but the installed vLLM is {found}; "
+                f"set device: {'cpu' if platform_cpu else 'cuda'}"
+            )
         if on_cpu and threads:
             # vLLM imports torch, which has read OMP_NUM_THREADS already if it was imported
             # before this backend was built: set the count directly as well.
@@ -200,11 +228,20 @@ class VLLMBackend(Backend):
             self.settings.update(threads=threads, cpu_kvcache_gib=float(cpu_kvcache_gib))
         if tensor_parallel_size != 1:  # recorded only where used, so earlier recordings still compare equal
             self.settings["tensor_parallel_size"] = tensor_parallel_size
-        kwargs = engine_args(self.model_id, max_lora_rank=max_lora_rank,
-                             gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len,
-                             dtype=dtype, seed=seed, enable_lora=enable_lora, max_loras=max_loras,
-                             engine_kwargs=engine_kwargs, device=device, cpu_kvcache_gib=cpu_kvcache_gib,
-                             tensor_parallel_size=tensor_parallel_size)
+        kwargs = engine_args(
+            self.model_id,
+            max_lora_rank=max_lora_rank,
+            gpu_memory_utilization=gpu_memory_utilization,
+            max_model_len=max_model_len,
+            dtype=dtype,
+            seed=seed,
+            enable_lora=enable_lora,
+            max_loras=max_loras,
+            engine_kwargs=engine_kwargs,
+            device=device,
+            cpu_kvcache_gib=cpu_kvcache_gib,
+            tensor_parallel_size=tensor_parallel_size,
+        )
         self.use_tqdm = use_tqdm
         self.llm = self._vllm.LLM(**kwargs)
         self._lora_ids: dict[str, int] = {}
@@ -224,8 +261,12 @@ class VLLMBackend(Backend):
         results: list[list[str] | None] = [None] * len(requests)
         for adapter, indices in group_by_adapter(requests):
             conversations = [requests[i].messages for i in indices]
-            params = [to_vllm_sampling(self._vllm, requests[i].sampling, requests[i].seed, requests[i].answer_format)
-                      for i in indices]
+            params = [
+                to_vllm_sampling(
+                    self._vllm, requests[i].sampling, requests[i].seed, requests[i].answer_format
+                )
+                for i in indices
+            ]
             outputs = self.llm.chat(
                 conversations,
                 sampling_params=params,
@@ -237,7 +278,9 @@ class VLLMBackend(Backend):
             for i, out in zip(indices, outputs):
                 texts = [completion.text for completion in out.outputs]
                 if len(texts) != requests[i].sampling.n:
-                    raise RuntimeError(f"vLLM returned {len(texts)} samples, expected {requests[i].sampling.n}")
+                    raise RuntimeError(
+                        f"vLLM returned {len(texts)} samples, expected {requests[i].sampling.n}"
+                    )
                 results[i] = texts
         return results  # type: ignore[return-value]
 

@@ -34,9 +34,18 @@ def binary_scores(gold: Sequence[str], predicted: Sequence[str | None], positive
         f1 = None if precision is None and recall is None else 0.0
     else:
         f1 = 2 * precision * recall / (precision + recall)
-    return {"n": n, "accuracy": correct / n if n else None, "precision": precision, "recall": recall,
-            "f1": f1, "tp": tp, "fp": fp, "fn": fn, "tn": n - tp - fp - fn - _unparsed_negatives(gold, predicted, positive),
-            "unparsed": unparsed}
+    return {
+        "n": n,
+        "accuracy": correct / n if n else None,
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "tn": n - tp - fp - fn - _unparsed_negatives(gold, predicted, positive),
+        "unparsed": unparsed,
+    }
 
 
 def _unparsed_negatives(gold, predicted, positive) -> int:

@@ -20,6 +20,7 @@ TRAINING_RECORD = "training_record.json"
 
 # --- models and adapters -----------------------------------------------------
 
+
 def resolve_adapter(adapter_dir: str | None) -> str | None:
     """The adapter a later stage should use given a training output folder.
 
@@ -43,7 +44,9 @@ SKIPPED_STATE = "skipped.json"
 
 
 def is_policy_state(folder: str | Path | None) -> bool:
-    return folder is not None and ((Path(folder) / POLICY_STATE).is_file() or (Path(folder) / SKIPPED_STATE).is_file())
+    return folder is not None and (
+        (Path(folder) / POLICY_STATE).is_file() or (Path(folder) / SKIPPED_STATE).is_file()
+    )
 
 
 def resolve_state(folder: str | Path | None) -> Path | None:
@@ -55,7 +58,9 @@ def resolve_state(folder: str | Path | None) -> Path | None:
         marker = folder / SKIPPED_STATE
         if not marker.is_file():
             if not (folder / POLICY_STATE).is_file():
-                raise UserError(f"{folder}: not a policy state (no {POLICY_STATE}); the update did not finish")
+                raise UserError(
+                    f"{folder}: not a policy state (no {POLICY_STATE}); the update did not finish"
+                )
             return folder
         if str(folder) in seen:
             raise UserError(f"{marker}: skipped states form a loop")
@@ -120,15 +125,27 @@ def generate_to_file(cfg: dict, model_dir, requests, metas, out: str, what: str)
         return
     backend = make_generation_backend(cfg, model_dir)
     try:
-        records = generate_and_record(backend, requests, out, meta=metas,
-                                      chunk=cfg["generation"]["chunk_requests"])
+        records = generate_and_record(
+            backend, requests, out, meta=metas, chunk=cfg["generation"]["chunk_requests"]
+        )
     finally:
         backend.close()
-    log.info("%s: %d requests, %d outputs -> %s", what, len(records), sum(len(r["outputs"]) for r in records), out)
+    log.info(
+        "%s: %d requests, %d outputs -> %s", what, len(records), sum(len(r["outputs"]) for r in records), out
+    )
 
 
-def train_agent(cfg: dict, agent: str, trainset_path: str, model_dir: str, out_dir: str, seed_tag: str,
-                previous_adapter_dir: str | None = None, track: str = "sinq", gpus: int = 0) -> dict:
+def train_agent(
+    cfg: dict,
+    agent: str,
+    trainset_path: str,
+    model_dir: str,
+    out_dir: str,
+    seed_tag: str,
+    previous_adapter_dir: str | None = None,
+    track: str = "sinq",
+    gpus: int = 0,
+) -> dict:
     """LoRA SFT from the base model with config ``<track>.training.<agent>``; with no
     examples, record that and keep the previous model. ``gpus``: what the job asked its
     cluster for (resources.train.gpu): asked for and not visible stops the job."""
@@ -138,15 +155,24 @@ def train_agent(cfg: dict, agent: str, trainset_path: str, model_dir: str, out_d
     rows = read_jsonl(trainset_path)
     train_examples = [{"prompt": r["prompt"], "completion": r["completion"]} for r in rows]
     settings = dict(cfg[track]["training"][agent])
-    seed = derive_seed(cfg["seed"], "train", agent, seed_tag) if track == "sinq" else \
-        derive_seed(cfg["seed"], "train", track, agent, seed_tag)
+    seed = (
+        derive_seed(cfg["seed"], "train", agent, seed_tag)
+        if track == "sinq"
+        else derive_seed(cfg["seed"], "train", track, agent, seed_tag)
+    )
     try:
         record = train_lora_sft(str(model_dir), train_examples, str(out_dir), settings, seed, gpus=gpus)
         record["trained"] = True
     except TrainingSkipped as exc:
         previous = resolve_adapter(previous_adapter_dir)
-        record = {"trained": False, "reason": str(exc), "n_examples": len(train_examples), "use_adapter": previous,
-                  "agent": agent, "base_model": str(model_dir)}
+        record = {
+            "trained": False,
+            "reason": str(exc),
+            "n_examples": len(train_examples),
+            "use_adapter": previous,
+            "agent": agent,
+            "base_model": str(model_dir),
+        }
         Path(out_dir).mkdir(parents=True, exist_ok=True)
         log.warning("%s %s: no training examples; keeping %s", agent, seed_tag, previous or "the base model")
     record["trainset"] = str(trainset_path)
@@ -155,8 +181,9 @@ def train_agent(cfg: dict, agent: str, trainset_path: str, model_dir: str, out_d
     return record
 
 
-def restore_agent_training(cfg: dict, agent: str, trainset_path: str, bundled_record: str, out_dir: str,
-                           seed_tag: str) -> dict:
+def restore_agent_training(
+    cfg: dict, agent: str, trainset_path: str, bundled_record: str, out_dir: str, seed_tag: str
+) -> dict:
     """The training step when config ``replay_training_from`` is set: no model, no training.
 
     The bundled ``training_record.json`` (and the adapter weights beside it, when the
@@ -167,6 +194,12 @@ def restore_agent_training(cfg: dict, agent: str, trainset_path: str, bundled_re
 
     record = restore_training_output(bundled_record, out_dir, trainset_path, cfg["backend"]["name"])
     info = record["restored_from_bundle"]
-    log.info("%s %s: restored training record from %s (trained=%s, adapter weights %s)", agent, seed_tag,
-             bundled_record, record.get("trained"), "restored" if info["adapter_weights"] else "not in the bundle")
+    log.info(
+        "%s %s: restored training record from %s (trained=%s, adapter weights %s)",
+        agent,
+        seed_tag,
+        bundled_record,
+        record.get("trained"),
+        "restored" if info["adapter_weights"] else "not in the bundle",
+    )
     return record

@@ -15,16 +15,16 @@ from __future__ import annotations
 
 import logging
 
+from ..containers.runtime import runtime_record
 from ..errors import UserError
-from ..llm.base import GenerationRequest
-from ..records import derive_seed, read_jsonl, write_json, write_jsonl
 from ..evaluate.benchmark import Sample
 from ..evaluate.modes import mode_of
 from ..evaluate.registry import benchmark
 from ..evaluate.shards import check_shard, merge_records, shard_count
-from ..tracks.stages import shard_of
+from ..llm.base import GenerationRequest
+from ..records import derive_seed, read_jsonl, write_json, write_jsonl
 from ..report.decoding import decoding_of
-from ..containers.runtime import runtime_record
+from ..tracks.stages import shard_of
 from .agents import generate_to_file, resolve_policy
 
 log = logging.getLogger("selfplay")
@@ -56,20 +56,29 @@ def prepare(cfg: dict, name: str, source_path: str | None, out: str, skipped_out
     adapter = benchmark(name)
     items, skipped = adapter.prepare(source_path, settings, cfg)
     if not items:
-        raise UserError(f"benchmark {name}: no usable items ({len(skipped)} skipped; see {skipped_out})"
-                        if skipped else f"benchmark {name}: the source holds no items")
+        raise UserError(
+            f"benchmark {name}: no usable items ({len(skipped)} skipped; see {skipped_out})"
+            if skipped
+            else f"benchmark {name}: the source holds no items"
+        )
     ids = [i["id"] for i in items]
     if len(set(ids)) != len(ids):
         raise UserError(f"benchmark {name}: item ids are not unique")
     write_jsonl(out, items)
     write_jsonl(skipped_out, skipped)
-    log.info("benchmark %s: %d items, %d skipped (source: %s)", name, len(items), len(skipped),
-             source_path or settings["source"])
+    log.info(
+        "benchmark %s: %d items, %d skipped (source: %s)",
+        name,
+        len(items),
+        len(skipped),
+        source_path or settings["source"],
+    )
     return {"items": len(items), "skipped": len(skipped)}
 
 
-def eval_request(cfg: dict, name: str, mode_name: str, model_tag: str, item: dict,
-                 adapter: str | None) -> GenerationRequest:
+def eval_request(
+    cfg: dict, name: str, mode_name: str, model_tag: str, item: dict, adapter: str | None
+) -> GenerationRequest:
     """One item's samples in one mode by one model. The model's tag is part of the seed:
     recordings are keyed by prompt and sampling, not by adapter (llm/base.py), so each
     model's answers must differ in their key to be replayed as that model's."""
@@ -94,8 +103,11 @@ def items_for(cfg: dict, model_tag: str, items: list[dict], other: dict | None) 
     import random
 
     keep = max(1, math.ceil(float(other["fraction"]) * len(items)))
-    chosen = set(random.Random(derive_seed(cfg["seed"], "eval-fraction", model_tag)).sample(
-        [i["id"] for i in items], keep))
+    chosen = set(
+        random.Random(derive_seed(cfg["seed"], "eval-fraction", model_tag)).sample(
+            [i["id"] for i in items], keep
+        )
+    )
     return [i for i in items if i["id"] in chosen]
 
 
@@ -108,9 +120,18 @@ def other_backend_config(cfg: dict, other: dict) -> dict:
     return out
 
 
-def generate(cfg: dict, name: str, mode_name: str, model_tag: str, items_path: str, model_dir: str | None,
-             adapter_dir: str | None, out: str, other: dict | None = None,
-             shard: tuple[int, int] | None = None) -> None:
+def generate(
+    cfg: dict,
+    name: str,
+    mode_name: str,
+    model_tag: str,
+    items_path: str,
+    model_dir: str | None,
+    adapter_dir: str | None,
+    out: str,
+    other: dict | None = None,
+    shard: tuple[int, int] | None = None,
+) -> None:
     """``other``: the model is served elsewhere (generation goes through the openai
     backend, unless the run replays recordings). ``shard`` (k, n): answer only shard k
     of the cell's n (evaluate/shards.py); each item's request is the same either way."""
@@ -124,24 +145,44 @@ def generate(cfg: dict, name: str, mode_name: str, model_tag: str, items_path: s
     if other and cfg["backend"]["name"] != "replay":
         cfg, model_dir = other_backend_config(cfg, other), other["model"]
     requests = [eval_request(cfg, name, mode_name, model_tag, item, adapter) for item in items]
-    metas = [{"role": "evaluation", "benchmark": name, "mode": mode_name, "model": model_tag,
-              "item": item["id"], "adapter_dir": adapter} for item in items]
+    metas = [
+        {
+            "role": "evaluation",
+            "benchmark": name,
+            "mode": mode_name,
+            "model": model_tag,
+            "item": item["id"],
+            "adapter_dir": adapter,
+        }
+        for item in items
+    ]
     generate_to_file(cfg, model_dir, requests, metas, out, what)
 
 
-def merge(cfg: dict, name: str, mode_name: str, model_tag: str, items_path: str, shard_paths: list[str],
-          out: str) -> int:
+def merge(
+    cfg: dict, name: str, mode_name: str, model_tag: str, items_path: str, shard_paths: list[str], out: str
+) -> int:
     """One cell's generations from its shards (in shard order), in item order: the file
     the unsharded job would have written, less each record's timing."""
     items = items_for(cfg, model_tag, read_jsonl(items_path), None)
     if len(shard_paths) != shard_count(cfg, name):
-        raise UserError(f"{name} / {mode_name} / {model_tag}: {len(shard_paths)} shard files for "
-                        f"evaluation.benchmarks.{name}.shards = {shard_count(cfg, name)}")
-    records = merge_records([read_jsonl(p) for p in shard_paths], [i["id"] for i in items],
-                            f"{name} / {mode_name} / {model_tag}")
+        raise UserError(
+            f"{name} / {mode_name} / {model_tag}: {len(shard_paths)} shard files for "
+            f"evaluation.benchmarks.{name}.shards = {shard_count(cfg, name)}"
+        )
+    records = merge_records(
+        [read_jsonl(p) for p in shard_paths], [i["id"] for i in items], f"{name} / {mode_name} / {model_tag}"
+    )
     write_jsonl(out, records)
-    log.info("%s / %s / %s: %d records from %d shards -> %s", name, mode_name, model_tag, len(records),
-             len(shard_paths), out)
+    log.info(
+        "%s / %s / %s: %d records from %d shards -> %s",
+        name,
+        mode_name,
+        model_tag,
+        len(records),
+        len(shard_paths),
+        out,
+    )
     return len(records)
 
 
@@ -149,8 +190,16 @@ def samples_of(records: list[dict]) -> list[Sample]:
     return [Sample(rec["meta"]["item"], k, text) for rec in records for k, text in enumerate(rec["outputs"])]
 
 
-def score(cfg: dict, name: str, mode_name: str, items_path: str, generations_path: str, scored_out: str,
-          summary_out: str, skipped_path: str | None = None) -> dict:
+def score(
+    cfg: dict,
+    name: str,
+    mode_name: str,
+    items_path: str,
+    generations_path: str,
+    scored_out: str,
+    summary_out: str,
+    skipped_path: str | None = None,
+) -> dict:
     """Score one mode's samples; pass@k for the k values the mode names. ``skipped_path``:
     the benchmark's skipped rows, whose items that cannot run count as failed in the
     official pass@k."""
@@ -159,24 +208,41 @@ def score(cfg: dict, name: str, mode_name: str, items_path: str, generations_pat
     records = read_jsonl(generations_path)
     unknown = {r["meta"]["item"] for r in records} - set(items)
     if unknown:
-        raise UserError(f"{generations_path}: answers to items the benchmark does not have "
-                        f"(e.g. {sorted(unknown)[0]}); regenerate them")
+        raise UserError(
+            f"{generations_path}: answers to items the benchmark does not have "
+            f"(e.g. {sorted(unknown)[0]}); regenerate them"
+        )
     rows = bench.score(items, samples_of(records), mode, cfg, workers=int(cfg["evaluation"]["workers"]))
     write_jsonl(scored_out, rows)
     if bench.task == "codegen":
         skipped = read_jsonl(skipped_path) if skipped_path else []
-        summary = bench.summarise(items, rows, mode, unrunnable_ids=[r["id"] for r in skipped if r.get("counts")],
-                                  runnable_only=bool(bench_settings(cfg, name).get("runnable_only")))
+        summary = bench.summarise(
+            items,
+            rows,
+            mode,
+            unrunnable_ids=[r["id"] for r in skipped if r.get("counts")],
+            runnable_only=bool(bench_settings(cfg, name).get("runnable_only")),
+        )
     else:
         summary = bench.summarise(items, rows, mode)
-    summary = {"benchmark": name, "title": bench.title, "task": bench.task,
-               "model": (records[0]["meta"].get("model") if records else None),
-               "adapter": (records[0]["meta"].get("adapter_dir") if records else None),
-               "decoding": decoding_of(r.get("answer_format") for r in records),
-               "samples": mode.samples, "runtime": runtime_record(bench.tools), **summary}
+    summary = {
+        "benchmark": name,
+        "title": bench.title,
+        "task": bench.task,
+        "model": (records[0]["meta"].get("model") if records else None),
+        "adapter": (records[0]["meta"].get("adapter_dir") if records else None),
+        "decoding": decoding_of(r.get("answer_format") for r in records),
+        "samples": mode.samples,
+        "runtime": runtime_record(bench.tools),
+        **summary,
+    }
     write_json(summary_out, summary)
-    log.info("%s / %s: %s", name, mode_name,
-             {k: summary.get(k) for k in ("accuracy", "f1", "pass@1") if k in summary})
+    log.info(
+        "%s / %s: %s",
+        name,
+        mode_name,
+        {k: summary.get(k) for k in ("accuracy", "f1", "pass@1") if k in summary},
+    )
     return summary
 
 
@@ -199,15 +265,27 @@ def ground_truth(cfg: dict, name: str, items_path: str, scored_out: str, summary
     rows = bench.score(by_id, answers, mode, cfg, workers=int(cfg["evaluation"]["workers"]))
     write_jsonl(scored_out, rows)
     right = [bool(r.get("passed", r.get("correct"))) for r in rows]
-    summary = {"benchmark": name, "title": bench.title, "task": bench.task, "checked": True, "n": len(rows),
-               "items": len(items), "right": sum(right), "score": sum(right) / len(rows),
-               "wrong": [r["id"] for r, ok in zip(rows, right) if not ok][:20],
-               "runtime": runtime_record(bench.tools)}
+    summary = {
+        "benchmark": name,
+        "title": bench.title,
+        "task": bench.task,
+        "checked": True,
+        "n": len(rows),
+        "items": len(items),
+        "right": sum(right),
+        "score": sum(right) / len(rows),
+        "wrong": [r["id"] for r, ok in zip(rows, right) if not ok][:20],
+        "runtime": runtime_record(bench.tools),
+    }
     write_json(summary_out, summary)
     log.info("%s ground truth: %d of %d right", name, sum(right), len(rows))
     if not all(right):
-        log.warning("%s: %d reference answers are not scored right (e.g. %s)", name, len(rows) - sum(right),
-                    summary["wrong"][:3])
+        log.warning(
+            "%s: %d reference answers are not scored right (e.g. %s)",
+            name,
+            len(rows) - sum(right),
+            summary["wrong"][:3],
+        )
     return summary
 
 

@@ -46,6 +46,7 @@ NO_PROGRAM = "no_program"
 
 # --- seeds ----------------------------------------------------------------------
 
+
 def download_seed_source(cfg: dict, source: str, out_dir: str, log_) -> None:
     """Fetch one seed source's files (paper scale; needs network) into ``out_dir``, at
     the revision config ``evolve.seeds.revisions.<download>`` names or the pinned one (a
@@ -80,8 +81,14 @@ def download_seed_source(cfg: dict, source: str, out_dir: str, log_) -> None:
 
         for row in rule_downloads(name, revision, spec["sha256"], listing):
             dest = out / name / row["file"]
-            download_pinned(row["url"], str(dest), row["sha256"], f"evolve.seeds.sha256.{row['file']}", log_,
-                            lock_path=LOCK_FILE)
+            download_pinned(
+                row["url"],
+                str(dest),
+                row["sha256"],
+                f"evolve.seeds.sha256.{row['file']}",
+                log_,
+                lock_path=LOCK_FILE,
+            )
             index.setdefault(name, {}).setdefault(row["split"], []).append(str(dest))
     write_json(out / "files.json", index)
 
@@ -97,17 +104,21 @@ def prepare_seeds(cfg: dict, out: str, skipped_out: str, downloaded: dict[str, s
     for source in spec["sources"]:
         if spec["source"] == "embedded":
             got, dropped = seed_sets.load_files(
-                source, [seed_sets.shipped_file(source, spec["shipped_set"])], "train")
+                source, [seed_sets.shipped_file(source, spec["shipped_set"])], "train"
+            )
         else:
             folder = (downloaded or {}).get(source)
             if not folder or not (Path(folder) / "files.json").is_file():
-                raise UserError(f"seed source {source}: its downloaded files are missing (rule evolve_download)")
+                raise UserError(
+                    f"seed source {source}: its downloaded files are missing (rule evolve_download)"
+                )
             index = read_json(Path(folder) / "files.json")
             main = next((v for k, v in index.items() if k != "codeforces_problems"), {})
             got, dropped = [], []
             for split, paths in main.items():
-                g, d = seed_sets.load_files(source, paths, split, problem_paths=index.get(
-                    "codeforces_problems", {}).get(split, []))
+                g, d = seed_sets.load_files(
+                    source, paths, split, problem_paths=index.get("codeforces_problems", {}).get(split, [])
+                )
                 got += g
                 dropped += d
         count = spec.get("per_source")
@@ -122,7 +133,9 @@ def prepare_seeds(cfg: dict, out: str, skipped_out: str, downloaded: dict[str, s
     write_jsonl(skipped_out, skipped)
 
 
-def embed_seeds(cfg: dict, seeds_path: str, out_vectors: str, out_meta: str, model: str | None = None) -> None:
+def embed_seeds(
+    cfg: dict, seeds_path: str, out_vectors: str, out_meta: str, model: str | None = None
+) -> None:
     """Sentence embeddings of the seed questions (config ``evolve.dedup.model``): a .npy
     matrix, one unit-length row per seed in file order, and a JSON beside it naming the
     seeds, the model and its hash. A bundle carries both, so its replay de-duplicates
@@ -144,28 +157,39 @@ def embed_seeds(cfg: dict, seeds_path: str, out_vectors: str, out_meta: str, mod
     tmp = Path(out_vectors).with_suffix(".partial.npy")
     np.save(tmp, vectors.astype(np.float32))
     tmp.replace(out_vectors)
-    write_json(out_meta, {"ids": [r["id"] for r in records], "model": embed.model_identity(model, key="evolve.dedup.model"),
-                          "shape": list(vectors.shape), "sha256": sha256_file(out_vectors)})
+    write_json(
+        out_meta,
+        {
+            "ids": [r["id"] for r in records],
+            "model": embed.model_identity(model, key="evolve.dedup.model"),
+            "shape": list(vectors.shape),
+            "sha256": sha256_file(out_vectors),
+        },
+    )
 
 
-def restore_embeddings(seeds_path: str, bundled_vectors: str, bundled_meta: str, out_vectors: str,
-                       out_meta: str) -> None:
+def restore_embeddings(
+    seeds_path: str, bundled_vectors: str, bundled_meta: str, out_vectors: str, out_meta: str
+) -> None:
     """A bundle's embeddings put in place, after checking they belong to these seeds."""
     import shutil
 
     meta = read_json(bundled_meta)
     ids = [r["id"] for r in read_jsonl(seeds_path)]
     if meta.get("ids") != ids:
-        raise UserError(f"{bundled_meta}: the bundled embeddings are of other seed problems than {seeds_path}; "
-                        "the replay diverged upstream of de-duplication")
+        raise UserError(
+            f"{bundled_meta}: the bundled embeddings are of other seed problems than {seeds_path}; "
+            "the replay diverged upstream of de-duplication"
+        )
     if sha256_file(bundled_vectors) != meta.get("sha256"):
         raise UserError(f"{bundled_vectors}: does not hash to the sha256 its metadata records")
     shutil.copyfile(bundled_vectors, out_vectors)
     write_json(out_meta, {**meta, "restored_from_bundle": str(bundled_meta)})
 
 
-def deduplicate_seeds(cfg: dict, seeds_path: str, vectors_path: str, meta_path: str, out: str,
-                      stats_out: str) -> None:
+def deduplicate_seeds(
+    cfg: dict, seeds_path: str, vectors_path: str, meta_path: str, out: str, stats_out: str
+) -> None:
     """Semantic de-duplication of the seeds on their embeddings (threshold and neighbours
     from config ``evolve.dedup``); the statistics name the embedding model and its hash."""
     import numpy as np
@@ -178,16 +202,24 @@ def deduplicate_seeds(cfg: dict, seeds_path: str, vectors_path: str, meta_path: 
     if meta["ids"] != [r["id"] for r in records]:
         raise UserError(f"{meta_path}: the embeddings are of other seed problems than {seeds_path}")
     vectors = np.load(vectors_path)
-    result, stats = dedup.summary(records, vectors, threshold=float(d["threshold"]),
-                                  seed=derive_seed(cfg["seed"], "evolve-dedup"), k=int(d["neighbours"]),
-                                  order=list(cfg["evolve"]["seeds"]["sources"]))
+    result, stats = dedup.summary(
+        records,
+        vectors,
+        threshold=float(d["threshold"]),
+        seed=derive_seed(cfg["seed"], "evolve-dedup"),
+        k=int(d["neighbours"]),
+        order=list(cfg["evolve"]["seeds"]["sources"]),
+    )
     kept = set(result.kept)
     write_jsonl(out, [r for r in records if r["id"] in kept])
-    write_json(stats_out, {**stats, "model": meta["model"], "dropped": result.dropped, "groups": result.groups})
+    write_json(
+        stats_out, {**stats, "model": meta["model"], "dropped": result.dropped, "groups": result.groups}
+    )
     log.info("de-duplication: %d of %d seed problems kept", len(kept), len(records))
 
 
 # --- round 0: refinement ------------------------------------------------------------
+
 
 def refine_generate(cfg: dict, seeds_path: str, model_dir: str | None, out: str) -> None:
     problems = read_jsonl(seeds_path)
@@ -209,13 +241,20 @@ def refined_suites(seeds_path: str, generations_path: str, out: str) -> None:
             raise UserError(f"{generations_path}: names problem {pid}, which is not in {seeds_path}")
         answer = parse_refinement(rec["outputs"][0])
         entry = guess_entry(answer.tests) if answer.tests else None
-        rows.append({
-            "id": pid, "source": seed["source"], "question": answer.question, "entry": entry,
-            "reference": (seed.get("solutions") or [None])[0],
-            "tests": [{"text": t, "round": 0, "method": "seed"} for t in answer.tests],
-            "rejected": [{"text": t, "reason": why, "round": 0, "method": "seed"} for t, why in answer.rejected],
-            "reason": answer.reason or (None if entry else "parse:no_entry_function"),
-        })
+        rows.append(
+            {
+                "id": pid,
+                "source": seed["source"],
+                "question": answer.question,
+                "entry": entry,
+                "reference": (seed.get("solutions") or [None])[0],
+                "tests": [{"text": t, "round": 0, "method": "seed"} for t in answer.tests],
+                "rejected": [
+                    {"text": t, "reason": why, "round": 0, "method": "seed"} for t, why in answer.rejected
+                ],
+                "reason": answer.reason or (None if entry else "parse:no_entry_function"),
+            }
+        )
     write_jsonl(out, rows)
     log.info("refinement: %d of %d problems have a suite", sum(r["reason"] is None for r in rows), len(rows))
 
@@ -226,6 +265,7 @@ def usable_problems(suite: list[dict]) -> list[dict]:
 
 # --- the solution pool --------------------------------------------------------------
 
+
 def pool_block(problems: list, shard: int, shards: int) -> list:
     """Shard ``shard`` of ``shards`` contiguous blocks of the problems, so that the shards'
     files, concatenated in order, hold the records one unsharded job writes (each request
@@ -234,11 +274,20 @@ def pool_block(problems: list, shard: int, shards: int) -> list:
     if not 0 <= shard < shards:
         raise UserError(f"evolve pool: shard {shard} is not in 0..{shards - 1}")
     size = -(-len(problems) // shards)
-    return problems[shard * size:(shard + 1) * size]
+    return problems[shard * size : (shard + 1) * size]
 
 
-def pool_generate(cfg: dict, suite_path: str, model_name: str, samples: int, model_dir: str | None,
-                  adapter: str | None, out: str, shard: int = 0, shards: int = 1) -> None:
+def pool_generate(
+    cfg: dict,
+    suite_path: str,
+    model_name: str,
+    samples: int,
+    model_dir: str | None,
+    adapter: str | None,
+    out: str,
+    shard: int = 0,
+    shards: int = 1,
+) -> None:
     problems = pool_block(usable_problems(read_jsonl(suite_path)), shard, shards)
     requests = [game.pool_request(cfg, p, model_name, samples, adapter) for p in problems]
     metas = [{"step": "pool", "problem_id": p["id"], "model": model_name} for p in problems]
@@ -274,12 +323,15 @@ def pool_solutions(suite_path: str, generation_paths: list[str], out: str) -> No
 
 # --- pass matrices -------------------------------------------------------------------
 
+
 def _sandbox(cfg: dict):
     from ..sandbox import Sandbox, SandboxLimits
     from ..verifier_canary import checked_sandbox
 
     m = cfg["evolve"]["matrix"]
-    return checked_sandbox(Sandbox(workers=int(m["workers"]), limits=SandboxLimits(memory_mb=int(m["memory_mb"]))))
+    return checked_sandbox(
+        Sandbox(workers=int(m["workers"]), limits=SandboxLimits(memory_mb=int(m["memory_mb"])))
+    )
 
 
 def _reference_code(problem: dict) -> str | None:
@@ -297,7 +349,9 @@ def _reference_code(problem: dict) -> str | None:
     return code if any(isinstance(n, ast.FunctionDef) and n.name == entry for n in tree.body) else None
 
 
-def round_matrices(cfg: dict, suite_path: str, pool_path: str, out: str, previous_path: str | None = None) -> None:
+def round_matrices(
+    cfg: dict, suite_path: str, pool_path: str, out: str, previous_path: str | None = None
+) -> None:
     """The pass matrix of every problem's pool over its suite, plus the reference's row;
     columns of tests already judged in ``previous_path`` (same pool) are reused."""
     from ..tracks.evolve.pass_matrix import pass_matrix
@@ -326,7 +380,9 @@ def round_matrices(cfg: dict, suite_path: str, pool_path: str, out: str, previou
     log.info("pass matrices: %d problems -> %s", len(rows), out)
 
 
-def _merge_matrix(problem: dict, pool: list[dict], reference: str | None, old: dict | None, new, tests: list[str]) -> dict:
+def _merge_matrix(
+    problem: dict, pool: list[dict], reference: str | None, old: dict | None, new, tests: list[str]
+) -> dict:
     """One problem's matrix row: the previous columns, then the newly judged ones; pool
     entries without a program fail every test."""
     n_new = len(tests) - (len(old["tests"]) if old else 0)
@@ -344,12 +400,20 @@ def _merge_matrix(problem: dict, pool: list[dict], reference: str | None, old: d
             k += 1
     ref_row = None
     if reference is not None:
-        ref_row = (old["reference"] if old and old["reference"] is not None else []) + (new.passed[k] if new else [])
+        ref_row = (old["reference"] if old and old["reference"] is not None else []) + (
+            new.passed[k] if new else []
+        )
     return {
-        "id": problem["id"], "source": problem["source"], "entry": problem["entry"], "tests": tests,
+        "id": problem["id"],
+        "source": problem["source"],
+        "entry": problem["entry"],
+        "tests": tests,
         "malformed": (old["malformed"] if old else []) + (new.malformed if new else []),
         "kinds": (old["kinds"] if old else []) + (new.kinds if new else []),
-        "models": [s["model"] for s in pool], "passed": passed, "reasons": reasons, "reference": ref_row,
+        "models": [s["model"] for s in pool],
+        "passed": passed,
+        "reasons": reasons,
+        "reference": ref_row,
     }
 
 
@@ -359,14 +423,20 @@ def usable_mask(matrix: dict) -> list[bool]:
 
 # --- rounds >= 1: new tests ----------------------------------------------------------
 
+
 def _picks(cfg: dict, matrix: dict, round_: int) -> dict[str, Pick]:
     methods = {m: cfg["evolve"][m] for m in METHODS}
-    return generation_picks(matrix["passed"], usable_mask(matrix),
-                            derive_seed(cfg["seed"], "evolve-pick", round_, matrix["id"]), methods)
+    return generation_picks(
+        matrix["passed"],
+        usable_mask(matrix),
+        derive_seed(cfg["seed"], "evolve-pick", round_, matrix["id"]),
+        methods,
+    )
 
 
-def evolve_generate(cfg: dict, round_: int, suite_path: str, pool_path: str, matrix_path: str,
-                    model_dir: str | None, out: str) -> None:
+def evolve_generate(
+    cfg: dict, round_: int, suite_path: str, pool_path: str, matrix_path: str, model_dir: str | None, out: str
+) -> None:
     """Round ``round_``'s adversarial and discriminative requests, made from round
     ``round_ - 1``'s suite, pool and matrix."""
     suites = {p["id"]: p for p in usable_problems(read_jsonl(suite_path))}
@@ -381,8 +451,16 @@ def evolve_generate(cfg: dict, round_: int, suite_path: str, pool_path: str, mat
             programs = [pool[s]["code"] for s in shown]
             rows = [[matrix["passed"][s][t] for t in pick.tests] for s in shown]
             requests.append(game.evolve_request(cfg, problem, method, round_, pick, programs, rows))
-            metas.append({"step": method, "round": round_, "problem_id": problem["id"],
-                          "shown_solutions": shown, "shown_tests": pick.tests, "why": pick.why})
+            metas.append(
+                {
+                    "step": method,
+                    "round": round_,
+                    "problem_id": problem["id"],
+                    "shown_solutions": shown,
+                    "shown_tests": pick.tests,
+                    "why": pick.why,
+                }
+            )
     generate_to_file(cfg, model_dir, requests, metas, out, f"evolve round {round_}")
 
 
@@ -406,6 +484,7 @@ def extend_suites(round_: int, suite_path: str, generations_path: str, out: str)
 
 # --- each round's dataset ----------------------------------------------------------
 
+
 def round_dataset(cfg: dict, round_: int, suite_path: str, matrix_path: str, out: str) -> None:
     """What round ``round_``'s filter keeps of each problem. With
     ``discriminative.enforce_split``, a discriminative test (of this round or an earlier
@@ -427,15 +506,24 @@ def round_dataset(cfg: dict, round_: int, suite_path: str, matrix_path: str, out
         mask = [ok and t not in no_split for t, ok in enumerate(usable)]
         entry = round_entry(matrix["passed"], mask, cfg["evolve"])
         dropped = {**entry.dropped, **{t: "no_split" for t in no_split}}
-        rows.append({"id": matrix["id"], "source": matrix["source"], "round": round_,
-                     "kept": entry.kept_problem, "reason": entry.reason, "tests": entry.tests,
-                     "dropped": {str(t): why for t, why in sorted(dropped.items())},
-                     "perfect_solutions": entry.perfect_solutions})
+        rows.append(
+            {
+                "id": matrix["id"],
+                "source": matrix["source"],
+                "round": round_,
+                "kept": entry.kept_problem,
+                "reason": entry.reason,
+                "tests": entry.tests,
+                "dropped": {str(t): why for t, why in sorted(dropped.items())},
+                "perfect_solutions": entry.perfect_solutions,
+            }
+        )
     write_jsonl(out, rows)
     log.info("round %d dataset: %d of %d problems kept", round_, sum(r["kept"] for r in rows), len(rows))
 
 
 # --- GRPO on a round's dataset (Table 3) ----------------------------------------------
+
 
 def grpo_prompts(suite_path: str, dataset_path: str) -> list[dict]:
     """One GRPO prompt per problem the round keeps: the solving prompt, and the kept
@@ -448,9 +536,16 @@ def grpo_prompts(suite_path: str, dataset_path: str) -> list[dict]:
         if not d["kept"]:
             continue
         problem = suites[d["id"]]
-        records.append({"prompt": solve_messages(problem["question"], problem["entry"]), "problem_id": d["id"],
-                        "entry": problem["entry"], "tests": json.dumps([problem["tests"][t]["text"] for t in d["tests"]]),
-                        "task": "code", "role": "solver"})
+        records.append(
+            {
+                "prompt": solve_messages(problem["question"], problem["entry"]),
+                "problem_id": d["id"],
+                "entry": problem["entry"],
+                "tests": json.dumps([problem["tests"][t]["text"] for t in d["tests"]]),
+                "task": "code",
+                "role": "solver",
+            }
+        )
     return records
 
 
@@ -483,8 +578,16 @@ def suite_reward(sandbox, time_limit: float, mode: str):
     return reward
 
 
-def grpo_round(cfg: dict, round_: int, suite_path: str, dataset_path: str, model_dir: str, out_dir: str,
-               rollouts_out: str, gpus: int = 0) -> dict:
+def grpo_round(
+    cfg: dict,
+    round_: int,
+    suite_path: str,
+    dataset_path: str,
+    model_dir: str,
+    out_dir: str,
+    rollouts_out: str,
+    gpus: int = 0,
+) -> dict:
     """GRPO from the base model on round ``round_``'s dataset (paper 002 Table 3: one
     policy per round's data, r0..r3). With no kept problem, the record says so and the
     evaluation uses the base model. The policy trains on the job's GPU when it has one
@@ -500,9 +603,16 @@ def grpo_round(cfg: dict, round_: int, suite_path: str, dataset_path: str, model
     settings = {**ev["grpo"], "seed": derive_seed(cfg["seed"], "evolve-grpo", round_)}
     with _sandbox(cfg) as sb:
         try:
-            record = train_grpo(model_dir, prompts, suite_reward(sb, float(ev["matrix"]["time_limit"]), ev["reward"]),
-                                settings, out_dir, recordings_path=rollouts_out,
-                                device=training_device("auto", gpus_requested=gpus), dtype=MASTER_DTYPE)
+            record = train_grpo(
+                model_dir,
+                prompts,
+                suite_reward(sb, float(ev["matrix"]["time_limit"]), ev["reward"]),
+                settings,
+                out_dir,
+                recordings_path=rollouts_out,
+                device=training_device("auto", gpus_requested=gpus),
+                dtype=MASTER_DTYPE,
+            )
             if record is None:  # another process than the main one of a launched group
                 return {}
             record["trained"] = True
@@ -515,13 +625,23 @@ def grpo_round(cfg: dict, round_: int, suite_path: str, dataset_path: str, model
             log.warning("GRPO round %d: %s; the evaluation uses the base model", round_, exc)
     record["round"] = round_
     record["trainset"] = str(dataset_path)
-    record["trainset_sha256"] = sha256_file(dataset_path)   # what a bundle's restore checks
+    record["trainset_sha256"] = sha256_file(dataset_path)  # what a bundle's restore checks
     write_json(Path(out_dir) / RECORD_NAME, record)
     return record
 
 
-def launch_grpo_round(cfg: dict, round_: int, suite_path: str, dataset_path: str, model_dir: str, out_dir: str,
-                      rollouts_out: str, *, gpus: int, log_path: str | None = None) -> None:
+def launch_grpo_round(
+    cfg: dict,
+    round_: int,
+    suite_path: str,
+    dataset_path: str,
+    model_dir: str,
+    out_dir: str,
+    rollouts_out: str,
+    *,
+    gpus: int,
+    log_path: str | None = None,
+) -> None:
     """:func:`grpo_round` in ``gpus`` processes, one per GPU, under ``accelerate launch``
     with the shipped config for the round's fine-tuning (config/accelerate/, see
     ``selfplay.train.rl.launch``); their output is appended to ``log_path``."""
@@ -529,13 +649,24 @@ def launch_grpo_round(cfg: dict, round_: int, suite_path: str, dataset_path: str
     from ..train.rl.settings import GRPOSettings
 
     finetune = GRPOSettings.from_dict(cfg["evolve"]["grpo"]).finetune
-    kwargs = {"cfg": cfg, "round_": round_, "suite_path": str(suite_path), "dataset_path": str(dataset_path),
-              "model_dir": str(model_dir), "out_dir": str(out_dir), "rollouts_out": str(rollouts_out), "gpus": gpus}
-    run_launched(f"{__name__}:grpo_round", kwargs, processes=gpus, config=config_file(finetune), log_path=log_path)
+    kwargs = {
+        "cfg": cfg,
+        "round_": round_,
+        "suite_path": str(suite_path),
+        "dataset_path": str(dataset_path),
+        "model_dir": str(model_dir),
+        "out_dir": str(out_dir),
+        "rollouts_out": str(rollouts_out),
+        "gpus": gpus,
+    }
+    run_launched(
+        f"{__name__}:grpo_round", kwargs, processes=gpus, config=config_file(finetune), log_path=log_path
+    )
 
 
-def restore_grpo_round(cfg: dict, dataset_path: str, bundled_record: str, out_dir: str, rollouts_out: str,
-                       bundled_rollouts: str) -> dict:
+def restore_grpo_round(
+    cfg: dict, dataset_path: str, bundled_record: str, out_dir: str, rollouts_out: str, bundled_rollouts: str
+) -> dict:
     """The GRPO step when config ``replay_training_from`` is set: the bundle's record (and
     weights, when bundled) restored after checking the round's dataset is the one it was
     trained on, and its recorded rollouts copied; no model is loaded."""

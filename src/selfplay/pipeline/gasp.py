@@ -43,8 +43,8 @@ from .agents import SKIPPED_STATE, generate_to_file, resolve_state, state_policy
 log = logging.getLogger("selfplay")
 
 
-
 # --- settings -----------------------------------------------------------------------
+
 
 def run_settings(cfg: dict, method_name: str) -> dict[str, Any]:
     """The iteration schedule of one method: the track's, with its ``overrides``."""
@@ -78,6 +78,7 @@ def _format(section: dict, build):
 
 
 # --- one teacher phase ----------------------------------------------------------------
+
 
 def _text_pairs(items: list[dict]) -> tuple[list[str], list[str]]:
     return [it["question"] for it in items], [it["code"] for it in items]
@@ -113,16 +114,25 @@ def item_vectors(embedder: Embedder, items: list[dict], how: str):
     return {"question": embedder(questions), "code": embedder(codes)}
 
 
-def run_teacher_phase(cfg: dict, method_name: str, seed: int, iteration: int, phase_name: str,
-                      model_dir: str | None, state: str | None, parents_path: str | None,
-                      buffer_paths: list[str], out_dir: str) -> dict:
+def run_teacher_phase(
+    cfg: dict,
+    method_name: str,
+    seed: int,
+    iteration: int,
+    phase_name: str,
+    model_dir: str | None,
+    state: str | None,
+    parents_path: str | None,
+    buffer_paths: list[str],
+    out_dir: str,
+) -> dict:
     """One teacher phase of Algorithm 1 (module doc); returns the phase summary."""
+    from ..llm.base import GenerationRequest
+    from ..llm.recording import generate_and_record
     from ..tracks.gasp import draws, judge, novelty, parse, prompts, rewards, validity
     from ..tracks.gasp import formats as gformats
     from ..tracks.gasp.phase_loop import PhaseLoop
     from .agents import make_generation_backend
-    from ..llm.base import GenerationRequest
-    from ..llm.recording import generate_and_record
 
     started = time.perf_counter()
     g = cfg["gasp"]
@@ -132,8 +142,9 @@ def run_teacher_phase(cfg: dict, method_name: str, seed: int, iteration: int, ph
     t_cfg, s_cfg = g["teacher"], g["student"]
     n_tries = int(s_cfg["samples"])
     teacher_rewards = rewards.TeacherRewards.from_dict(t_cfg.get("rewards") or {}, "gasp.teacher.rewards")
-    nov_settings = novelty.NoveltySettings.from_dict({k: v for k, v in (g.get("novelty") or {}).items()
-                                                      if k != "model"}, "gasp.novelty")
+    nov_settings = novelty.NoveltySettings.from_dict(
+        {k: v for k, v in (g.get("novelty") or {}).items() if k != "model"}, "gasp.novelty"
+    )
     val_settings = validity.ValiditySettings.from_dict(g.get("validity") or {}, "gasp.validity")
     judge_settings = judge.JudgeSettings.from_dict(g.get("judge") or {}, "gasp.judge")
     out = Path(out_dir)
@@ -144,11 +155,24 @@ def run_teacher_phase(cfg: dict, method_name: str, seed: int, iteration: int, ph
     buffer_items = [row for p in buffer_paths for row in read_jsonl(p)]
     if phase.parent == "lemma" and not parents:
         # Algorithm 1 draws each lift's lemma from this iteration's accepted ones: none, no lift phase
-        return _empty_phase(out, method_name, seed, iteration, phase, int(t_cfg["target_accepted"]),
-                            "no_lemmas", started, buffer_items)
+        return _empty_phase(
+            out,
+            method_name,
+            seed,
+            iteration,
+            phase,
+            int(t_cfg["target_accepted"]),
+            "no_lemmas",
+            started,
+            buffer_items,
+        )
     model_dir, adapter = state_policy(model_dir, state)
-    loop = PhaseLoop(target=int(t_cfg["target_accepted"]), max_attempts=int(t_cfg["max_attempts"]),
-                     count=t_cfg["count"], per_attempt=int(t_cfg["candidates_per_attempt"]))
+    loop = PhaseLoop(
+        target=int(t_cfg["target_accepted"]),
+        max_attempts=int(t_cfg["max_attempts"]),
+        count=t_cfg["count"],
+        per_attempt=int(t_cfg["candidates_per_attempt"]),
+    )
     embedder = Embedder((g.get("novelty") or {}).get("model"))
     how = nov_settings.embed
     buffer_vecs = item_vectors(embedder, buffer_items, how) if meth.novelty else None
@@ -173,7 +197,11 @@ def run_teacher_phase(cfg: dict, method_name: str, seed: int, iteration: int, ph
             attempt += 1
             size = loop.next_batch_size()
             where = (iteration, phase.name, attempt)
-            picks = draws.draw_parents([p["id"] for p in parents], size, base_seed, *where) if parents else [None] * size
+            picks = (
+                draws.draw_parents([p["id"] for p in parents], size, base_seed, *where)
+                if parents
+                else [None] * size
+            )
             by_id = {p["id"]: p for p in parents}
             if phase.parent == "lemma":
                 axes = [by_id[pid].get("axis", "f") for pid in picks]
@@ -181,26 +209,63 @@ def run_teacher_phase(cfg: dict, method_name: str, seed: int, iteration: int, ph
                 axes = draws.draw_axes(size, base_seed, *where, axes=meth.axes)
             requests, metas = [], []
             for index, (pid, axis) in enumerate(zip(picks, axes)):
-                messages = _teacher_messages(prompts, phase, by_id.get(pid), axis, buffer_items, base_seed, where, index)
-                requests.append(GenerationRequest(
-                    messages=messages, adapter=adapter, answer_format=t_fmt,
-                    sampling=_sampling(t_cfg["sampling"], 1, derive_seed(base_seed, *where, index, "teacher"))))
-                metas.append({"role": "teacher", "method": method_name, "seed": seed, "iteration": iteration,
-                              "phase": phase.name, "attempt": attempt, "index": index, "parent": pid, "axis": axis})
+                messages = _teacher_messages(
+                    prompts, phase, by_id.get(pid), axis, buffer_items, base_seed, where, index
+                )
+                requests.append(
+                    GenerationRequest(
+                        messages=messages,
+                        adapter=adapter,
+                        answer_format=t_fmt,
+                        sampling=_sampling(
+                            t_cfg["sampling"], 1, derive_seed(base_seed, *where, index, "teacher")
+                        ),
+                    )
+                )
+                metas.append(
+                    {
+                        "role": "teacher",
+                        "method": method_name,
+                        "seed": seed,
+                        "iteration": iteration,
+                        "phase": phase.name,
+                        "attempt": attempt,
+                        "index": index,
+                        "parent": pid,
+                        "axis": axis,
+                    }
+                )
             t_file = scratch / f"teacher_a{attempt}.jsonl"
-            t_records = generate_and_record(backend, requests, t_file, meta=metas,
-                                            chunk=cfg["generation"]["chunk_requests"])
+            t_records = generate_and_record(
+                backend, requests, t_file, meta=metas, chunk=cfg["generation"]["chunk_requests"]
+            )
             teacher_files.append(t_file)
 
             cands = []
             for rec, meta in zip(t_records, metas):
                 text = rec["outputs"][0] if rec["outputs"] else ""
                 proposal, why = parse.parse_proposal(text)
-                row = {"iteration": iteration, "phase": phase.name, "attempt": attempt, "index": meta["index"],
-                       "parent": meta["parent"], "axis": meta["axis"], "parsed": proposal is not None,
-                       "parse_error": why, "valid": None, "invalid_reason": None, "novel": None,
-                       "max_similarity": None, "k": None, "n": n_tries, "in_band": None, "accepted": False,
-                       "reward": None, "outcome": None, "task_id": None}
+                row = {
+                    "iteration": iteration,
+                    "phase": phase.name,
+                    "attempt": attempt,
+                    "index": meta["index"],
+                    "parent": meta["parent"],
+                    "axis": meta["axis"],
+                    "parsed": proposal is not None,
+                    "parse_error": why,
+                    "valid": None,
+                    "invalid_reason": None,
+                    "novel": None,
+                    "max_similarity": None,
+                    "k": None,
+                    "n": n_tries,
+                    "in_band": None,
+                    "accepted": False,
+                    "reward": None,
+                    "outcome": None,
+                    "task_id": None,
+                }
                 cands.append((row, proposal, rec))
             parsed = [(row, prop) for row, prop, _ in cands if prop is not None]
             verdicts = validity.check_proposals([p for _, p in parsed], pools, val_settings) if parsed else []
@@ -210,7 +275,9 @@ def run_teacher_phase(cfg: dict, method_name: str, seed: int, iteration: int, ph
                 row["invalid_reason"] = verdict.reason
                 if verdict.valid:
                     task_id = f"{method_name}-s{seed}-i{iteration}-{phase.name}-a{attempt}-c{row['index']}"
-                    task = judge.make_task(prop, verdict, task_id, phase.name, row["axis"], row["parent"], iteration)
+                    task = judge.make_task(
+                        prop, verdict, task_id, phase.name, row["axis"], row["parent"], iteration
+                    )
                     tasks.append((row, task))
             # novelty against the global buffers (and, when within_batch, what this phase accepted so far)
             if meth.novelty and tasks:
@@ -222,25 +289,48 @@ def run_teacher_phase(cfg: dict, method_name: str, seed: int, iteration: int, ph
                     row["novel"], row["max_similarity"] = bool(is_novel), sim
                     # a near-copy is measured too when its reward is the schedule's (not_novel: null)
                     if is_novel or teacher_rewards.not_novel is None:
-                        kept.append((row, task, {k: v[i:i + 1] for k, v in cand_vecs.items()}))
+                        kept.append((row, task, {k: v[i : i + 1] for k, v in cand_vecs.items()}))
             else:
                 kept = [(row, task, None) for row, task in tasks]
                 for row, _ in tasks:
                     row["novel"] = True if not meth.novelty else row["novel"]
             # PASSRATE: N induction tries per surviving candidate, one recorded call
-            s_requests = [GenerationRequest(
-                messages=prompts.induction_messages(task), adapter=adapter, answer_format=s_fmt,
-                sampling=_sampling(s_cfg["sampling"], n_tries, derive_seed(base_seed, *where, row["index"], "student")))
-                for row, task, _ in kept]
-            s_metas = [{"role": "student", "purpose": "passrate", "task_id": task["id"], "iteration": iteration,
-                        "phase": phase.name, "attempt": attempt} for _, task, _ in kept]
+            s_requests = [
+                GenerationRequest(
+                    messages=prompts.induction_messages(task),
+                    adapter=adapter,
+                    answer_format=s_fmt,
+                    sampling=_sampling(
+                        s_cfg["sampling"], n_tries, derive_seed(base_seed, *where, row["index"], "student")
+                    ),
+                )
+                for row, task, _ in kept
+            ]
+            s_metas = [
+                {
+                    "role": "student",
+                    "purpose": "passrate",
+                    "task_id": task["id"],
+                    "iteration": iteration,
+                    "phase": phase.name,
+                    "attempt": attempt,
+                }
+                for _, task, _ in kept
+            ]
             s_file = scratch / f"student_a{attempt}.jsonl"
-            s_records = generate_and_record(backend, s_requests, s_file, meta=s_metas,
-                                            chunk=cfg["generation"]["chunk_requests"]) if s_requests else []
+            s_records = (
+                generate_and_record(
+                    backend, s_requests, s_file, meta=s_metas, chunk=cfg["generation"]["chunk_requests"]
+                )
+                if s_requests
+                else []
+            )
             if s_requests:
                 student_files.append(s_file)
-            batch = [(task, [parse.parse_induction(o) for o in rec["outputs"]]) for (_, task, _), rec in
-                     zip(kept, s_records)]
+            batch = [
+                (task, [parse.parse_induction(o) for o in rec["outputs"]])
+                for (_, task, _), rec in zip(kept, s_records)
+            ]
             counts = judge.pass_counts(batch, sandbox, judge_settings) if batch else []
             for (row, task, vecs), (k, n, _) in zip(kept, counts):
                 row["k"], row["n"] = int(k), int(n)
@@ -254,7 +344,9 @@ def run_teacher_phase(cfg: dict, method_name: str, seed: int, iteration: int, ph
             n_accepted_now = 0
             for row, _, rec in cands:
                 row["outcome"] = _outcome(row)
-                row["reward"] = rewards.teacher_reward(row["outcome"], row["k"], row["n"], schedule, teacher_rewards)
+                row["reward"] = rewards.teacher_reward(
+                    row["outcome"], row["k"], row["n"], schedule, teacher_rewards
+                )
                 n_accepted_now += int(row["accepted"])
                 rows.append(row)
                 if t_cfg["update_on"] == "all_scored" or row["accepted"]:
@@ -264,10 +356,21 @@ def run_teacher_phase(cfg: dict, method_name: str, seed: int, iteration: int, ph
     updated = loop.ended == "target_reached" or t_cfg["on_short"] == "update"
     if not updated:
         rollouts = []
-    summary = {"method": method_name, "seed": seed, "iteration": iteration, "phase": phase.name,
-               "schedule": phase.schedule, "attempts": attempt, "candidates": len(rows), "accepted": len(accepted),
-               "target": int(t_cfg["target_accepted"]), "ended": loop.ended, "updated": updated,
-               "rollouts": len(rollouts), "seconds": round(time.perf_counter() - started, 3)}
+    summary = {
+        "method": method_name,
+        "seed": seed,
+        "iteration": iteration,
+        "phase": phase.name,
+        "schedule": phase.schedule,
+        "attempts": attempt,
+        "candidates": len(rows),
+        "accepted": len(accepted),
+        "target": int(t_cfg["target_accepted"]),
+        "ended": loop.ended,
+        "updated": updated,
+        "rollouts": len(rollouts),
+        "seconds": round(time.perf_counter() - started, 3),
+    }
     _concat(teacher_files, out / "teacher.jsonl")
     _concat(student_files, out / "student.jsonl")
     write_jsonl(out / "candidates.jsonl", rows)
@@ -276,19 +379,48 @@ def run_teacher_phase(cfg: dict, method_name: str, seed: int, iteration: int, ph
     write_jsonl(out / "rollouts.jsonl", rollouts)
     write_json(out / "phase.json", summary)
     shutil.rmtree(scratch, ignore_errors=True)
-    log.info("gasp %s s%d iteration %d %s: %d candidates, %d accepted (%s)", method_name, seed, iteration,
-             phase.name, len(rows), len(accepted), loop.ended)
+    log.info(
+        "gasp %s s%d iteration %d %s: %d candidates, %d accepted (%s)",
+        method_name,
+        seed,
+        iteration,
+        phase.name,
+        len(rows),
+        len(accepted),
+        loop.ended,
+    )
     return summary
 
 
-def _empty_phase(out: Path, method_name: str, seed: int, iteration: int, phase: Phase, target: int, why: str,
-                 started: float, buffer_items: list[dict]) -> dict:
+def _empty_phase(
+    out: Path,
+    method_name: str,
+    seed: int,
+    iteration: int,
+    phase: Phase,
+    target: int,
+    why: str,
+    started: float,
+    buffer_items: list[dict],
+) -> dict:
     for name in ("candidates", "accepted", "rollouts", "teacher", "student"):
         write_jsonl(out / f"{name}.jsonl", [])
     write_jsonl(out / "buffer.jsonl", buffer_items)
-    summary = {"method": method_name, "seed": seed, "iteration": iteration, "phase": phase.name,
-               "schedule": phase.schedule, "attempts": 0, "candidates": 0, "accepted": 0, "target": target,
-               "ended": why, "updated": False, "rollouts": 0, "seconds": round(time.perf_counter() - started, 3)}
+    summary = {
+        "method": method_name,
+        "seed": seed,
+        "iteration": iteration,
+        "phase": phase.name,
+        "schedule": phase.schedule,
+        "attempts": 0,
+        "candidates": 0,
+        "accepted": 0,
+        "target": target,
+        "ended": why,
+        "updated": False,
+        "rollouts": 0,
+        "seconds": round(time.perf_counter() - started, 3),
+    }
     write_json(out / "phase.json", summary)
     shutil.rmtree(out / ".attempts", ignore_errors=True)
     log.info("gasp %s s%d iteration %d %s: nothing to do (%s)", method_name, seed, iteration, phase.name, why)
@@ -306,8 +438,16 @@ def _phase_parents(phase: Phase, parents_path: str | None) -> list[dict]:
     return parents
 
 
-def _teacher_messages(prompts, phase: Phase, parent: dict | None, axis: str, buffer_items: list[dict],
-                      base_seed: int, where: tuple, index: int) -> list[dict]:
+def _teacher_messages(
+    prompts,
+    phase: Phase,
+    parent: dict | None,
+    axis: str,
+    buffer_items: list[dict],
+    base_seed: int,
+    where: tuple,
+    index: int,
+) -> list[dict]:
     if phase.name == "lemma":
         return prompts.lemma_messages(parent, axis)
     if phase.name == "lift":
@@ -337,15 +477,21 @@ def _rollout(rec: dict, rewards: list[float], task: str, role: str) -> dict:
     the (task, role) partition of Task-Relative REINFORCE++."""
     meta = dict(rec.get("meta") or {})
     meta.update({"rewards": list(rewards), "task": task, "role": role})
-    return {"messages": rec["messages"], "outputs": rec["outputs"][:len(rewards)], "meta": meta}
+    return {"messages": rec["messages"], "outputs": rec["outputs"][: len(rewards)], "meta": meta}
 
 
-def _write_answers_phase(out: Path, summary: dict, answers: list[dict], rollouts: list[dict], started: float) -> dict:
+def _write_answers_phase(
+    out: Path, summary: dict, answers: list[dict], rollouts: list[dict], started: float
+) -> dict:
     """The files of a phase whose rollouts are the student's answers (solver, real data)."""
     write_jsonl(out / "answers.jsonl", answers)
     write_jsonl(out / "rollouts.jsonl", rollouts)
-    summary = {**summary, "answers": len(answers), "correct": sum(a["correct"] for a in answers),
-               "seconds": round(time.perf_counter() - started, 3)}
+    summary = {
+        **summary,
+        "answers": len(answers),
+        "correct": sum(a["correct"] for a in answers),
+        "seconds": round(time.perf_counter() - started, 3),
+    }
     write_json(out / "phase.json", summary)
     return summary
 
@@ -356,8 +502,10 @@ def _stack_vectors(buffer_vecs: dict | None, extra: list[dict]):
     if not extra:
         return buffer_vecs
     out = {}
-    for key in (buffer_vecs or extra[0]):
-        parts = ([buffer_vecs[key]] if buffer_vecs is not None and len(buffer_vecs[key]) else []) + [e[key] for e in extra]
+    for key in buffer_vecs or extra[0]:
+        parts = ([buffer_vecs[key]] if buffer_vecs is not None and len(buffer_vecs[key]) else []) + [
+            e[key] for e in extra
+        ]
         out[key] = np.concatenate(parts, axis=0)
     return out
 
@@ -369,15 +517,24 @@ def _concat(files: list[Path], out: Path) -> None:
 
 # --- the solver phase -------------------------------------------------------------------
 
-def run_solver_phase(cfg: dict, method_name: str, seed: int, iteration: int, model_dir: str | None,
-                     state: str | None, accepted_paths: list[str], out_dir: str) -> dict:
+
+def run_solver_phase(
+    cfg: dict,
+    method_name: str,
+    seed: int,
+    iteration: int,
+    model_dir: str | None,
+    state: str | None,
+    accepted_paths: list[str],
+    out_dir: str,
+) -> dict:
     """Phase 3: every task accepted in this iteration's teacher phases, in a drawn form
     (induction, deduction, abduction), answered by the student and judged; writes the
     solver's rollouts for the iteration's last update."""
+    from ..llm.base import GenerationRequest
     from ..sandbox import Sandbox
     from ..tracks.gasp import draws, judge, parse, prompts, rewards
     from ..tracks.gasp import formats as gformats
-    from ..llm.base import GenerationRequest
 
     started = time.perf_counter()
     g = cfg["gasp"]
@@ -395,16 +552,39 @@ def run_solver_phase(cfg: dict, method_name: str, seed: int, iteration: int, mod
     requests, metas = [], []
     for task, form, pick in zip(tasks, forms, pair_picks):
         pair = task["private"][pick % len(task["private"])]
-        messages = {"induction": lambda: prompts.induction_messages(task),
-                    "deduction": lambda: prompts.deduction_messages(task, pair),
-                    "abduction": lambda: prompts.abduction_messages(task, pair)}[form]()
+        if form == "induction":
+            messages = prompts.induction_messages(task)
+        elif form == "deduction":
+            messages = prompts.deduction_messages(task, pair)
+        else:
+            messages = prompts.abduction_messages(task, pair)
         fmt = _format(sv["answer_format"], lambda section, form=form: gformats.answer_format(form, section))
-        requests.append(GenerationRequest(messages=messages, adapter=adapter, answer_format=fmt,
-                                          sampling=_sampling(sv["sampling"], int(sv["samples"]),
-                                                             derive_seed(base_seed, iteration, "solver", task["id"]))))
-        metas.append({"role": "student", "purpose": "solve", "task_id": task["id"], "kind": task["kind"],
-                      "form": form, "pair": pair, "iteration": iteration})
-    generate_to_file(cfg, model_dir, requests, metas, str(out / "student.jsonl"), f"gasp solver iteration {iteration}")
+        requests.append(
+            GenerationRequest(
+                messages=messages,
+                adapter=adapter,
+                answer_format=fmt,
+                sampling=_sampling(
+                    sv["sampling"],
+                    int(sv["samples"]),
+                    derive_seed(base_seed, iteration, "solver", task["id"]),
+                ),
+            )
+        )
+        metas.append(
+            {
+                "role": "student",
+                "purpose": "solve",
+                "task_id": task["id"],
+                "kind": task["kind"],
+                "form": form,
+                "pair": pair,
+                "iteration": iteration,
+            }
+        )
+    generate_to_file(
+        cfg, model_dir, requests, metas, str(out / "student.jsonl"), f"gasp solver iteration {iteration}"
+    )
     records = read_jsonl(out / "student.jsonl")
     answers, rollouts = [], []
     with Sandbox(workers=judge_settings.workers) as sandbox:
@@ -415,15 +595,31 @@ def run_solver_phase(cfg: dict, method_name: str, seed: int, iteration: int, mod
             for v in verdicts:
                 r = rewards.solver_reward(v["format_ok"], v["correct"], solver_rewards)
                 rewards_.append(r)
-                answers.append({"iteration": iteration, "task_id": task["id"], "kind": task["kind"], "form": form,
-                                "format_ok": v["format_ok"], "correct": v["correct"], "reason": v.get("reason"),
-                                "reward": r})
+                answers.append(
+                    {
+                        "iteration": iteration,
+                        "task_id": task["id"],
+                        "kind": task["kind"],
+                        "form": form,
+                        "format_ok": v["format_ok"],
+                        "correct": v["correct"],
+                        "reason": v.get("reason"),
+                        "reward": r,
+                    }
+                )
             rollouts.append(_rollout(rec, rewards_, form, "student"))
-    return _write_answers_phase(out, {"method": method_name, "seed": seed, "iteration": iteration, "phase": "solver",
-                                      "tasks": len(tasks)}, answers, rollouts, started)
+    return _write_answers_phase(
+        out,
+        {"method": method_name, "seed": seed, "iteration": iteration, "phase": "solver", "tasks": len(tasks)},
+        answers,
+        rollouts,
+        started,
+    )
 
 
-def _judge_form(judge, parse, task: dict, form: str, pair: int, outputs: list[str], sandbox, settings) -> list[dict]:
+def _judge_form(
+    judge, parse, task: dict, form: str, pair: int, outputs: list[str], sandbox, settings
+) -> list[dict]:
     if form == "induction":
         return judge.judge_induction(task, [parse.parse_induction(o) for o in outputs], sandbox, settings)
     if form == "deduction":
@@ -433,14 +629,23 @@ def _judge_form(judge, parse, task: dict, form: str, pair: int, outputs: list[st
 
 # --- the real-data phase -----------------------------------------------------------------
 
-def run_real_phase(cfg: dict, method_name: str, seed: int, iteration: int, model_dir: str | None,
-                   state: str | None, rows_path: str, out_dir: str) -> dict:
+
+def run_real_phase(
+    cfg: dict,
+    method_name: str,
+    seed: int,
+    iteration: int,
+    model_dir: str | None,
+    state: str | None,
+    rows_path: str,
+    out_dir: str,
+) -> dict:
     """An RLVR phase on real training problems (Sec. 3.4; the Real-data RL baseline when
     it is a method's only phase): a seeded batch of problems, ``real_data.samples`` answers
     each (one group per problem), every answer judged on all the problem's LiveCodeBench
     tests in the sandbox; writes the rollouts of the phase's update."""
-    from ..tracks.gasp import real_data
     from ..llm.base import GenerationRequest
+    from ..tracks.gasp import real_data
 
     started = time.perf_counter()
     rd = cfg["gasp"]["real_data"]
@@ -448,38 +653,72 @@ def run_real_phase(cfg: dict, method_name: str, seed: int, iteration: int, model
     if not rows:
         raise UserError(f"{rows_path}: no real training problems for the real-data phase")
     base_seed = derive_seed(cfg["seed"], "gasp", method_name, seed)
-    batch = real_data.joint_batch(real_data.prompt_records(rows), int(rd["problems_per_iteration"]), base_seed,
-                                  iteration)
+    batch = real_data.joint_batch(
+        real_data.prompt_records(rows), int(rd["problems_per_iteration"]), base_seed, iteration
+    )
     model_dir, adapter = state_policy(model_dir, state)
     fmt = _format(rd["answer_format"], _code_format)
-    requests = [GenerationRequest(messages=rec["prompt"], adapter=adapter, answer_format=fmt,
-                                  sampling=_sampling(rd["sampling"], int(rd["samples"]),
-                                                     derive_seed(base_seed, iteration, "real", rec["problem_id"])))
-                for rec in batch]
-    metas = [{"role": "solver", "purpose": "real_data", "problem_id": rec["problem_id"], "iteration": iteration}
-             for rec in batch]
+    requests = [
+        GenerationRequest(
+            messages=rec["prompt"],
+            adapter=adapter,
+            answer_format=fmt,
+            sampling=_sampling(
+                rd["sampling"],
+                int(rd["samples"]),
+                derive_seed(base_seed, iteration, "real", rec["problem_id"]),
+            ),
+        )
+        for rec in batch
+    ]
+    metas = [
+        {"role": "solver", "purpose": "real_data", "problem_id": rec["problem_id"], "iteration": iteration}
+        for rec in batch
+    ]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    generate_to_file(cfg, model_dir, requests, metas, str(out / "student.jsonl"), f"gasp real data iteration {iteration}")
+    generate_to_file(
+        cfg, model_dir, requests, metas, str(out / "student.jsonl"), f"gasp real data iteration {iteration}"
+    )
     records = read_jsonl(out / "student.jsonl")
     answers, rollouts = [], []
-    sandbox = real_data.open_sandbox(cfg["evaluation"]["benchmarks"].get("livecodebench"), workers=int(rd["workers"]))
+    sandbox = real_data.open_sandbox(
+        cfg["evaluation"]["benchmarks"].get("livecodebench"), workers=int(rd["workers"])
+    )
     try:
-        reward = real_data.reward_function(rows, sandbox, format_error=float(rd["format_error"]),
-                                           settings=cfg["evaluation"]["benchmarks"].get("livecodebench"),
-                                           workers=int(rd["workers"]))
+        reward = real_data.reward_function(
+            rows,
+            sandbox,
+            format_error=float(rd["format_error"]),
+            settings=cfg["evaluation"]["benchmarks"].get("livecodebench"),
+            workers=int(rd["workers"]),
+        )
         for rec, meta in zip(records, metas):
             outs = rec["outputs"]
             values = reward([rec["messages"]] * len(outs), outs, [meta["problem_id"]] * len(outs))
             for v in values:
-                answers.append({"iteration": iteration, "task_id": meta["problem_id"], "kind": "real",
-                                "form": "real_data", "format_ok": v != float(rd["format_error"]) or v == 1.0,
-                                "correct": v == 1.0, "reason": None, "reward": v})
+                answers.append(
+                    {
+                        "iteration": iteration,
+                        "task_id": meta["problem_id"],
+                        "kind": "real",
+                        "form": "real_data",
+                        "format_ok": v != float(rd["format_error"]) or v == 1.0,
+                        "correct": v == 1.0,
+                        "reason": None,
+                        "reward": v,
+                    }
+                )
             rollouts.append(_rollout(rec, values, "real_data", "solver"))
     finally:
         sandbox.close()
-    return _write_answers_phase(out, {"method": method_name, "seed": seed, "iteration": iteration, "phase": "real",
-                                      "tasks": len(batch)}, answers, rollouts, started)
+    return _write_answers_phase(
+        out,
+        {"method": method_name, "seed": seed, "iteration": iteration, "phase": "real", "tasks": len(batch)},
+        answers,
+        rollouts,
+        started,
+    )
 
 
 def _code_format(section: dict):
@@ -510,6 +749,7 @@ def prepare_real_rows(cfg: dict, source_path: str | None, out: str) -> list[dict
 
 # --- updates -----------------------------------------------------------------------------
 
+
 def update_settings(cfg: dict, method_name: str, seed: int, phase: str = "") -> dict:
     """The recorded update's settings for one phase: ``gasp.update``, with the real-data
     phase's own estimator (GRPO: one group per problem) where it runs."""
@@ -522,8 +762,18 @@ def update_settings(cfg: dict, method_name: str, seed: int, phase: str = "") -> 
     return settings
 
 
-def run_update(cfg: dict, method_name: str, seed: int, model_dir: str, previous: str | None, rollouts: str,
-               out_dir: str, gpus: int = 0, log_path: str | None = None, phase: str = "") -> dict:
+def run_update(
+    cfg: dict,
+    method_name: str,
+    seed: int,
+    model_dir: str,
+    previous: str | None,
+    rollouts: str,
+    out_dir: str,
+    gpus: int = 0,
+    log_path: str | None = None,
+    phase: str = "",
+) -> dict:
     """One update on a phase's recorded rollouts: the next state folder, or, when the phase
     has nothing to train on, a folder whose ``skipped.json`` names the state to keep. With
     more than one GPU the update runs in one process per GPU under ``accelerate launch``
@@ -538,16 +788,27 @@ def run_update(cfg: dict, method_name: str, seed: int, model_dir: str, previous:
         return _skip(out, prev, "the phase has no rollouts (nothing to score, or on_short: skip)")
     settings = update_settings(cfg, method_name, seed, phase)
     device = training_device(cfg["gasp"]["device"], gpus_requested=gpus)
-    kwargs = {"base_model": str(model_dir), "updates": [[str(rollouts)]], "settings": settings,
-              "out_state": str(out), "previous_state": str(prev) if prev else None, "device": device,
-              "dtype": "float32"}
+    kwargs = {
+        "base_model": str(model_dir),
+        "updates": [[str(rollouts)]],
+        "settings": settings,
+        "out_state": str(out),
+        "previous_state": str(prev) if prev else None,
+        "device": device,
+        "dtype": "float32",
+    }
     try:
         if gpus > 1:
             from ..train.rl.launch import config_file, run_launched
 
             finetune = RecordedUpdateSettings.from_dict(settings).finetune
-            run_launched("selfplay.train.rl.recorded:update_from_files", kwargs, processes=gpus,
-                         config=config_file(finetune), log_path=log_path)
+            run_launched(
+                "selfplay.train.rl.recorded:update_from_files",
+                kwargs,
+                processes=gpus,
+                config=config_file(finetune),
+                log_path=log_path,
+            )
             return read_json(out / "training_record.json")
         return update_from_files(**kwargs)
     except TrainingSkipped as exc:
@@ -561,7 +822,9 @@ def restore_update(bundled: str, out_dir: str) -> dict:
     policy folder without weights serves: it names the adapter the requests carry."""
     src, out = Path(bundled), Path(out_dir)
     if not any((src / n).is_file() for n in (SKIPPED_STATE, "policy_state.json")):
-        raise UserError(f"{src}: the bundle holds no record of this update (no policy_state.json or skipped.json)")
+        raise UserError(
+            f"{src}: the bundle holds no record of this update (no policy_state.json or skipped.json)"
+        )
     if out.exists():
         shutil.rmtree(out)
     shutil.copytree(src, out, ignore=shutil.ignore_patterns(".snakemake*"))
@@ -589,7 +852,9 @@ def write_dissimilarity(cfg: dict, accepted: list[str], out: str) -> list[dict]:
     from ..tracks.gasp import novelty
 
     section = cfg["gasp"]["novelty"]
-    how = novelty.NoveltySettings.from_dict({k: v for k, v in section.items() if k != "model"}, "gasp.novelty").embed
+    how = novelty.NoveltySettings.from_dict(
+        {k: v for k, v in section.items() if k != "model"}, "gasp.novelty"
+    ).embed
     embedder = Embedder(section.get("model"))
     by_iteration: dict[int, dict[str, list[dict]]] = {}
     for path in accepted:
@@ -623,7 +888,9 @@ def prepare_goalposts(cfg: dict, rows_path: str | None, out: str) -> list[dict]:
     rows = goalposts.load_rows(rows_path)
     items = goalposts.goalposts_from_rows(rows)
     if not items:
-        raise UserError("config key gasp.goalposts: no goalposts (the file holds no usable LiveCodeBench row)")
+        raise UserError(
+            "config key gasp.goalposts: no goalposts (the file holds no usable LiveCodeBench row)"
+        )
     write_jsonl(out, items)
     return items
 
@@ -654,8 +921,15 @@ def selection_k(pass_at_k: list[int], wanted: int = 20) -> int:
     return max(below) if below else min(pass_at_k)
 
 
-def write_eval_tables(cfg: dict, tags: list[str], sampled: dict[str, str], goalposts: dict[str, str],
-                      greedy: dict[tuple[str, str], str], methods: list[str], out: dict[str, str]) -> None:
+def write_eval_tables(
+    cfg: dict,
+    tags: list[str],
+    sampled: dict[str, str],
+    goalposts: dict[str, str],
+    greedy: dict[tuple[str, str], str],
+    methods: list[str],
+    out: dict[str, str],
+) -> None:
     """Tables 1-4 and Figures 4, 5, 7-9, 11, 13, 14 (selfplay.report.gasp) from the
     benchmark layer's files: ``sampled`` and ``goalposts`` map a model tag to its metrics or
     scored file, ``greedy`` maps (benchmark, tag) to a metrics file; ``out`` names the outputs
@@ -669,13 +943,25 @@ def write_eval_tables(cfg: dict, tags: list[str], sampled: dict[str, str], goalp
     metrics = {_tag_key(t): sampled[t] for t in tags}
     goal = {_tag_key(t): goalposts[t] for t in tags}
     greedy_m = {(*_tag_key(t), b): p for (b, t), p in greedy.items()}
-    meta = {m: {"label": METHODS[m].title, "real_data_training": METHODS[m].real_data_training,
-                "real_data_guidance": METHODS[m].guided} for m in methods}
+    meta = {
+        m: {
+            "label": METHODS[m].title,
+            "real_data_training": METHODS[m].real_data_training,
+            "real_data_guidance": METHODS[m].guided,
+        }
+        for m in methods
+    }
     if "azr" in tags:
-        meta["azr"] = {"label": f"AZR ({cfg['gasp']['azr_checkpoint']['name']}, released)",
-                       "real_data_training": False, "real_data_guidance": False}
-    meta["base"] = {"label": f"{cfg['model']['name']} (base)", "real_data_training": None,
-                    "real_data_guidance": None}
+        meta["azr"] = {
+            "label": f"AZR ({cfg['gasp']['azr_checkpoint']['name']}, released)",
+            "real_data_training": False,
+            "real_data_guidance": False,
+        }
+    meta["base"] = {
+        "label": f"{cfg['model']['name']} (base)",
+        "real_data_training": None,
+        "real_data_guidance": None,
+    }
     present = set(methods) | {"base"} | ({"azr"} if "azr" in tags else set())
     report.table1(metrics, meta, out["table1_csv"], out["table1_md"], rule=high)
     report.table2(metrics, out["table2_csv"], out["table2_md"], methods_meta=meta)
@@ -683,12 +969,26 @@ def write_eval_tables(cfg: dict, tags: list[str], sampled: dict[str, str], goalp
     report.table3(greedy_m, selected, out["table3_csv"], out["table3_md"], methods_meta=meta)
     report.table4(goal, out["table4_csv"], out["table4_md"], methods_meta=meta)
     for fig, method_name in ((5, "gasp"), (14, "no_rejection")):
-        report.goalpost_heatmap(goal, method_name, out[f"figure{fig}_png"], out[f"figure{fig}_pdf"],
-                                out[f"figure{fig}_csv"])
+        report.goalpost_heatmap(
+            goal, method_name, out[f"figure{fig}_png"], out[f"figure{fig}_pdf"], out[f"figure{fig}_csv"]
+        )
     for fig, (rule, wanted) in PASSK_FIGURES.items():
         rule = high if rule == "pass@20" else rule
-        report.passk_figure(metrics, [m for m in wanted if m in present], rule,
-                            out[f"figure{fig}_png"], out[f"figure{fig}_pdf"], out[f"figure{fig}_csv"],
-                            methods_meta=meta)
-    report.pass20_over_training(metrics, methods, out["figure7_png"], out["figure7_pdf"], out["figure7_csv"],
-                                k=k_high, methods_meta=meta)
+        report.passk_figure(
+            metrics,
+            [m for m in wanted if m in present],
+            rule,
+            out[f"figure{fig}_png"],
+            out[f"figure{fig}_pdf"],
+            out[f"figure{fig}_csv"],
+            methods_meta=meta,
+        )
+    report.pass20_over_training(
+        metrics,
+        methods,
+        out["figure7_png"],
+        out["figure7_pdf"],
+        out["figure7_csv"],
+        k=k_high,
+        methods_meta=meta,
+    )

@@ -25,8 +25,8 @@ from ..containers.runtime import runtime_record
 from ..errors import UserError
 from ..records import derive_seed, read_jsonl, write_jsonl
 from ..tracks.psv import parse
-from ..tracks.psv.difficulty import difficulty_class, pass_rate
 from ..tracks.psv.completion import read_answer
+from ..tracks.psv.difficulty import difficulty_class, pass_rate
 from ..tracks.psv.examples import solver_example
 from ..tracks.psv.game import propose_request, solve_request, solver_completion
 from ..tracks.psv.methods import method_settings, train_settings
@@ -40,14 +40,18 @@ log = logging.getLogger("selfplay")
 
 # --- problem sets --------------------------------------------------------------
 
+
 def prepare_problem_set(cfg: dict, name: str, out: str, downloaded: str | None = None) -> None:
     """Write problem set ``name`` (config ``psv.problem_sets``): specs only, never a
     reference solution. Shipped problems are checked by the real verifier first (each
     spec valid, each reference solution verified); a failing one stops the run, named."""
     spec = cfg["psv"]["problem_sets"][name]
     if spec["source"] == "embedded":
-        problems = [p for p in _embedded_problems(cfg, spec["split"])
-                    if not spec.get("difficulties") or p["difficulty"] in spec["difficulties"]]
+        problems = [
+            p
+            for p in _embedded_problems(cfg, spec["split"])
+            if not spec.get("difficulties") or p["difficulty"] in spec["difficulties"]
+        ]
     elif spec["source"] == "download":
         from ..data.verus_sets import load_verus_problems
 
@@ -67,8 +71,17 @@ def prepare_problem_set(cfg: dict, name: str, out: str, downloaded: str | None =
         problems = sorted(rng.sample(problems, count), key=lambda p: p["id"])
     if spec["source"] == "embedded":
         _check_shipped(cfg, name, problems)
-    rows = [{"id": p["id"], "name": p["name"], "target": p["target"], "spec": p["spec"], "set": name,
-             "origin": "seed"} for p in problems]
+    rows = [
+        {
+            "id": p["id"],
+            "name": p["name"],
+            "target": p["target"],
+            "spec": p["spec"],
+            "set": name,
+            "origin": "seed",
+        }
+        for p in problems
+    ]
     write_jsonl(out, rows)
     log.info("problem set %s: %d problems -> %s", name, len(rows), out)
 
@@ -90,33 +103,40 @@ def _check_shipped(cfg: dict, name: str, problems: list[dict]) -> None:
     specs = check_specs(cfg, [p["spec"] for p in problems])
     for p, rec in zip(problems, specs):
         if not rec["ok"]:
-            raise UserError(f"shipped problem {p['name']} (set {name}): its spec fails the spec check: "
-                            f"{rec['reason']} {rec.get('detail', '')}".strip())
+            raise UserError(
+                f"shipped problem {p['name']} (set {name}): its spec fails the spec check: "
+                f"{rec['reason']} {rec.get('detail', '')}".strip()
+            )
     solved = verify_solutions(cfg, [(p["spec"], p["solution"]) for p in problems])
     for p, rec in zip(problems, solved):
         if not rec["verified"]:
-            raise UserError(f"shipped problem {p['name']} (set {name}): its reference solution does not "
-                            f"verify: {rec['reason']}")
+            raise UserError(
+                f"shipped problem {p['name']} (set {name}): its reference solution does not "
+                f"verify: {rec['reason']}"
+            )
 
 
 # --- solving -------------------------------------------------------------------
+
 
 def model_tag(setting: str, method: str, run_seed: int, t: int) -> str:
     """Names the model theta_t of a run (t = 0: the base model, whatever the method)."""
     return f"base/seed{run_seed}" if t == 0 else f"{setting}/{method}/seed{run_seed}/model{t}"
 
 
-def solve_generate(cfg: dict, tag: str, pool_path: str, model_dir: str | None, adapter_dir: str | None,
-                   out: str) -> None:
+def solve_generate(
+    cfg: dict, tag: str, pool_path: str, model_dir: str | None, adapter_dir: str | None, out: str
+) -> None:
     """k_trn samples per pool problem from the solver ``tag`` names."""
     solve = cfg["psv"]["solve"]
     pool = read_jsonl(pool_path)
     adapter = resolve_adapter(adapter_dir)
-    requests = [solve_request(cfg, p, tag, int(solve["samples"]), solve["sampling"], adapter,
-                              solve["answer_format"]) for p in pool]
+    requests = [
+        solve_request(cfg, p, tag, int(solve["samples"]), solve["sampling"], adapter, solve["answer_format"])
+        for p in pool
+    ]
     metas = [{"role": "solver", "model": tag, "problem_id": p["id"], "adapter_dir": adapter} for p in pool]
-    generate_to_file(cfg, model_dir, requests, metas, out,
-                     f"solve {tag}")
+    generate_to_file(cfg, model_dir, requests, metas, out, f"solve {tag}")
 
 
 def score_generations(cfg: dict, generations_path: str, problems_path: str, out: str) -> dict:
@@ -129,25 +149,42 @@ def score_generations(cfg: dict, generations_path: str, problems_path: str, out:
     for rec in records:
         problem = problems.get(rec["meta"]["problem_id"])
         if problem is None:
-            raise UserError(f"{generations_path}: names problem {rec['meta']['problem_id']}, "
-                            f"which is not in {problems_path}")
+            raise UserError(
+                f"{generations_path}: names problem {rec['meta']['problem_id']}, "
+                f"which is not in {problems_path}"
+            )
         samples = []
         for j, output in enumerate(rec["outputs"]):
             # the answer as written, and the program it stands for (the spec + a body, or
             # the whole program): the program is what is screened and verified
             read = read_answer(language, problem["spec"], output, completion)
-            sample = {"index": j, "parsed": read.program is not None, "verified": False, "reason": read.reason,
-                      "solution": read.program, "answer": read.answer}
+            sample = {
+                "index": j,
+                "parsed": read.program is not None,
+                "verified": False,
+                "reason": read.reason,
+                "solution": read.program,
+                "answer": read.answer,
+            }
             if read.detail:
                 sample["detail"] = read.detail
             if read.program is not None:
                 pairs.append((problem["spec"], read.program))
                 where.append((len(rows), j))
             samples.append(sample)
-        rows.append({"problem_id": problem["id"], "name": problem["name"], "origin": problem.get("origin"),
-                     "spec": problem["spec"], "prompt": rec["messages"], "outputs": rec["outputs"],
-                     "answer_format": rec.get("answer_format"), "completion": completion,
-                     "samples": samples})
+        rows.append(
+            {
+                "problem_id": problem["id"],
+                "name": problem["name"],
+                "origin": problem.get("origin"),
+                "spec": problem["spec"],
+                "prompt": rec["messages"],
+                "outputs": rec["outputs"],
+                "answer_format": rec.get("answer_format"),
+                "completion": completion,
+                "samples": samples,
+            }
+        )
     for (r, j), verdict in zip(where, verify_solutions(cfg, pairs) if pairs else []):
         sample = rows[r]["samples"][j]
         sample["verified"] = bool(verdict["verified"])
@@ -157,19 +194,26 @@ def score_generations(cfg: dict, generations_path: str, problems_path: str, out:
         flags = [s["verified"] for s in row["samples"]]
         row["n"], row["c"] = len(flags), sum(flags)
         row["pass_rate"] = pass_rate(flags) if flags else 0.0
-        row["difficulty"] = difficulty_class(row["pass_rate"], float(tau["tau_easy"]), float(tau["tau_medium"]))
+        row["difficulty"] = difficulty_class(
+            row["pass_rate"], float(tau["tau_easy"]), float(tau["tau_medium"])
+        )
     runtime = runtime_record()
     verifier = verifier_description(cfg)
     for row in rows:
         row["runtime"], row["verifier"] = runtime, verifier
     write_jsonl(out, rows)
-    stats = {"problems": len(rows), "samples": sum(r["n"] for r in rows),
-             "parsed": sum(s["parsed"] for r in rows for s in r["samples"]), "verified": sum(r["c"] for r in rows)}
+    stats = {
+        "problems": len(rows),
+        "samples": sum(r["n"] for r in rows),
+        "parsed": sum(s["parsed"] for r in rows for s in r["samples"]),
+        "verified": sum(r["c"] for r in rows),
+    }
     log.info("scored %s: %s", generations_path, stats)
     return stats
 
 
 # --- rejection fine-tuning ------------------------------------------------------
+
 
 def solver_trainset(cfg: dict, method: str, solutions_path: str, out: str) -> dict:
     """D_t*: at most ``max_per_problem`` solutions per problem, the first verified ones
@@ -191,8 +235,15 @@ def solver_trainset(cfg: dict, method: str, solutions_path: str, out: str) -> di
             log.warning("%d chosen solutions failed re-verification and were dropped", dropped)
         chosen = kept
     completion = solver_completion(cfg)
-    rows = [{"kind": "solver", "problem_id": row["problem_id"], "verified": s["verified"],
-             **solver_example(language, row["spec"], row["outputs"][s["index"]], completion)} for row, s in chosen]
+    rows = [
+        {
+            "kind": "solver",
+            "problem_id": row["problem_id"],
+            "verified": s["verified"],
+            **solver_example(language, row["spec"], row["outputs"][s["index"]], completion),
+        }
+        for row, s in chosen
+    ]
     write_jsonl(out, rows)
     stats = {"examples": len(rows), "dropped_on_reverification": dropped, "train_on": ms["train_on"]}
     log.info("solver training set: %s", stats)
@@ -201,8 +252,16 @@ def solver_trainset(cfg: dict, method: str, solutions_path: str, out: str) -> di
 
 # --- proposing ------------------------------------------------------------------
 
-def propose_generate(cfg: dict, method: str, run_tag: str, labelled_path: str, fixed_path: str | None,
-                     model_dir: str | None, out: str) -> None:
+
+def propose_generate(
+    cfg: dict,
+    method: str,
+    run_tag: str,
+    labelled_path: str,
+    fixed_path: str | None,
+    model_dir: str | None,
+    out: str,
+) -> None:
     """B proposals after solving X_t. ``labelled_path``: X_t with this iteration's classes;
     ``fixed_path``: X_0's, for the fixed-prompt (-diversity) ablation."""
     ms = method_settings(cfg, method)
@@ -214,23 +273,47 @@ def propose_generate(cfg: dict, method: str, run_tag: str, labelled_path: str, f
     if not ms["refresh_examples"]:  # one prompt's examples, drawn once from X_0 for the whole run
         if not fixed_path:
             raise UserError("the fixed-prompt ablation needs iteration 0's labelled pool")
-        fixed_rng = random.Random(derive_seed(cfg["seed"], "psv-fixed-examples", run_tag.rsplit("/iter", 1)[0]))
-        fixed = sample_examples(_labelled(fixed_path), list(ms["input_classes"]), int(ms["examples_per_class"]),
-                                bool(ms["difficulty_labels"]), fixed_rng)
+        fixed_rng = random.Random(
+            derive_seed(cfg["seed"], "psv-fixed-examples", run_tag.rsplit("/iter", 1)[0])
+        )
+        fixed = sample_examples(
+            _labelled(fixed_path),
+            list(ms["input_classes"]),
+            int(ms["examples_per_class"]),
+            bool(ms["difficulty_labels"]),
+            fixed_rng,
+        )
     for i, target in enumerate(targets):
         ex_rng = random.Random(derive_seed(cfg["seed"], "psv-examples", run_tag, i))
-        examples = fixed if fixed is not None else sample_examples(
-            labelled, list(ms["input_classes"]), int(ms["examples_per_class"]), bool(ms["difficulty_labels"]), ex_rng)
+        examples = (
+            fixed
+            if fixed is not None
+            else sample_examples(
+                labelled,
+                list(ms["input_classes"]),
+                int(ms["examples_per_class"]),
+                bool(ms["difficulty_labels"]),
+                ex_rng,
+            )
+        )
         requests.append(propose_request(cfg, run_tag, i, target, examples))
-        metas.append({"role": "proposer", "run": run_tag, "index": i, "target": target,
-                      "examples": [s for s, _ in examples]})
-    generate_to_file(cfg, model_dir, requests, metas, out,
-                     f"propose {run_tag}")
+        metas.append(
+            {
+                "role": "proposer",
+                "run": run_tag,
+                "index": i,
+                "target": target,
+                "examples": [s for s, _ in examples],
+            }
+        )
+    generate_to_file(cfg, model_dir, requests, metas, out, f"propose {run_tag}")
 
 
 def _labelled(path: str) -> list[dict]:
-    return sorted(({"id": r["problem_id"], "spec": r["spec"], "difficulty": r["difficulty"]}
-                   for r in read_jsonl(path)), key=lambda p: p["id"])
+    return sorted(
+        ({"id": r["problem_id"], "spec": r["spec"], "difficulty": r["difficulty"]} for r in read_jsonl(path)),
+        key=lambda p: p["id"],
+    )
 
 
 def check_proposals(cfg: dict, method: str, generations_path: str, pool_path: str, out: str) -> dict:
@@ -248,9 +331,18 @@ def check_proposals(cfg: dict, method: str, generations_path: str, pool_path: st
     for rec in read_jsonl(generations_path):
         output = rec["outputs"][0]
         parsed = parse.proposed_spec(output, FENCE[language])
-        row = {"index": rec["meta"]["index"], "target_class": rec["meta"]["target"], "output": output,
-               "parsed": parsed.text is not None, "spec": parsed.text, "unique": False, "valid": False,
-               "reason": parsed.reason, "id": None, "name": None}
+        row = {
+            "index": rec["meta"]["index"],
+            "target_class": rec["meta"]["target"],
+            "output": output,
+            "parsed": parsed.text is not None,
+            "spec": parsed.text,
+            "unique": False,
+            "valid": False,
+            "reason": parsed.reason,
+            "id": None,
+            "name": None,
+        }
         if parsed.text is not None:
             row["name"] = spec_target_name(language, parsed.text)
         rows.append(row)
@@ -273,8 +365,12 @@ def check_proposals(cfg: dict, method: str, generations_path: str, pool_path: st
     for row in rows:
         row["verifier"] = verifier
     write_jsonl(out, rows)
-    stats = {"proposed": len(rows), "parsed": len(readable), "valid": sum(r["valid"] for r in rows),
-             "unique": sum(r["unique"] for r in rows)}
+    stats = {
+        "proposed": len(rows),
+        "parsed": len(readable),
+        "valid": sum(r["valid"] for r in rows),
+        "unique": sum(r["unique"] for r in rows),
+    }
     log.info("proposals %s: %s", generations_path, stats)
     return stats
 
@@ -285,8 +381,16 @@ def grow_pool(pool_path: str, proposals_path: str, iteration: int, out: str) -> 
     have = {p["id"] for p in pool}
     for row in read_jsonl(proposals_path):
         if row["valid"] and row["unique"] and row["id"] not in have:
-            pool.append({"id": row["id"], "name": row["target"], "target": row["target"], "spec": row["spec"],
-                         "set": "proposed", "origin": f"iter{iteration}"})
+            pool.append(
+                {
+                    "id": row["id"],
+                    "name": row["target"],
+                    "target": row["target"],
+                    "spec": row["spec"],
+                    "set": "proposed",
+                    "origin": f"iter{iteration}",
+                }
+            )
             have.add(row["id"])
     write_jsonl(out, pool)
     log.info("pool: %d problems -> %s", len(pool), out)
@@ -294,6 +398,7 @@ def grow_pool(pool_path: str, proposals_path: str, iteration: int, out: str) -> 
 
 
 # --- evaluation -------------------------------------------------------------------
+
 
 def fewshot_exemplars(cfg: dict, solutions_path: str) -> list[tuple[str, str, str]]:
     """In-domain worked examples for the prompting baseline: the base model's own verified
@@ -306,8 +411,9 @@ def fewshot_exemplars(cfg: dict, solutions_path: str) -> list[tuple[str, str, st
     return out
 
 
-def exemplars_for(exemplars: list[tuple[str, str, str]], problem: dict,
-                  count: int | None = None) -> list[tuple[str, str, str]]:
+def exemplars_for(
+    exemplars: list[tuple[str, str, str]], problem: dict, count: int | None = None
+) -> list[tuple[str, str, str]]:
     """The worked examples one problem may be shown (at most ``count``), in id order,
     never the problem itself (the release leaves the evaluated problem out of its own
     prompt)."""
@@ -365,8 +471,16 @@ def prompt_token_counter(cfg: dict, model_dir: str | None):
     return count
 
 
-def pack_exemplars(language: str, completion: str, problem: dict, candidates: list[tuple[str, str, str]],
-                   count: int, budget: int, counter, costs: dict) -> tuple[list[tuple[str, str, str]], int, int]:
+def pack_exemplars(
+    language: str,
+    completion: str,
+    problem: dict,
+    candidates: list[tuple[str, str, str]],
+    count: int,
+    budget: int,
+    counter,
+    costs: dict,
+) -> tuple[list[tuple[str, str, str]], int, int]:
     """The prompting baseline's worked examples for one problem under a token budget.
 
     The rule: candidates are taken in id order, each added when it still fits, until
@@ -381,9 +495,11 @@ def pack_exemplars(language: str, completion: str, problem: dict, candidates: li
     framed = solver_messages(language, spec, [("", "")], completion)
     own = counter([framed[0], framed[-1]])  # the system turn and the problem, no example
     if own > budget:
-        raise UserError(f"psv.fewshot: problem {problem['id']}'s own prompt takes {own} tokens, over the "
-                        f"{budget} left for prompts (psv.fewshot.max_model_len or backend.max_model_len minus "
-                        "psv.evaluation.sampling.max_new_tokens)")
+        raise UserError(
+            f"psv.fewshot: problem {problem['id']}'s own prompt takes {own} tokens, over the "
+            f"{budget} left for prompts (psv.fewshot.max_model_len or backend.max_model_len minus "
+            "psv.evaluation.sampling.max_new_tokens)"
+        )
     chosen: list[tuple[str, str, str]] = []
     left, passed = budget - own, 0
     for pid, ex_spec, ex_answer in candidates:
@@ -408,12 +524,16 @@ def pack_exemplars(language: str, completion: str, problem: dict, candidates: li
         total = counter(messages(chosen))
     if candidates and not chosen:
         smallest = min(costs.get(pid, 0) for pid, _, _ in candidates)
-        raise UserError(f"psv.fewshot: not one of problem {problem['id']}'s {len(candidates)} worked examples fits: "
-                        f"the smallest needs {smallest} tokens, {budget - own} are left of {budget} (raise "
-                        "psv.fewshot.max_model_len or lower psv.evaluation.sampling.max_new_tokens)")
+        raise UserError(
+            f"psv.fewshot: not one of problem {problem['id']}'s {len(candidates)} worked examples fits: "
+            f"the smallest needs {smallest} tokens, {budget - own} are left of {budget} (raise "
+            "psv.fewshot.max_model_len or lower psv.evaluation.sampling.max_new_tokens)"
+        )
     if total > budget:  # the shipped worked example (no verified solution to show)
-        raise UserError(f"psv.fewshot: problem {problem['id']}'s prompt with the shipped worked example takes "
-                        f"{total} tokens, over the {budget} left (raise psv.fewshot.max_model_len)")
+        raise UserError(
+            f"psv.fewshot: problem {problem['id']}'s prompt with the shipped worked example takes "
+            f"{total} tokens, over the {budget} left (raise psv.fewshot.max_model_len)"
+        )
     return chosen, passed, total
 
 
@@ -426,8 +546,15 @@ def _fewshot_cfg(cfg: dict) -> dict:
     return {**cfg, "backend": {**cfg["backend"], "max_model_len": int(own)}}
 
 
-def eval_generate(cfg: dict, tag: str, problems_path: str, model_dir: str | None, adapter_dir: str | None,
-                  out: str, exemplars_path: str | None = None) -> None:
+def eval_generate(
+    cfg: dict,
+    tag: str,
+    problems_path: str,
+    model_dir: str | None,
+    adapter_dir: str | None,
+    out: str,
+    exemplars_path: str | None = None,
+) -> None:
     """n samples per evaluation problem from the model ``tag`` names. The prompting
     baseline (``exemplars_path``: the base model's solutions of the seed set) shows each
     problem up to ``psv.fewshot.exemplars`` worked examples that fit the context with
@@ -444,12 +571,19 @@ def eval_generate(cfg: dict, tag: str, problems_path: str, model_dir: str | None
         count = int(cfg["psv"]["fewshot"]["exemplars"])
         context = fewshot_context(cfg, model_dir)
         counter = prompt_token_counter(cfg, model_dir) if context else None
-        log.info("prompting baseline: %d in-domain worked examples%s, up to %d per prompt, context %s tokens",
-                 len(exemplars), "" if exemplars else " (none verified: the shipped worked example is used)",
-                 count, context or "unknown")
+        log.info(
+            "prompting baseline: %d in-domain worked examples%s, up to %d per prompt, context %s tokens",
+            len(exemplars),
+            "" if exemplars else " (none verified: the shipped worked example is used)",
+            count,
+            context or "unknown",
+        )
         if counter is None:
-            log.warning("prompting baseline: no context length or tokenizer (answers replayed without a model): "
-                        "the first %d worked examples are shown, unmeasured", count)
+            log.warning(
+                "prompting baseline: no context length or tokenizer (answers replayed without a model): "
+                "the first %d worked examples are shown, unmeasured",
+                count,
+            )
         costs: dict = {}
         for i, p in enumerate(problems):
             candidates = exemplars_for(exemplars, p)
@@ -457,24 +591,48 @@ def eval_generate(cfg: dict, tag: str, problems_path: str, model_dir: str | None
                 shown[i] = candidates[:count]
                 continue
             budget = context - int(ev["sampling"]["max_new_tokens"])
-            shown[i], passed, tokens = pack_exemplars(language, completion, p, candidates, count, budget, counter,
-                                                      costs)
+            shown[i], passed, tokens = pack_exemplars(
+                language, completion, p, candidates, count, budget, counter, costs
+            )
             notes[i] = {"exemplars_passed_over": passed, "prompt_tokens": tokens, "context_tokens": context}
         used = [len(m) for m in shown]
         if used:
-            log.info("prompting baseline: %d to %d worked examples per problem (mean %.1f)", min(used), max(used),
-                     sum(used) / len(used))
-    requests = [solve_request(cfg, p, f"eval/{tag}", int(ev["samples"]), ev["sampling"], adapter,
-                              cfg["psv"]["solve"]["answer_format"], [(a, b) for _, a, b in mine] or None)
-                for p, mine in zip(problems, shown)]
-    metas = [{"role": "solver", "model": tag, "problem_id": p["id"], "adapter_dir": adapter,
-              "exemplars": len(mine), "exemplar_ids": [pid for pid, _, _ in mine], **note}
-             for p, mine, note in zip(problems, shown, notes)]
-    generate_to_file(cfg, model_dir, requests, metas, out,
-                     f"evaluate {tag}")
+            log.info(
+                "prompting baseline: %d to %d worked examples per problem (mean %.1f)",
+                min(used),
+                max(used),
+                sum(used) / len(used),
+            )
+    requests = [
+        solve_request(
+            cfg,
+            p,
+            f"eval/{tag}",
+            int(ev["samples"]),
+            ev["sampling"],
+            adapter,
+            cfg["psv"]["solve"]["answer_format"],
+            [(a, b) for _, a, b in mine] or None,
+        )
+        for p, mine in zip(problems, shown)
+    ]
+    metas = [
+        {
+            "role": "solver",
+            "model": tag,
+            "problem_id": p["id"],
+            "adapter_dir": adapter,
+            "exemplars": len(mine),
+            "exemplar_ids": [pid for pid, _, _ in mine],
+            **note,
+        }
+        for p, mine, note in zip(problems, shown, notes)
+    ]
+    generate_to_file(cfg, model_dir, requests, metas, out, f"evaluate {tag}")
 
 
 # --- Table 6 ----------------------------------------------------------------------
+
 
 def table6_trainset(cfg: dict, solutions_paths: list[str], out: str) -> dict:
     """One verified solution per problem over a run's iterations (the earliest), as RFT
@@ -489,9 +647,16 @@ def table6_trainset(cfg: dict, solutions_paths: list[str], out: str) -> dict:
     items = [chosen[k] for k in sorted(chosen)]
     again = verify_solutions(cfg, [(row["spec"], s["solution"]) for row, s in items]) if items else []
     completion = solver_completion(cfg)
-    rows = [{"kind": "solver", "problem_id": row["problem_id"], "verified": True,
-             **solver_example(language, row["spec"], row["outputs"][s["index"]], completion)}
-            for (row, s), v in zip(items, again) if v["verified"]]
+    rows = [
+        {
+            "kind": "solver",
+            "problem_id": row["problem_id"],
+            "verified": True,
+            **solver_example(language, row["spec"], row["outputs"][s["index"]], completion),
+        }
+        for (row, s), v in zip(items, again)
+        if v["verified"]
+    ]
     write_jsonl(out, rows)
     log.info("table 6 training set: %d solutions from %d files", len(rows), len(solutions_paths))
     return {"examples": len(rows), "dropped_on_reverification": len(items) - len(rows)}

@@ -16,29 +16,38 @@ from ..curriculum.selection import select_hard_and_easy
 from ..errors import UserError
 from ..records import read_jsonl, write_jsonl
 from ..tracks.sinq import examples
-from ..tracks.sinq.game import (alice_request, bob_request, parse_stage, select_stage_sources, shard_of)
+from ..tracks.sinq.game import alice_request, bob_request, select_stage_sources, shard_of
 from ..tracks.sinq.verify import candidates_from_generation, score_bob
+from .agents import TRAINING_RECORD, generate_to_file, resolve_adapter, restore_agent_training, train_agent  # noqa: F401
 from .trainsets import accumulated_labeled, write_bob_trainset
-from .agents import (TRAINING_RECORD, generate_to_file, resolve_adapter, restore_agent_training,  # noqa: F401
-                     train_agent)
 
 log = logging.getLogger("selfplay")
 
 # --- stages ------------------------------------------------------------------
+
 
 def write_sources(sources: list[dict], out: str) -> None:
     n = write_jsonl(out, sources)
     log.info("wrote %d source programs to %s", n, out)
 
 
-def alice_generate(cfg: dict, stage: str, shard: int, sources_path: str, model_dir: str | None,
-                   adapter_dir: str | None, out: str) -> None:
+def alice_generate(
+    cfg: dict,
+    stage: str,
+    shard: int,
+    sources_path: str,
+    model_dir: str | None,
+    adapter_dir: str | None,
+    out: str,
+) -> None:
     sources = select_stage_sources(read_jsonl(sources_path), stage, cfg)
     mine = shard_of(sources, shard, cfg["sinq"]["shards"])
     adapter = resolve_adapter(adapter_dir)
     requests = [alice_request(s, stage, cfg, adapter) for s in mine]
-    metas = [{"role": "alice", "stage": stage, "shard": shard, "source_id": s["id"], "adapter_dir": adapter}
-             for s in mine]
+    metas = [
+        {"role": "alice", "stage": stage, "shard": shard, "source_id": s["id"], "adapter_dir": adapter}
+        for s in mine
+    ]
     generate_to_file(cfg, model_dir, requests, metas, out, f"alice {stage} shard {shard}")
 
 
@@ -47,7 +56,9 @@ def _sandbox(cfg: dict):
     from ..verifier_canary import checked_sandbox
 
     v = cfg["sinq"]["verify"]
-    return checked_sandbox(Sandbox(workers=int(v["workers"]), limits=SandboxLimits(memory_mb=int(v["memory_mb"]))))
+    return checked_sandbox(
+        Sandbox(workers=int(v["workers"]), limits=SandboxLimits(memory_mb=int(v["memory_mb"])))
+    )
 
 
 def verify_candidates(cfg: dict, stage: str, generations_path: str, sources_path: str, out: str) -> None:
@@ -58,8 +69,10 @@ def verify_candidates(cfg: dict, stage: str, generations_path: str, sources_path
         for rec in records:
             source = by_id.get(rec["meta"]["source_id"])
             if source is None:
-                raise UserError(f"{generations_path}: generation names source {rec['meta']['source_id']} "
-                                f"that is not in {sources_path}")
+                raise UserError(
+                    f"{generations_path}: generation names source {rec['meta']['source_id']} "
+                    f"that is not in {sources_path}"
+                )
             cands.extend(candidates_from_generation(rec, source, stage, cfg, sb))
     runtime = runtime_record()
     seen: set[str] = set()
@@ -71,16 +84,31 @@ def verify_candidates(cfg: dict, stage: str, generations_path: str, sources_path
             seen.add(cand["id"])
     write_jsonl(out, cands)
     n_ok = sum(c["verified"] for c in cands)
-    log.info("%s: %d outputs, %d parsed, %d verified", stage, len(cands), sum(c["parse"]["ok"] for c in cands), n_ok)
+    log.info(
+        "%s: %d outputs, %d parsed, %d verified",
+        stage,
+        len(cands),
+        sum(c["parse"]["ok"] for c in cands),
+        n_ok,
+    )
 
 
-def bob_generate(cfg: dict, stage: str, who: str, candidates_path: str, model_dir: str | None,
-                 adapter_dir: str | None, out: str) -> None:
+def bob_generate(
+    cfg: dict,
+    stage: str,
+    who: str,
+    candidates_path: str,
+    model_dir: str | None,
+    adapter_dir: str | None,
+    out: str,
+) -> None:
     instances = [c for c in read_jsonl(candidates_path) if c["verified"]]
     adapter = resolve_adapter(adapter_dir)
     requests = [bob_request(inst, stage, who, cfg, adapter) for inst in instances]
-    metas = [{"role": "bob", "who": who, "stage": stage, "instance_id": inst["id"], "adapter_dir": adapter}
-             for inst in instances]
+    metas = [
+        {"role": "bob", "who": who, "stage": stage, "instance_id": inst["id"], "adapter_dir": adapter}
+        for inst in instances
+    ]
     generate_to_file(cfg, model_dir, requests, metas, out, f"bob[{who}] {stage}")
 
 
@@ -91,8 +119,10 @@ def label_instances(cfg: dict, stage: str, who: str, candidates_path: str, bob_p
         for rec in read_jsonl(bob_path):
             inst = instances.get(rec["meta"]["instance_id"])
             if inst is None:
-                raise UserError(f"{bob_path}: Bob answered instance {rec['meta']['instance_id']} "
-                                f"that is not a verified candidate in {candidates_path}")
+                raise UserError(
+                    f"{bob_path}: Bob answered instance {rec['meta']['instance_id']} "
+                    f"that is not a verified candidate in {candidates_path}"
+                )
             labeled.append(score_bob(inst, rec, stage, who, cfg, sb))
     runtime = runtime_record()
     for item in labeled:
@@ -102,6 +132,7 @@ def label_instances(cfg: dict, stage: str, who: str, candidates_path: str, bob_p
 
 
 # --- training sets -------------------------------------------------------------
+
 
 def alice_trainset(cfg: dict, labeled_paths: list[str], out: str) -> dict:
     """Alice's accumulated training set after a round: main + difficulty-prediction examples.
@@ -114,21 +145,33 @@ def alice_trainset(cfg: dict, labeled_paths: list[str], out: str) -> dict:
     cur = cfg["sinq"]["curriculum"]
     items = accumulated_labeled(labeled_paths)
     seed = cfg["seed"]
-    main = select_hard_and_easy(items, hard_threshold=cur["hard_threshold"], easy_fraction=cur["easy_fraction"],
-                                seed=seed)
-    pred = select_hard_and_easy(items, hard_threshold=cur["hard_threshold"],
-                                easy_fraction=cur["difficulty_easy_fraction"], seed=seed + 1)
+    main = select_hard_and_easy(
+        items, hard_threshold=cur["hard_threshold"], easy_fraction=cur["easy_fraction"], seed=seed
+    )
+    pred = select_hard_and_easy(
+        items,
+        hard_threshold=cur["hard_threshold"],
+        easy_fraction=cur["difficulty_easy_fraction"],
+        seed=seed + 1,
+    )
     rows = []
     for inst in main:
-        ex = examples.alice_main_example(inst["code_p"], inst["entry_point"], inst["alice_output"], inst["difficulty"])
+        ex = examples.alice_main_example(
+            inst["code_p"], inst["entry_point"], inst["alice_output"], inst["difficulty"]
+        )
         rows.append({"kind": "alice_main", "instance_id": inst["id"], **ex})
     for inst in pred:
-        ex = examples.alice_difficulty_example(inst["code_p"], inst["entry_point"], inst["alice_output"],
-                                               inst["difficulty"])
+        ex = examples.alice_difficulty_example(
+            inst["code_p"], inst["entry_point"], inst["alice_output"], inst["difficulty"]
+        )
         rows.append({"kind": "alice_difficulty", "instance_id": inst["id"], **ex})
     write_jsonl(out, rows)
-    stats = {"labeled": len(items), "main": len(main), "difficulty_prediction": len(pred),
-             "hard": sum(i["difficulty"] >= cur["hard_threshold"] for i in items)}
+    stats = {
+        "labeled": len(items),
+        "main": len(main),
+        "difficulty_prediction": len(pred),
+        "hard": sum(i["difficulty"] >= cur["hard_threshold"] for i in items),
+    }
     log.info("alice training set: %s", stats)
     return stats
 
@@ -136,5 +179,8 @@ def alice_trainset(cfg: dict, labeled_paths: list[str], out: str) -> dict:
 def bob_trainset(labeled_paths: list[str], out: str) -> dict:
     """Bob's training set: each of his own answers that found a real diverging input."""
     return write_bob_trainset(
-        labeled_paths, out,
-        lambda inst, text: examples.bob_example(inst["code_p"], inst["code_q"], inst["entry_point"], text), "sinq")
+        labeled_paths,
+        out,
+        lambda inst, text: examples.bob_example(inst["code_p"], inst["code_q"], inst["entry_point"], text),
+        "sinq",
+    )

@@ -28,8 +28,9 @@ def step(name: str, log_path: str | None = None, offline: bool = True):
     if log_path:
         Path(log_path).parent.mkdir(parents=True, exist_ok=True)
         handlers.append(logging.FileHandler(log_path, mode="w"))
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", handlers=handlers,
-                        force=True)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", handlers=handlers, force=True
+    )
     start = time.time()
     log.info("step %s: start", name)
     try:

@@ -5,7 +5,7 @@ instance and one answer become a training example (its ``examples`` module)."""
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from collections.abc import Callable
 
 from ..records import read_jsonl, write_jsonl
 
@@ -24,8 +24,9 @@ def accumulated_labeled(labeled_paths: list[str]) -> list[dict]:
     return sorted(items, key=lambda i: i["id"])
 
 
-def write_bob_trainset(labeled_paths: list[str], out: str, example_of: Callable[[dict, str], dict],
-                       what: str) -> dict:
+def write_bob_trainset(
+    labeled_paths: list[str], out: str, example_of: Callable[[dict, str], dict], what: str
+) -> dict:
     """Bob's training set: one example per sampled answer of his that was judged correct,
     built by ``example_of(instance, answer_text)``; written to ``out`` in a fixed order."""
     rows = []
@@ -33,8 +34,14 @@ def write_bob_trainset(labeled_paths: list[str], out: str, example_of: Callable[
         for inst in read_jsonl(path):
             for k, sample in enumerate(inst["bob"]["samples"]):
                 if sample["correct"]:
-                    rows.append({"kind": "bob", "instance_id": inst["id"], "sample": k,
-                                 **example_of(inst, sample["output"])})
+                    rows.append(
+                        {
+                            "kind": "bob",
+                            "instance_id": inst["id"],
+                            "sample": k,
+                            **example_of(inst, sample["output"]),
+                        }
+                    )
     rows.sort(key=lambda r: (r["instance_id"], r["sample"]))
     write_jsonl(out, rows)
     log.info("%s bob training set: %d correct answers", what, len(rows))

@@ -8,10 +8,12 @@ import argparse
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "plan", help="dry-run a config: jobs per rule, GPU- and CPU-hours, the paper's budget",
+        "plan",
+        help="dry-run a config: jobs per rule, GPU- and CPU-hours, the paper's budget",
         description="Plan the workflow with `snakemake -n` in an empty folder and print, per rule, the jobs, "
         "GPUs per job, GPU- and CPU-hours asked (time limits) and, for benchmark generation, GPU-hours "
-        "from token counts; then the paper's stated budget.")
+        "from token counts; then the paper's stated budget.",
+    )
     p.add_argument("--configfile", nargs="+", required=True, help="config files, merged left to right")
     p.add_argument("--repo", default=".", help="the project checkout (default: the current directory)")
     p.set_defaults(handler=cmd_plan)

@@ -33,14 +33,23 @@ EXPECTED_FRACTION = 0.5
 
 # Compute budgets the papers state, in GPU-hours, with the text they come from.
 BUDGETS = {
-    "seq": (3 * 24 * 4, "paper 000, App. E.4, footnote 5: \"A main run with fine-tuning takes about 3 days "
-                        "on 4 NVIDIA L40S GPUs\" (per regime: 288 L40S GPU-hours)"),
-    "psv": (24 * 8, "paper 003, Sec. 4 \"Hyperparameters and design choices\": the main experiment (Table 1) "
-                    "\"takes around 24 hours on a single machine with 8xL40s GPUs\" (192 L40S GPU-hours)"),
+    "seq": (
+        3 * 24 * 4,
+        'paper 000, App. E.4, footnote 5: "A main run with fine-tuning takes about 3 days '
+        'on 4 NVIDIA L40S GPUs" (per regime: 288 L40S GPU-hours)',
+    ),
+    "psv": (
+        24 * 8,
+        'paper 003, Sec. 4 "Hyperparameters and design choices": the main experiment (Table 1) '
+        '"takes around 24 hours on a single machine with 8xL40s GPUs" (192 L40S GPU-hours)',
+    ),
     "sinq": (None, "paper 001 states no compute budget"),
     "evolve": (None, "paper 002 states no compute budget"),
-    "gasp": (None, "paper 004 states no GPU-hours: App. D, 4x H100 for training and 1x H100 for evaluation, "
-                   "~50 iterations per run, 'truncated due to compute constraints' (Fig. 7)"),
+    "gasp": (
+        None,
+        "paper 004 states no GPU-hours: App. D, 4x H100 for training and 1x H100 for evaluation, "
+        "~50 iterations per run, 'truncated due to compute constraints' (Fig. 7)",
+    ),
 }
 
 
@@ -63,13 +72,25 @@ def dry_run(configfiles: list[str], repo: str | Path, extra: list[str] = ()) -> 
     """``snakemake -n`` of the workflow in ``repo`` with ``configfiles``, in an empty folder."""
     repo = Path(repo).resolve()
     with tempfile.TemporaryDirectory(prefix="selfplay-plan-") as work:
-        cmd = [sys.executable, "-m", "snakemake", "-n", "--snakefile", str(repo / "Snakefile"),
-               "--directory", work, "--cores", "1024", "--configfile",
-               *[str(Path(c).resolve()) for c in configfiles], *extra]
+        cmd = [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-n",
+            "--snakefile",
+            str(repo / "Snakefile"),
+            "--directory",
+            work,
+            "--cores",
+            "1024",
+            "--configfile",
+            *[str(Path(c).resolve()) for c in configfiles],
+            *extra,
+        ]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=repo)
     if proc.returncode != 0:
-        lines = [l for l in (proc.stderr + proc.stdout).splitlines() if l.strip()]
-        errors = [l for l in lines if "error" in l.lower()]
+        lines = [line for line in (proc.stderr + proc.stdout).splitlines() if line.strip()]
+        errors = [line for line in lines if "error" in line.lower()]
         raise UserError(f"the dry run failed: {(errors or lines or ['no output'])[-1]}")
     return proc.stdout
 
@@ -144,8 +165,10 @@ def token_estimates(cfg: dict, plans: dict[str, RulePlan], workdir: str = ".") -
                     tokens = sum(c["tokens"] or 0 for c in shards.cell_plan(cfg, track))
                     jobs = plans[rule].jobs
                     cells[rule] = tokens
-                    counted[rule] = (lambda w, t=tokens, j=jobs: t // j,
-                                     "benchmark cells' items x samples x max_new_tokens, spread over the jobs")
+                    counted[rule] = (
+                        lambda w, t=tokens, j=jobs: t // j,
+                        "benchmark cells' items x samples x max_new_tokens, spread over the jobs",
+                    )
                     break
     for rule, (per_job, how) in counted.items():
         plan = plans.get(rule)
@@ -182,44 +205,56 @@ def token_estimates(cfg: dict, plans: dict[str, RulePlan], workdir: str = ".") -
             if hours and n / rate / workers / 3600 > hours:
                 plan.over_limit += 1
         plan.cpu_hours_work = core_h * plan.jobs / len(plan.detail)
-        notes.append(f"  evolve_matrix: {int(cells):,} cells (paper 002 Table 1's problems x pool solutions x "
-                     f"new tests per round) at {rate:.1f} cells/s per worker ({source}), {workers} workers a job")
+        notes.append(
+            f"  evolve_matrix: {int(cells):,} cells (paper 002 Table 1's problems x pool solutions x "
+            f"new tests per round) at {rate:.1f} cells/s per worker ({source}), {workers} workers a job"
+        )
     return notes
 
 
 def report(configfiles: list[str], cfg: dict, plans: dict[str, RulePlan], notes: list[str]) -> str:
-    lines = [f"Plan of {' + '.join(configfiles)}", "",
-             f"{'rule':38s} {'jobs':>6s} {'GPUs/job':>8s} {'GPU-h asked':>12s} {'CPU-h asked':>12s} {'GPU-h tokens':>13s}"
-             f" {'over limit':>10s} {'CPU-h work':>10s}"]
+    lines = [
+        f"Plan of {' + '.join(configfiles)}",
+        "",
+        f"{'rule':38s} {'jobs':>6s} {'GPUs/job':>8s} {'GPU-h asked':>12s} {'CPU-h asked':>12s} {'GPU-h tokens':>13s}"
+        f" {'over limit':>10s} {'CPU-h work':>10s}",
+    ]
     for p in sorted(plans.values(), key=lambda p: (-p.gpu_hours_asked, -p.jobs, p.rule)):
         g = "/".join(str(x) for x in sorted(p.gpus)) or "-"
         tok = f"{p.gpu_hours_tokens:13.1f}" if p.gpu_hours_tokens is not None else f"{'':13s}"
         estimated = p.gpu_hours_tokens is not None or p.cpu_hours_work is not None
         over = f"{p.over_limit:10d}" if estimated else f"{'':10s}"
         work = f"{p.cpu_hours_work:10.1f}" if p.cpu_hours_work is not None else ""
-        lines.append(f"{p.rule:38s} {p.jobs:6d} {g:>8s} {p.gpu_hours_asked:12.1f} {p.cpu_hours_asked:12.1f} {tok} {over} "
-                     f"{work}".rstrip())
+        lines.append(
+            f"{p.rule:38s} {p.jobs:6d} {g:>8s} {p.gpu_hours_asked:12.1f} {p.cpu_hours_asked:12.1f} {tok} {over} "
+            f"{work}".rstrip()
+        )
     total_jobs = sum(p.jobs for p in plans.values())
     gpu = sum(p.gpu_hours_asked for p in plans.values())
     cpu = sum(p.cpu_hours_asked for p in plans.values())
     tok_total = sum(p.gpu_hours_tokens or 0 for p in plans.values())
     lines.append(f"{'total':38s} {total_jobs:6d} {'':8s} {gpu:12.1f} {cpu:12.1f} {tok_total:13.1f}")
-    lines += ["", "GPU-h / CPU-h asked: each job's GPUs (CPUs) x its time limit (resources runtime); an upper bound.",
-              f"GPU-h tokens: each generation job's token bound x {EXPECTED_FRACTION} (the share of max_new_tokens "
-              "an answer is expected to use: a guess) / its vLLM rate (selfplay.plan.tokens: public A100 80GB "
-              "measurements of 7B-32B models, https://www.morphllm.com/vllm-benchmarks, scaled by the parameters "
-              "per GPU and the GPU's memory bandwidth), x its GPUs; rules without a token count (training, "
-              "GRPO's rollouts, CPU jobs) are left out. CPU-h work: the pass matrices' cells at a rate measured "
-              "here. over limit: jobs whose expected time exceeds their runtime.",
-              *notes]
+    lines += [
+        "",
+        "GPU-h / CPU-h asked: each job's GPUs (CPUs) x its time limit (resources runtime); an upper bound.",
+        f"GPU-h tokens: each generation job's token bound x {EXPECTED_FRACTION} (the share of max_new_tokens "
+        "an answer is expected to use: a guess) / its vLLM rate (selfplay.plan.tokens: public A100 80GB "
+        "measurements of 7B-32B models, https://www.morphllm.com/vllm-benchmarks, scaled by the parameters "
+        "per GPU and the GPU's memory bandwidth), x its GPUs; rules without a token count (training, "
+        "GRPO's rollouts, CPU jobs) are left out. CPU-h work: the pass matrices' cells at a rate measured "
+        "here. over limit: jobs whose expected time exceeds their runtime.",
+        *notes,
+    ]
     for track in [t for t in BUDGETS if t in cfg and t in (cfg.get("tracks") or [])]:
         hours, source = BUDGETS[track]
         if hours is None:
             lines.append(f"Budget ({track}): {source}.")
         else:
-            lines.append(f"Budget ({track}): {hours} GPU-hours, {source}; here: {tok_total:.0f} GPU-hours of "
-                         f"generation from token counts ({tok_total / hours:.2f}x; training not included), "
-                         f"{gpu:.0f} GPU-hours asked ({gpu / hours:.1f}x, an upper bound).")
+            lines.append(
+                f"Budget ({track}): {hours} GPU-hours, {source}; here: {tok_total:.0f} GPU-hours of "
+                f"generation from token counts ({tok_total / hours:.2f}x; training not included), "
+                f"{gpu:.0f} GPU-hours asked ({gpu / hours:.1f}x, an upper bound)."
+            )
     return "\n".join(lines)
 
 

@@ -32,9 +32,10 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
@@ -50,13 +51,32 @@ GIB = float(1 << 30)
 # normalised names (lowercase, only letters and digits, no trailing "gb"); an ambiguous
 # name (a100, v100) means the smaller variant: name the larger one to get it.
 GPU_MIB: dict[str, int] = {
-    "a100": 40960, "a10040": 40960, "a100pcie40": 40960, "a100sxm440": 40960,
-    "a10080": 81920, "a100pcie80": 81920, "a100sxm480": 81920,
-    "h100": 81559, "h10080": 81559, "h100sxm": 81559, "h100pcie": 81559,
-    "h100nvl": 95830, "h10094": 95830,
-    "h200": 143771, "h200141": 143771, "gh200": 97871,
-    "l40s": 46068, "l40": 46068, "a40": 46068, "a6000": 49140, "rtxa6000": 49140,
-    "l4": 23034, "a10": 23028, "v100": 16384, "v10016": 16384, "v10032": 32768,
+    "a100": 40960,
+    "a10040": 40960,
+    "a100pcie40": 40960,
+    "a100sxm440": 40960,
+    "a10080": 81920,
+    "a100pcie80": 81920,
+    "a100sxm480": 81920,
+    "h100": 81559,
+    "h10080": 81559,
+    "h100sxm": 81559,
+    "h100pcie": 81559,
+    "h100nvl": 95830,
+    "h10094": 95830,
+    "h200": 143771,
+    "h200141": 143771,
+    "gh200": 97871,
+    "l40s": 46068,
+    "l40": 46068,
+    "a40": 46068,
+    "a6000": 49140,
+    "rtxa6000": 49140,
+    "l4": 23034,
+    "a10": 23028,
+    "v100": 16384,
+    "v10016": 16384,
+    "v10032": 32768,
 }
 
 # vLLM's memory outside weights and KV cache (CUDA context, CUDA graphs, sampler and
@@ -94,9 +114,15 @@ class Architecture:
     def lora_params(self, r: int, modules: list[str]) -> float:
         """Parameters of a rank-``r`` adapter on ``modules`` of every layer."""
         q, kv = self.heads * self.head_dim, self.kv_heads * self.head_dim
-        shapes = {"q_proj": (self.hidden, q), "k_proj": (self.hidden, kv), "v_proj": (self.hidden, kv),
-                  "o_proj": (q, self.hidden), "gate_proj": (self.hidden, self.intermediate),
-                  "up_proj": (self.hidden, self.intermediate), "down_proj": (self.intermediate, self.hidden)}
+        shapes = {
+            "q_proj": (self.hidden, q),
+            "k_proj": (self.hidden, kv),
+            "v_proj": (self.hidden, kv),
+            "o_proj": (q, self.hidden),
+            "gate_proj": (self.hidden, self.intermediate),
+            "up_proj": (self.hidden, self.intermediate),
+            "down_proj": (self.intermediate, self.hidden),
+        }
         return float(self.layers * sum(r * sum(shapes.get(m, (self.hidden, self.hidden))) for m in modules))
 
 
@@ -111,7 +137,11 @@ def _from_config_json(path: Path) -> Architecture | None:
         return None
     c = c.get("text_config", c)
     try:
-        hidden, heads, layers = int(c["hidden_size"]), int(c["num_attention_heads"]), int(c["num_hidden_layers"])
+        hidden, heads, layers = (
+            int(c["hidden_size"]),
+            int(c["num_attention_heads"]),
+            int(c["num_hidden_layers"]),
+        )
     except (KeyError, TypeError, ValueError):
         return None
     head_dim = int(c.get("head_dim") or hidden // heads)
@@ -138,9 +168,17 @@ def _from_name(name: str) -> Architecture | None:
     table = {k: v for k, v in _table().items() if "A3B" not in k}
     key, ref = min(table.items(), key=lambda kv_: abs(math.log(kv_[1]["params_b"] / size)))
     scale = size / ref["params_b"]
-    return Architecture(size, max(1, round(ref["layers"] * scale ** (1 / 3))), round(ref["hidden"] * scale ** (1 / 3)),
-                        ref["heads"], ref["kv_heads"], ref["head_dim"], round(ref["intermediate"] * scale ** (1 / 3)),
-                        ref["vocab"], f"size from the name {name!r}, shape scaled from {key}")
+    return Architecture(
+        size,
+        max(1, round(ref["layers"] * scale ** (1 / 3))),
+        round(ref["hidden"] * scale ** (1 / 3)),
+        ref["heads"],
+        ref["kv_heads"],
+        ref["head_dim"],
+        round(ref["intermediate"] * scale ** (1 / 3)),
+        ref["vocab"],
+        f"size from the name {name!r}, shape scaled from {key}",
+    )
 
 
 def architecture(spec: Mapping[str, Any], model_dir: str | None = None) -> Architecture:
@@ -161,9 +199,11 @@ def architecture(spec: Mapping[str, Any], model_dir: str | None = None) -> Archi
     found = _from_name(str(spec.get("path") or spec.get("name") or "")) if hub else None
     if found:
         return found
-    raise UserError(f"model {spec.get('name')!r}: its size is unknown to the plan (no config.json in "
-                    f"{model_dir or 'its folder'}, not in selfplay/plan/models.yaml, no size in its name); "
-                    "download it first or add it to that table")
+    raise UserError(
+        f"model {spec.get('name')!r}: its size is unknown to the plan (no config.json in "
+        f"{model_dir or 'its folder'}, not in selfplay/plan/models.yaml, no size in its name); "
+        "download it first or add it to that table"
+    )
 
 
 # --- the GPU a kind of job asks for -----------------------------------------------------------
@@ -177,16 +217,26 @@ def _norm(name: str) -> str:
 def gpu_of(resources: Mapping[str, Any], kind: str) -> tuple[float, str, bool]:
     """(GiB per GPU, how it was named, whether the config named it) for ``resources.<kind>``."""
     if resources.get("gpu_mem_gib"):
-        return float(resources["gpu_mem_gib"]), f"{resources['gpu_mem_gib']} GiB (resources.{kind}.gpu_mem_gib)", True
+        return (
+            float(resources["gpu_mem_gib"]),
+            f"{resources['gpu_mem_gib']} GiB (resources.{kind}.gpu_mem_gib)",
+            True,
+        )
     model = resources.get("gpu_model") or ""
     if model:
         mib = GPU_MIB.get(_norm(str(model)))
         if mib is None:
-            raise UserError(f"resources.{kind}.gpu_model: {model!r} is not in the plan's GPU table "
-                            f"({', '.join(sorted(GPU_MIB))}); set resources.{kind}.gpu_mem_gib to its memory")
+            raise UserError(
+                f"resources.{kind}.gpu_model: {model!r} is not in the plan's GPU table "
+                f"({', '.join(sorted(GPU_MIB))}); set resources.{kind}.gpu_mem_gib to its memory"
+            )
         return mib / 1024, f"{model} ({mib / 1024:.0f} GiB)", True
     largest = max(GPU_MIB.values())
-    return largest / 1024, f"any GPU (no resources.{kind}.gpu_model: checked against the largest, {largest / 1024:.0f} GiB)", False
+    return (
+        largest / 1024,
+        f"any GPU (no resources.{kind}.gpu_model: checked against the largest, {largest / 1024:.0f} GiB)",
+        False,
+    )
 
 
 # --- estimates ----------------------------------------------------------------------------------
@@ -215,12 +265,19 @@ def vllm_need(rule: str, kind: str, spec: Mapping, backend: Mapping, arch: Archi
     wbytes = DTYPE_BYTES.get(str(backend.get("dtype") or "auto"), 2)
     ctx = int(backend.get("max_model_len") or 8192)
     act_tokens = min(VLLM_STEP_TOKENS, ctx)
-    need = Need(rule, kind, str(spec.get("name")), f"vLLM serving of {spec.get('name')}, context {ctx:,}"
-                + (f", tensor parallel {tp}" if tp > 1 else ""), gpus,
-                budget_share=float(backend.get("gpu_memory_utilization", 0.9)))
+    need = Need(
+        rule,
+        kind,
+        str(spec.get("name")),
+        f"vLLM serving of {spec.get('name')}, context {ctx:,}"
+        + (f", tensor parallel {tp}" if tp > 1 else ""),
+        gpus,
+        budget_share=float(backend.get("gpu_memory_utilization", 0.9)),
+    )
     need.parts["weights"] = arch.params_b * 1e9 * wbytes / tp / GIB
-    need.parts["activations"] = act_tokens * (2 * arch.intermediate / tp + 4 * arch.hidden) * wbytes / GIB \
-        + VLLM_OVERHEAD_GIB
+    need.parts["activations"] = (
+        act_tokens * (2 * arch.intermediate / tp + 4 * arch.hidden) * wbytes / GIB + VLLM_OVERHEAD_GIB
+    )
     per_seq = arch.kv_bytes_per_token(wbytes, tp) * ctx / GIB
     need.parts["kv cache (1 full-context sequence)"] = per_seq
     need.notes.append(f"KV {per_seq:.1f} GiB per {ctx:,}-token sequence per GPU")
@@ -238,19 +295,37 @@ def _activations(arch: Architecture, tokens: float, act_bytes: int, checkpointin
     return {"activations": (kept + recompute) / GIB, "logits": logits / GIB}
 
 
-def training_need(rule: str, kind: str, spec: Mapping, arch: Architecture, *, finetune: str, dtype: str,
-                  micro_batch: int, seq_len: int, checkpointing: bool, lora_r: int = 16,
-                  lora_modules: list[str] | None = None, generation_batch: int = 0, gpus: int = 1,
-                  compute_dtype: str | None = None) -> Need:
+def training_need(
+    rule: str,
+    kind: str,
+    spec: Mapping,
+    arch: Architecture,
+    *,
+    finetune: str,
+    dtype: str,
+    micro_batch: int,
+    seq_len: int,
+    checkpointing: bool,
+    lora_r: int = 16,
+    lora_modules: list[str] | None = None,
+    generation_batch: int = 0,
+    gpus: int = 1,
+    compute_dtype: str | None = None,
+) -> Need:
     """``dtype``: the weights' (and so the optimizer state's); ``compute_dtype``: what
     activations and the rollouts' KV cache are held in (bf16 mixed precision computes in
     bfloat16 over float32 weights); by default the weights' dtype."""
     pbytes = DTYPE_BYTES.get(dtype, 4)
     cbytes = DTYPE_BYTES.get(compute_dtype or dtype, pbytes)
     mixed = f" (computing in {compute_dtype})" if compute_dtype and compute_dtype != dtype else ""
-    need = Need(rule, kind, str(spec.get("name")),
-                f"{'full fine-tuning' if finetune == 'full' else 'LoRA'} of {spec.get('name')} in {dtype}{mixed}, "
-                f"{micro_batch} x {seq_len:,} tokens per micro-batch", gpus)
+    need = Need(
+        rule,
+        kind,
+        str(spec.get("name")),
+        f"{'full fine-tuning' if finetune == 'full' else 'LoRA'} of {spec.get('name')} in {dtype}{mixed}, "
+        f"{micro_batch} x {seq_len:,} tokens per micro-batch",
+        gpus,
+    )
     params = arch.params_b * 1e9
     if finetune == "full":
         need.parts["weights, grads, AdamW moments"] = params * 4 * pbytes / GIB
@@ -331,24 +406,40 @@ def gpu_jobs(cfg: Mapping[str, Any], workdir: str = ".", unchecked: list[str] | 
         if track == "seq" and "translate" in tcfg:
             tr = tcfg["translate"]
             # translate.model null: the game's model translates (config.yaml's schema)
-            serve("seq_translate_generate", "translate", tr.get("model") or model,
-                  {**backend, **(tr.get("backend") or {})})
+            serve(
+                "seq_translate_generate",
+                "translate",
+                tr.get("model") or model,
+                {**backend, **(tr.get("backend") or {})},
+            )
         if not _gpus(res, "train"):
             continue
         if track == "gasp":
             # one update on recorded rollouts: the longest is a teacher's proposal or a student's
             # answer after its prompt (a goalpost statement: up to 2,048 tokens assumed)
             u = tcfg.get("update") or {}
-            longest = max(int(tcfg[role]["sampling"]["max_new_tokens"]) for role in ("teacher", "solver", "real_data"))
+            longest = max(
+                int(tcfg[role]["sampling"]["max_new_tokens"]) for role in ("teacher", "solver", "real_data")
+            )
             arch = _arch_or_note(arch_of, model, "resources.train: rule gasp_update", unknown)
             if arch is None:
                 continue
-            out.append(training_need(
-                "gasp_update", "train", model, arch, finetune=str(u.get("finetune", "full")), dtype=MASTER_DTYPE,
-                micro_batch=int(u.get("micro_batch_size", 4)),
-                compute_dtype=MASTER_DTYPE if u.get("bf16") is False else "bfloat16",
-                seq_len=2048 + longest, checkpointing=u.get("gradient_checkpointing", "auto") is not False,
-                lora_r=int((u.get("lora") or {}).get("r", 16)), gpus=_gpus(res, "train")))
+            out.append(
+                training_need(
+                    "gasp_update",
+                    "train",
+                    model,
+                    arch,
+                    finetune=str(u.get("finetune", "full")),
+                    dtype=MASTER_DTYPE,
+                    micro_batch=int(u.get("micro_batch_size", 4)),
+                    compute_dtype=MASTER_DTYPE if u.get("bf16") is False else "bfloat16",
+                    seq_len=2048 + longest,
+                    checkpointing=u.get("gradient_checkpointing", "auto") is not False,
+                    lora_r=int((u.get("lora") or {}).get("r", 16)),
+                    gpus=_gpus(res, "train"),
+                )
+            )
             continue
         if track == "evolve":
             g = tcfg.get("grpo") or {}
@@ -356,34 +447,56 @@ def gpu_jobs(cfg: Mapping[str, Any], workdir: str = ".", unchecked: list[str] | 
             arch = _arch_or_note(arch_of, model, "resources.train: rule evolve_grpo", unknown)
             if arch is None:
                 continue
-            out.append(training_need(
-                "evolve_grpo", "train", model, arch, finetune=str(g.get("finetune", "full")),
-                dtype=MASTER_DTYPE, micro_batch=batch,
-                # bf16 mixed precision on the GPU unless the config turns it off
-                compute_dtype=MASTER_DTYPE if g.get("bf16") is False else "bfloat16",
-                seq_len=int(g.get("max_prompt_tokens", 4096)) + int(g.get("max_completion_length", 32768)),
-                checkpointing=g.get("gradient_checkpointing", "auto") is not False,
-                lora_r=int((g.get("lora") or {}).get("r", 16)),
-                generation_batch=batch * int(g.get("steps_per_generation", 2)), gpus=_gpus(res, "train")))
+            out.append(
+                training_need(
+                    "evolve_grpo",
+                    "train",
+                    model,
+                    arch,
+                    finetune=str(g.get("finetune", "full")),
+                    dtype=MASTER_DTYPE,
+                    micro_batch=batch,
+                    # bf16 mixed precision on the GPU unless the config turns it off
+                    compute_dtype=MASTER_DTYPE if g.get("bf16") is False else "bfloat16",
+                    seq_len=int(g.get("max_prompt_tokens", 4096))
+                    + int(g.get("max_completion_length", 32768)),
+                    checkpointing=g.get("gradient_checkpointing", "auto") is not False,
+                    lora_r=int((g.get("lora") or {}).get("r", 16)),
+                    generation_batch=batch * int(g.get("steps_per_generation", 2)),
+                    gpus=_gpus(res, "train"),
+                )
+            )
         else:
             agents = tcfg.get("training") or {}
             for agent, s in agents.items():
                 if not isinstance(s, dict) or "lora_r" not in s:
                     continue
                 rule = {"sinq": f"train_{agent}", "seq": f"train_{agent}", "psv": "psv_train_solver"}[track]
-                specs = [model] + (list((tcfg.get("table6") or {}).get("models", [])) if track == "psv" else [])
+                specs = [model] + (
+                    list((tcfg.get("table6") or {}).get("models", [])) if track == "psv" else []
+                )
                 for spec in specs:
                     r = rule if spec is model else "psv_t6_train"
                     name = f"{r} ({spec['name']})" if r == "psv_t6_train" else r
                     arch = _arch_or_note(arch_of, spec, f"resources.train: rule {name}", unknown)
                     if arch is None:
                         continue
-                    out.append(training_need(
-                        name, "train", spec, arch,
-                        finetune="lora", dtype=_train_dtype(s, backend), micro_batch=int(s.get("batch_size", 1)),
-                        seq_len=int(s.get("max_length", 2048)),
-                        checkpointing=bool(s.get("gradient_checkpointing", True)), lora_r=int(s["lora_r"]),
-                        lora_modules=list(s.get("target_modules") or []) or None, gpus=_gpus(res, "train")))
+                    out.append(
+                        training_need(
+                            name,
+                            "train",
+                            spec,
+                            arch,
+                            finetune="lora",
+                            dtype=_train_dtype(s, backend),
+                            micro_batch=int(s.get("batch_size", 1)),
+                            seq_len=int(s.get("max_length", 2048)),
+                            checkpointing=bool(s.get("gradient_checkpointing", True)),
+                            lora_r=int(s["lora_r"]),
+                            lora_modules=list(s.get("target_modules") or []) or None,
+                            gpus=_gpus(res, "train"),
+                        )
+                    )
     return out
 
 
@@ -395,8 +508,9 @@ def _arch_or_note(arch_of, spec, where: str, unknown: list[str]):
         return None
 
 
-def check(cfg: Mapping[str, Any], workdir: str = ".", unchecked: list[str] | None = None
-          ) -> list[tuple[Need, float, str]]:
+def check(
+    cfg: Mapping[str, Any], workdir: str = ".", unchecked: list[str] | None = None
+) -> list[tuple[Need, float, str]]:
     """(need, GiB per GPU, GPU named) of every GPU job; a job that does not fit raises a
     one-line UserError naming the resources key and the rule. Jobs that cannot be checked
     yet are named in ``unchecked``."""
@@ -408,11 +522,16 @@ def check(cfg: Mapping[str, Any], workdir: str = ".", unchecked: list[str] | Non
         if need.total > need.budget_share * gib:
             parts = ", ".join(f"{k} {v:.1f}" for k, v in need.parts.items())
             share = f" ({need.budget_share:.0%} of it for vLLM)" if need.budget_share < 1 else ""
-            hint = ("raise tensor_parallel_size (and the job's GPUs) or lower max_model_len" if "vLLM" in need.what
-                    else "lower the micro-batch or sequence length, or use LoRA")
-            raise UserError(f"resources.{need.kind}: rule {need.rule} needs ~{need.total:.0f} GiB per GPU "
-                            f"({need.what}: {parts} GiB) but asks for {need.gpus} x {named}{share}; "
-                            f"set resources.{need.kind}.gpu_model to a larger GPU, or {hint}")
+            hint = (
+                "raise tensor_parallel_size (and the job's GPUs) or lower max_model_len"
+                if "vLLM" in need.what
+                else "lower the micro-batch or sequence length, or use LoRA"
+            )
+            raise UserError(
+                f"resources.{need.kind}: rule {need.rule} needs ~{need.total:.0f} GiB per GPU "
+                f"({need.what}: {parts} GiB) but asks for {need.gpus} x {named}{share}; "
+                f"set resources.{need.kind}.gpu_model to a larger GPU, or {hint}"
+            )
     return rows
 
 

@@ -11,7 +11,8 @@ override reruns that model's job only.
 from __future__ import annotations
 
 import copy
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..errors import UserError
 
@@ -25,18 +26,23 @@ def served_backend(backend: Mapping[str, Any], override: Mapping[str, Any] | Non
     merged = copy.deepcopy(dict(backend))
     for key, value in (override or {}).items():
         if key not in SERVING_KEYS:
-            raise UserError(f"{where}.{key}: a model's backend override may set only {', '.join(SERVING_KEYS)}")
+            raise UserError(
+                f"{where}.{key}: a model's backend override may set only {', '.join(SERVING_KEYS)}"
+            )
         merged[key] = value
     if int(merged.get("tensor_parallel_size", 1)) > 1 and merged.get("name") != "vllm":
-        raise UserError(f"{where}.tensor_parallel_size: tensor parallelism needs backend vllm, "
-                        f"not {merged.get('name')!r}")
+        raise UserError(
+            f"{where}.tensor_parallel_size: tensor parallelism needs backend vllm, not {merged.get('name')!r}"
+        )
     return merged
 
 
 def tensor_parallel(backend: Mapping[str, Any]) -> int:
     """GPUs one copy of the model is split over (1 unless the backend says otherwise, as a
     setting or in engine_kwargs)."""
-    tp = backend.get("tensor_parallel_size") or (backend.get("engine_kwargs") or {}).get("tensor_parallel_size", 1)
+    tp = backend.get("tensor_parallel_size") or (backend.get("engine_kwargs") or {}).get(
+        "tensor_parallel_size", 1
+    )
     if isinstance(tp, bool) or not isinstance(tp, int) or tp < 1:
         raise UserError(f"backend.tensor_parallel_size must be an integer >= 1, got {tp!r}")
     return tp

@@ -15,7 +15,8 @@ of this project's jobs, which run nowhere here on a GPU.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from .gpu_memory import Architecture, architecture
 
@@ -26,9 +27,22 @@ from .gpu_memory import Architecture, architecture
 ANCHORS = [(7.61, 3363.0), (14.8, 3004.0), (32.8, 577.0)]
 ANCHOR_GBPS = 2039.0  # A100 80GB SXM memory bandwidth (NVIDIA datasheet)
 # Memory bandwidth, GB/s, NVIDIA datasheets (SXM where a card has two forms).
-BANDWIDTH_GBPS = {"a100": 1555.0, "a10040": 1555.0, "a10080": 2039.0, "h100": 3350.0, "h10080": 3350.0,
-                  "h100nvl": 3900.0, "h200": 4800.0, "l40s": 864.0, "l40": 864.0, "a40": 696.0,
-                  "a6000": 768.0, "l4": 300.0, "a10": 600.0, "v100": 900.0}
+BANDWIDTH_GBPS = {
+    "a100": 1555.0,
+    "a10040": 1555.0,
+    "a10080": 2039.0,
+    "h100": 3350.0,
+    "h10080": 3350.0,
+    "h100nvl": 3900.0,
+    "h200": 4800.0,
+    "l40s": 864.0,
+    "l40": 864.0,
+    "a40": 696.0,
+    "a6000": 768.0,
+    "l4": 300.0,
+    "a10": 600.0,
+    "v100": 900.0,
+}
 # Active parameters of a mixture of experts (model card: "3.3B activated").
 ACTIVE_B = {"Qwen/Qwen3-30B-A3B": 3.3}
 
@@ -70,10 +84,14 @@ def job_tokens(cfg: Mapping[str, Any]) -> dict[str, tuple[Callable[[Mapping], in
         samples = {m["name"]: int(m["samples"]) for m in e["pool"]["models"]}
         out["evolve_refine"] = (lambda w: n * _sampling(e["refine"]), f"{source}, one refinement each")
         shards = int(e["pool"].get("shards", 1))
-        out["evolve_pool_generate"] = (lambda w: math.ceil(n / shards) * samples[w["pmodel"]] * _sampling(e["pool"]),
-                                       f"{source} / evolve.pool.shards x the model's samples")
-        out["evolve_generate"] = (lambda w: n * (_sampling(e["adversarial"]) + _sampling(e["discriminative"])),
-                                  f"{source}, one adversarial and one discriminative request each")
+        out["evolve_pool_generate"] = (
+            lambda w: math.ceil(n / shards) * samples[w["pmodel"]] * _sampling(e["pool"]),
+            f"{source} / evolve.pool.shards x the model's samples",
+        )
+        out["evolve_generate"] = (
+            lambda w: n * (_sampling(e["adversarial"]) + _sampling(e["discriminative"])),
+            f"{source}, one adversarial and one discriminative request each",
+        )
     if "seq" in cfg:
         s = cfg["seq"]
         per_round, p_seq = int(s["sources"]["per_round"]), float(s["game"]["seq_probability"])
@@ -84,14 +102,22 @@ def job_tokens(cfg: Mapping[str, Any]) -> dict[str, tuple[Callable[[Mapping], in
             total = per_round if stage.startswith("round") else int(s["sources"].get(stage, 0) or 0)
             return math.ceil(total / shards)
 
-        out["seq_alice_generate"] = (lambda w: count(w) * int(s["alice"]["samples_per_source"]) * _sampling(s["alice"]),
-                                     "sources per round (seq.sources) / shards")
-        out["seq_proof_generate"] = (lambda w: math.ceil(count(w) * p_seq) * _sampling(s["proof"]),
-                                     "SEQ instances (seq.game.seq_probability) of a shard, one request per attempt")
-        out["seq_bob_generate"] = (lambda w: count(w) * int(s["bob"]["samples"]) * _sampling(s["bob"]),
-                                   "candidates of a shard x Bob's samples")
-        out["seq_translate_generate"] = (lambda w: int(s["sources"]["opinstruct_limit"]) * _sampling(s["translate"]),
-                                         "seq.sources.opinstruct_limit programs")
+        out["seq_alice_generate"] = (
+            lambda w: count(w) * int(s["alice"]["samples_per_source"]) * _sampling(s["alice"]),
+            "sources per round (seq.sources) / shards",
+        )
+        out["seq_proof_generate"] = (
+            lambda w: math.ceil(count(w) * p_seq) * _sampling(s["proof"]),
+            "SEQ instances (seq.game.seq_probability) of a shard, one request per attempt",
+        )
+        out["seq_bob_generate"] = (
+            lambda w: count(w) * int(s["bob"]["samples"]) * _sampling(s["bob"]),
+            "candidates of a shard x Bob's samples",
+        )
+        out["seq_translate_generate"] = (
+            lambda w: int(s["sources"]["opinstruct_limit"]) * _sampling(s["translate"]),
+            "seq.sources.opinstruct_limit programs",
+        )
     if "psv" in cfg:
         p = cfg["psv"]
         budget = int(p["propose"]["budget"])
@@ -100,37 +126,61 @@ def job_tokens(cfg: Mapping[str, Any]) -> dict[str, tuple[Callable[[Mapping], in
         def budget_of(w):
             return int((p["methods"].get(w.get("method", "")) or {}).get("budget", budget))
 
-        def pool(w):  # the seed set, and from iteration 1 one budget of proposals (the pool grows by verified ones)
+        def pool(
+            w,
+        ):  # the seed set, and from iteration 1 one budget of proposals (the pool grows by verified ones)
             seed = PSV_SETS.get(seed_sets.get(w.get("setting", ""), ""), max(PSV_SETS.values()))
             return seed + (budget_of(w) if int(w.get("t", 0)) > 0 else 0)
 
-        out["psv_propose"] = (lambda w: budget_of(w) * _sampling(p["propose"]),
-                              "the method's proposal budget (psv.propose.budget), one request each")
-        out["psv_solve"] = (lambda w: pool(w) * int(p["solve"]["samples"]) * _sampling(p["solve"]),
-                            "the seed set (paper 003 Sec. 4 sizes), plus one budget of proposals after "
-                            "iteration 0, x k_trn")
-        out["psv_eval_generate"] = (lambda w: PSV_SETS.get(w.get("pset", ""), 271) * int(p["evaluation"]["samples"])
-                                    * _sampling(p["evaluation"]), "the evaluated set (paper 003 Sec. 4 sizes) x n")
+        out["psv_propose"] = (
+            lambda w: budget_of(w) * _sampling(p["propose"]),
+            "the method's proposal budget (psv.propose.budget), one request each",
+        )
+        out["psv_solve"] = (
+            lambda w: pool(w) * int(p["solve"]["samples"]) * _sampling(p["solve"]),
+            "the seed set (paper 003 Sec. 4 sizes), plus one budget of proposals after iteration 0, x k_trn",
+        )
+        out["psv_eval_generate"] = (
+            lambda w: (
+                PSV_SETS.get(w.get("pset", ""), 271)
+                * int(p["evaluation"]["samples"])
+                * _sampling(p["evaluation"])
+            ),
+            "the evaluated set (paper 003 Sec. 4 sizes) x n",
+        )
     if "gasp" in cfg:
         g = cfg["gasp"]
         t, st, sv, rd = g["teacher"], g["student"], g["solver"], g["real_data"]
-        per_phase = int(t["candidates_per_attempt"]) * int(t["max_attempts"]) if t["count"] == "generations" \
+        per_phase = (
+            int(t["candidates_per_attempt"]) * int(t["max_attempts"])
+            if t["count"] == "generations"
             else int(t["max_attempts"])
+        )
         # a teacher phase's bound: every attempt spent, each candidate tried N times by the student
-        out["gasp_teacher_phase"] = (lambda w: per_phase * (_sampling(t) + int(st["samples"]) * _sampling(st)),
-                                     "candidates_per_attempt x max_attempts (all attempts spent), each proposal "
-                                     "plus N student tries")
+        out["gasp_teacher_phase"] = (
+            lambda w: per_phase * (_sampling(t) + int(st["samples"]) * _sampling(st)),
+            "candidates_per_attempt x max_attempts (all attempts spent), each proposal plus N student tries",
+        )
         accepted = 2 * int(t["target_accepted"])
-        out["gasp_solver_phase"] = (lambda w: accepted * int(sv["samples"]) * _sampling(sv),
-                                    "M accepted lemmas + M lifts, solver samples each")
-        out["gasp_real_phase"] = (lambda w: int(rd["problems_per_iteration"]) * int(rd["samples"]) * _sampling(rd),
-                                  "real_data.problems_per_iteration x samples")
+        out["gasp_solver_phase"] = (
+            lambda w: accepted * int(sv["samples"]) * _sampling(sv),
+            "M accepted lemmas + M lifts, solver samples each",
+        )
+        out["gasp_real_phase"] = (
+            lambda w: int(rd["problems_per_iteration"]) * int(rd["samples"]) * _sampling(rd),
+            "real_data.problems_per_iteration x samples",
+        )
         modes = cfg["evaluation"]["modes"]
         out["gasp_eval_generate"] = (
-            lambda w: GASP_ITEMS.get(w["bench"], GASP_ITEMS["livecodebench"])[0] * int(modes[w["mode"]]["samples"])
-            * _sampling(modes[w["mode"]]),
-            "the benchmark's items (" + "; ".join(f"{b} {n} ({src})" for b, (n, src) in GASP_ITEMS.items())
-            + ") x the mode's samples")
+            lambda w: (
+                GASP_ITEMS.get(w["bench"], GASP_ITEMS["livecodebench"])[0]
+                * int(modes[w["mode"]]["samples"])
+                * _sampling(modes[w["mode"]])
+            ),
+            "the benchmark's items ("
+            + "; ".join(f"{b} {n} ({src})" for b, (n, src) in GASP_ITEMS.items())
+            + ") x the mode's samples",
+        )
     return out
 
 
@@ -149,8 +199,10 @@ GASP_ITEMS = {
 # with one solution of 16 timing out on 3 of 20 tests, 338.9 without it. Per worker, the
 # slower figure (a pool always holds some slow solutions; the paper config's 4-s limit
 # makes each timeout 4x dearer, so this is still optimistic where many time out).
-MATRIX_CELLS_PER_S_PER_WORKER = (92.8 / 2, "bench/results/pass_matrix.md: 92.8 cells/s on 2 workers, "
-                                 "a pool with a slow solution, 1-s limit")
+MATRIX_CELLS_PER_S_PER_WORKER = (
+    92.8 / 2,
+    "bench/results/pass_matrix.md: 92.8 cells/s on 2 workers, a pool with a slow solution, 1-s limit",
+)
 
 
 def matrix_cells(cfg: Mapping[str, Any]) -> Callable[[Mapping], int] | None:

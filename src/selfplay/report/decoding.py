@@ -4,7 +4,7 @@ say it per row, so a number made with the constraint is never read as the paper'
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 
 def decoding_of(formats: Iterable[dict | None]) -> str:

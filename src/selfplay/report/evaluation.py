@@ -16,14 +16,20 @@ from ..records import read_json
 from .figures import finish_figure, pyplot
 from .tables import write_table
 
-METRIC_NAMES = {"accuracy": "Accuracy", "precision": "Precision", "recall": "Recall", "f1": "F1 Score",
-                "pass@1": "Pass@1", "compile_errors": "Compilation errors"}
+METRIC_NAMES = {
+    "accuracy": "Accuracy",
+    "precision": "Precision",
+    "recall": "Recall",
+    "f1": "F1 Score",
+    "pass@1": "Pass@1",
+    "compile_errors": "Compilation errors",
+}
 
 
 def metric_name(metric: str) -> str:
     """A metric's column title (Pass@k for any k)."""
     if metric.startswith("pass@"):
-        return "Pass@" + metric[len("pass@"):]
+        return "Pass@" + metric[len("pass@") :]
     return METRIC_NAMES.get(metric, metric)
 
 
@@ -33,8 +39,10 @@ def denominator_notes(labelled: list[tuple[str, dict]], metric: str) -> list[str
     notes = []
     for label, summary in labelled:
         if summary.get("unrunnable"):
-            note = (f"{label}: {summary['unrunnable']} of {summary.get('n')} items cannot run here and count as "
-                    "failed (the official denominator)")
+            note = (
+                f"{label}: {summary['unrunnable']} of {summary.get('n')} items cannot run here and count as "
+                "failed (the official denominator)"
+            )
             runnable = summary.get("runnable_only") or {}
             value = metric_of(runnable, metric) if metric in runnable else None
             if value is not None:
@@ -63,9 +71,17 @@ def decodings(summaries) -> str:
     return ", ".join(kinds) if kinds else "-"
 
 
-def grid_table(summaries: dict[tuple, str], rows: list[tuple[str, str]], columns: list[tuple[str, tuple]],
-               metric: str, csv_path: str, md_path: str, title: str, notes: list[str] | None = None,
-               first: str = "Benchmark") -> pd.DataFrame:
+def grid_table(
+    summaries: dict[tuple, str],
+    rows: list[tuple[str, str]],
+    columns: list[tuple[str, tuple]],
+    metric: str,
+    csv_path: str,
+    md_path: str,
+    title: str,
+    notes: list[str] | None = None,
+    first: str = "Benchmark",
+) -> pd.DataFrame:
     """Rows x columns of one metric. ``rows`` = [(label, row key)], ``columns`` =
     [(label, column key)]; the file of a cell is ``summaries[(row key, *column key)]``."""
     loaded = {key: read_json(path) for key, path in summaries.items()}
@@ -78,20 +94,32 @@ def grid_table(summaries: dict[tuple, str], rows: list[tuple[str, str]], columns
             prow[clabel] = None if value is None else round(value, 4)
             srow[clabel] = cell(value, metric)
         used = [loaded[(rkey, *ckey)] for _, ckey in columns if (rkey, *ckey) in loaded]
-        counted += [(f"{label} / {clabel}", loaded[(rkey, *ckey)]) for clabel, ckey in columns
-                    if (rkey, *ckey) in loaded]
+        counted += [
+            (f"{label} / {clabel}", loaded[(rkey, *ckey)])
+            for clabel, ckey in columns
+            if (rkey, *ckey) in loaded
+        ]
         prow["Items"] = srow["Items"] = max((s.get("n") or 0 for s in used), default=0)
         prow["Decoding"] = srow["Decoding"] = decodings(used)
         plain.append(prow)
         shown.append(srow)
-    notes = ([f"{metric_name(metric)} per cell; n/a: undefined or no items."] + list(notes or [])
-             + denominator_notes(counted, metric))
+    notes = (
+        [f"{metric_name(metric)} per cell; n/a: undefined or no items."]
+        + list(notes or [])
+        + denominator_notes(counted, metric)
+    )
     write_table(pd.DataFrame(plain), csv_path, md_path, title, notes, md_frame=pd.DataFrame(shown))
     return pd.DataFrame(plain)
 
 
-def base_vs_trained(summaries: dict[str, str], metrics: list[str], csv_path: str, md_path: str, title: str,
-                    notes: list[str] | None = None) -> pd.DataFrame:
+def base_vs_trained(
+    summaries: dict[str, str],
+    metrics: list[str],
+    csv_path: str,
+    md_path: str,
+    title: str,
+    notes: list[str] | None = None,
+) -> pd.DataFrame:
     """Paper 000's Tables 4-5: one row per metric; the base model, the trained one, and Δ."""
     base, trained = read_json(summaries["base"]), read_json(summaries["trained"])
     plain, shown = [], []
@@ -99,16 +127,33 @@ def base_vs_trained(summaries: dict[str, str], metrics: list[str], csv_path: str
         b, t = metric_of(base, m), metric_of(trained, m)
         d = None if b is None or t is None else t - b
         plain.append({"Metric": metric_name(m), "Base Model": b, "Trained": t, "Δ": d})
-        shown.append({"Metric": metric_name(m), "Base Model": cell(b), "Trained": cell(t),
-                      "Δ": "n/a" if d is None else f"{d:+.2f}"})
-    notes = [f"Items: {base.get('n')}; answers decoded: {decodings([base, trained])}; mode: {base.get('mode')}."] \
-        + list(notes or []) + denominator_notes([("Base Model", base), ("Trained", trained)], metrics[0])
+        shown.append(
+            {
+                "Metric": metric_name(m),
+                "Base Model": cell(b),
+                "Trained": cell(t),
+                "Δ": "n/a" if d is None else f"{d:+.2f}",
+            }
+        )
+    notes = (
+        [f"Items: {base.get('n')}; answers decoded: {decodings([base, trained])}; mode: {base.get('mode')}."]
+        + list(notes or [])
+        + denominator_notes([("Base Model", base), ("Trained", trained)], metrics[0])
+    )
     write_table(pd.DataFrame(plain), csv_path, md_path, title, notes, md_frame=pd.DataFrame(shown))
     return pd.DataFrame(plain)
 
 
-def grouped_bars(summaries: dict[str, str], labels: dict[str, str], metric: str, png: str, pdf: str | None,
-                 csv_path: str, title: str, groups: list[str] | None = None) -> pd.DataFrame:
+def grouped_bars(
+    summaries: dict[str, str],
+    labels: dict[str, str],
+    metric: str,
+    png: str,
+    pdf: str | None,
+    csv_path: str,
+    title: str,
+    groups: list[str] | None = None,
+) -> pd.DataFrame:
     """Bars of one metric per group (e.g. EquiBench category) or overall, one bar per
     model; the plotted numbers also go to ``csv_path``."""
     loaded = {key: read_json(path) for key, path in summaries.items()}
@@ -138,12 +183,16 @@ def grouped_bars(summaries: dict[str, str], labels: dict[str, str], metric: str,
     return frame
 
 
-def rounds_figure(summaries: dict[int, str], png: str, pdf: str | None, csv_path: str, title: str) -> pd.DataFrame:
+def rounds_figure(
+    summaries: dict[int, str], png: str, pdf: str | None, csv_path: str, title: str
+) -> pd.DataFrame:
     """Paper 000's per-round figures of Alice: pass@1 (%) and compilation errors per round."""
     rows = []
     for r in sorted(summaries):
         s = read_json(summaries[r])
-        rows.append({"round": r, "pass@1": metric_of(s, "pass@1"), "compile_errors": metric_of(s, "compile_errors")})
+        rows.append(
+            {"round": r, "pass@1": metric_of(s, "pass@1"), "compile_errors": metric_of(s, "compile_errors")}
+        )
     frame = pd.DataFrame(rows)
     frame.to_csv(csv_path, index=False)
     plt = pyplot()
@@ -161,8 +210,14 @@ def rounds_figure(summaries: dict[int, str], png: str, pdf: str | None, csv_path
     return frame
 
 
-def benchmarks_table(ground_truth: dict[str, str], base_runs: dict[str, str], skipped: dict[str, str],
-                     sources: dict[str, str], csv_path: str, md_path: str) -> pd.DataFrame:
+def benchmarks_table(
+    ground_truth: dict[str, str],
+    base_runs: dict[str, str],
+    skipped: dict[str, str],
+    sources: dict[str, str],
+    csv_path: str,
+    md_path: str,
+) -> pd.DataFrame:
     """The layer's own check: per benchmark, its items, the skipped rows, how many of its
     right answers the adapter scores right, and the base model's greedy score."""
     from ..records import read_jsonl
@@ -172,8 +227,12 @@ def benchmarks_table(ground_truth: dict[str, str], base_runs: dict[str, str], sk
         gt = read_json(ground_truth[name]) if name in ground_truth else None
         base = read_json(base_runs[name]) if name in base_runs else None
         title = (gt or base)["title"]
-        row = {"Benchmark": title, "name": name, "Source": sources.get(name, ""),
-               "Skipped rows": len(read_jsonl(skipped[name])) if name in skipped else None}
+        row = {
+            "Benchmark": title,
+            "name": name,
+            "Source": sources.get(name, ""),
+            "Skipped rows": len(read_jsonl(skipped[name])) if name in skipped else None,
+        }
         if gt is None:
             ref = "not checked"
         elif not gt.get("checked"):
@@ -186,13 +245,27 @@ def benchmarks_table(ground_truth: dict[str, str], base_runs: dict[str, str], sk
         value = metric_of(base, metric) if base else None
         row["Base model (greedy)"] = None if value is None else round(value, 4)
         plain.append(row)
-        shown.append({**row, "Base model (greedy)": "-" if base is None else
-                      f"{cell(value)} {METRIC_NAMES[metric].lower()} ({base.get('decoding')})"})
-    notes = ["Right answers: each benchmark's gold labels or reference solutions, read and scored by its adapter "
-             "exactly as a model's answers are; all must be right.",
-             "Base model (greedy): for benchmarks no track of this run evaluates, so every adapter runs on a model.",
-             "Smoke sources are this project's items in the benchmark's format (src/selfplay/data/eval/README.md): "
-             "their scores say nothing about a model."]
-    write_table(pd.DataFrame(plain), csv_path, md_path, "Benchmark layer: adapters checked against their ground truth",
-                notes, md_frame=pd.DataFrame(shown))
+        shown.append(
+            {
+                **row,
+                "Base model (greedy)": "-"
+                if base is None
+                else f"{cell(value)} {METRIC_NAMES[metric].lower()} ({base.get('decoding')})",
+            }
+        )
+    notes = [
+        "Right answers: each benchmark's gold labels or reference solutions, read and scored by its adapter "
+        "exactly as a model's answers are; all must be right.",
+        "Base model (greedy): for benchmarks no track of this run evaluates, so every adapter runs on a model.",
+        "Smoke sources are this project's items in the benchmark's format (src/selfplay/data/eval/README.md): "
+        "their scores say nothing about a model.",
+    ]
+    write_table(
+        pd.DataFrame(plain),
+        csv_path,
+        md_path,
+        "Benchmark layer: adapters checked against their ground truth",
+        notes,
+        md_frame=pd.DataFrame(shown),
+    )
     return pd.DataFrame(plain)

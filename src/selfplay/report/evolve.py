@@ -19,7 +19,7 @@ needs and writes csv + md (tables) or png + pdf + csv (figures).
 from __future__ import annotations
 
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 import pandas as pd
 
@@ -29,13 +29,16 @@ from ..tracks.evolve.seeds import LABELS, SOURCES
 from .figures import finish_figure, pyplot
 from .tables import write_table
 
-Round = tuple[str, str, str]   # (suite, matrix, dataset) files of one round
+Round = tuple[str, str, str]  # (suite, matrix, dataset) files of one round
 
 
 def _load(files: Round) -> tuple[dict, dict, list[dict]]:
     suite, matrix, dataset = files
-    return ({p["id"]: p for p in read_jsonl(suite)}, {m["id"]: m for m in read_jsonl(matrix)},
-            read_jsonl(dataset))
+    return (
+        {p["id"]: p for p in read_jsonl(suite)},
+        {m["id"]: m for m in read_jsonl(matrix)},
+        read_jsonl(dataset),
+    )
 
 
 def _pct(x: float | None) -> float | None:
@@ -50,15 +53,31 @@ def table2(rounds: Sequence[Round], sources: Sequence[str], csv_path: str, md_pa
         kept = [d for d in dataset if d["kept"]]
         per = {"Overall": kept, **{LABELS.get(s, s): [d for d in kept if d["source"] == s] for s in sources}}
         rows.append({"Round": r, "Metric": "#Problems", **{c: len(per[c]) for c in columns}})
-        rows.append({"Round": r, "Metric": "#Avg. Tests", **{
-            c: (round(sum(len(d["tests"]) for d in per[c]) / len(per[c]), 2) if per[c] else None) for c in columns}})
-    frame = pd.DataFrame(rows, columns=["Round", "Metric", *columns], dtype=object)   # counts stay integers
+        rows.append(
+            {
+                "Round": r,
+                "Metric": "#Avg. Tests",
+                **{
+                    c: (round(sum(len(d["tests"]) for d in per[c]) / len(per[c]), 2) if per[c] else None)
+                    for c in columns
+                },
+            }
+        )
+    frame = pd.DataFrame(rows, columns=["Round", "Metric", *columns], dtype=object)  # counts stay integers
     shown = frame.where(frame.notna(), "n/a")
-    notes = ["A problem counts in a round when the end-of-round filter keeps it (at least evolve.filter.min_tests "
-             "kept tests, at most evolve.filter.max_perfect_solutions solutions passing all of them).",
-             "n/a: no problem of that source was kept in that round."]
-    write_table(frame, csv_path, md_path, "EvolveCoder Table 2: problems and mean tests per round", notes,
-                md_frame=shown)
+    notes = [
+        "A problem counts in a round when the end-of-round filter keeps it (at least evolve.filter.min_tests "
+        "kept tests, at most evolve.filter.max_perfect_solutions solutions passing all of them).",
+        "n/a: no problem of that source was kept in that round.",
+    ]
+    write_table(
+        frame,
+        csv_path,
+        md_path,
+        "EvolveCoder Table 2: problems and mean tests per round",
+        notes,
+        md_frame=shown,
+    )
     return frame
 
 
@@ -103,8 +122,15 @@ def figure5(rounds: Sequence[Round], png: str, pdf: str, csv: str) -> pd.DataFra
                 totals[m]["retained"] += c["retained"]
         for m in METHODS:
             g, k = totals[m]["generated"], totals[m]["retained"]
-            rows.append({"round": r, "method": m, "generated": g, "retained": k,
-                         "retention": round(100.0 * k / g, 2) if g else None})
+            rows.append(
+                {
+                    "round": r,
+                    "method": m,
+                    "generated": g,
+                    "retained": k,
+                    "retention": round(100.0 * k / g, 2) if g else None,
+                }
+            )
     frame = pd.DataFrame(rows, columns=["round", "method", "generated", "retained", "retention"])
     frame.to_csv(csv, index=False)
     plt = pyplot()
@@ -117,7 +143,9 @@ def figure5(rounds: Sequence[Round], png: str, pdf: str, csv: str) -> pd.DataFra
         ax.set_xlabel("Round")
     axes[0].set_ylabel("Tests")
     axes[0].legend()
-    finish_figure(fig, png, pdf, empty=[] if len(frame) and frame["generated"].sum() else ["no tests generated"])
+    finish_figure(
+        fig, png, pdf, empty=[] if len(frame) and frame["generated"].sum() else ["no tests generated"]
+    )
     return frame
 
 
@@ -128,7 +156,10 @@ def figure6(final: Round, ks: Sequence[int], png: str, pdf: str, csv: str) -> pd
     rows = []
     for model in models:
         problems = [(matrices[d["id"]]["passed"], d["tests"]) for d in kept]
-        members = lambda i, model=model: [s for s, name in enumerate(matrices[kept[i]["id"]]["models"]) if name == model]
+
+        def members(i, model=model):
+            return [s for s, name in enumerate(matrices[kept[i]["id"]]["models"]) if name == model]
+
         for k, value in pool_pass_at_k(problems, ks, members_of=members).items():
             rows.append({"model": model, "k": k, "pass_at_k": _pct(value)})
     frame = pd.DataFrame(rows, columns=["model", "k", "pass_at_k"])
@@ -138,7 +169,12 @@ def figure6(final: Round, ks: Sequence[int], png: str, pdf: str, csv: str) -> pd
     width = 0.8 / max(len(ks), 1)
     for j, k in enumerate(ks):
         part = frame[frame["k"] == k]
-        ax.bar([i + j * width for i in range(len(part))], part["pass_at_k"].fillna(0), width=width, label=f"Pass@{k}")
+        ax.bar(
+            [i + j * width for i in range(len(part))],
+            part["pass_at_k"].fillna(0),
+            width=width,
+            label=f"Pass@{k}",
+        )
     ax.set_xticks([i + width * (len(ks) - 1) / 2 for i in range(len(models))])
     ax.set_xticklabels(models, rotation=20)
     ax.set_ylabel("Pass@k on the final suite (%)")
@@ -153,7 +189,9 @@ def yield_table(rounds: Sequence[Round], csv_path: str, md_path: str) -> pd.Data
     rows = []
     for r, files in enumerate(rounds):
         suites, matrices, dataset = _load(files)
-        reasons = Counter(x["reason"] for p in suites.values() for x in p.get("rejected", []) if x["round"] == r)
+        reasons = Counter(
+            x["reason"] for p in suites.values() for x in p.get("rejected", []) if x["round"] == r
+        )
         made = sum(1 for p in suites.values() for t in p["tests"] if t["round"] == r)
         malformed = ref_checked = ref_failed = 0
         for m in matrices.values():
@@ -165,16 +203,26 @@ def yield_table(rounds: Sequence[Round], csv_path: str, md_path: str) -> pd.Data
                 if why is None and m["reference"] is not None:
                     ref_checked += 1
                     ref_failed += not m["reference"][t]
-        rows.append({"round": r, "tests accepted": made, "tests rejected": sum(reasons.values()),
-                     "top rejection reasons": ", ".join(f"{k} {v}" for k, v in reasons.most_common(3)) or "-",
-                     "malformed": malformed, "checked against reference": ref_checked,
-                     "failed by reference": ref_failed,
-                     "problems kept": sum(d["kept"] for d in dataset), "problems": len(dataset)})
+        rows.append(
+            {
+                "round": r,
+                "tests accepted": made,
+                "tests rejected": sum(reasons.values()),
+                "top rejection reasons": ", ".join(f"{k} {v}" for k, v in reasons.most_common(3)) or "-",
+                "malformed": malformed,
+                "checked against reference": ref_checked,
+                "failed by reference": ref_failed,
+                "problems kept": sum(d["kept"] for d in dataset),
+                "problems": len(dataset),
+            }
+        )
     frame = pd.DataFrame(rows)
-    notes = ["tests accepted: asserts read from the round's answers that call the problem's function and are new; "
-             "rejected: with the reason. Malformed: arguments or expected value could not be evaluated.",
-             "Reference: the seed's own solution, where it defines the function the tests call, run on the round's "
-             "tests; a test it fails is likely wrong (the paper does not check this)."]
+    notes = [
+        "tests accepted: asserts read from the round's answers that call the problem's function and are new; "
+        "rejected: with the reason. Malformed: arguments or expected value could not be evaluated.",
+        "Reference: the seed's own solution, where it defines the function the tests call, run on the round's "
+        "tests; a test it fails is likely wrong (the paper does not check this).",
+    ]
     write_table(frame, csv_path, md_path, "EvolveCoder: yield per round", notes)
     return frame
 
@@ -187,12 +235,20 @@ def final_counts(final_dataset: str, sources: Sequence[str] = SOURCES) -> dict[s
 
 # Table 3's columns: EvalPlus is the mean of its four benchmarks, as the paper reports it.
 EVALPLUS = ("humaneval", "humaneval_plus", "mbpp", "mbpp_plus")
-TABLE3_COLUMNS = (("EvalPlus", EVALPLUS), ("BCB-Full", ("bigcodebench_full",)), ("BCB-Hard", ("bigcodebench_hard",)),
-                  ("LCB", ("livecodebench",)))
+TABLE3_COLUMNS = (
+    ("EvalPlus", EVALPLUS),
+    ("BCB-Full", ("bigcodebench_full",)),
+    ("BCB-Hard", ("bigcodebench_hard",)),
+    ("LCB", ("livecodebench",)),
+)
 
 
 def model_label(tag: str) -> str:
-    return "Base model" if tag == "base" else (f"GRPO on r{tag[len('grpo_r'):]}" if tag.startswith("grpo_r") else tag)
+    return (
+        "Base model"
+        if tag == "base"
+        else (f"GRPO on r{tag[len('grpo_r') :]}" if tag.startswith("grpo_r") else tag)
+    )
 
 
 def training_note(record: dict) -> str:
@@ -203,8 +259,14 @@ def training_note(record: dict) -> str:
     return f"{steps} step(s) on {record.get('n_prompts', record.get('n_examples', '?'))} prompt(s)"
 
 
-def table3(summaries: dict[tuple[str, str], str], models: Sequence[str], csv_path: str, md_path: str,
-           notes: Sequence[str] = (), training: dict[str, str] | None = None) -> pd.DataFrame:
+def table3(
+    summaries: dict[tuple[str, str], str],
+    models: Sequence[str],
+    csv_path: str,
+    md_path: str,
+    notes: Sequence[str] = (),
+    training: dict[str, str] | None = None,
+) -> pd.DataFrame:
     """Paper 002 Table 3: pass@1 (%) per model (the base model and one GRPO policy per
     round's data) on EvalPlus (mean of HumanEval, HumanEval+, MBPP, MBPP+), BigCodeBench
     Full/Hard and LiveCodeBench, their average, and each row's gap to the last round's
@@ -221,23 +283,36 @@ def table3(summaries: dict[tuple[str, str], str], models: Sequence[str], csv_pat
         for label, benches in TABLE3_COLUMNS:
             values = [loaded[(tag, b)].get("pass@1") for b in benches if (tag, b) in loaded]
             values = [v for v in values if v is not None]
-            row[label] = round(100.0 * sum(values) / len(values), 2) if values and len(values) == len(
-                [b for b in benches if (tag, b) in loaded]) else None
+            row[label] = (
+                round(100.0 * sum(values) / len(values), 2)
+                if values and len(values) == len([b for b in benches if (tag, b) in loaded])
+                else None
+            )
         present = [row[label] for label, _ in TABLE3_COLUMNS if row[label] is not None]
         row["AVG"] = round(sum(present) / len(present), 2) if present else None
         rows.append(row)
     last = rows[-1]["AVG"] if rows else None
     for row in rows:
-        row["Delta to last round"] = (round(last - row["AVG"], 2) if last is not None and row["AVG"] is not None
-                                      else None)
+        row["Delta to last round"] = (
+            round(last - row["AVG"], 2) if last is not None and row["AVG"] is not None else None
+        )
     for row, tag in zip(rows, models):
         path = (training or {}).get(tag)
         row["Training"] = training_note(read_json(path)) if path else "-"
-    frame = pd.DataFrame(rows, columns=["Model", *[c for c, _ in TABLE3_COLUMNS], "AVG", "Delta to last round",
-                                        "Training"])
+    frame = pd.DataFrame(
+        rows, columns=["Model", *[c for c, _ in TABLE3_COLUMNS], "AVG", "Delta to last round", "Training"]
+    )
     shown = frame.astype(object).where(frame.notna(), "n/a")
-    write_table(frame, csv_path, md_path, "EvolveCoder Table 3: pass@1 (%) of GRPO policies per round's data",
-                ["AVG: mean over the columns with a value; n/a: benchmark not run or no items.",
-                 "Delta: the last round's AVG minus the row's (the paper shows it as a relative gain).", *notes],
-                md_frame=shown)
+    write_table(
+        frame,
+        csv_path,
+        md_path,
+        "EvolveCoder Table 3: pass@1 (%) of GRPO policies per round's data",
+        [
+            "AVG: mean over the columns with a value; n/a: benchmark not run or no items.",
+            "Delta: the last round's AVG minus the row's (the paper shows it as a relative gain).",
+            *notes,
+        ],
+        md_frame=shown,
+    )
     return frame

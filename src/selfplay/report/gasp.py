@@ -36,8 +36,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
@@ -60,12 +60,23 @@ from .tables import write_table
 METHODS: dict[str, dict] = {
     "gasp": {"label": "GASP", "real_data_training": False, "real_data_guidance": True},
     "no_io_axis": {"label": "GASP no i/o axis", "real_data_training": False, "real_data_guidance": True},
-    "no_rejection": {"label": "GASP w/o rejection sampling", "real_data_training": False,
-                     "real_data_guidance": True},
-    "onestep_medium": {"label": "GASP one-step medium", "real_data_training": False, "real_data_guidance": True},
+    "no_rejection": {
+        "label": "GASP w/o rejection sampling",
+        "real_data_training": False,
+        "real_data_guidance": True,
+    },
+    "onestep_medium": {
+        "label": "GASP one-step medium",
+        "real_data_training": False,
+        "real_data_guidance": True,
+    },
     "onestep_hard": {"label": "GASP one-step hard", "real_data_training": False, "real_data_guidance": True},
-    "unguided": {"label": "Unguided self-play (ours)", "real_data_training": False, "real_data_guidance": False,
-                 "paper": "azr"},
+    "unguided": {
+        "label": "Unguided self-play (ours)",
+        "real_data_training": False,
+        "real_data_guidance": False,
+        "paper": "azr",
+    },
     "azr": {"label": "AZR", "real_data_training": False, "real_data_guidance": False},
     "real_rl": {"label": "Real-data RL", "real_data_training": True, "real_data_guidance": False},
     "gasp_real_rl": {"label": "GASP + Real-data RL", "real_data_training": True, "real_data_guidance": True},
@@ -92,7 +103,11 @@ PAPER_GREEDY: dict[str, dict[str, tuple[float, float | None]]] = {
     "gasp": {"livecodebench": (19.75, 2.33), "humaneval_plus": (79.67, 0.35), "mbpp_plus": (70.63, 0.70)},
     "azr": {"livecodebench": (17.13, None), "humaneval_plus": (83.54, None), "mbpp_plus": (69.58, None)},
     "real_rl": {"livecodebench": (18.21, 1.41), "humaneval_plus": (78.66, 1.61), "mbpp_plus": (69.31, 0.95)},
-    "gasp_real_rl": {"livecodebench": (20.52, 3.60), "humaneval_plus": (80.49, 1.61), "mbpp_plus": (71.60, 1.00)},
+    "gasp_real_rl": {
+        "livecodebench": (20.52, 3.60),
+        "humaneval_plus": (80.49, 1.61),
+        "mbpp_plus": (71.60, 1.00),
+    },
     "base": {"livecodebench": (13.89, None), "humaneval_plus": (79.88, None), "mbpp_plus": (69.58, None)},
 }
 
@@ -100,17 +115,26 @@ PAPER_GREEDY: dict[str, dict[str, tuple[float, float | None]]] = {
 # per-seed tuple is the paper's "—" (zero by construction: the goalposts were filtered
 # to be unsolved by these methods).
 PAPER_GOALPOSTS: dict[str, tuple[tuple[int, ...], int]] = {
-    "gasp": ((6, 3, 3), 11), "no_io_axis": ((2, 2, 2), 4), "no_rejection": ((5, 8, 5), 14),
-    "onestep_medium": ((6, 4, 4), 11), "onestep_hard": ((0, 1, 1), 2), "azr": ((), 0), "real_rl": ((), 0),
-    "gasp_real_rl": ((9, 2, 3), 10), "base": ((), 0),
+    "gasp": ((6, 3, 3), 11),
+    "no_io_axis": ((2, 2, 2), 4),
+    "no_rejection": ((5, 8, 5), 14),
+    "onestep_medium": ((6, 4, 4), 11),
+    "onestep_hard": ((0, 1, 1), 2),
+    "azr": ((), 0),
+    "real_rl": ((), 0),
+    "gasp_real_rl": ((9, 2, 3), 10),
+    "base": ((), 0),
 }
 PAPER_GOALPOST_COUNT = 146
 
 # Table 3's benchmarks (the evaluation layer's names) and their column titles.
-TABLE3_BENCHMARKS: tuple[tuple[str, str], ...] = (("livecodebench", "LCB v5"), ("humaneval_plus", "HumanEval+"),
-                                                  ("mbpp_plus", "MBPP+"))
+TABLE3_BENCHMARKS: tuple[tuple[str, str], ...] = (
+    ("livecodebench", "LCB v5"),
+    ("humaneval_plus", "HumanEval+"),
+    ("mbpp_plus", "MBPP+"),
+)
 
-PHASES = ("lemma", "lift", "onestep", "propose", "solver")   # tracks.gasp.methods' phases, then the solver
+PHASES = ("lemma", "lift", "onestep", "propose", "solver")  # tracks.gasp.methods' phases, then the solver
 FORMS = ("induction", "deduction", "abduction")
 
 Metrics = Mapping[tuple[str, int, int], str]
@@ -153,7 +177,7 @@ def _write_csv(frame: pd.DataFrame, csv: str) -> None:
 
 def _integer_ticks():
     """A tick locator for an axis of iterations (whole numbers only)."""
-    pyplot()   # matplotlib on its file-only backend first
+    pyplot()  # matplotlib on its file-only backend first
     from matplotlib.ticker import MaxNLocator
 
     return MaxNLocator(integer=True)
@@ -164,6 +188,7 @@ def _figure_note(fig, text: str) -> None:
 
 
 # --- the yield table --------------------------------------------------------------
+
 
 def _reason_head(reason: str | None) -> str:
     """A rejection reason's code without its detail ("raises: ZeroDivisionError" -> "raises")."""
@@ -183,17 +208,30 @@ def _classify(entry) -> dict[str, str]:
     out: dict[str, str] = {}
     for p in paths:
         name = Path(p).name
-        kind = ("phase" if name.endswith("phase.json") else "candidates" if name.endswith("candidates.jsonl")
-                else "answers" if name.endswith("answers.jsonl") else None)
+        kind = (
+            "phase"
+            if name.endswith("phase.json")
+            else "candidates"
+            if name.endswith("candidates.jsonl")
+            else "answers"
+            if name.endswith("answers.jsonl")
+            else None
+        )
         if kind is None or kind in out:
-            raise UserError(f"GASP yield table: {p} is not one of phase.json, candidates.jsonl, answers.jsonl "
-                            f"(or it appears twice in one entry {paths})")
+            raise UserError(
+                f"GASP yield table: {p} is not one of phase.json, candidates.jsonl, answers.jsonl "
+                f"(or it appears twice in one entry {paths})"
+            )
         out[kind] = str(p)
     if "answers" in out and "candidates" in out:
-        raise UserError(f"GASP yield table: answers.jsonl (the solver's) and candidates.jsonl (a teacher "
-                        f"phase's) in one entry {paths}")
+        raise UserError(
+            f"GASP yield table: answers.jsonl (the solver's) and candidates.jsonl (a teacher "
+            f"phase's) in one entry {paths}"
+        )
     if "answers" not in out and set(out) != {"phase", "candidates"}:
-        raise UserError(f"GASP yield table: a teacher phase needs its phase.json and candidates.jsonl, got {paths}")
+        raise UserError(
+            f"GASP yield table: a teacher phase needs its phase.json and candidates.jsonl, got {paths}"
+        )
     return out
 
 
@@ -202,9 +240,31 @@ def _iteration_of_path(path: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-YIELD_COLUMNS = ["run", "iteration", "phase", "form", "proposed", "parsed", "parse errors", "valid",
-                 "invalid (why)", "novel", "scored", "pass-rate histogram (k=0..N)", "in band", "accepted",
-                 "mean reward", "target M", "attempts", "ended", "updated", "tasks", "answered", "format ok", "correct"]
+YIELD_COLUMNS = [
+    "run",
+    "iteration",
+    "phase",
+    "form",
+    "proposed",
+    "parsed",
+    "parse errors",
+    "valid",
+    "invalid (why)",
+    "novel",
+    "scored",
+    "pass-rate histogram (k=0..N)",
+    "in band",
+    "accepted",
+    "mean reward",
+    "target M",
+    "attempts",
+    "ended",
+    "updated",
+    "tasks",
+    "answered",
+    "format ok",
+    "correct",
+]
 _PHASE_ORDER = {p: i for i, p in enumerate(PHASES)}
 
 
@@ -213,7 +273,9 @@ def _teacher_row(run: str, paths: dict[str, str], notes: set[str]) -> tuple[dict
     rows = read_jsonl(paths["candidates"])
     ns = {int(r["n"]) for r in rows if r.get("n") is not None}
     if len(ns) > 1:
-        raise UserError(f"{paths['candidates']}: candidates with different student sample counts n {sorted(ns)}")
+        raise UserError(
+            f"{paths['candidates']}: candidates with different student sample counts n {sorted(ns)}"
+        )
     scored = [r for r in rows if r.get("k") is not None]
     n = ns.pop() if ns else None
     if n is not None:
@@ -229,23 +291,47 @@ def _teacher_row(run: str, paths: dict[str, str], notes: set[str]) -> tuple[dict
     valid = [r for r in rows if r.get("valid")]
     novelty_checked = any(r.get("novel") is not None for r in rows)
     rewards = [float(r["reward"]) for r in rows if r.get("reward") is not None]
-    csv = {"run": run, "iteration": int(phase["iteration"]), "phase": str(phase["phase"]), "form": None,
-           "proposed": len(rows), "parsed": sum(bool(r.get("parsed")) for r in rows),
-           "parse errors": _compact(Counter(_reason_head(r.get("parse_error")) for r in rows if not r.get("parsed"))),
-           "valid": len(valid),
-           "invalid (why)": _compact(Counter(_reason_head(r.get("invalid_reason")) for r in rows
-                                             if r.get("parsed") and r.get("valid") is False)),
-           "novel": sum(r.get("novel") is True for r in rows) if novelty_checked or not valid else None,
-           "scored": len(scored), "pass-rate histogram (k=0..N)": histogram,
-           "in band": sum(r.get("in_band") is True for r in rows),
-           "accepted": sum(bool(r.get("accepted")) for r in rows),
-           "mean reward": _round(sum(rewards) / len(rewards)) if rewards else None,
-           "target M": phase.get("target"), "attempts": phase.get("attempts"), "ended": phase.get("ended"),
-           "updated": phase.get("updated"), "tasks": None, "answered": None, "format ok": None, "correct": None}
-    md = {k: ("" if k in ("form", "tasks", "answered", "format ok", "correct") else v) for k, v in csv.items()}
+    csv = {
+        "run": run,
+        "iteration": int(phase["iteration"]),
+        "phase": str(phase["phase"]),
+        "form": None,
+        "proposed": len(rows),
+        "parsed": sum(bool(r.get("parsed")) for r in rows),
+        "parse errors": _compact(
+            Counter(_reason_head(r.get("parse_error")) for r in rows if not r.get("parsed"))
+        ),
+        "valid": len(valid),
+        "invalid (why)": _compact(
+            Counter(
+                _reason_head(r.get("invalid_reason"))
+                for r in rows
+                if r.get("parsed") and r.get("valid") is False
+            )
+        ),
+        "novel": sum(r.get("novel") is True for r in rows) if novelty_checked or not valid else None,
+        "scored": len(scored),
+        "pass-rate histogram (k=0..N)": histogram,
+        "in band": sum(r.get("in_band") is True for r in rows),
+        "accepted": sum(bool(r.get("accepted")) for r in rows),
+        "mean reward": _round(sum(rewards) / len(rewards)) if rewards else None,
+        "target M": phase.get("target"),
+        "attempts": phase.get("attempts"),
+        "ended": phase.get("ended"),
+        "updated": phase.get("updated"),
+        "tasks": None,
+        "answered": None,
+        "format ok": None,
+        "correct": None,
+    }
+    md = {
+        k: ("" if k in ("form", "tasks", "answered", "format ok", "correct") else v) for k, v in csv.items()
+    }
     if csv["novel"] is None:
         md["novel"] = "n/a"
-        notes.add("novel n/a: no valid candidate of the phase was checked for novelty (rejection sampling off).")
+        notes.add(
+            "novel n/a: no valid candidate of the phase was checked for novelty (rejection sampling off)."
+        )
     if histogram is None:
         md["pass-rate histogram (k=0..N)"] = "n/a"
         notes.add("histogram n/a: the phase had no candidate, so no student sample count N to bin by.")
@@ -274,17 +360,26 @@ def _solver_rows(run: str, paths: dict[str, str], notes: set[str]) -> list[tuple
     for form in forms or [None]:
         part = [r for r in rows if form is None or str(r.get("form")) == form]
         rewards = [float(r["reward"]) for r in part if r.get("reward") is not None]
-        csv = {**blank, "run": run, "iteration": iteration, "phase": "solver", "form": form,
-               "tasks": summary.get("tasks"),
-               "mean reward": _round(sum(rewards) / len(rewards)) if rewards else None,
-               "answered": len(part), "format ok": sum(bool(r.get("format_ok")) for r in part),
-               "correct": sum(bool(r.get("correct")) for r in part)}
+        csv = {
+            **blank,
+            "run": run,
+            "iteration": iteration,
+            "phase": "solver",
+            "form": form,
+            "tasks": summary.get("tasks"),
+            "mean reward": _round(sum(rewards) / len(rewards)) if rewards else None,
+            "answered": len(part),
+            "format ok": sum(bool(r.get("format_ok")) for r in part),
+            "correct": sum(bool(r.get("correct")) for r in part),
+        }
         md = {k: ("" if v is None else v) for k, v in csv.items()}
         if form is None:
             md["form"] = "-"
             md["mean reward"] = "n/a"
-            notes.add("solver n/a: no lemma or lift was accepted in that iteration, so the student had no task "
-                      "to answer.")
+            notes.add(
+                "solver n/a: no lemma or lift was accepted in that iteration, so the student had no task "
+                "to answer."
+            )
         else:
             md["mean reward"] = "n/a" if csv["mean reward"] is None else f"{csv['mean reward']:.4f}"
         if md["iteration"] == "":
@@ -293,8 +388,12 @@ def _solver_rows(run: str, paths: dict[str, str], notes: set[str]) -> list[tuple
     return out
 
 
-def yield_table(runs: Mapping[str, Sequence], csv_path: str, md_path: str,
-                title: str = "GASP: yield per phase and iteration") -> pd.DataFrame:
+def yield_table(
+    runs: Mapping[str, Sequence],
+    csv_path: str,
+    md_path: str,
+    title: str = "GASP: yield per phase and iteration",
+) -> pd.DataFrame:
     """One row per (run, iteration, teacher phase) from its ``(phase.json,
     candidates.jsonl)``, and one row per (run, iteration, task form) of the solver phase
     from an ``answers.jsonl`` entry. Rows sorted by run label, iteration, phase, form."""
@@ -303,20 +402,30 @@ def yield_table(runs: Mapping[str, Sequence], csv_path: str, md_path: str,
     for run in sorted(runs):
         for entry in runs[run]:
             paths = _classify(entry)
-            made = ([_teacher_row(run, paths, notes)] if "answers" not in paths
-                    else _solver_rows(run, paths, notes))
+            made = (
+                [_teacher_row(run, paths, notes)]
+                if "answers" not in paths
+                else _solver_rows(run, paths, notes)
+            )
             for csv, md in made:
                 form = csv["form"]
-                key = (run, -1 if csv["iteration"] is None else csv["iteration"],
-                       _PHASE_ORDER.get(csv["phase"], len(PHASES)), csv["phase"],
-                       FORMS.index(form) if form in FORMS else len(FORMS), str(form))
+                key = (
+                    run,
+                    -1 if csv["iteration"] is None else csv["iteration"],
+                    _PHASE_ORDER.get(csv["phase"], len(PHASES)),
+                    csv["phase"],
+                    FORMS.index(form) if form in FORMS else len(FORMS),
+                    str(form),
+                )
                 rows.append((key, csv, md))
     rows.sort(key=lambda r: r[0])
     given = Counter(r[0][:4] for r in rows if r[1]["phase"] != "solver")
     dupes = sorted(k for k, times in given.items() if times > 1)
     if dupes:
-        raise UserError(f"GASP yield table: run {dupes[0][0]!r} iteration {dupes[0][1]} phase {dupes[0][3]!r} "
-                        f"is given twice")
+        raise UserError(
+            f"GASP yield table: run {dupes[0][0]!r} iteration {dupes[0][1]} phase {dupes[0][3]!r} "
+            f"is given twice"
+        )
     frame = pd.DataFrame([r[1] for r in rows], columns=YIELD_COLUMNS, dtype=object)
     shown = pd.DataFrame([r[2] for r in rows], columns=YIELD_COLUMNS, dtype=object)
     table_notes = [
@@ -331,18 +440,20 @@ def yield_table(runs: Mapping[str, Sequence], csv_path: str, md_path: str,
         "updated (whether the phase ended in an update) come from the phase summary.",
         "Solver rows: one per task form; tasks: the iteration's accepted lemmas and lifts (all forms); answered, "
         "format ok and correct count the student's answers of that form, mean reward is the solver's.",
-        *sorted(notes)]
+        *sorted(notes),
+    ]
     write_table(frame, csv_path, md_path, title, table_notes, md_frame=shown)
     return frame
 
 
 # --- Figures 3 and 12: teacher rewards --------------------------------------------
 
-CURVE_POINTS = 200   # the continuous curve is drawn at p = i / CURVE_POINTS
+CURVE_POINTS = 200  # the continuous curve is drawn at p = i / CURVE_POINTS
 
 
-def reward_figure(schedule_names: Sequence[str], n: int, png: str, pdf: str, csv: str,
-                  teacher_rewards=None) -> pd.DataFrame:
+def reward_figure(
+    schedule_names: Sequence[str], n: int, png: str, pdf: str, csv: str, teacher_rewards=None
+) -> pd.DataFrame:
     """Figures 3 and 12: one panel per reward schedule (``tracks.gasp.rewards.SCHEDULES``),
     the teacher's reward against the student's pass rate p. The schedule's curve
     (R(p; a, b), dashed over all of [0, 1]), the reward it gives (the curve inside the
@@ -360,20 +471,40 @@ def reward_figure(schedule_names: Sequence[str], n: int, png: str, pdf: str, csv
     names = list(schedule_names)
     for name in names:
         if name not in rewards.SCHEDULES:
-            raise UserError(f"reward figure: unknown reward schedule {name!r} "
-                            f"(known: {', '.join(sorted(rewards.SCHEDULES))})")
+            raise UserError(
+                f"reward figure: unknown reward schedule {name!r} "
+                f"(known: {', '.join(sorted(rewards.SCHEDULES))})"
+            )
         s = rewards.SCHEDULES[name]
         head = {"schedule": name, "a": s.a, "b": s.b, "lo": float(s.lo), "hi": float(s.hi)}
         for k, p, reward in rewards.reward_curve(s, int(n), teacher):
-            rows.append({**head, "kind": "count", "k": int(k), "p": _round(p, 6),
-                         "in band": rewards.in_band(int(k), int(n), s), "curve": _round(s.value(float(p)), 6),
-                         "reward": _round(reward, 6)})
+            rows.append(
+                {
+                    **head,
+                    "kind": "count",
+                    "k": int(k),
+                    "p": _round(p, 6),
+                    "in band": rewards.in_band(int(k), int(n), s),
+                    "curve": _round(s.value(float(p)), 6),
+                    "reward": _round(reward, 6),
+                }
+            )
         for i, (p, value) in enumerate(rewards.continuous_curve(s, CURVE_POINTS + 1)):
             inside = s.contains(Fraction(i, CURVE_POINTS))
-            rows.append({**head, "kind": "curve", "k": None, "p": _round(p, 6), "in band": inside,
-                         "curve": _round(value, 6), "reward": _round(value if inside else teacher.outside_band, 6)})
-    frame = pd.DataFrame(rows, columns=["schedule", "a", "b", "lo", "hi", "kind", "k", "p", "in band", "curve",
-                                        "reward"])
+            rows.append(
+                {
+                    **head,
+                    "kind": "curve",
+                    "k": None,
+                    "p": _round(p, 6),
+                    "in band": inside,
+                    "curve": _round(value, 6),
+                    "reward": _round(value if inside else teacher.outside_band, 6),
+                }
+            )
+    frame = pd.DataFrame(
+        rows, columns=["schedule", "a", "b", "lo", "hi", "kind", "k", "p", "in band", "curve", "reward"]
+    )
     frame["k"] = frame["k"].astype("Int64")
     _write_csv(frame, csv)
     plt = pyplot()
@@ -403,6 +534,7 @@ def reward_figure(schedule_names: Sequence[str], n: int, png: str, pdf: str, csv
 
 # --- Figure 10: buffer dissimilarity ----------------------------------------------
 
+
 def _dissimilarity_rows(source: str | Sequence[str]) -> list[tuple[str, dict]]:
     """(where, one iteration's values) from a run's JSON-lines file (one line per
     iteration, rule gasp_dissimilarity) or its list of one-iteration JSON files."""
@@ -411,7 +543,9 @@ def _dissimilarity_rows(source: str | Sequence[str]) -> list[tuple[str, dict]]:
     return [(str(path), read_json(path)) for path in source]
 
 
-def dissimilarity_figure(runs: Mapping[str, str | Sequence[str]], png: str, pdf: str, csv: str) -> pd.DataFrame:
+def dissimilarity_figure(
+    runs: Mapping[str, str | Sequence[str]], png: str, pdf: str, csv: str
+) -> pd.DataFrame:
     """Figure 10: Eq. 7 per iteration, one panel per buffer (lemma, lift; a one-step or
     unguided run's own phase), one line per run label (e.g. "gasp s0", "no_rejection s0").
     A run is its JSON-lines file (one line per iteration) or a list of JSON files."""
@@ -450,13 +584,17 @@ def dissimilarity_figure(runs: Mapping[str, str | Sequence[str]], png: str, pdf:
     if frame.empty:
         _figure_note(fig, "no dissimilarity file was given")
     elif missing:
-        _figure_note(fig, "points missing where there was nothing to compare: no accepted item in the "
-                          "iteration, or an empty earlier buffer (the first iteration)")
+        _figure_note(
+            fig,
+            "points missing where there was nothing to compare: no accepted item in the "
+            "iteration, or an empty earlier buffer (the first iteration)",
+        )
     finish_figure(fig, png, pdf)
     return frame
 
 
 # --- evaluation: reading metrics, selecting checkpoints -----------------------------
+
 
 def _rule_key(rule: str) -> str:
     if not re.fullmatch(r"pass@[1-9]\d*", str(rule)):
@@ -479,8 +617,9 @@ def _value(path: str, key: str) -> float | None:
 
 
 def _ks_of(path: str) -> list[int]:
-    return sorted(int(k[5:]) for k, v in _metrics_of(path).items()
-                  if re.fullmatch(r"pass@\d+", k) and v is not None)
+    return sorted(
+        int(k[5:]) for k, v in _metrics_of(path).items() if re.fullmatch(r"pass@\d+", k) and v is not None
+    )
 
 
 def _normalise(metrics: Mapping) -> dict:
@@ -511,8 +650,10 @@ def _select(metrics: Metrics, rule: str) -> tuple[dict[tuple[str, int], int], li
         have = [(it, v) for it, v in values if v is not None]
         if not have:
             selected[(method, seed)] = checkpoints[-1][0]
-            notes.append(f"{method} seed {seed}: no checkpoint has {key} (fewer samples than k, or not "
-                         f"evaluated); its last checkpoint (iteration {checkpoints[-1][0]}) stands in.")
+            notes.append(
+                f"{method} seed {seed}: no checkpoint has {key} (fewer samples than k, or not "
+                f"evaluated); its last checkpoint (iteration {checkpoints[-1][0]}) stands in."
+            )
             continue
         best = max(v for _, v in have)
         top = [it for it, v in have if v == best]
@@ -530,8 +671,9 @@ def select_checkpoints(metrics: Metrics, rule: str) -> dict[tuple[str, int], int
     return _select(metrics, rule)[0]
 
 
-def _seed_values(metrics: Metrics, selected: Mapping[tuple[str, int], int], method: str,
-                 key: str) -> tuple[list[float | None], list[tuple[int, int]]]:
+def _seed_values(
+    metrics: Metrics, selected: Mapping[tuple[str, int], int], method: str, key: str
+) -> tuple[list[float | None], list[tuple[int, int]]]:
     """Per seed of ``method`` (ascending), the ``key`` value (percent) at its selected checkpoint."""
     values, where = [], []
     for (m, seed), it in sorted(selected.items()):
@@ -569,12 +711,16 @@ def _paper_row_notes(methods: Iterable[str], methods_meta: Mapping[str, Mapping]
         meta = _meta(m, methods_meta)
         if meta["paper"] != m:
             other = METHODS.get(meta["paper"], {}).get("label", meta["paper"])
-            notes.append(f"{meta['label']}: its paper column shows the paper's {other} row (the paper has no row "
-                         f"of its own for it).")
+            notes.append(
+                f"{meta['label']}: its paper column shows the paper's {other} row (the paper has no row "
+                f"of its own for it)."
+            )
     return notes
 
 
-def _pass_cells(metrics: Metrics, rule: str, methods: Sequence[str], keys: Sequence[str]) -> tuple[dict, list[str]]:
+def _pass_cells(
+    metrics: Metrics, rule: str, methods: Sequence[str], keys: Sequence[str]
+) -> tuple[dict, list[str]]:
     """Per method: (mean, std) of each of ``keys`` and the (seed, iteration) pairs, at the
     checkpoints ``rule`` selects; and the selection's notes."""
     selected, notes = _select(metrics, rule)
@@ -608,12 +754,21 @@ def _high_of(metrics: Metrics, wanted: int = 20) -> str:
 def _stand_in_note(high: str) -> list[str]:
     if high == "pass@20":
         return []
-    return [f"{high} stands in for the paper's pass@20 (the evaluation mode draws fewer than 20 samples per "
-            f"problem, so pass@20 cannot be estimated); the paper columns are the paper's pass@20."]
+    return [
+        f"{high} stands in for the paper's pass@20 (the evaluation mode draws fewer than 20 samples per "
+        f"problem, so pass@20 cannot be estimated); the paper columns are the paper's pass@20."
+    ]
 
 
-def table1(metrics: Metrics, methods_meta: Mapping[str, Mapping], csv_path: str, md_path: str,
-           rule: str = "pass@20", high: str | None = None, title: str | None = None) -> pd.DataFrame:
+def table1(
+    metrics: Metrics,
+    methods_meta: Mapping[str, Mapping],
+    csv_path: str,
+    md_path: str,
+    rule: str = "pass@20",
+    high: str | None = None,
+    title: str | None = None,
+) -> pd.DataFrame:
     """Table 1: per method (``methods_meta`` order; its entries: ``label``,
     ``real_data_training``, ``real_data_guidance``, ``paper``), pass@1 and pass@20 at
     the checkpoints selected by best ``rule`` (the paper: pass@20), the paper's numbers
@@ -629,33 +784,65 @@ def table1(metrics: Metrics, methods_meta: Mapping[str, Mapping], csv_path: str,
         meta = _meta(m, methods_meta)
         paper = PAPER_PASS.get(meta["paper"], {}).get(_paper_rule(rule))
         c = cells[m]
-        csv_rows.append({
-            "method": m, "label": meta["label"], "real_data_training": meta["real_data_training"],
-            "real_data_guidance": meta["real_data_guidance"], "seeds": len(c["where"]),
-            "checkpoints": _checkpoints_text(c["where"]),
-            "pass@1": _round(c["pass@1"][0]), "pass@1 std": _round(c["pass@1"][1]),
-            high: _round(c[high][0]), f"{high} std": _round(c[high][1]),
-            "paper pass@1": paper[0][0] if paper else None, "paper pass@1 std": paper[0][1] if paper else None,
-            "paper pass@20": paper[1][0] if paper else None, "paper pass@20 std": paper[1][1] if paper else None})
-        md_rows.append({
-            "Method": meta["label"], "Real-data training": _mark(meta["real_data_training"]),
-            "Real-data guidance": _mark(meta["real_data_guidance"]),
-            "pass@1": _cell(c["pass@1"]), high: _cell(c[high]),
-            "paper pass@1": _paper_cell(paper[0] if paper else None),
-            "paper pass@20": _paper_cell(paper[1] if paper else None),
-            "checkpoints (seed:iteration)": _checkpoints_text(c["where"])})
-    notes = [f"Per seed the checkpoint with the best {rule} on LCB v5 is selected; ties go to the earliest.",
-             *_stand_in_note(high), *PASS_NOTES, *_paper_row_notes(methods, methods_meta),
-             *[f"{m}: not evaluated, no checkpoint given." for m in methods if not cells[m]["where"]], *sel_notes]
+        csv_rows.append(
+            {
+                "method": m,
+                "label": meta["label"],
+                "real_data_training": meta["real_data_training"],
+                "real_data_guidance": meta["real_data_guidance"],
+                "seeds": len(c["where"]),
+                "checkpoints": _checkpoints_text(c["where"]),
+                "pass@1": _round(c["pass@1"][0]),
+                "pass@1 std": _round(c["pass@1"][1]),
+                high: _round(c[high][0]),
+                f"{high} std": _round(c[high][1]),
+                "paper pass@1": paper[0][0] if paper else None,
+                "paper pass@1 std": paper[0][1] if paper else None,
+                "paper pass@20": paper[1][0] if paper else None,
+                "paper pass@20 std": paper[1][1] if paper else None,
+            }
+        )
+        md_rows.append(
+            {
+                "Method": meta["label"],
+                "Real-data training": _mark(meta["real_data_training"]),
+                "Real-data guidance": _mark(meta["real_data_guidance"]),
+                "pass@1": _cell(c["pass@1"]),
+                high: _cell(c[high]),
+                "paper pass@1": _paper_cell(paper[0] if paper else None),
+                "paper pass@20": _paper_cell(paper[1] if paper else None),
+                "checkpoints (seed:iteration)": _checkpoints_text(c["where"]),
+            }
+        )
+    notes = [
+        f"Per seed the checkpoint with the best {rule} on LCB v5 is selected; ties go to the earliest.",
+        *_stand_in_note(high),
+        *PASS_NOTES,
+        *_paper_row_notes(methods, methods_meta),
+        *[f"{m}: not evaluated, no checkpoint given." for m in methods if not cells[m]["where"]],
+        *sel_notes,
+    ]
     frame = pd.DataFrame(csv_rows, columns=list(csv_rows[0]) if csv_rows else None)
-    write_table(frame, csv_path, md_path, title or f"GASP Table 1: LCB v5 pass@1 and {high}", notes,
-                md_frame=pd.DataFrame(md_rows))
+    write_table(
+        frame,
+        csv_path,
+        md_path,
+        title or f"GASP Table 1: LCB v5 pass@1 and {high}",
+        notes,
+        md_frame=pd.DataFrame(md_rows),
+    )
     return frame
 
 
-def table2(metrics: Metrics, csv_path: str, md_path: str, methods_meta: Mapping[str, Mapping] | None = None,
-           methods: Sequence[str] | None = None, high: str | None = None,
-           title: str = "GASP Table 2: LCB v5, ablations under both selection rules") -> pd.DataFrame:
+def table2(
+    metrics: Metrics,
+    csv_path: str,
+    md_path: str,
+    methods_meta: Mapping[str, Mapping] | None = None,
+    methods: Sequence[str] | None = None,
+    high: str | None = None,
+    title: str = "GASP Table 2: LCB v5, ablations under both selection rules",
+) -> pd.DataFrame:
     """Table 2: pass@1 and pass@20 of every method (default: those in ``metrics``, in the
     paper's order) with each seed's checkpoint selected by best pass@1 and by best pass@20.
     ``high``: the metric standing for pass@20; by default pass@20, or where no file has
@@ -668,10 +855,17 @@ def table2(metrics: Metrics, csv_path: str, md_path: str, methods_meta: Mapping[
     csv_rows, md_rows = [], []
     for m in methods:
         meta = _meta(m, methods_meta)
-        csv_row = {"method": m, "label": meta["label"], "real_data_training": meta["real_data_training"],
-                   "real_data_guidance": meta["real_data_guidance"]}
-        md_row = {"Method": meta["label"], "Real-data training": _mark(meta["real_data_training"]),
-                  "Real-data guidance": _mark(meta["real_data_guidance"])}
+        csv_row = {
+            "method": m,
+            "label": meta["label"],
+            "real_data_training": meta["real_data_training"],
+            "real_data_guidance": meta["real_data_guidance"],
+        }
+        md_row = {
+            "Method": meta["label"],
+            "Real-data training": _mark(meta["real_data_training"]),
+            "Real-data guidance": _mark(meta["real_data_guidance"]),
+        }
         for rule, (cells, _) in by_rule.items():
             c = cells[m]
             paper = PAPER_PASS.get(meta["paper"], {}).get(_paper_rule(rule))
@@ -687,20 +881,33 @@ def table2(metrics: Metrics, csv_path: str, md_path: str, methods_meta: Mapping[
                 md_row[f"sel. {rule}: paper {paper_key}"] = _paper_cell(paper[j] if paper else None)
         csv_rows.append(csv_row)
         md_rows.append(md_row)
-    notes = [f"'sel. pass@1' / 'sel. {high}': per seed the checkpoint with the best pass@1 / {high} on LCB v5 "
-             "(ties: the earliest).", *_stand_in_note(high), *PASS_NOTES, *_paper_row_notes(methods, methods_meta),
-             *[f"{m}: not evaluated, no checkpoint given." for m in methods
-               if not by_rule["pass@1"][0][m]["where"]],
-             *sorted(set(by_rule["pass@1"][1] + by_rule[high][1]))]
+    notes = [
+        f"'sel. pass@1' / 'sel. {high}': per seed the checkpoint with the best pass@1 / {high} on LCB v5 "
+        "(ties: the earliest).",
+        *_stand_in_note(high),
+        *PASS_NOTES,
+        *_paper_row_notes(methods, methods_meta),
+        *[
+            f"{m}: not evaluated, no checkpoint given."
+            for m in methods
+            if not by_rule["pass@1"][0][m]["where"]
+        ],
+        *sorted(set(by_rule["pass@1"][1] + by_rule[high][1])),
+    ]
     frame = pd.DataFrame(csv_rows, columns=list(csv_rows[0]) if csv_rows else None)
     write_table(frame, csv_path, md_path, title, notes, md_frame=pd.DataFrame(md_rows))
     return frame
 
 
-def table3(greedy_metrics: Mapping[tuple[str, int, int, str], str], selected: Mapping[tuple[str, int], int],
-           csv_path: str, md_path: str, methods_meta: Mapping[str, Mapping] | None = None,
-           benchmarks: Sequence[tuple[str, str]] = TABLE3_BENCHMARKS,
-           title: str = "GASP Table 3: greedy pass@1 on LCB v5, HumanEval+ and MBPP+") -> pd.DataFrame:
+def table3(
+    greedy_metrics: Mapping[tuple[str, int, int, str], str],
+    selected: Mapping[tuple[str, int], int],
+    csv_path: str,
+    md_path: str,
+    methods_meta: Mapping[str, Mapping] | None = None,
+    benchmarks: Sequence[tuple[str, str]] = TABLE3_BENCHMARKS,
+    title: str = "GASP Table 3: greedy pass@1 on LCB v5, HumanEval+ and MBPP+",
+) -> pd.DataFrame:
     """Table 3: greedy pass@1 (%) per benchmark at each seed's selected checkpoint
     (``selected`` from :func:`select_checkpoints`, the pass@20 rule), mean ± std over seeds."""
     greedy_metrics = _normalise(greedy_metrics)
@@ -710,7 +917,12 @@ def table3(greedy_metrics: Mapping[tuple[str, int, int, str], str], selected: Ma
     for m in methods:
         meta = _meta(m, methods_meta)
         where = [(s, it) for (mm, s), it in sorted(selected.items()) if mm == m]
-        csv_row = {"method": m, "label": meta["label"], "seeds": len(where), "checkpoints": _checkpoints_text(where)}
+        csv_row = {
+            "method": m,
+            "label": meta["label"],
+            "seeds": len(where),
+            "checkpoints": _checkpoints_text(where),
+        }
         md_row = {"Method": meta["label"]}
         for bench, column in benchmarks:
             values = []
@@ -730,18 +942,24 @@ def table3(greedy_metrics: Mapping[tuple[str, int, int, str], str], selected: Ma
         md_row["checkpoints (seed:iteration)"] = csv_row["checkpoints"]
         csv_rows.append(csv_row)
         md_rows.append(md_row)
-    notes = ["Cells: greedy pass@1 (temperature 0, one sample) in percent at each seed's checkpoint selected by "
-             "best LCB v5 pass@20 (sampled), mean ± standard deviation over seeds; one seed shows no ±.",
-             "paper: the paper's Table 3 ('-': not in it).", *_paper_row_notes(methods, methods_meta)]
+    notes = [
+        "Cells: greedy pass@1 (temperature 0, one sample) in percent at each seed's checkpoint selected by "
+        "best LCB v5 pass@20 (sampled), mean ± standard deviation over seeds; one seed shows no ±.",
+        "paper: the paper's Table 3 ('-': not in it).",
+        *_paper_row_notes(methods, methods_meta),
+    ]
     if missing:
-        notes.append("n/a: a seed's selected checkpoint was not evaluated greedily there (so no mean over all "
-                     "seeds): " + "; ".join(missing) + ".")
+        notes.append(
+            "n/a: a seed's selected checkpoint was not evaluated greedily there (so no mean over all "
+            "seeds): " + "; ".join(missing) + "."
+        )
     frame = pd.DataFrame(csv_rows, columns=list(csv_rows[0]) if csv_rows else None)
     write_table(frame, csv_path, md_path, title, notes, md_frame=pd.DataFrame(md_rows))
     return frame
 
 
 # --- goalposts: Table 4, Figures 5 and 14 --------------------------------------------
+
 
 def _solved(path: str) -> dict[str, tuple[int, int]]:
     """goalpost id -> (samples, passing samples) from one scored file."""
@@ -756,16 +974,21 @@ def _solved(path: str) -> dict[str, tuple[int, int]]:
 def _goalpost_runs(goalpost_scored: Mapping[tuple[str, int, int], str], method: str | None = None):
     """{method: {seed: {iteration: {goalpost: (n, c)}}}}."""
     out: dict = defaultdict(lambda: defaultdict(dict))
-    for (m, seed, it), path in sorted(goalpost_scored.items(), key=lambda kv: (str(kv[0][0]), int(kv[0][1]),
-                                                                                  int(kv[0][2]))):
+    for (m, seed, it), path in sorted(
+        goalpost_scored.items(), key=lambda kv: (str(kv[0][0]), int(kv[0][1]), int(kv[0][2]))
+    ):
         if method is None or m == method:
             out[str(m)][int(seed)][int(it)] = _solved(path)
     return out
 
 
-def table4(goalpost_scored: Mapping[tuple[str, int, int], str], csv_path: str, md_path: str,
-           methods_meta: Mapping[str, Mapping] | None = None,
-           title: str = "GASP Table 4: goalposts solved across training checkpoints") -> pd.DataFrame:
+def table4(
+    goalpost_scored: Mapping[tuple[str, int, int], str],
+    csv_path: str,
+    md_path: str,
+    methods_meta: Mapping[str, Mapping] | None = None,
+    title: str = "GASP Table 4: goalposts solved across training checkpoints",
+) -> pd.DataFrame:
     """Table 4: per method, goalposts solved (some sample passes, i.e. pass@n > 0) at
     any checkpoint of a seed, counted once per seed, and the union over seeds."""
     runs = _goalpost_runs(goalpost_scored)
@@ -776,7 +999,7 @@ def table4(goalpost_scored: Mapping[tuple[str, int, int], str], csv_path: str, m
         per_seed, union, checkpoints = [], set(), []
         for seed in sorted(runs[m]):
             solved = set()
-            for it, scores in runs[m][seed].items():
+            for scores in runs[m][seed].values():
                 sizes.add(len(scores))
                 samples.update(n for n, _ in scores.values())
                 solved |= {g for g, (_, c) in scores.items() if c > 0}
@@ -785,33 +1008,72 @@ def table4(goalpost_scored: Mapping[tuple[str, int, int], str], csv_path: str, m
             checkpoints.append(len(runs[m][seed]))
         paper = PAPER_GOALPOSTS.get(meta["paper"])
         paper_seeds = (" / ".join(map(str, paper[0])) or "—") if paper else "-"
-        csv_rows.append({"method": m, "label": meta["label"], "seeds": len(per_seed),
-                         "per seed": " / ".join(map(str, per_seed)), "union": len(union),
-                         "checkpoints per seed": " / ".join(map(str, checkpoints)),
-                         "solved ids": " ".join(sorted(union)) or "-",
-                         "paper per seed": paper_seeds if paper else None, "paper union": paper[1] if paper else None})
-        md_rows.append({"Method": meta["label"], "Per seed": csv_rows[-1]["per seed"], "Union": len(union),
-                        "paper per seed": paper_seeds, "paper union": "-" if paper is None else str(paper[1]),
-                        "checkpoints per seed": csv_rows[-1]["checkpoints per seed"]})
+        csv_rows.append(
+            {
+                "method": m,
+                "label": meta["label"],
+                "seeds": len(per_seed),
+                "per seed": " / ".join(map(str, per_seed)),
+                "union": len(union),
+                "checkpoints per seed": " / ".join(map(str, checkpoints)),
+                "solved ids": " ".join(sorted(union)) or "-",
+                "paper per seed": paper_seeds if paper else None,
+                "paper union": paper[1] if paper else None,
+            }
+        )
+        md_rows.append(
+            {
+                "Method": meta["label"],
+                "Per seed": csv_rows[-1]["per seed"],
+                "Union": len(union),
+                "paper per seed": paper_seeds,
+                "paper union": "-" if paper is None else str(paper[1]),
+                "checkpoints per seed": csv_rows[-1]["checkpoints per seed"],
+            }
+        )
     goalposts = "/".join(map(str, sorted(sizes))) or "0"
     n_text = "/".join(map(str, sorted(samples))) or "n/a"
-    notes = [f"A goalpost counts for a seed when at least one of its n = {n_text} samples passes at any evaluated "
-             f"checkpoint of that seed (pass@n > 0; the paper uses n = 100), at most once per seed; union: over "
-             f"the seeds. Out of {goalposts} goalposts here ({PAPER_GOALPOST_COUNT} in the paper).",
-             "paper: the paper's Table 4; '—' there: zero by construction (the goalposts were filtered to be "
-             "unsolved by that method); '-': not in the paper.", *_paper_row_notes(_in_paper_order(runs), methods_meta)]
+    notes = [
+        f"A goalpost counts for a seed when at least one of its n = {n_text} samples passes at any evaluated "
+        f"checkpoint of that seed (pass@n > 0; the paper uses n = 100), at most once per seed; union: over "
+        f"the seeds. Out of {goalposts} goalposts here ({PAPER_GOALPOST_COUNT} in the paper).",
+        "paper: the paper's Table 4; '—' there: zero by construction (the goalposts were filtered to be "
+        "unsolved by that method); '-': not in the paper.",
+        *_paper_row_notes(_in_paper_order(runs), methods_meta),
+    ]
     if not csv_rows:
         notes.append("No goalpost evaluation was given: nothing to count.")
-    frame = pd.DataFrame(csv_rows, columns=["method", "label", "seeds", "per seed", "union", "checkpoints per seed",
-                                            "solved ids", "paper per seed", "paper union"])
-    write_table(frame, csv_path, md_path, title, notes,
-                md_frame=pd.DataFrame(md_rows, columns=["Method", "Per seed", "Union", "paper per seed",
-                                                        "paper union", "checkpoints per seed"]))
+    frame = pd.DataFrame(
+        csv_rows,
+        columns=[
+            "method",
+            "label",
+            "seeds",
+            "per seed",
+            "union",
+            "checkpoints per seed",
+            "solved ids",
+            "paper per seed",
+            "paper union",
+        ],
+    )
+    write_table(
+        frame,
+        csv_path,
+        md_path,
+        title,
+        notes,
+        md_frame=pd.DataFrame(
+            md_rows,
+            columns=["Method", "Per seed", "Union", "paper per seed", "paper union", "checkpoints per seed"],
+        ),
+    )
     return frame
 
 
-def goalpost_heatmap(goalpost_scored: Mapping[tuple[str, int, int], str], method: str, png: str, pdf: str,
-                     csv: str) -> pd.DataFrame:
+def goalpost_heatmap(
+    goalpost_scored: Mapping[tuple[str, int, int], str], method: str, png: str, pdf: str, csv: str
+) -> pd.DataFrame:
     """Figures 5 and 14: goalposts (rows) x checkpoints (columns, global iteration) of
     ``method``, a cell solved when any seed solves it there (union over seeds). As in the
     paper only goalposts solved at least once are drawn; the csv holds every goalpost."""
@@ -823,12 +1085,27 @@ def goalpost_heatmap(goalpost_scored: Mapping[tuple[str, int, int], str], method
         for it in iterations:
             evaluated = [s for s in sorted(seeds) if g in seeds[s].get(it, {})]
             solving = [s for s in evaluated if seeds[s][it][g][1] > 0]
-            rows.append({"goalpost": g, "iteration": it, "seeds evaluated": len(evaluated),
-                         "seeds solving": len(solving), "solved": (len(solving) > 0) if evaluated else None})
-    frame = pd.DataFrame(rows, columns=["goalpost", "iteration", "seeds evaluated", "seeds solving", "solved"])
+            rows.append(
+                {
+                    "goalpost": g,
+                    "iteration": it,
+                    "seeds evaluated": len(evaluated),
+                    "seeds solving": len(solving),
+                    "solved": (len(solving) > 0) if evaluated else None,
+                }
+            )
+    frame = pd.DataFrame(
+        rows, columns=["goalpost", "iteration", "seeds evaluated", "seeds solving", "solved"]
+    )
     ever = {g for g, solved in zip(frame["goalpost"], frame["solved"]) if solved is True}
-    first = {g: min(it for gg, it, solved in zip(frame["goalpost"], frame["iteration"], frame["solved"])
-                    if gg == g and solved is True) for g in ever}
+    first = {
+        g: min(
+            it
+            for gg, it, solved in zip(frame["goalpost"], frame["iteration"], frame["solved"])
+            if gg == g and solved is True
+        )
+        for g in ever
+    }
     shown = sorted(ever, key=lambda g: (first[g], g))
     frame["shown"] = frame["goalpost"].isin(ever)
     _write_csv(frame, csv)
@@ -844,7 +1121,9 @@ def goalpost_heatmap(goalpost_scored: Mapping[tuple[str, int, int], str], method
             if g in first and solved is not None:
                 grid[shown.index(g), iterations.index(it)] = 1.0 if solved else 0.0
         cmap = ListedColormap(["tab:red", "tab:green"]).with_extremes(bad="lightgrey")
-        ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0, vmax=1, aspect="auto", interpolation="nearest")
+        ax.imshow(
+            np.ma.masked_invalid(grid), cmap=cmap, vmin=0, vmax=1, aspect="auto", interpolation="nearest"
+        )
         ax.set_yticks(range(len(shown)))
         ax.set_yticklabels(shown, fontsize=7)
         ax.set_xticks(range(len(iterations)))
@@ -852,20 +1131,40 @@ def goalpost_heatmap(goalpost_scored: Mapping[tuple[str, int, int], str], method
     else:
         ax.set_xticks([])
         ax.set_yticks([])
-        ax.text(0.5, 0.5, f"no goalpost solved at any checkpoint ({len(goalposts)} goalposts, "
-                          f"{len(iterations)} checkpoints, {len(seeds)} seed(s))" if seeds else
-                "no goalpost evaluation given", ha="center", va="center", fontsize=8, transform=ax.transAxes)
+        ax.text(
+            0.5,
+            0.5,
+            f"no goalpost solved at any checkpoint ({len(goalposts)} goalposts, "
+            f"{len(iterations)} checkpoints, {len(seeds)} seed(s))"
+            if seeds
+            else "no goalpost evaluation given",
+            ha="center",
+            va="center",
+            fontsize=8,
+            transform=ax.transAxes,
+        )
     ax.set_xlabel("checkpoint (global iteration)")
     ax.set_ylabel("goalpost")
-    ax.set_title(f"{_meta(method)['label']}: goalposts solved (green; union over {len(seeds)} seed(s))", fontsize=9)
+    ax.set_title(
+        f"{_meta(method)['label']}: goalposts solved (green; union over {len(seeds)} seed(s))", fontsize=9
+    )
     finish_figure(fig, png, pdf)
     return frame
 
 
 # --- pass@k figures ---------------------------------------------------------------
 
-def passk_figure(metrics: Metrics, methods: Sequence[str], rule: str, png: str, pdf: str, csv: str,
-                 methods_meta: Mapping[str, Mapping] | None = None, title: str | None = None) -> pd.DataFrame:
+
+def passk_figure(
+    metrics: Metrics,
+    methods: Sequence[str],
+    rule: str,
+    png: str,
+    pdf: str,
+    csv: str,
+    methods_meta: Mapping[str, Mapping] | None = None,
+    title: str | None = None,
+) -> pd.DataFrame:
     """Figures 4, 8, 9, 11, 13: pass@k against k for each method, mean ± std over seeds
     at the checkpoints ``rule`` selects, for every k the metrics files report."""
     metrics = _normalise(metrics)
@@ -877,8 +1176,16 @@ def passk_figure(metrics: Metrics, methods: Sequence[str], rule: str, png: str, 
         for k in ks:
             values, _ = _seed_values(metrics, selected, m, f"pass@{k}")
             mean, std = mean_std(values)
-            rows.append({"method": m, "k": k, "mean": _round(mean), "std": _round(std), "seeds": len(where),
-                         "checkpoints": _checkpoints_text(where)})
+            rows.append(
+                {
+                    "method": m,
+                    "k": k,
+                    "mean": _round(mean),
+                    "std": _round(std),
+                    "seeds": len(where),
+                    "checkpoints": _checkpoints_text(where),
+                }
+            )
     frame = pd.DataFrame(rows, columns=["method", "k", "mean", "std", "seeds", "checkpoints"])
     _write_csv(frame, csv)
     plt = pyplot()
@@ -917,8 +1224,15 @@ def passk_figure(metrics: Metrics, methods: Sequence[str], rule: str, png: str, 
     return frame
 
 
-def pass20_over_training(metrics: Metrics, methods: Sequence[str], png: str, pdf: str, csv: str, k: int = 20,
-                         methods_meta: Mapping[str, Mapping] | None = None) -> pd.DataFrame:
+def pass20_over_training(
+    metrics: Metrics,
+    methods: Sequence[str],
+    png: str,
+    pdf: str,
+    csv: str,
+    k: int = 20,
+    methods_meta: Mapping[str, Mapping] | None = None,
+) -> pd.DataFrame:
     """Figure 7: pass@k (default 20) at every evaluated checkpoint, per method: each seed
     a thin line, the mean over seeds (where every seed was evaluated) a thick one with ± std."""
     key = f"pass@{int(k)}"
@@ -963,6 +1277,8 @@ def pass20_over_training(metrics: Metrics, methods: Sequence[str], png: str, pdf
     if drawn:
         ax.legend(fontsize=7)
     else:
-        _figure_note(fig, f"nothing to draw: no checkpoint has {key} (fewer samples than {int(k)}, or none evaluated)")
+        _figure_note(
+            fig, f"nothing to draw: no checkpoint has {key} (fewer samples than {int(k)}, or none evaluated)"
+        )
     finish_figure(fig, png, pdf)
     return frame

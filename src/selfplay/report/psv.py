@@ -40,7 +40,11 @@ def scores_of(path: str, ks: list[int]) -> dict:
     for k in ks:
         value = mean_pass_at_k(counts, k)
         out[k] = None if value is None else 100.0 * value
-    return {"passk": out, "problems": len(rows), "decoding": decoding_of(r.get("answer_format") for r in rows)}
+    return {
+        "passk": out,
+        "problems": len(rows),
+        "decoding": decoding_of(r.get("answer_format") for r in rows),
+    }
 
 
 def results_frame(scores: dict[tuple, str], ks: list[int]) -> pd.DataFrame:
@@ -49,21 +53,44 @@ def results_frame(scores: dict[tuple, str], ks: list[int]) -> pd.DataFrame:
     for (setting, method, seed, t, eval_set), path in sorted(scores.items(), key=lambda kv: str(kv[0])):
         s = scores_of(path, ks)
         for k in ks:
-            rows.append({"setting": setting, "method": method, "seed": int(seed), "model": int(t),
-                         "eval_set": eval_set, "k": k, "pass": s["passk"][k], "decoding": s["decoding"],
-                         "problems": s["problems"]})
-    return pd.DataFrame(rows, columns=["setting", "method", "seed", "model", "eval_set", "k", "pass", "decoding",
-                                       "problems"])
+            rows.append(
+                {
+                    "setting": setting,
+                    "method": method,
+                    "seed": int(seed),
+                    "model": int(t),
+                    "eval_set": eval_set,
+                    "k": k,
+                    "pass": s["passk"][k],
+                    "decoding": s["decoding"],
+                    "problems": s["problems"],
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["setting", "method", "seed", "model", "eval_set", "k", "pass", "decoding", "problems"]
+    )
 
 
 def _values(frame: pd.DataFrame, setting: str, method: str, t: int, eval_set: str, k: int) -> list:
-    sel = frame[(frame.setting == setting) & (frame.method == method) & (frame.model == t)
-                & (frame.eval_set == eval_set) & (frame.k == k)].sort_values("seed")
+    sel = frame[
+        (frame.setting == setting)
+        & (frame.method == method)
+        & (frame.model == t)
+        & (frame.eval_set == eval_set)
+        & (frame.k == k)
+    ].sort_values("seed")
     return [None if pd.isna(v) else float(v) for v in sel["pass"]]
 
 
-def method_table(frame: pd.DataFrame, groups: dict[str, dict], ks: list[int], title: str, csv_path: str,
-                 md_path: str, notes: list[str] | None = None) -> pd.DataFrame:
+def method_table(
+    frame: pd.DataFrame,
+    groups: dict[str, dict],
+    ks: list[int],
+    title: str,
+    csv_path: str,
+    md_path: str,
+    notes: list[str] | None = None,
+) -> pd.DataFrame:
     """``groups[setting] = {"methods": {method: final t}, "eval_sets": [...]}``: one row per
     (setting, method), one column per (eval set, k)."""
     csv_rows, md_rows = [], []
@@ -71,64 +98,93 @@ def method_table(frame: pd.DataFrame, groups: dict[str, dict], ks: list[int], ti
         cells: dict[tuple[str, int], dict[str, list]] = {}
         for eval_set in g["eval_sets"]:
             for k in ks:
-                cells[(eval_set, k)] = {m: _values(frame, setting, m, t, eval_set, k) for m, t in g["methods"].items()}
-        bold = {col: best_by_paired_test({m: v for m, v in per.items() if v and None not in v})
-                if all(v and None not in v for v in per.values()) else set() for col, per in cells.items()}
+                cells[(eval_set, k)] = {
+                    m: _values(frame, setting, m, t, eval_set, k) for m, t in g["methods"].items()
+                }
+        bold = {
+            col: best_by_paired_test({m: v for m, v in per.items() if v and None not in v})
+            if all(v and None not in v for v in per.values())
+            else set()
+            for col, per in cells.items()
+        }
         for method, t in g["methods"].items():
             csv_row = {"setting": setting, "method": method, "model": t}
             md_row = {"Setting": setting, "Method": method}
-            decodings = set(frame[(frame.setting == setting) & (frame.method == method)
-                                  & (frame.model == t)]["decoding"])
+            decodings = set(
+                frame[(frame.setting == setting) & (frame.method == method) & (frame.model == t)]["decoding"]
+            )
             for (eval_set, k), per in cells.items():
                 mean, std = mean_std(per[method]) if per[method] else (None, None)
                 csv_row[f"{eval_set} pass@{k}"] = None if mean is None else round(mean, 4)
                 csv_row[f"{eval_set} pass@{k} std"] = None if std is None else round(std, 4)
                 csv_row[f"{eval_set} pass@{k} seeds"] = len(per[method])
-                md_row[f"{eval_set} pass@{k}"] = format_mean_std_markdown(mean, std, bold=method in bold[(eval_set, k)])
+                md_row[f"{eval_set} pass@{k}"] = format_mean_std_markdown(
+                    mean, std, bold=method in bold[(eval_set, k)]
+                )
             md_row["Decoding"] = csv_row["decoding"] = "/".join(sorted(decodings)) or "-"
             csv_rows.append(csv_row)
             md_rows.append(md_row)
-    table_notes = ["A cell is pass@k in percent (unbiased estimator from n samples per problem), mean ± standard "
-                   "deviation over run seeds; bold: the best method of its setting, better than every other by a "
-                   "paired t-test over seeds (p < 0.05).",
-                   "n/a: fewer samples per problem than k, or the model was not evaluated."] + (notes or [])
+    table_notes = [
+        "A cell is pass@k in percent (unbiased estimator from n samples per problem), mean ± standard "
+        "deviation over run seeds; bold: the best method of its setting, better than every other by a "
+        "paired t-test over seeds (p < 0.05).",
+        "n/a: fewer samples per problem than k, or the model was not evaluated.",
+    ] + (notes or [])
     frame_out = pd.DataFrame(csv_rows)
     write_table(frame_out, csv_path, md_path, title, table_notes, md_frame=pd.DataFrame(md_rows))
     return frame_out
 
 
-def yield_table(runs: dict[tuple, dict[int, dict]], csv_path: str, md_path: str, reasons_csv: str) -> pd.DataFrame:
+def yield_table(
+    runs: dict[tuple, dict[int, dict]], csv_path: str, md_path: str, reasons_csv: str
+) -> pd.DataFrame:
     """``runs[(setting, method, seed)][t] = {"solutions": path, "proposals": path or None}``."""
     rows, reasons = [], Counter()
     for (setting, method, seed), iters in sorted(runs.items(), key=lambda kv: str(kv[0])):
         for t, paths in sorted(iters.items()):
             sol = read_jsonl(paths["solutions"])
             classes = Counter(r["difficulty"] for r in sol)
-            row = {"setting": setting, "method": method, "seed": seed, "iteration": t, "pool": len(sol),
-                   **{c.lower(): classes.get(c, 0) for c in CLASSES},
-                   "samples": sum(r["n"] for r in sol),
-                   "parsed samples": sum(s["parsed"] for r in sol for s in r["samples"]),
-                   "verified samples": sum(r["c"] for r in sol)}
+            row = {
+                "setting": setting,
+                "method": method,
+                "seed": seed,
+                "iteration": t,
+                "pool": len(sol),
+                **{c.lower(): classes.get(c, 0) for c in CLASSES},
+                "samples": sum(r["n"] for r in sol),
+                "parsed samples": sum(s["parsed"] for r in sol for s in r["samples"]),
+                "verified samples": sum(r["c"] for r in sol),
+            }
             for r in sol:
                 for s in r["samples"]:
                     if not s["verified"] and s["reason"]:
                         reasons[("solution", _reason_head(s["reason"]))] += 1
             props = read_jsonl(paths["proposals"]) if paths.get("proposals") else []
-            row.update({"proposed": len(props), "parsed": sum(p["parsed"] for p in props),
-                        "spec-valid": sum(p["valid"] for p in props), "unique": sum(p["unique"] for p in props)})
+            row.update(
+                {
+                    "proposed": len(props),
+                    "parsed": sum(p["parsed"] for p in props),
+                    "spec-valid": sum(p["valid"] for p in props),
+                    "unique": sum(p["unique"] for p in props),
+                }
+            )
             for p in props:
                 if not p["unique"] and p["reason"]:
                     reasons[("proposal", _reason_head(p["reason"]))] += 1
             rows.append(row)
     frame = pd.DataFrame(rows)
-    notes = ["easy/medium/hard/impossible: pool problems per class after solving at this iteration (pass rate of "
-             "k samples: easy >= tau_E, medium >= tau_M, hard > 0, impossible 0).",
-             "proposed/parsed/spec-valid/unique: the proposals made after this iteration's solving; the valid "
-             "ones are de-duplicated (in order, and against the pool) and the unique ones join the next "
-             "iteration's pool."]
+    notes = [
+        "easy/medium/hard/impossible: pool problems per class after solving at this iteration (pass rate of "
+        "k samples: easy >= tau_E, medium >= tau_M, hard > 0, impossible 0).",
+        "proposed/parsed/spec-valid/unique: the proposals made after this iteration's solving; the valid "
+        "ones are de-duplicated (in order, and against the pool) and the unique ones join the next "
+        "iteration's pool.",
+    ]
     write_table(frame, csv_path, md_path, "PSV yield per iteration", notes)
-    rframe = pd.DataFrame([{"what": w, "reason": r, "count": n} for (w, r), n in sorted(reasons.items())],
-                          columns=["what", "reason", "count"])
+    rframe = pd.DataFrame(
+        [{"what": w, "reason": r, "count": n} for (w, r), n in sorted(reasons.items())],
+        columns=["what", "reason", "count"],
+    )
     write_text_atomic(reasons_csv, rframe.to_csv(index=False))
     return frame
 
@@ -145,13 +201,24 @@ def iteration_frame(frame: pd.DataFrame, setting: str, eval_set: str, k: int) ->
     for (method, t), g in sel.groupby(["method", "model"]):
         vals = [None if pd.isna(v) else float(v) for v in g.sort_values("seed")["pass"]]
         mean, std = mean_std(vals)
-        rows.append({"setting": setting, "eval_set": eval_set, "k": k, "method": method, "model": int(t),
-                     "mean": mean, "std": std, "seeds": len(vals)})
+        rows.append(
+            {
+                "setting": setting,
+                "eval_set": eval_set,
+                "k": k,
+                "method": method,
+                "model": int(t),
+                "mean": mean,
+                "std": std,
+                "seeds": len(vals),
+            }
+        )
     return pd.DataFrame(rows, columns=["setting", "eval_set", "k", "method", "model", "mean", "std", "seeds"])
 
 
-def figure1(frame: pd.DataFrame, settings: dict[str, list[str]], loop_methods: list[str], png: str, pdf: str,
-            csv: str) -> pd.DataFrame:
+def figure1(
+    frame: pd.DataFrame, settings: dict[str, list[str]], loop_methods: list[str], png: str, pdf: str, csv: str
+) -> pd.DataFrame:
     """pass@1 against the number of training iterations, per (setting, eval set)."""
     panels = [(s, e) for s, sets in settings.items() for e in sets]
     plt = pyplot()
@@ -180,8 +247,15 @@ def figure1(frame: pd.DataFrame, settings: dict[str, list[str]], loop_methods: l
     return out
 
 
-def figure4(frame: pd.DataFrame, settings: dict[str, list[str]], method: str, ks: list[int], png: str, pdf: str,
-            csv: str) -> pd.DataFrame:
+def figure4(
+    frame: pd.DataFrame,
+    settings: dict[str, list[str]],
+    method: str,
+    ks: list[int],
+    png: str,
+    pdf: str,
+    csv: str,
+) -> pd.DataFrame:
     """pass@k of ``method`` per iteration, a band of +-1 std over seeds, per (setting, eval set)."""
     panels = [(s, e) for s, sets in settings.items() for e in sets]
     plt = pyplot()
@@ -208,8 +282,15 @@ def figure4(frame: pd.DataFrame, settings: dict[str, list[str]], method: str, ks
     return out
 
 
-def scaling_figure(frame: pd.DataFrame, settings: dict[str, list[str]], points: dict[str, dict], xlabel: str,
-                   png: str, pdf: str, csv: str) -> pd.DataFrame:
+def scaling_figure(
+    frame: pd.DataFrame,
+    settings: dict[str, list[str]],
+    points: dict[str, dict],
+    xlabel: str,
+    png: str,
+    pdf: str,
+    csv: str,
+) -> pd.DataFrame:
     """Final pass@1 of each method at x = ``points[m]["x"]``, one line per
     ``points[m]["line"]``, a panel per (setting, eval set); bars are +-1 std over seeds."""
     panels = [(s, e) for s, sets in settings.items() for e in sets]
@@ -222,14 +303,29 @@ def scaling_figure(frame: pd.DataFrame, settings: dict[str, list[str]], points: 
             final = it[(it.method == method) & (it.model == p["t"])]
             mean = None if final.empty else final["mean"].iloc[0]
             std = None if final.empty else final["std"].iloc[0]
-            rows.append({"setting": setting, "eval_set": eval_set, "method": method, "x": p["x"],
-                         "line": p["line"], "mean": mean, "std": std})
+            rows.append(
+                {
+                    "setting": setting,
+                    "eval_set": eval_set,
+                    "method": method,
+                    "x": p["x"],
+                    "line": p["line"],
+                    "mean": mean,
+                    "std": std,
+                }
+            )
         panel = pd.DataFrame([r for r in rows if r["setting"] == setting and r["eval_set"] == eval_set])
         for line, g in panel.groupby("line"):
             g = g.dropna(subset=["mean"]).sort_values("x")
             if len(g):
-                ax.errorbar(g["x"].astype(float), g["mean"].astype(float), yerr=g["std"].astype(float).fillna(0.0),
-                            marker="o", capsize=3, label=str(line))
+                ax.errorbar(
+                    g["x"].astype(float),
+                    g["mean"].astype(float),
+                    yerr=g["std"].astype(float).fillna(0.0),
+                    marker="o",
+                    capsize=3,
+                    label=str(line),
+                )
         ax.set_title(f"{setting}: {eval_set}")
         ax.set_xlabel(xlabel)
         ax.set_ylabel("pass@1 (%)")
@@ -260,19 +356,27 @@ def method_table_of(cfg: dict, table: str, csv_path: str, md_path: str) -> pd.Da
 
     psv = cfg["psv"]
     methods = list(psv["tables"][table])
-    groups = {s: {"methods": {m: layout.iterations(cfg, m) for m in methods}, "eval_sets": v["eval_sets"]}
-              for s, v in psv["settings"].items()}
+    groups = {
+        s: {"methods": {m: layout.iterations(cfg, m) for m in methods}, "eval_sets": v["eval_sets"]}
+        for s, v in psv["settings"].items()
+    }
     ev = psv["evaluation"]
-    notes = [f"n = {ev['samples']} samples per problem at temperature {ev['sampling']['temperature']}; "
-             f"{len(psv['seeds'])} run seed(s); verifier: {psv['language']}.",
-             "Loop methods are shown with their final solver theta_T; base and fewshot never train."]
-    return method_table(_frame(cfg, methods), groups, list(ev["ks"]), TABLE_TITLES[table], csv_path, md_path, notes)
+    notes = [
+        f"n = {ev['samples']} samples per problem at temperature {ev['sampling']['temperature']}; "
+        f"{len(psv['seeds'])} run seed(s); verifier: {psv['language']}.",
+        "Loop methods are shown with their final solver theta_T; base and fewshot never train.",
+    ]
+    return method_table(
+        _frame(cfg, methods), groups, list(ev["ks"]), TABLE_TITLES[table], csv_path, md_path, notes
+    )
 
 
 def yield_of(cfg: dict, csv_path: str, md_path: str, reasons_csv: str) -> pd.DataFrame:
     from ..tracks.psv import layout
 
-    return yield_table(layout.yield_files(cfg, list(cfg["psv"]["tables"]["table1"])), csv_path, md_path, reasons_csv)
+    return yield_table(
+        layout.yield_files(cfg, list(cfg["psv"]["tables"]["table1"])), csv_path, md_path, reasons_csv
+    )
 
 
 def figure_of(cfg: dict, figure: str, png: str, pdf: str, csv: str) -> pd.DataFrame:
@@ -293,7 +397,11 @@ def figure_of(cfg: dict, figure: str, png: str, pdf: str, csv: str) -> pd.DataFr
             if figure == "figure5":
                 points[m] = {"x": int(ms["budget"]), "line": "final solver", "t": int(ms["iterations"])}
             else:
-                points[m] = {"x": rounds, "line": f"total {int(ms['budget']) * rounds}", "t": int(ms["iterations"])}
+                points[m] = {
+                    "x": rounds,
+                    "line": f"total {int(ms['budget']) * rounds}",
+                    "t": int(ms["iterations"]),
+                }
         xlabel = "questions per iteration (B)" if figure == "figure5" else "proposal rounds (iterations - 1)"
         return scaling_figure(frame, settings, points, xlabel, png, pdf, csv)
     # figures 1 and 4 read Table 1's runs; figures 5 and 6 read only their own (the rule's
@@ -317,19 +425,33 @@ def table6_of(cfg: dict, csv_path: str, md_path: str) -> pd.DataFrame:
         s = scores_of(path, ks)
         row = next((r for r in rows if r["Model"] == model and r["Condition"] == condition), None)
         if row is None:
-            row = {"Model": model, "Condition": condition if condition == layout.BASELINE else f"+{condition}"}
+            row = {
+                "Model": model,
+                "Condition": condition if condition == layout.BASELINE else f"+{condition}",
+            }
             rows.append(row)
         for k in ks:
             value = s["passk"][k]
             row[f"{eval_set} pass@{k}"] = "n/a" if value is None else f"{value:.2f}"
     columns = ["Model", "Condition"] + [f"{e} pass@{k}" for e in t6["eval_sets"] for k in ks]
     frame = pd.DataFrame(rows, columns=columns)
-    notes = [f"Each model is LoRA-trained from its own base on one verified solution per problem from the "
-             f"{t6['method']} run (first seed) of the condition's setting; Baseline is the model untrained.",
-             "pass@k in percent from n = {} samples per problem.".format(cfg["psv"]["evaluation"]["samples"])]
+    notes = [
+        f"Each model is LoRA-trained from its own base on one verified solution per problem from the "
+        f"{t6['method']} run (first seed) of the condition's setting; Baseline is the model untrained.",
+        "pass@k in percent from n = {} samples per problem.".format(cfg["psv"]["evaluation"]["samples"]),
+    ]
     if not t6["models"]:
-        notes.insert(0, "Paper scale only: config psv.table6.models lists no model here (the paper trains "
-                        "Qwen3.5-9B, Qwen3.5-27B and Qwen2.5-32B-Instruct: config/papers/psv.yaml).")
-    write_table(frame, csv_path, md_path, "PSV Table 6: larger models trained on PSV's verified solutions", notes,
-                md_frame=frame)
+        notes.insert(
+            0,
+            "Paper scale only: config psv.table6.models lists no model here (the paper trains "
+            "Qwen3.5-9B, Qwen3.5-27B and Qwen2.5-32B-Instruct: config/papers/psv.yaml).",
+        )
+    write_table(
+        frame,
+        csv_path,
+        md_path,
+        "PSV Table 6: larger models trained on PSV's verified solutions",
+        notes,
+        md_frame=frame,
+    )
     return frame

@@ -24,12 +24,13 @@ from .figures import finish_figure, pyplot
 from .tables import write_table
 
 
-
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}%"
 
 
-def table1(labeled: dict[tuple[str, str], list[str]], dataset: str, csv_path: str, md_path: str) -> pd.DataFrame:
+def table1(
+    labeled: dict[tuple[str, str], list[str]], dataset: str, csv_path: str, md_path: str
+) -> pd.DataFrame:
     """``labeled[(split, who)]`` = labeled shard paths for split in train/test, who in untrained/trained."""
     rows = []
     for split in ("train", "test"):
@@ -45,44 +46,64 @@ def table1(labeled: dict[tuple[str, str], list[str]], dataset: str, csv_path: st
         row["Bob's decoding"] = decoding_of(formats)
         rows.append(row)
     frame = pd.DataFrame(rows)
-    notes = ["A cell is the share of Bob's sampled answers whose input really makes P and Q diverge "
-             "(checked by execution).",
-             "n/a: the final Alice produced no verified instance on these sources, so there was nothing to solve."]
-    write_table(frame, csv_path, md_path, "SInQ Table 1: instances solved by Bob, without or with training", notes)
+    notes = [
+        "A cell is the share of Bob's sampled answers whose input really makes P and Q diverge "
+        "(checked by execution).",
+        "n/a: the final Alice produced no verified instance on these sources, so there was nothing to solve.",
+    ]
+    write_table(
+        frame, csv_path, md_path, "SInQ Table 1: instances solved by Bob, without or with training", notes
+    )
     return frame
 
 
-def yield_table(stages: dict[str, dict[str, list[str]]], hard_threshold: float, csv_path: str, md_path: str,
-                reasons_csv: str | None = None) -> pd.DataFrame:
+def yield_table(
+    stages: dict[str, dict[str, list[str]]],
+    hard_threshold: float,
+    csv_path: str,
+    md_path: str,
+    reasons_csv: str | None = None,
+) -> pd.DataFrame:
     """``stages[stage] = {"candidates": [...], "labeled": [...]}`` (labeled by the untrained Bob)."""
     rows, reasons = [], []
     for stage, paths in stages.items():
         cands = read_jsonl_all(paths["candidates"])
         labeled = read_jsonl_all(paths["labeled"])
         diffs = [i["difficulty"] for i in labeled if i.get("difficulty") is not None]
-        rows.append({
-            "stage": stage,
-            "generated": len(cands),
-            "parsed": sum(c["parse"]["ok"] for c in cands),
-            "verified": sum(c["verified"] for c in cands),
-            "hard": sum(d >= hard_threshold for d in diffs),
-            "easy": sum(d < hard_threshold for d in diffs),
-            "mean difficulty": round(sum(diffs) / len(diffs), 2) if diffs else None,
-            "Alice's decoding": decoding_of(c.get("answer_format") for c in cands),
-            "Bob's decoding": decoding_of(i["bob"].get("answer_format") for i in labeled),
-        })
+        rows.append(
+            {
+                "stage": stage,
+                "generated": len(cands),
+                "parsed": sum(c["parse"]["ok"] for c in cands),
+                "verified": sum(c["verified"] for c in cands),
+                "hard": sum(d >= hard_threshold for d in diffs),
+                "easy": sum(d < hard_threshold for d in diffs),
+                "mean difficulty": round(sum(diffs) / len(diffs), 2) if diffs else None,
+                "Alice's decoding": decoding_of(c.get("answer_format") for c in cands),
+                "Bob's decoding": decoding_of(i["bob"].get("answer_format") for i in labeled),
+            }
+        )
         for reason, count in sorted(Counter(c["reject_reason"] for c in cands if not c["verified"]).items()):
             reasons.append({"stage": stage, "reason": reason, "count": count})
     frame = pd.DataFrame(rows)
-    write_table(frame, csv_path, md_path, "SInQ yield per stage",
-                [f"hard: difficulty >= {hard_threshold} for the untrained Bob; easy: below it.",
-                 "decoding: free (as in the paper) or constrained (the answer skeleton was enforced while "
-                 "decoding; the content stayed the model's); '-': no answers.",
-                 "Rejection reasons per stage: see the reasons CSV beside this table."])
+    write_table(
+        frame,
+        csv_path,
+        md_path,
+        "SInQ yield per stage",
+        [
+            f"hard: difficulty >= {hard_threshold} for the untrained Bob; easy: below it.",
+            "decoding: free (as in the paper) or constrained (the answer skeleton was enforced while "
+            "decoding; the content stayed the model's); '-': no answers.",
+            "Rejection reasons per stage: see the reasons CSV beside this table.",
+        ],
+    )
     if reasons_csv:
         from ..records import write_text_atomic
 
-        write_text_atomic(reasons_csv, pd.DataFrame(reasons, columns=["stage", "reason", "count"]).to_csv(index=False))
+        write_text_atomic(
+            reasons_csv, pd.DataFrame(reasons, columns=["stage", "reason", "count"]).to_csv(index=False)
+        )
     return frame
 
 
@@ -96,7 +117,9 @@ def figure2_data(per_x: dict[int, list[str]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["alice_training_rounds", "difficulty"])
 
 
-def figure2(per_x: dict[int, list[str]], png_path: str, pdf_path: str, csv_path: str | None = None) -> pd.DataFrame:
+def figure2(
+    per_x: dict[int, list[str]], png_path: str, pdf_path: str, csv_path: str | None = None
+) -> pd.DataFrame:
     plt = pyplot()
     import seaborn as sns
 
@@ -107,25 +130,47 @@ def figure2(per_x: dict[int, list[str]], png_path: str, pdf_path: str, csv_path:
     summary = []
     for x in xs:
         d = data.loc[data.alice_training_rounds == x, "difficulty"]
-        summary.append({"alice_training_rounds": x, "instances": int(d.size),
-                        "mean": float(d.mean()) if d.size else float("nan"),
-                        "std": float(d.std(ddof=0)) if d.size else float("nan"),
-                        "fraction_max": float((d >= 10).mean()) if d.size else float("nan")})
+        summary.append(
+            {
+                "alice_training_rounds": x,
+                "instances": int(d.size),
+                "mean": float(d.mean()) if d.size else float("nan"),
+                "std": float(d.std(ddof=0)) if d.size else float("nan"),
+                "fraction_max": float((d >= 10).mean()) if d.size else float("nan"),
+            }
+        )
     summary = pd.DataFrame(summary)
     if csv_path:
         write_text_atomic(csv_path, summary.to_csv(index=False))
     sns.set_theme(style="whitegrid")
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.5))
     sns.lineplot(data=summary, x="alice_training_rounds", y="mean", marker="o", ax=left)
-    left.fill_between(summary.alice_training_rounds, summary["mean"] - summary["std"],
-                      summary["mean"] + summary["std"], alpha=0.25)
-    left.set(xlabel="Alice training rounds", ylabel="difficulty (untrained Bob)", ylim=(-0.5, 10.5),
-             title="mean ± std")
+    left.fill_between(
+        summary.alice_training_rounds,
+        summary["mean"] - summary["std"],
+        summary["mean"] + summary["std"],
+        alpha=0.25,
+    )
+    left.set(
+        xlabel="Alice training rounds",
+        ylabel="difficulty (untrained Bob)",
+        ylim=(-0.5, 10.5),
+        title="mean ± std",
+    )
     sns.lineplot(data=summary, x="alice_training_rounds", y="fraction_max", marker="o", ax=right)
-    right.set(xlabel="Alice training rounds", ylabel="fraction at difficulty 10", ylim=(-0.05, 1.05),
-              title="maximum difficulty")
+    right.set(
+        xlabel="Alice training rounds",
+        ylabel="fraction at difficulty 10",
+        ylim=(-0.05, 1.05),
+        title="maximum difficulty",
+    )
     for ax in (left, right):
         ax.set_xticks(xs)
-    finish_figure(fig, png_path, pdf_path, empty=[int(r.alice_training_rounds) for r in summary.itertuples()
-                                                  if r.instances == 0], what="training rounds")
+    finish_figure(
+        fig,
+        png_path,
+        pdf_path,
+        empty=[int(r.alice_training_rounds) for r in summary.itertuples() if r.instances == 0],
+        what="training rounds",
+    )
     return summary

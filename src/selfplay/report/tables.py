@@ -7,8 +7,14 @@ import pandas as pd
 from ..records import write_text_atomic
 
 
-def write_table(frame: pd.DataFrame, csv_path: str, md_path: str, title: str, notes: list[str] | None = None,
-                md_frame: pd.DataFrame | None = None) -> None:
+def write_table(
+    frame: pd.DataFrame,
+    csv_path: str,
+    md_path: str,
+    title: str,
+    notes: list[str] | None = None,
+    md_frame: pd.DataFrame | None = None,
+) -> None:
     """``frame`` as CSV and Markdown; ``md_frame``, when given, is what the Markdown shows
     (formatted cells) while the CSV keeps ``frame``'s plain numbers."""
     write_text_atomic(csv_path, frame.to_csv(index=False))

@@ -43,13 +43,23 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     run.add_argument("file", metavar="FILE", help="Python source file defining the entry point")
     run.add_argument("--entry", required=True, metavar="NAME", help="function to call")
-    run.add_argument("--input", default="{}", metavar="JSON",
-                     help='keyword arguments as a JSON object, e.g. \'{"n": 3}\' (default: {})')
-    run.add_argument("--timeout", required=True, type=_positive_float, metavar="SECONDS",
-                     help="wall-clock limit")
-    run.add_argument("--memory-mb", type=_positive_int, metavar="M", help="address-space limit (default 1024)")
-    run.add_argument("--naive", action="store_true",
-                     help="start a fresh interpreter instead of a fork server (same isolation)")
+    run.add_argument(
+        "--input",
+        default="{}",
+        metavar="JSON",
+        help="keyword arguments as a JSON object, e.g. '{\"n\": 3}' (default: {})",
+    )
+    run.add_argument(
+        "--timeout", required=True, type=_positive_float, metavar="SECONDS", help="wall-clock limit"
+    )
+    run.add_argument(
+        "--memory-mb", type=_positive_int, metavar="M", help="address-space limit (default 1024)"
+    )
+    run.add_argument(
+        "--naive",
+        action="store_true",
+        help="start a fresh interpreter instead of a fork server (same isolation)",
+    )
     run.set_defaults(handler=cmd_run)
 
 

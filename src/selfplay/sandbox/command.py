@@ -30,8 +30,9 @@ import os
 import re
 import signal
 import stat
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from . import confine
 from .harness import _real_exit, enforce_landlock, lock_down
@@ -149,7 +150,12 @@ def make_command_request(
     wanted = sorted({_check_name(n, "collected file name") for n in collect})
     extra_env: dict[str, str] = {}
     for key, value in (env or {}).items():
-        if not isinstance(key, str) or not ENV_KEY_RE.match(key) or not isinstance(value, str) or "\x00" in value:
+        if (
+            not isinstance(key, str)
+            or not ENV_KEY_RE.match(key)
+            or not isinstance(value, str)
+            or "\x00" in value
+        ):
             raise ValueError(f"bad environment entry {key!r}")
         extra_env[key] = value
     for name, value in (("max_output_kb", max_output_kb), ("max_collect_kb", max_collect_kb)):
@@ -179,7 +185,9 @@ def reply_size_cap(req: dict[str, Any]) -> int:
 def result_from_run(run: Any, isolation: dict[str, Any]) -> CommandResult:
     """Turn one per-run reply entry into a CommandResult; malformed entries become 'error'."""
     if not isinstance(run, dict) or run.get("status") not in COMMAND_STATUSES:
-        return CommandResult("error", detail="sandbox sent a malformed command result", isolation=dict(isolation))
+        return CommandResult(
+            "error", detail="sandbox sent a malformed command result", isolation=dict(isolation)
+        )
     try:
         files = {str(k): base64.b64decode(v, validate=True) for k, v in (run.get("files") or {}).items()}
         stdout = base64.b64decode(run.get("stdout") or "", validate=True)
@@ -205,11 +213,17 @@ def result_from_run(run: Any, isolation: dict[str, Any]) -> CommandResult:
 def explain_unreachable(result: CommandResult, program: str) -> CommandResult:
     """Add why a program that exists on the host could not be started inside the sandbox:
     it lies outside the sandbox's filesystem view (see ``fs_view``)."""
-    if (result.status == "error" and (result.detail or "").startswith("could not execute")
-            and result.isolation.get("fs_view") == "minimal" and os.path.isabs(program)
-            and os.path.exists(program)):
-        result.detail += (f" ({program} exists on the host but not in the sandbox's filesystem view: "
-                          "name its folder in the Sandbox's tool_dirs)")
+    if (
+        result.status == "error"
+        and (result.detail or "").startswith("could not execute")
+        and result.isolation.get("fs_view") == "minimal"
+        and os.path.isabs(program)
+        and os.path.exists(program)
+    ):
+        result.detail += (
+            f" ({program} exists on the host but not in the sandbox's filesystem view: "
+            "name its folder in the Sandbox's tool_dirs)"
+        )
     return result
 
 
@@ -227,7 +241,11 @@ def parse_request(req: dict[str, Any], server_limits: SandboxLimits) -> dict[str
     argvs = []
     for run in runs:
         argv = run["argv"]
-        if not isinstance(argv, list) or not argv or not all(isinstance(a, str) and "\x00" not in a for a in argv):
+        if (
+            not isinstance(argv, list)
+            or not argv
+            or not all(isinstance(a, str) and "\x00" not in a for a in argv)
+        ):
             raise ValueError("bad argv")
         argvs.append(argv)
     files = {}
@@ -250,24 +268,35 @@ def parse_request(req: dict[str, Any], server_limits: SandboxLimits) -> dict[str
     if max_output <= 0 or max_collect <= 0:
         raise ValueError("bad caps")
     stdin = base64.b64decode(req.get("stdin") or "", validate=True)
-    return {"timeout": timeout, "argvs": argvs, "files": files, "executables": executables,
-            "collect": collect, "limits": limits, "env": env, "max_output": max_output,
-            "max_collect": max_collect, "stdin": stdin}
+    return {
+        "timeout": timeout,
+        "argvs": argvs,
+        "files": files,
+        "executables": executables,
+        "collect": collect,
+        "limits": limits,
+        "env": env,
+        "max_output": max_output,
+        "max_collect": max_collect,
+        "stdin": stdin,
+    }
 
 
-def write_inputs(workdir: str, files: dict[str, bytes], executables: set[str],
-                 uid: int | None, gid: int | None) -> None:
+def write_inputs(
+    workdir: str, files: dict[str, bytes], executables: set[str], uid: int | None, gid: int | None
+) -> None:
     """Create each input file in a fresh work directory, owned by the sandbox uid."""
     dir_fd = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
         for name, data in files.items():
             mode = 0o700 if name in executables else 0o600
-            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                         mode, dir_fd=dir_fd)
+            fd = os.open(
+                name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd
+            )
             try:
                 view = memoryview(data)
                 while view:
-                    view = view[os.write(fd, view):]
+                    view = view[os.write(fd, view) :]
                 os.fchmod(fd, mode)
                 if uid is not None:
                     os.fchown(fd, uid, gid if gid is not None else uid)
@@ -331,7 +360,7 @@ def stdin_fd(data: bytes) -> int:
     fd = os.memfd_create("selfplay-stdin", os.MFD_CLOEXEC)
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
 
@@ -360,8 +389,18 @@ def _install_fds(plan: dict[int, int]) -> None:
     confine.close_fds_except(list(plan))
 
 
-def command_child_main(cfg: dict[str, Any], argv: list[str], env: dict[str, str], stdin: int, out_w: int,
-                       err_w: int, status_w: int, workdir: str, limits: SandboxLimits, timeout: float) -> None:
+def command_child_main(
+    cfg: dict[str, Any],
+    argv: list[str],
+    env: dict[str, str],
+    stdin: int,
+    out_w: int,
+    err_w: int,
+    status_w: int,
+    workdir: str,
+    limits: SandboxLimits,
+    timeout: float,
+) -> None:
     """Entry of the forked child of a command run: confine, then exec.  Never returns.
 
     If anything fails before the program starts, the reason is written to the

@@ -15,7 +15,7 @@ import resource
 import signal
 import stat
 import time
-from typing import Iterable
+from collections.abc import Iterable
 
 from .limits import SandboxLimits
 
@@ -199,8 +199,11 @@ class _CapHeader(ctypes.Structure):
 
 
 class _CapData(ctypes.Structure):
-    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
-                ("inheritable", ctypes.c_uint32)]
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
 
 
 def drop_capabilities() -> None:
@@ -277,7 +280,9 @@ def leftovers(whole_namespace: bool, sandbox_uid: int | None, spare: Iterable[in
     return found
 
 
-def sweep(whole_namespace: bool, sandbox_uid: int | None, budget_s: float = 3.0, spare: Iterable[int] = ()) -> bool:
+def sweep(
+    whole_namespace: bool, sandbox_uid: int | None, budget_s: float = 3.0, spare: Iterable[int] = ()
+) -> bool:
     """SIGKILL every process left over from an execution and reap it.
 
     In a private PID namespace the server is the only legitimate process, so

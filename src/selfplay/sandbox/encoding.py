@@ -126,10 +126,7 @@ class Encoder:
             if issubclass(cls, tuple):
                 return ["tuple", [self._walk(item, depth + 1) for item in tuple.__iter__(x)]]
             if issubclass(cls, dict):
-                pairs = [
-                    [self._walk(k, depth + 1), self._walk(v, depth + 1)]
-                    for k, v in list(dict.items(x))
-                ]
+                pairs = [[self._walk(k, depth + 1), self._walk(v, depth + 1)] for k, v in list(dict.items(x))]
                 pairs.sort(key=lambda kv: _canon(kv[0]))
                 return ["dict", pairs]
             tag = "frozenset" if issubclass(cls, frozenset) else "set"

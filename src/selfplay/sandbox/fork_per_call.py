@@ -39,17 +39,26 @@ count, wait status) followed by the call process's bytes.
 
 from __future__ import annotations
 
+import _thread
 import os
 import random
 import select
 import signal
 import struct
-import _thread
 from typing import Any
 
 from . import confine
-from .harness import (CONTROL_FD, RESULT_FD, _exit_now, _parse_input, _send, call_entry, confine_child, finish,
-                      load_program)
+from .harness import (
+    CONTROL_FD,
+    RESULT_FD,
+    _exit_now,
+    _parse_input,
+    _send,
+    call_entry,
+    confine_child,
+    finish,
+    load_program,
+)
 from .limits import SandboxLimits
 from .protocol import MAGIC, write_all
 
@@ -100,7 +109,7 @@ def report_settled(buf: bytes | bytearray, cap: int) -> bool:
 
 
 def _settled(buf: bytes | bytearray, magic: bytes, header: int, cap: int) -> bool:
-    if len(buf) >= len(magic) and buf[:len(magic)] != magic:
+    if len(buf) >= len(magic) and buf[: len(magic)] != magic:
         return True
     if len(buf) < header:
         return False
@@ -115,14 +124,21 @@ def parse_report(buf: bytes, cap: int) -> tuple[bytes, int] | None:
     magic, count, status = REPORT.unpack_from(buf)
     if magic != REPORT_MAGIC or count > cap + 1 or len(buf) != REPORT.size + count:
         return None
-    return bytes(buf[REPORT.size:]), status
+    return bytes(buf[REPORT.size :]), status
 
 
 # ---------------------------------------------------------------- loader side
 
 
-def loader_main(cfg: dict[str, Any], req: dict[str, Any], result_w: int, control_r: int, workdir: str,
-                deadline: float, cap: int) -> None:
+def loader_main(
+    cfg: dict[str, Any],
+    req: dict[str, Any],
+    result_w: int,
+    control_r: int,
+    workdir: str,
+    deadline: float,
+    cap: int,
+) -> None:
     """Entry point of the forked loader.  Never returns."""
     timeout = float(req["timeout"])
     try:
@@ -143,15 +159,18 @@ def loader_main(cfg: dict[str, Any], req: dict[str, Any], result_w: int, control
         if message is None:
             _exit_now(0)
         index, call_deadline = _unpack_go(message)
-        data, status = _call_in_child(module, req["entry"], parsed[index], limits, call_deadline, timeout, cap)
+        data, status = _call_in_child(
+            module, req["entry"], parsed[index], limits, call_deadline, timeout, cap
+        )
         try:
             write_all(RESULT_FD, _pack_report(REPORT_MAGIC, len(data), status) + data)
         except OSError:
             _exit_now(3)
 
 
-def _call_in_child(module, entry: str, parsed, limits: SandboxLimits, deadline: float, timeout: float,
-                   cap: int) -> tuple[bytes, int]:
+def _call_in_child(
+    module, entry: str, parsed, limits: SandboxLimits, deadline: float, timeout: float, cap: int
+) -> tuple[bytes, int]:
     """Fork a call process from the loaded state, run one call there, collect what it wrote."""
     read_end, write_end = _pipe()
     state = _random_state()

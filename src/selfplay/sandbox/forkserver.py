@@ -32,7 +32,8 @@ import signal
 import sys
 import tempfile
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import command, confine, fork_per_call, fs_view, landlock, template
 from .fork_per_call import drain as _drain
@@ -42,10 +43,37 @@ from .protocol import FrameEOF, FrameError, parse_frame, read_frame, write_all, 
 from .template import Template, TemplateGone
 
 PREIMPORTS = (
-    "abc", "array", "bisect", "cmath", "collections", "collections.abc", "contextlib", "copy",
-    "dataclasses", "datetime", "decimal", "enum", "fractions", "functools", "hashlib", "heapq",
-    "io", "itertools", "json", "math", "numbers", "operator", "random", "re", "statistics",
-    "string", "struct", "textwrap", "time", "typing", "unicodedata",
+    "abc",
+    "array",
+    "bisect",
+    "cmath",
+    "collections",
+    "collections.abc",
+    "contextlib",
+    "copy",
+    "dataclasses",
+    "datetime",
+    "decimal",
+    "enum",
+    "fractions",
+    "functools",
+    "hashlib",
+    "heapq",
+    "io",
+    "itertools",
+    "json",
+    "math",
+    "numbers",
+    "operator",
+    "random",
+    "re",
+    "statistics",
+    "string",
+    "struct",
+    "textwrap",
+    "time",
+    "typing",
+    "unicodedata",
 )
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
 MEMORY_POLL_S = 0.05  # how often the combined memory of a multi-process program is checked
@@ -162,8 +190,12 @@ class ForkServer:
             return False, self._landlock(paths, notes), paths
         try:
             confine.make_mounts_private()
-            view = fs_view.standard_view(paths, self.cfg.get("interpreter") or [], self.cfg.get("tool_dirs") or [],
-                                         self.limits.tmpfs_mb)
+            view = fs_view.standard_view(
+                paths,
+                self.cfg.get("interpreter") or [],
+                self.cfg.get("tool_dirs") or [],
+                self.limits.tmpfs_mb,
+            )
             view.build(SCRATCH)
         except OSError as exc:
             notes.append(f"mount setup failed: {exc}")
@@ -189,11 +221,15 @@ class ForkServer:
         try:
             rules = landlock.Ruleset()
         except OSError as exc:
-            notes.append(f"no mount namespace and no Landlock ({exc.strerror or exc}): the whole host filesystem "
-                         "is visible, and /tmp and other shared directories stay writable")
+            notes.append(
+                f"no mount namespace and no Landlock ({exc.strerror or exc}): the whole host filesystem "
+                "is visible, and /tmp and other shared directories stay writable"
+            )
             return None
         try:
-            for path in fs_view.host_paths(paths, self.cfg.get("interpreter") or [], self.cfg.get("tool_dirs") or []):
+            for path in fs_view.host_paths(
+                paths, self.cfg.get("interpreter") or [], self.cfg.get("tool_dirs") or []
+            ):
                 rules.allow(path, landlock.READ_ONLY, "read_only")
             for name in fs_view.GENERATED_ETC:  # the host's own files: nothing is generated here
                 rules.allow(f"/etc/{name}", landlock.READ_ONLY, "read_only")
@@ -203,11 +239,15 @@ class ForkServer:
             rules.allow(self.work_base, landlock.EVERYTHING, "writable")
         except OSError as exc:
             rules.close()
-            notes.append(f"no mount namespace, and Landlock failed ({exc}): the whole host filesystem is visible")
+            notes.append(
+                f"no mount namespace, and Landlock failed ({exc}): the whole host filesystem is visible"
+            )
             return None
         self.cfg["landlock_fd"] = rules.fd
-        notes.append("no mount namespace: host paths outside the view are refused by Landlock; /proc shows the "
-                     "host's processes")
+        notes.append(
+            "no mount namespace: host paths outside the view are refused by Landlock; /proc shows the "
+            "host's processes"
+        )
         return rules.report()
 
     # ---------------------------------------------------------------- serving
@@ -226,8 +266,11 @@ class ForkServer:
             try:
                 reply = self.execute(req)
             except Exception as exc:  # noqa: BLE001 - a server fault: report it, then get replaced
-                reply = {"status": "error", "detail": f"sandbox server fault: {type(exc).__name__}",
-                         "restart": True}
+                reply = {
+                    "status": "error",
+                    "detail": f"sandbox server fault: {type(exc).__name__}",
+                    "restart": True,
+                }
             if self.mode != "forkserver":
                 reply["isolation"] = self.isolation
             write_frame(self.out, reply)
@@ -254,11 +297,19 @@ class ForkServer:
         started = time.monotonic()
         deadline = started + timeout
         try:
-            pid = self._spawn({"entry": "run", "req": req, "workdir": workdir, "deadline": deadline},
-                              [write_end], [read_end], workdir)
+            pid = self._spawn(
+                {"entry": "run", "req": req, "workdir": workdir, "deadline": deadline},
+                [write_end],
+                [read_end],
+                workdir,
+            )
         except TemplateGone as exc:
-            return {"status": "error", "detail": f"sandbox server fault: {exc}", "restart": True,
-                    "not_started": True}
+            return {
+                "status": "error",
+                "detail": f"sandbox server fault: {exc}",
+                "restart": True,
+                "not_started": True,
+            }
         try:
             outcome = self._watch(pid, read_end, deadline, started)
         finally:
@@ -333,8 +384,9 @@ class ForkServer:
                 afresh = self._serve_loaded(req, len(runs), runs, reply)
         return reply
 
-    def _serve_loaded(self, req: dict[str, Any], start: int, runs: list[dict[str, Any]],
-                      reply: dict[str, Any]) -> str | None:
+    def _serve_loaded(
+        self, req: dict[str, Any], start: int, runs: list[dict[str, Any]], reply: dict[str, Any]
+    ) -> str | None:
         """Fork a loader and serve inputs ``start`` onwards from it, appending to ``runs``;
         the reason why the remaining inputs must run one at a time, if they must."""
         workdir = self._new_workdir()
@@ -342,7 +394,13 @@ class ForkServer:
         control_r, control_w = os.pipe()
         started = time.monotonic()
         deadline = started + req["timeout"]
-        job = {"entry": "each", "req": req, "workdir": workdir, "deadline": deadline, "cap": self._result_cap()}
+        job = {
+            "entry": "each",
+            "req": req,
+            "workdir": workdir,
+            "deadline": deadline,
+            "cap": self._result_cap(),
+        }
         try:
             pid = self._spawn(job, [result_w, control_r], [result_r, control_w], workdir)
         except TemplateGone:
@@ -350,7 +408,9 @@ class ForkServer:
             return None
         pidfd = os.pidfd_open(pid)
         try:
-            return self._drive_loader(pid, pidfd, result_r, control_w, workdir, req, start, started, runs, reply)
+            return self._drive_loader(
+                pid, pidfd, result_r, control_w, workdir, req, start, started, runs, reply
+            )
         finally:
             for fd in (pidfd, result_r, control_w):
                 os.close(fd)
@@ -359,13 +419,30 @@ class ForkServer:
                 reply["restart"] = True
             shutil.rmtree(workdir, ignore_errors=True)
 
-    def _drive_loader(self, pid: int, pidfd: int, result_r: int, control_w: int, workdir: str,
-                      req: dict[str, Any], start: int, started: float, runs: list[dict[str, Any]],
-                      reply: dict[str, Any]) -> str | None:
+    def _drive_loader(
+        self,
+        pid: int,
+        pidfd: int,
+        result_r: int,
+        control_w: int,
+        workdir: str,
+        req: dict[str, Any],
+        start: int,
+        started: float,
+        runs: list[dict[str, Any]],
+        reply: dict[str, Any],
+    ) -> str | None:
         timeout, count = req["timeout"], len(req["inputs"])
         cap = self._result_cap()
-        buf, verdict = self._await(pidfd, result_r, started + timeout, started, cap,
-                                   lambda got: fork_per_call.frame_settled(got, cap), spare=(pid,))
+        buf, verdict = self._await(
+            pidfd,
+            result_r,
+            started + timeout,
+            started,
+            cap,
+            lambda got: fork_per_call.frame_settled(got, cap),
+            spare=(pid,),
+        )
         if verdict is not None and verdict["status"] == "timeout":
             # The import alone outlives one run's budget: every run would time out.
             runs.extend(dict(verdict, seconds=time.monotonic() - started) for _ in range(start, count))
@@ -384,8 +461,15 @@ class ForkServer:
                 write_all(control_w, fork_per_call.GO.pack(index, began + budget))
             except OSError:
                 return "the loader is gone"
-            buf, verdict = self._await(pidfd, result_r, began + budget, began, cap + fork_per_call.REPORT.size + 1,
-                                       lambda got: fork_per_call.report_settled(got, cap), spare=(pid,))
+            buf, verdict = self._await(
+                pidfd,
+                result_r,
+                began + budget,
+                began,
+                cap + fork_per_call.REPORT.size + 1,
+                lambda got: fork_per_call.report_settled(got, cap),
+                spare=(pid,),
+            )
             if verdict is not None:
                 if verdict.get("host_gone"):
                     reply["host_gone"] = True
@@ -463,30 +547,51 @@ class ForkServer:
         st_r, st_w = os.pipe()
         started = time.monotonic()
         deadline = started + timeout
-        job = {"entry": "command", "argv": argv, "env": spec["env"], "workdir": workdir,
-               "limits": limits.to_dict(), "timeout": timeout}
+        job = {
+            "entry": "command",
+            "argv": argv,
+            "env": spec["env"],
+            "workdir": workdir,
+            "limits": limits.to_dict(),
+            "timeout": timeout,
+        }
         try:
             pid = self._spawn(job, [stdin, out_w, err_w, st_w], [out_r, err_r, st_r], workdir)
         except TemplateGone as exc:
-            return {"status": "error", "detail": f"sandbox server fault: {exc}", "restart": True,
-                    "not_started": True}
+            return {
+                "status": "error",
+                "detail": f"sandbox server fault: {exc}",
+                "restart": True,
+                "not_started": True,
+            }
         try:
-            outcome = self._watch_command(pid, out_r, err_r, st_r, deadline, started, limits.memory_mb,
-                                          spec["max_output"])
+            outcome = self._watch_command(
+                pid, out_r, err_r, st_r, deadline, started, limits.memory_mb, spec["max_output"]
+            )
         finally:
             for fd in (out_r, err_r, st_r):
                 os.close(fd)
             clean = confine.sweep(self.pidns, self.uid, spare=self._kept())
         if spec["collect"]:
-            outcome["files"], outcome["missing"] = command.collect_outputs(workdir, spec["collect"],
-                                                                           spec["max_collect"])
+            outcome["files"], outcome["missing"] = command.collect_outputs(
+                workdir, spec["collect"], spec["max_collect"]
+            )
         shutil.rmtree(workdir, ignore_errors=True)
         if not clean:
             outcome["restart"] = True
         return outcome
 
-    def _watch_command(self, pid: int, out_r: int, err_r: int, st_r: int, deadline: float, started: float,
-                       memory_mb: int, cap: int) -> dict[str, Any]:
+    def _watch_command(
+        self,
+        pid: int,
+        out_r: int,
+        err_r: int,
+        st_r: int,
+        deadline: float,
+        started: float,
+        memory_mb: int,
+        cap: int,
+    ) -> dict[str, Any]:
         """Wait for the run's process, capturing bounded output; kill on timeout or memory."""
         streams = {out_r: bytearray(), err_r: bytearray()}
         truncated = {out_r: False, err_r: False}
@@ -517,8 +622,10 @@ class ForkServer:
                 if self.pidns:
                     if now >= next_poll:
                         if _namespace_memory_mb(self._kept()) > memory_mb:
-                            verdict = {"status": "killed",
-                                       "detail": "memory limit exceeded by the program's processes together"}
+                            verdict = {
+                                "status": "killed",
+                                "detail": "memory limit exceeded by the program's processes together",
+                            }
                             _kill_namespace(self._kept())
                             break
                         next_poll = now + MEMORY_POLL_S
@@ -560,16 +667,21 @@ class ForkServer:
                 name = confine.signal_name(os.WTERMSIG(status))
                 verdict = {"status": "killed", "signal": name, "detail": f"terminated by {name}"}
             else:
-                verdict = {"status": "exited", "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1}
+                verdict = {
+                    "status": "exited",
+                    "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1,
+                }
         verdict.setdefault("exit_code", None)
         verdict.setdefault("signal", None)
-        verdict.update({
-            "stdout": base64.b64encode(bytes(streams[out_r])).decode("ascii"),
-            "stderr": base64.b64encode(bytes(streams[err_r])).decode("ascii"),
-            "stdout_truncated": truncated[out_r],
-            "stderr_truncated": truncated[err_r],
-            "seconds": ended - started,
-        })
+        verdict.update(
+            {
+                "stdout": base64.b64encode(bytes(streams[out_r])).decode("ascii"),
+                "stderr": base64.b64encode(bytes(streams[err_r])).decode("ascii"),
+                "stdout_truncated": truncated[out_r],
+                "stderr_truncated": truncated[err_r],
+                "seconds": ended - started,
+            }
+        )
         return verdict
 
     def _watch(self, pid: int, read_end: int, deadline: float, started: float) -> dict[str, Any]:
@@ -597,9 +709,16 @@ class ForkServer:
         """The most bytes a child may write on its result channel."""
         return self.limits.max_result_kb * 1024 + 64 * 1024
 
-    def _await(self, pidfd: int, read_end: int, deadline: float, started: float, cap: int,
-               complete: Callable[[bytearray], bool] | None = None,
-               spare: tuple[int, ...] = ()) -> tuple[bytearray, dict[str, Any] | None]:
+    def _await(
+        self,
+        pidfd: int,
+        read_end: int,
+        deadline: float,
+        started: float,
+        cap: int,
+        complete: Callable[[bytearray], bool] | None = None,
+        spare: tuple[int, ...] = (),
+    ) -> tuple[bytearray, dict[str, Any] | None]:
         """Collect what a process writes on ``read_end`` until it exits (its ``pidfd`` turns
         readable) or ``complete`` says a whole message has arrived: (bytes, None).  A
         verdict instead when the deadline passes, more than ``cap`` bytes arrive, the
@@ -619,8 +738,10 @@ class ForkServer:
                 if now >= next_poll:
                     if _namespace_memory_mb(self._kept(*spare)) > self.limits.memory_mb:
                         _kill_namespace(self._kept())
-                        return buf, {"status": "killed",
-                                     "detail": "memory limit exceeded by the program's processes together"}
+                        return buf, {
+                            "status": "killed",
+                            "detail": "memory limit exceeded by the program's processes together",
+                        }
                     next_poll = now + MEMORY_POLL_S
                 wait = min(wait, max(next_poll - now, 0.0))
             ready, _, _ = select.select(watched, [], [], wait)
@@ -791,9 +912,18 @@ def _job_main(cfg: dict[str, Any], channel: int) -> None:  # pragma: no cover - 
         if entry == "run":
             child_main(cfg, job["req"], fds[0], job["workdir"], job["deadline"])
         elif entry == "each":
-            fork_per_call.loader_main(cfg, job["req"], fds[0], fds[1], job["workdir"], job["deadline"], job["cap"])
+            fork_per_call.loader_main(
+                cfg, job["req"], fds[0], fds[1], job["workdir"], job["deadline"], job["cap"]
+            )
         elif entry == "command":
-            command.command_child_main(cfg, job["argv"], job["env"], *fds[:4], job["workdir"],
-                                       SandboxLimits.from_dict(job["limits"]), float(job["timeout"]))
+            command.command_child_main(
+                cfg,
+                job["argv"],
+                job["env"],
+                *fds[:4],
+                job["workdir"],
+                SandboxLimits.from_dict(job["limits"]),
+                float(job["timeout"]),
+            )
     finally:
         _real_exit(6)

@@ -48,8 +48,12 @@ SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 TOOL_DATA = ("/var/lib/ghc",)
 ETC_FROM_HOST = ("ld.so.cache", "localtime", "alternatives", "mono")
 DEVICES = ("null", "zero", "full", "random", "urandom")
-DEV_LINKS = {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1",
-             "stderr": "/proc/self/fd/2"}
+DEV_LINKS = {
+    "fd": "/proc/self/fd",
+    "stdin": "/proc/self/fd/0",
+    "stdout": "/proc/self/fd/1",
+    "stderr": "/proc/self/fd/2",
+}
 CPU_INFO = "/sys/devices/system/cpu"
 GENERATED_ETC = {
     "passwd": "root:x:0:0:root:/root:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
@@ -287,9 +291,13 @@ class FsView:
     def report(self) -> dict[str, Any]:
         """What the view holds, for the ``isolation`` report: host paths shown read-only,
         host devices, generated files, private mounts, and symlinks (path -> target)."""
-        return {"read_only": sorted(self.read_only), "devices": sorted(self.devices),
-                "generated": sorted(self.generated), "private": sorted(self.private),
-                "links": dict(sorted(self.links.items()))}
+        return {
+            "read_only": sorted(self.read_only),
+            "devices": sorted(self.devices),
+            "generated": sorted(self.generated),
+            "private": sorted(self.private),
+            "links": dict(sorted(self.links.items())),
+        }
 
 
 def host_paths(python_dirs: list[str], interpreter: list[str], tool_dirs: list[str]) -> list[str]:
@@ -302,12 +310,15 @@ def host_paths(python_dirs: list[str], interpreter: list[str], tool_dirs: list[s
         pythons = []
     fixed = [*SYSTEM_PATHS, *TOOL_DATA, *(f"/etc/{name}" for name in (*ETC_FROM_HOST, *pythons)), CPU_INFO]
     wanted = list(dict.fromkeys(os.path.normpath(p) for p in [*python_dirs, *interpreter]))
-    wanted += [p for p in dict.fromkeys(os.path.normpath(t) for t in tool_dirs) if refused_tool_dir(p) is None]
+    wanted += [
+        p for p in dict.fromkeys(os.path.normpath(t) for t in tool_dirs) if refused_tool_dir(p) is None
+    ]
     return fixed + sorted(wanted, key=lambda p: (p.count("/"), p))
 
 
-def standard_view(python_dirs: list[str], interpreter: list[str], tool_dirs: list[str],
-                  tmpfs_mb: int) -> FsView:
+def standard_view(
+    python_dirs: list[str], interpreter: list[str], tool_dirs: list[str], tmpfs_mb: int
+) -> FsView:
     """The plan described in this module's docstring (see there)."""
     view = FsView()
     try:

@@ -19,7 +19,8 @@ import signal
 import sys
 import time
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import confine, landlock
 from .encoding import EncodingLimitError, _type_name, bounded_repr, encode_value, truncate
@@ -75,8 +76,14 @@ def _send(message: dict[str, Any]) -> None:
 # ---------------------------------------------------------------- confinement
 
 
-def confine_child(cfg: dict[str, Any], result_w: int, workdir: str, timeout: float,
-                  control_r: int | None = None, extra_nproc: int = 0) -> None:
+def confine_child(
+    cfg: dict[str, Any],
+    result_w: int,
+    workdir: str,
+    timeout: float,
+    control_r: int | None = None,
+    extra_nproc: int = 0,
+) -> None:
     """Strip the forked child down before any untrusted code runs.
 
     ``control_r``, when given, is kept open as ``CONTROL_FD`` (a loader's request
@@ -126,8 +133,9 @@ def enforce_landlock(cfg: dict[str, Any]) -> None:
         landlock.restrict_self(cfg["landlock_fd"])
 
 
-def lock_down(cfg: dict[str, Any], workdir: str, limits: SandboxLimits, timeout: float,
-              extra_nproc: int = 0) -> None:
+def lock_down(
+    cfg: dict[str, Any], workdir: str, limits: SandboxLimits, timeout: float, extra_nproc: int = 0
+) -> None:
     """The part of confinement shared by Python runs and command runs (see ``command``).
 
     Enters the private work directory, lowers every rlimit, switches to the
@@ -189,14 +197,21 @@ def _value_budget(limits: SandboxLimits) -> int:
     return max(total - 2 * limits.max_repr_chars - 1024, total // 2)
 
 
-def _report_exception(exc: BaseException, limits: SandboxLimits, deadline: float, timeout: float) -> dict[str, Any]:
+def _report_exception(
+    exc: BaseException, limits: SandboxLimits, deadline: float, timeout: float
+) -> dict[str, Any]:
     """Describe an exception raised by the program, bounded in time like value encoding."""
     exc.__traceback__ = None
     _arm_alarm(deadline, timeout)
     try:
         return _exception_report(exc, limits)
     except _PhaseTimeout:
-        return {"status": "exception", "exc_type": _type_name(exc), "exc_message": "<message timed out>", "detail": None}
+        return {
+            "status": "exception",
+            "exc_type": _type_name(exc),
+            "exc_message": "<message timed out>",
+            "detail": None,
+        }
     finally:
         _disarm_alarm()
 
@@ -213,8 +228,9 @@ def _disarm_alarm() -> None:
     signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-def run_program(code: str, entry: str, literal: Any, limits: SandboxLimits,
-                deadline: float, timeout: float) -> dict[str, Any]:
+def run_program(
+    code: str, entry: str, literal: Any, limits: SandboxLimits, deadline: float, timeout: float
+) -> dict[str, Any]:
     """Parse the input, import the program, bind and call the entry point."""
     kwargs, problem = _parse_input(literal)
     if problem:
@@ -225,8 +241,9 @@ def run_program(code: str, entry: str, literal: Any, limits: SandboxLimits,
     return call_entry(module, entry, kwargs, limits, deadline, timeout)
 
 
-def load_program(code: str, limits: SandboxLimits, deadline: float,
-                 timeout: float) -> tuple[types.ModuleType, dict[str, Any] | None]:
+def load_program(
+    code: str, limits: SandboxLimits, deadline: float, timeout: float
+) -> tuple[types.ModuleType, dict[str, Any] | None]:
     """Execute the program as the module ``solution``; (module, None), or (module, the
     report of what it raised).  A process the program forked never returns from here."""
     my_pid = os.getpid()
@@ -247,8 +264,14 @@ def load_program(code: str, limits: SandboxLimits, deadline: float,
     return module, None
 
 
-def call_entry(module: types.ModuleType, entry: str, kwargs: dict[str, Any], limits: SandboxLimits,
-               deadline: float, timeout: float) -> dict[str, Any]:
+def call_entry(
+    module: types.ModuleType,
+    entry: str,
+    kwargs: dict[str, Any],
+    limits: SandboxLimits,
+    deadline: float,
+    timeout: float,
+) -> dict[str, Any]:
     """Bind and call ``entry(**kwargs)`` of a loaded program and report its encoded value."""
     my_pid = os.getpid()
     func = module.__dict__.get(entry)
@@ -266,7 +289,10 @@ def call_entry(module: types.ModuleType, entry: str, kwargs: dict[str, Any], lim
         try:
             signature.bind(**kwargs)
         except TypeError as exc:
-            return {"status": "error", "detail": f"input does not bind to {entry}(): {truncate(str(exc), 200)}"}
+            return {
+                "status": "error",
+                "detail": f"input does not bind to {entry}(): {truncate(str(exc), 200)}",
+            }
 
     try:
         value = func(**kwargs)
@@ -320,22 +346,34 @@ def warm_up(limits: SandboxLimits) -> None:
     """
     old = signal.getsignal(signal.SIGALRM)
     try:
-        run_program("def f(n):\n    return [n, (n, 1.5), {n: b'x'}, {'k'}]\n", "f", "{'n': 1}",
-                    limits, time.monotonic() + 5.0, 5.0)
-        run_program("def f(n):\n    raise ValueError(n)\n", "f", "{'n': 1}", limits, time.monotonic() + 5.0, 5.0)
+        run_program(
+            "def f(n):\n    return [n, (n, 1.5), {n: b'x'}, {'k'}]\n",
+            "f",
+            "{'n': 1}",
+            limits,
+            time.monotonic() + 5.0,
+            5.0,
+        )
+        run_program(
+            "def f(n):\n    raise ValueError(n)\n", "f", "{'n': 1}", limits, time.monotonic() + 5.0, 5.0
+        )
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
         sys.modules.pop(MODULE_NAME, None)
 
 
-def child_main(cfg: dict[str, Any], req: dict[str, Any], result_w: int, workdir: str, deadline: float) -> None:
+def child_main(
+    cfg: dict[str, Any], req: dict[str, Any], result_w: int, workdir: str, deadline: float
+) -> None:
     """Entry point of the forked child.  Never returns."""
     timeout = float(req["timeout"])
     try:
         confine_child(cfg, result_w, workdir, timeout)
     except BaseException as exc:  # noqa: BLE001
-        frame = encode_frame({"status": "error", "detail": f"sandbox setup failed: {type(exc).__name__}: {exc}"})
+        frame = encode_frame(
+            {"status": "error", "detail": f"sandbox setup failed: {type(exc).__name__}: {exc}"}
+        )
         for fd in (RESULT_FD, result_w):
             try:
                 _real_write(fd, frame)
@@ -343,8 +381,11 @@ def child_main(cfg: dict[str, Any], req: dict[str, Any], result_w: int, workdir:
             except OSError:
                 continue
         _exit_now(5)
-    finish(lambda: run_program(req["code"], req["entry"], req["input"], SandboxLimits.from_dict(cfg["limits"]),
-                               deadline, timeout))
+    finish(
+        lambda: run_program(
+            req["code"], req["entry"], req["input"], SandboxLimits.from_dict(cfg["limits"]), deadline, timeout
+        )
+    )
 
 
 def finish(work: Callable[[], dict[str, Any]]) -> None:

@@ -35,8 +35,19 @@ SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1
 # Filesystem rights each ABI version knows about.
 _FS_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15) - 1, 5: (1 << 16) - 1}
 # Rights that only make sense on a directory (refused by the kernel on a file rule).
-_DIR_ONLY = READ_DIR | REMOVE_DIR | REMOVE_FILE | MAKE_CHAR | MAKE_DIR | MAKE_REG | MAKE_SOCK | MAKE_FIFO \
-    | MAKE_BLOCK | MAKE_SYM | REFER
+_DIR_ONLY = (
+    READ_DIR
+    | REMOVE_DIR
+    | REMOVE_FILE
+    | MAKE_CHAR
+    | MAKE_DIR
+    | MAKE_REG
+    | MAKE_SOCK
+    | MAKE_FIFO
+    | MAKE_BLOCK
+    | MAKE_SYM
+    | REFER
+)
 
 READ_ONLY = EXECUTE | READ_FILE | READ_DIR
 READ = READ_FILE | READ_DIR
@@ -48,8 +59,11 @@ _libc.syscall.restype = ctypes.c_long
 
 
 class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
-                ("scoped", ctypes.c_uint64)]
+    _fields_ = [
+        ("handled_access_fs", ctypes.c_uint64),
+        ("handled_access_net", ctypes.c_uint64),
+        ("scoped", ctypes.c_uint64),
+    ]
 
 
 class _PathBeneath(ctypes.Structure):
@@ -81,8 +95,11 @@ class Ruleset:
         if self.abi < 1:
             raise OSError("Landlock is not available")
         self.handled = _FS_BY_ABI.get(self.abi, _FS_BY_ABI[5])
-        attr = _RulesetAttr(self.handled, NET_BIND_TCP | NET_CONNECT_TCP if self.abi >= 4 else 0,
-                            SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if self.abi >= 6 else 0)
+        attr = _RulesetAttr(
+            self.handled,
+            NET_BIND_TCP | NET_CONNECT_TCP if self.abi >= 4 else 0,
+            SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if self.abi >= 6 else 0,
+        )
         size = ctypes.sizeof(_RulesetAttr) if self.abi >= 6 else (16 if self.abi >= 4 else 8)
         self.fd = _call(SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
         self.allowed: dict[str, list[str]] = {}
@@ -99,8 +116,13 @@ class Ruleset:
             if not stat.S_ISDIR(os.fstat(fd).st_mode):
                 rights &= ~_DIR_ONLY
             rule = _PathBeneath(rights, fd)
-            _call(SYS_ADD_RULE, ctypes.c_int(self.fd), ctypes.c_int(RULE_PATH_BENEATH), ctypes.byref(rule),
-                  ctypes.c_uint32(0))
+            _call(
+                SYS_ADD_RULE,
+                ctypes.c_int(self.fd),
+                ctypes.c_int(RULE_PATH_BENEATH),
+                ctypes.byref(rule),
+                ctypes.c_uint32(0),
+            )
         finally:
             os.close(fd)
         self.allowed.setdefault(kind, []).append(path)
@@ -112,8 +134,11 @@ class Ruleset:
     def report(self) -> dict[str, Any]:
         """What the ruleset allows, for the ``isolation`` report."""
         out: dict[str, Any] = {kind: sorted(paths) for kind, paths in sorted(self.allowed.items())}
-        out.update(landlock_abi=self.abi, tcp="refused" if self.abi >= 4 else "allowed",
-                   scoped=["abstract unix sockets", "signals"] if self.abi >= 6 else [])
+        out.update(
+            landlock_abi=self.abi,
+            tcp="refused" if self.abi >= 4 else "allowed",
+            scoped=["abstract unix sockets", "signals"] if self.abi >= 6 else [],
+        )
         return out
 
 

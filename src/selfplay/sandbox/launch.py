@@ -65,8 +65,14 @@ _interpreter: list[str] | None = None
 
 def _works(cmd: list[str]) -> bool:
     try:
-        done = subprocess.run(cmd + ["true"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, timeout=20, env=scrubbed_env())
+        done = subprocess.run(
+            cmd + ["true"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=20,
+            env=scrubbed_env(),
+        )
     except (OSError, subprocess.SubprocessError):
         return False
     return done.returncode == 0
@@ -85,8 +91,15 @@ def strategy() -> Strategy:
         if unshare and root and _works([unshare, *base]):
             chosen = Strategy((unshare, *base), True, True, True, False, True, None)
         elif unshare and not root and _works([unshare, "--map-root-user", *base]):
-            chosen = Strategy((unshare, "--map-root-user", *base), True, True, True, True, False,
-                              "not root: user namespace without a separate uid")
+            chosen = Strategy(
+                (unshare, "--map-root-user", *base),
+                True,
+                True,
+                True,
+                True,
+                False,
+                "not root: user namespace without a separate uid",
+            )
         if chosen is None:
             reason = "unshare unavailable or not permitted: no network/PID/mount namespaces"
             chosen = Strategy((), False, False, False, False, root, reason)
@@ -140,8 +153,11 @@ class UidLease:
         with UidLease._local_lock:
             if uid in UidLease._local_taken:
                 return False
-            fd = os.open(os.path.join(self._dir, str(uid)),
-                         os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+            fd = os.open(
+                os.path.join(self._dir, str(uid)),
+                os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW,
+                0o600,
+            )
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
@@ -175,15 +191,24 @@ def site_package_dirs() -> list[str]:
     sandboxes whose programs may import installed libraries."""
     import sysconfig
 
-    return [p for p in dict.fromkeys([sysconfig.get_path("purelib"), sysconfig.get_path("platlib")])
-            if p and os.path.isdir(p)]
+    return [
+        p
+        for p in dict.fromkeys([sysconfig.get_path("purelib"), sysconfig.get_path("platlib")])
+        if p and os.path.isdir(p)
+    ]
 
 
 class ServerProcess:
     """One confined interpreter running ``forkserver.main`` and the pipes to it."""
 
-    def __init__(self, limits: SandboxLimits, mode: str, tool_dirs: list[str] | None = None,
-                 site_packages: bool = False, seed: int = 0):
+    def __init__(
+        self,
+        limits: SandboxLimits,
+        mode: str,
+        tool_dirs: list[str] | None = None,
+        site_packages: bool = False,
+        seed: int = 0,
+    ):
         """``seed``: the interpreter's PYTHONHASHSEED (str/bytes hash order, fixed at its
         start and inherited by every child forked from it) and ``random.seed`` of each
         child (see ``harness.confine_child``)."""
@@ -219,9 +244,15 @@ class ServerProcess:
         argv = [*strat.prefix, sys.executable, "-s", "-S", "-B", "-c", BOOT, SRC_ROOT, json.dumps(cfg)]
         try:
             self.proc = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
                 stderr=None if DEBUG else subprocess.DEVNULL,
-                start_new_session=True, close_fds=True, cwd="/", env=scrubbed_env(hashseed=self.seed), bufsize=0,
+                start_new_session=True,
+                close_fds=True,
+                cwd="/",
+                env=scrubbed_env(hashseed=self.seed),
+                bufsize=0,
             )
         except BaseException:
             self._release()

@@ -50,7 +50,7 @@ class SandboxLimits:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "SandboxLimits":
+    def from_dict(cls, data: dict[str, Any]) -> SandboxLimits:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 

@@ -11,10 +11,18 @@ server to fork from.
 from __future__ import annotations
 
 import time
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-from .command import (DEFAULT_COLLECT_KB, DEFAULT_OUTPUT_KB, CommandResult, explain_unreachable,
-                      make_command_request, reply_size_cap, result_from_run)
+from .command import (
+    DEFAULT_COLLECT_KB,
+    DEFAULT_OUTPUT_KB,
+    CommandResult,
+    explain_unreachable,
+    make_command_request,
+    reply_size_cap,
+    result_from_run,
+)
 from .launch import ServerProcess
 from .limits import SandboxLimits
 from .pool import COMMAND_OVERHEAD_S, command_isolation, make_request, result_from_reply
@@ -24,8 +32,9 @@ from .result import ExecResult
 STARTUP_GRACE_S = 30.0
 
 
-def run_naive(code: str, entry: str, input_literal: Any, timeout: float,
-              limits: SandboxLimits | None = None) -> ExecResult:
+def run_naive(
+    code: str, entry: str, input_literal: Any, timeout: float, limits: SandboxLimits | None = None
+) -> ExecResult:
     req = make_request(code, entry, input_literal, timeout)
     server = ServerProcess(limits or SandboxLimits(), "naive")
     try:
@@ -41,16 +50,33 @@ def run_naive(code: str, entry: str, input_literal: Any, timeout: float,
     return result_from_reply(reply, reply.get("isolation") or {}, req["timeout"])
 
 
-def run_command_naive(argv: Sequence[str], timeout: float, *, files: Mapping[str, bytes | str] | None = None,
-                      executables: Iterable[str] = (), collect: Iterable[str] = (),
-                      limits: SandboxLimits | None = None, env: Mapping[str, str] | None = None,
-                      stdin: bytes | str = b"", max_output_kb: int = DEFAULT_OUTPUT_KB,
-                      max_collect_kb: int = DEFAULT_COLLECT_KB) -> CommandResult:
+def run_command_naive(
+    argv: Sequence[str],
+    timeout: float,
+    *,
+    files: Mapping[str, bytes | str] | None = None,
+    executables: Iterable[str] = (),
+    collect: Iterable[str] = (),
+    limits: SandboxLimits | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | str = b"",
+    max_output_kb: int = DEFAULT_OUTPUT_KB,
+    max_collect_kb: int = DEFAULT_COLLECT_KB,
+) -> CommandResult:
     """``Sandbox.run_command`` with a fresh confined server for this one command (same isolation)."""
     limits = limits or SandboxLimits()
-    req = make_command_request([argv], timeout, files=files, executables=executables, collect=collect,
-                               limits=None, env=env, stdin=stdin, max_output_kb=max_output_kb,
-                               max_collect_kb=max_collect_kb)
+    req = make_command_request(
+        [argv],
+        timeout,
+        files=files,
+        executables=executables,
+        collect=collect,
+        limits=None,
+        env=env,
+        stdin=stdin,
+        max_output_kb=max_output_kb,
+        max_collect_kb=max_collect_kb,
+    )
     server = ServerProcess(limits, "naive")
     try:
         server.start()
@@ -66,6 +92,9 @@ def run_command_naive(argv: Sequence[str], timeout: float, *, files: Mapping[str
     iso = command_isolation(reply.get("isolation") or {}, req, limits)
     runs = reply.get("runs")
     if reply.get("status") != "ok" or not isinstance(runs, list) or not runs:
-        return CommandResult("error", detail=f"sandbox refused the command: {reply.get('detail') or 'bad reply'}",
-                             isolation=iso)
+        return CommandResult(
+            "error",
+            detail=f"sandbox refused the command: {reply.get('detail') or 'bad reply'}",
+            isolation=iso,
+        )
     return explain_unreachable(result_from_run(runs[0], iso), req["runs"][0]["argv"][0])

@@ -8,12 +8,20 @@ import os
 import threading
 import time
 import weakref
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from queue import Queue
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
-from .command import (DEFAULT_COLLECT_KB, DEFAULT_OUTPUT_KB, CommandResult, explain_unreachable,
-                      make_command_request, reply_size_cap, result_from_run)
+from .command import (
+    DEFAULT_COLLECT_KB,
+    DEFAULT_OUTPUT_KB,
+    CommandResult,
+    explain_unreachable,
+    make_command_request,
+    reply_size_cap,
+    result_from_run,
+)
 from .fork_per_call import KIND as EACH_KIND
 from .fs_view import refused_tool_dir
 from .harness import _parse_input
@@ -59,8 +67,13 @@ def make_each_request(code: str, entry: str, inputs: Iterable[Any], timeout: flo
         _, problem = _parse_input(single["input"])
         if problem:
             raise ValueError(f"inputs[{number}]: {problem}")
-    return {"kind": EACH_KIND, "code": code, "entry": entry, "inputs": [single["input"] for single in singles],
-            "timeout": float(timeout)}
+    return {
+        "kind": EACH_KIND,
+        "code": code,
+        "entry": entry,
+        "inputs": [single["input"] for single in singles],
+        "timeout": float(timeout),
+    }
 
 
 def result_from_reply(reply: dict[str, Any], isolation: dict[str, Any], timeout: float) -> ExecResult:
@@ -93,14 +106,19 @@ def _each_result(run: dict[str, Any], isolation: dict[str, Any], timeout: float)
     return result
 
 
-def command_isolation(isolation: dict[str, Any], req: dict[str, Any], server_limits: SandboxLimits) -> dict[str, Any]:
+def command_isolation(
+    isolation: dict[str, Any], req: dict[str, Any], server_limits: SandboxLimits
+) -> dict[str, Any]:
     """The isolation report of a command run: the server's, with the run's own limits and stdio."""
     iso = dict(isolation)
-    limits = SandboxLimits.from_dict({**server_limits.to_dict(), **(req.get("limits") or {}),
-                                      "tmpfs_mb": server_limits.tmpfs_mb})
+    limits = SandboxLimits.from_dict(
+        {**server_limits.to_dict(), **(req.get("limits") or {}), "tmpfs_mb": server_limits.tmpfs_mb}
+    )
     iso["rlimits"] = limits.rlimits(req["timeout"])
-    iso["stdio"] = f"stdin {'given' if req.get('stdin') else '/dev/null'}; stdout/stderr captured, " \
-                   f"at most {req['max_output_kb']} KiB each"
+    iso["stdio"] = (
+        f"stdin {'given' if req.get('stdin') else '/dev/null'}; stdout/stderr captured, "
+        f"at most {req['max_output_kb']} KiB each"
+    )
     iso["env"] = "scrubbed" + (f" + {sorted(req['env'])}" if req.get("env") else "")
     iso["exec"] = True
     for key in ("preimported", "hashseed", "random_seed"):
@@ -144,8 +162,14 @@ class Sandbox:
     ['int', 2]
     """
 
-    def __init__(self, workers: int = 2, limits: SandboxLimits | None = None, tool_dirs: Iterable[str] = (),
-                 site_packages: bool = False, seed: int = 0):
+    def __init__(
+        self,
+        workers: int = 2,
+        limits: SandboxLimits | None = None,
+        tool_dirs: Iterable[str] = (),
+        site_packages: bool = False,
+        seed: int = 0,
+    ):
         """``tool_dirs``: host directories of trusted tools that commands run (a compiler's,
         a verifier's, their data), added read-only at the same path to the minimal
         filesystem view the sandboxed processes see (see ``fs_view``), /tmp included.
@@ -168,8 +192,12 @@ class Sandbox:
         self.workers_asked = workers
         self.workers = workers = min(workers, job_cpus())
         if workers < self.workers_asked:
-            log.info("sandbox: %d workers, not the %d asked for: this job may use %d CPUs",
-                     workers, self.workers_asked, workers)
+            log.info(
+                "sandbox: %d workers, not the %d asked for: this job may use %d CPUs",
+                workers,
+                self.workers_asked,
+                workers,
+            )
         self.site_packages = bool(site_packages)
         self.seed = check_seed(seed)
         self._lock = threading.Lock()
@@ -226,7 +254,7 @@ class Sandbox:
             executor.shutdown(wait=True, cancel_futures=True)
         self._finalizer()
 
-    def __enter__(self) -> "Sandbox":
+    def __enter__(self) -> Sandbox:
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
@@ -246,22 +274,25 @@ class Sandbox:
             self._idle.put(server)
         return result
 
-    def _run_on(self, server: ServerProcess, req: dict[str, Any],
-                retry: bool = True) -> tuple[ExecResult, ServerProcess]:
+    def _run_on(
+        self, server: ServerProcess, req: dict[str, Any], retry: bool = True
+    ) -> tuple[ExecResult, ServerProcess]:
         timeout = req["timeout"]
         if not server.alive():
             server = self._replace(server)
             if not server.alive():
-                return ExecResult("error", detail="sandbox server could not be started",
-                                  isolation=dict(self.isolation)), server
+                return ExecResult(
+                    "error", detail="sandbox server could not be started", isolation=dict(self.isolation)
+                ), server
         try:
             reply = server.request(req, time.monotonic() + timeout + REPLY_GRACE_S)
         except (FrameError, OSError) as exc:
             died = not server.alive()
             server = self._replace(server)
             reason = "died" if died else f"stopped answering ({type(exc).__name__})"
-            return ExecResult("error", detail=f"sandbox server {reason}",
-                              isolation=dict(self.isolation)), server
+            return ExecResult(
+                "error", detail=f"sandbox server {reason}", isolation=dict(self.isolation)
+            ), server
         if reply.get("restart"):
             server = self._replace(server)
             if reply.get("not_started") and retry:
@@ -321,9 +352,9 @@ class Sandbox:
                 results = future.result()
                 for place, result in zip(places, results):
                     out[number][place] = result
-                rest = places[len(results):]
+                rest = places[len(results) :]
                 for turn in range(min(self.workers, len(rest))):
-                    submit(number, rest[turn::self.workers])
+                    submit(number, rest[turn :: self.workers])
         return out
 
     def _each_piece(self, req: dict[str, Any]) -> list[ExecResult]:
@@ -341,8 +372,9 @@ class Sandbox:
                 self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="sandbox")
             return self._executor
 
-    def _each_on(self, server: ServerProcess, req: dict[str, Any],
-                 retry: bool) -> tuple[list[ExecResult], ServerProcess]:
+    def _each_on(
+        self, server: ServerProcess, req: dict[str, Any], retry: bool
+    ) -> tuple[list[ExecResult], ServerProcess]:
         count, timeout = len(req["inputs"]), req["timeout"]
 
         def failed(why: str) -> list[ExecResult]:
@@ -360,9 +392,15 @@ class Sandbox:
         except (FrameError, OSError) as exc:
             died = not server.alive()
             server = self._replace(server)
-            return failed(f"sandbox server {'died' if died else f'stopped answering ({type(exc).__name__})'}"), server
+            return failed(
+                f"sandbox server {'died' if died else f'stopped answering ({type(exc).__name__})'}"
+            ), server
         runs = reply.get("runs")
-        if reply.get("status") != "ok" or not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
+        if (
+            reply.get("status") != "ok"
+            or not isinstance(runs, list)
+            or not all(isinstance(r, dict) for r in runs)
+        ):
             if reply.get("restart"):
                 server = self._replace(server)
             return failed(f"sandbox refused the request: {reply.get('detail') or 'bad reply'}"), server
@@ -371,33 +409,62 @@ class Sandbox:
         if reply.get("restart") or reply.get("host_gone"):
             server = self._replace(server)
         if len(results) < count and not (reply.get("yielded") and results):
-            rest = dict(req, inputs=req["inputs"][len(results):])
+            rest = dict(req, inputs=req["inputs"][len(results) :])
             if retry:
                 more, server = self._each_on(server, rest, retry=False)
             else:
-                more = [ExecResult("error", detail="sandbox server had to restart", isolation=dict(iso))
-                        for _ in rest["inputs"]]
+                more = [
+                    ExecResult("error", detail="sandbox server had to restart", isolation=dict(iso))
+                    for _ in rest["inputs"]
+                ]
             results.extend(more)
         return results, server
 
     # ---------------------------------------------------------------- commands
 
-    def run_command(self, argv: Sequence[str], timeout: float, *, files: Mapping[str, bytes | str] | None = None,
-                    executables: Iterable[str] = (), collect: Iterable[str] = (),
-                    limits: SandboxLimits | None = None, env: Mapping[str, str] | None = None,
-                    stdin: bytes | str = b"", max_output_kb: int = DEFAULT_OUTPUT_KB,
-                    max_collect_kb: int = DEFAULT_COLLECT_KB) -> CommandResult:
+    def run_command(
+        self,
+        argv: Sequence[str],
+        timeout: float,
+        *,
+        files: Mapping[str, bytes | str] | None = None,
+        executables: Iterable[str] = (),
+        collect: Iterable[str] = (),
+        limits: SandboxLimits | None = None,
+        env: Mapping[str, str] | None = None,
+        stdin: bytes | str = b"",
+        max_output_kb: int = DEFAULT_OUTPUT_KB,
+        max_collect_kb: int = DEFAULT_COLLECT_KB,
+    ) -> CommandResult:
         """Execute ``argv`` in a fresh confined process (see ``run_commands``)."""
-        return self.run_commands([argv], timeout, files=files, executables=executables, collect=collect,
-                                 limits=limits, env=env, stdin=stdin, max_output_kb=max_output_kb,
-                                 max_collect_kb=max_collect_kb)[0]
+        return self.run_commands(
+            [argv],
+            timeout,
+            files=files,
+            executables=executables,
+            collect=collect,
+            limits=limits,
+            env=env,
+            stdin=stdin,
+            max_output_kb=max_output_kb,
+            max_collect_kb=max_collect_kb,
+        )[0]
 
-    def run_commands(self, argvs: Sequence[Sequence[str]], timeout: float, *,
-                     files: Mapping[str, bytes | str] | None = None, executables: Iterable[str] = (),
-                     collect: Iterable[str] = (), limits: SandboxLimits | None = None,
-                     env: Mapping[str, str] | None = None, stdin: bytes | str = b"",
-                     max_output_kb: int = DEFAULT_OUTPUT_KB, max_collect_kb: int = DEFAULT_COLLECT_KB,
-                     chunk: int | None = None) -> list[CommandResult]:
+    def run_commands(
+        self,
+        argvs: Sequence[Sequence[str]],
+        timeout: float,
+        *,
+        files: Mapping[str, bytes | str] | None = None,
+        executables: Iterable[str] = (),
+        collect: Iterable[str] = (),
+        limits: SandboxLimits | None = None,
+        env: Mapping[str, str] | None = None,
+        stdin: bytes | str = b"",
+        max_output_kb: int = DEFAULT_OUTPUT_KB,
+        max_collect_kb: int = DEFAULT_COLLECT_KB,
+        chunk: int | None = None,
+    ) -> list[CommandResult]:
         """Execute every command line in its own confined process; results in the same order.
 
         Each run gets a fresh private work directory holding ``files`` (names in
@@ -408,14 +475,23 @@ class Sandbox:
         ``collect`` are read back after the run if they are plain files.  Runs are
         sent to the workers in chunks of ``chunk`` (the files travel once per chunk).
         """
-        req = make_command_request(argvs, timeout, files=files, executables=executables, collect=collect,
-                                   limits=limits, env=env, stdin=stdin, max_output_kb=max_output_kb,
-                                   max_collect_kb=max_collect_kb)
+        req = make_command_request(
+            argvs,
+            timeout,
+            files=files,
+            executables=executables,
+            collect=collect,
+            limits=limits,
+            env=env,
+            stdin=stdin,
+            max_output_kb=max_output_kb,
+            max_collect_kb=max_collect_kb,
+        )
         if self._closed:
             raise RuntimeError("Sandbox is closed")
         runs = req["runs"]
         size = chunk or max(1, math.ceil(len(runs) / (self.workers * 4)))
-        pieces = [dict(req, runs=runs[i:i + size]) for i in range(0, len(runs), size)]
+        pieces = [dict(req, runs=runs[i : i + size]) for i in range(0, len(runs), size)]
         if len(pieces) == 1 or self.workers == 1:
             done = [self._command_piece(piece) for piece in pieces]
         else:
@@ -430,8 +506,9 @@ class Sandbox:
             self._idle.put(server)
         return results
 
-    def _commands_on(self, server: ServerProcess, req: dict[str, Any],
-                     retry: bool) -> tuple[list[CommandResult], ServerProcess]:
+    def _commands_on(
+        self, server: ServerProcess, req: dict[str, Any], retry: bool
+    ) -> tuple[list[CommandResult], ServerProcess]:
         count = len(req["runs"])
 
         def failed(why: str) -> list[CommandResult]:
@@ -455,17 +532,20 @@ class Sandbox:
             if reply.get("restart"):
                 server = self._replace(server)
             return failed(f"sandbox refused the command: {reply.get('detail') or 'bad reply'}"), server
-        results = [explain_unreachable(result_from_run(run, iso), sent["argv"][0])
-                   for run, sent in zip(reply["runs"][:count], req["runs"])]
+        results = [
+            explain_unreachable(result_from_run(run, iso), sent["argv"][0])
+            for run, sent in zip(reply["runs"][:count], req["runs"])
+        ]
         if reply.get("restart") or reply.get("host_gone"):
             server = self._replace(server)
         if len(results) < count:
-            rest = dict(req, runs=req["runs"][len(results):])
+            rest = dict(req, runs=req["runs"][len(results) :])
             if retry:
                 more, server = self._commands_on(server, rest, retry=False)
             else:
-                more = [CommandResult("error", detail="sandbox server had to restart", isolation=iso)
-                        for _ in rest["runs"]]
+                more = [
+                    CommandResult("error", detail="sandbox server had to restart", isolation=iso)
+                    for _ in rest["runs"]
+                ]
             results.extend(more)
         return results, server
-

@@ -68,7 +68,7 @@ class ExecResult:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "ExecResult":
+    def from_dict(cls, data: dict[str, Any]) -> ExecResult:
         return cls(
             status=data["status"],
             value=data.get("value"),

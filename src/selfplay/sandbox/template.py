@@ -37,7 +37,8 @@ from __future__ import annotations
 import os
 import signal
 import socket
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import confine
 from .protocol import FrameError, read_frame, write_frame
@@ -62,7 +63,7 @@ class Template:
         self._spare: tuple[int, socket.socket] | None = None
 
     @classmethod
-    def start(cls, close_in_template: list[int], job_entry: Callable[[int], None]) -> "Template":
+    def start(cls, close_in_template: list[int], job_entry: Callable[[int], None]) -> Template:
         """Fork the template now; it closes ``close_in_template`` (the server's own
         channels) and serves orders until the server goes away. ``job_entry(channel)``
         runs in each job process and never returns."""

@@ -16,15 +16,18 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Track:
-    name: str   # config section, package and rules file name
+    name: str  # config section, package and rules file name
     title: str  # how summaries and the report name it
     paper: str  # the paper it reproduces (shared/papers/README.md)
 
 
-TRACKS: dict[str, Track] = {t.name: t for t in (
-    Track("sinq", "SInQ (Python)", "001: Program Semantic Inequivalence Game"),
-    Track("seq", "Haskell track", "000: Semantic equivalence self-play with formal verification"),
-    Track("psv", "PSV (Dafny/Verus)", "003: Propose, Solve, Verify: self-play with formal verification"),
-    Track("evolve", "EvolveCoder", "002: EvolveCoder: adversarial test-case evolution for code RL"),
-    Track("gasp", "GASP", "004: GASP: Guided Asymmetric Self-Play for Coding LLMs"),
-)}
+TRACKS: dict[str, Track] = {
+    t.name: t
+    for t in (
+        Track("sinq", "SInQ (Python)", "001: Program Semantic Inequivalence Game"),
+        Track("seq", "Haskell track", "000: Semantic equivalence self-play with formal verification"),
+        Track("psv", "PSV (Dafny/Verus)", "003: Propose, Solve, Verify: self-play with formal verification"),
+        Track("evolve", "EvolveCoder", "002: EvolveCoder: adversarial test-case evolution for code RL"),
+        Track("gasp", "GASP", "004: GASP: Guided Asymmetric Self-Play for Coding LLMs"),
+    )
+}

@@ -33,8 +33,9 @@ def stage_source_split(stage: str) -> str:
     return "train" if kind == "round" else split
 
 
-def select_stage_sources(sources: list[dict], stage: str, cfg: dict, track: str = "sinq",
-                         same_every_round: bool = False) -> list[dict]:
+def select_stage_sources(
+    sources: list[dict], stage: str, cfg: dict, track: str = "sinq", same_every_round: bool = False
+) -> list[dict]:
     """The source programs a stage uses (seeded sample, stable across reruns); the
     counts are config ``<track>.sources.per_round`` / ``eval_train`` / ``eval_test``.
 
@@ -55,5 +56,3 @@ def shard_of(items: list[dict], shard: int, shards: int) -> list[dict]:
     if not 0 <= shard < shards:
         raise UserError(f"shard {shard} is outside 0..{shards - 1}")
     return [item for pos, item in enumerate(items) if pos % shards == shard]
-
-

@@ -42,8 +42,12 @@ def save_args(checkpoint_steps: int) -> dict[str, Any]:
     steps, keeping only the last (0: never)."""
     if checkpoint_steps <= 0:
         return {"save_strategy": "no"}
-    return {"save_strategy": "steps", "save_steps": int(checkpoint_steps), "save_total_limit": 1,
-            "save_only_model": False}
+    return {
+        "save_strategy": "steps",
+        "save_steps": int(checkpoint_steps),
+        "save_total_limit": 1,
+        "save_only_model": False,
+    }
 
 
 def resume_key(**work: Any) -> str:
@@ -72,8 +76,10 @@ def resume_point(folder: Path, key: str) -> str | None:
     if recorded != key:
         stale = [p for p in folder.iterdir()]
         if stale:
-            log.warning("%s: checkpoints of other work (another base model, data, settings or seed); "
-                        "starting over", folder)
+            log.warning(
+                "%s: checkpoints of other work (another base model, data, settings or seed); starting over",
+                folder,
+            )
         for path in stale:
             shutil.rmtree(path) if path.is_dir() else path.unlink()
         key_file.write_text(json.dumps({"key": key}) + "\n")

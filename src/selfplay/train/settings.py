@@ -12,6 +12,7 @@ from typing import Any
 
 from ..errors import UserError
 
+
 def checkpointing_kwargs(enabled: bool) -> dict[str, Any]:
     """Trainer keywords that switch activation (gradient) checkpointing on or off.
 
@@ -97,7 +98,9 @@ def _check_positive_int(key: str, value: Any) -> int:
     return int(value)
 
 
-def _check_float_range(key: str, value: Any, low: float, high: float | None, *, low_open: bool = False) -> float:
+def _check_float_range(
+    key: str, value: Any, low: float, high: float | None, *, low_open: bool = False
+) -> float:
     if not _is_number(value):
         _fail(key, value, "a number")
     bad_low = value <= low if low_open else value < low
@@ -110,7 +113,7 @@ def _check_float_range(key: str, value: Any, low: float, high: float | None, *, 
 def _check_tristate(key: str, value: Any) -> bool | str:
     if value == "auto" or isinstance(value, bool):
         return value
-    _fail(key, value, "true, false or \"auto\"")
+    _fail(key, value, 'true, false or "auto"')
     raise AssertionError  # unreachable; keeps type checkers quiet
 
 
@@ -134,7 +137,9 @@ def validate_settings(settings: dict | None) -> dict[str, Any]:
         _fail("max_length", merged["max_length"], "at least 8 tokens")
 
     merged["lora_dropout"] = _check_float_range("lora_dropout", merged["lora_dropout"], 0.0, 0.9)
-    merged["learning_rate"] = _check_float_range("learning_rate", merged["learning_rate"], 0.0, 1.0, low_open=True)
+    merged["learning_rate"] = _check_float_range(
+        "learning_rate", merged["learning_rate"], 0.0, 1.0, low_open=True
+    )
     merged["warmup_ratio"] = _check_float_range("warmup_ratio", merged["warmup_ratio"], 0.0, 1.0)
     if merged["warmup_ratio"] >= 1.0:
         # transformers 5 reads a warmup value >= 1 as a step count, so a ratio must stay below 1
@@ -169,7 +174,9 @@ def validate_settings(settings: dict | None) -> dict[str, Any]:
         _fail("dtype", merged["dtype"], f"one of {', '.join(DTYPES)}")
     if merged["device"] not in DEVICES:
         _fail("device", merged["device"], f"one of {', '.join(DEVICES)}")
-    merged["gradient_checkpointing"] = _check_tristate("gradient_checkpointing", merged["gradient_checkpointing"])
+    merged["gradient_checkpointing"] = _check_tristate(
+        "gradient_checkpointing", merged["gradient_checkpointing"]
+    )
     merged["bf16"] = _check_tristate("bf16", merged["bf16"])
     return merged
 
@@ -200,8 +207,10 @@ def training_device(requested: str = "auto", *, gpus_requested: int = 0) -> str:
     visible = torch.cuda.is_available()
     if requested == "cuda" or (requested == "auto" and gpus_requested > 0):
         if not visible:
-            raise UserError(f"the training job asked for {max(gpus_requested, 1)} GPU(s) but torch sees none "
-                            "(check the job's GPU allocation and CUDA_VISIBLE_DEVICES); refusing to train on the CPU")
+            raise UserError(
+                f"the training job asked for {max(gpus_requested, 1)} GPU(s) but torch sees none "
+                "(check the job's GPU allocation and CUDA_VISIBLE_DEVICES); refusing to train on the CPU"
+            )
         return "cuda"
     if requested == "auto":
         return "cuda" if visible else "cpu"

@@ -35,9 +35,10 @@ import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ..containers.runtime import runtime_record
 from ..errors import UserError, require_module
@@ -99,7 +100,9 @@ def validate_examples(examples: Any) -> list[dict[str, list[dict[str, str]]]]:
             )
         completion = [_check_message(ex["completion"][0], f"{where}, completion")]
         if completion[0]["role"] != "assistant":
-            raise UserError(f"{where}: the completion message must have role 'assistant', not {completion[0]['role']!r}")
+            raise UserError(
+                f"{where}: the completion message must have role 'assistant', not {completion[0]['role']!r}"
+            )
         clean.append({"prompt": prompt, "completion": completion})
     return clean
 
@@ -231,16 +234,22 @@ def tokenize_example(tokenizer, example: dict) -> dict[str, list[int]]:
     """``input_ids`` and ``completion_mask`` of one example: the templated prompt (with
     the generation header), then the assistant's raw text and the end-of-sequence token."""
     try:
-        prompt_text = tokenizer.apply_chat_template(example["prompt"], tokenize=False, add_generation_prompt=True)
+        prompt_text = tokenizer.apply_chat_template(
+            example["prompt"], tokenize=False, add_generation_prompt=True
+        )
     except ValueError as exc:
         raise UserError(f"cannot apply the base model's chat template: {exc}") from exc
     prompt_ids = list(tokenizer(prompt_text, add_special_tokens=False)["input_ids"])
-    completion_ids = list(tokenizer(example["completion"][0]["content"], add_special_tokens=False)["input_ids"])
+    completion_ids = list(
+        tokenizer(example["completion"][0]["content"], add_special_tokens=False)["input_ids"]
+    )
     if tokenizer.eos_token_id is None:
         raise UserError("the base model's tokenizer has no end-of-sequence token to end a completion with")
     completion_ids.append(tokenizer.eos_token_id)
-    return {"input_ids": prompt_ids + completion_ids,
-            "completion_mask": [0] * len(prompt_ids) + [1] * len(completion_ids)}
+    return {
+        "input_ids": prompt_ids + completion_ids,
+        "completion_mask": [0] * len(prompt_ids) + [1] * len(completion_ids),
+    }
 
 
 def _check_inputs(examples: Any, settings: Any, seed: Any) -> tuple[list[dict], dict[str, Any]]:
@@ -363,8 +372,9 @@ def _finite(value: Any) -> float | None:
 # --------------------------------------------------------------------------- entry point
 
 
-def train_lora_sft(base_model: str, examples: list[dict], out_dir: str, settings: dict, seed: int,
-                   gpus: int = 0) -> dict:
+def train_lora_sft(
+    base_model: str, examples: list[dict], out_dir: str, settings: dict, seed: int, gpus: int = 0
+) -> dict:
     """Fine-tune a LoRA adapter on ``examples`` (loss on the completion only) and save it in ``out_dir``.
 
     Returns the training record, which is also written to ``out_dir/training_record.json``.
@@ -385,8 +395,16 @@ def train_lora_sft(base_model: str, examples: list[dict], out_dir: str, settings
                 sys.modules["torch"].cuda.empty_cache()
 
 
-def _train_sft_into(staging: Path, scratch: Path, base_model: str, clean: list[dict], settings: dict, seed: int,
-                    started: float, gpus: int = 0) -> dict:
+def _train_sft_into(
+    staging: Path,
+    scratch: Path,
+    base_model: str,
+    clean: list[dict],
+    settings: dict,
+    seed: int,
+    started: float,
+    gpus: int = 0,
+) -> dict:
     """Train, and save the adapter and its record into ``staging``."""
     trainer, resolved = build_sft_trainer(base_model, clean, scratch, settings, seed, gpus)
     counts = label_token_counts(trainer)
@@ -401,13 +419,22 @@ def _train_sft_into(staging: Path, scratch: Path, base_model: str, clean: list[d
     if n_at_max:
         log.warning(
             "%d of %d training examples reached max_length=%d and may have been truncated",
-            n_at_max, n_prepared, resolved["max_length"],
+            n_at_max,
+            n_prepared,
+            resolved["max_length"],
         )
 
     # A rerun of the same training after a kill resumes from its last checkpoint.
-    resume = resume_point(scratch, resume_key(
-        base_model=str(Path(base_model).resolve()) if Path(base_model).exists() else str(base_model),
-        examples=clean, settings=resolved, seed=seed, libraries=_library_versions()))
+    resume = resume_point(
+        scratch,
+        resume_key(
+            base_model=str(Path(base_model).resolve()) if Path(base_model).exists() else str(base_model),
+            examples=clean,
+            settings=resolved,
+            seed=seed,
+            libraries=_library_versions(),
+        ),
+    )
     train_started = time.perf_counter()
     output = trainer.train(resume_from_checkpoint=resume)
     train_seconds = time.perf_counter() - train_started

@@ -54,8 +54,9 @@ def _partners(tokens: tuple[Token, ...] | list[Token]) -> dict[int, int]:
     return out
 
 
-def _keys(tokens: tuple[Token, ...] | list[Token], lo: int, hi: int,
-          partners: dict[int, int]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _keys(
+    tokens: tuple[Token, ...] | list[Token], lo: int, hi: int, partners: dict[int, int]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(path, keys) of the attribute whose contents are ``tokens[lo:hi]``."""
     path: list[str] = []
     j = lo
@@ -74,7 +75,7 @@ def _keys(tokens: tuple[Token, ...] | list[Token], lo: int, hi: int,
         keys: list[str] = []
         depth = 0
         expect_name = True
-        for t in tokens[j + 1:close]:
+        for t in tokens[j + 1 : close]:
             if t.text in _OPEN:
                 depth += 1
             elif t.text in (")", "]", "}"):
@@ -110,7 +111,7 @@ def find_attributes(tokens: tuple[Token, ...] | list[Token]) -> list[Attribute]:
         closed = close is not None
         last = close if close is not None else n - 1
         path, keys = _keys(tokens, open_k + 1, last if closed else n, partners)
-        words = tuple(t.value for t in tokens[open_k + 1:last + (0 if closed else 1)] if t.kind == "ident")
+        words = tuple(t.value for t in tokens[open_k + 1 : last + (0 if closed else 1)] if t.kind == "ident")
         out.append(Attribute(inner, path, keys, words, tokens[k].start, tokens[last].end, k, last, closed))
         k = last + 1
     return out

@@ -16,14 +16,24 @@ Every file of a call goes to the runner at once, which runs them in parallel.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .runner import VerusJob, VerusVerdict, verify
 from .screen import screen_solution
 from .settings import VerusSettings
 from .spec import Spec, inspect_spec
-from .spec_files import (INCONCLUSIVE, POSTCONDITIONS, PRECONDITIONS, REFUTED, VALIDITY, VERIFIED, solution_file,
-                         spec_check_files, spec_verdict)
+from .spec_files import (
+    INCONCLUSIVE,
+    POSTCONDITIONS,
+    PRECONDITIONS,
+    REFUTED,
+    VALIDITY,
+    VERIFIED,
+    solution_file,
+    spec_check_files,
+    spec_verdict,
+)
 
 MIN_VERIFIED = 2
 """Functions a solution's run must report verified: the target and ``main``."""
@@ -47,7 +57,9 @@ def outcome_of(verdict: VerusVerdict, check: str) -> str:
     return INCONCLUSIVE
 
 
-def check_specs(texts: Sequence[str], settings: VerusSettings | None = None, sandbox: Any = None) -> list[dict]:
+def check_specs(
+    texts: Sequence[str], settings: VerusSettings | None = None, sandbox: Any = None
+) -> list[dict]:
     """One record per spec text: ``ok``, ``reason`` (None when ok; ``spec:<code>`` for a
     text that is not a spec or uses an escape hatch; else a code of
     spec_files.SPEC_VERDICT_REASONS), ``detail``, ``target`` (the function to implement)
@@ -58,8 +70,15 @@ def check_specs(texts: Sequence[str], settings: VerusSettings | None = None, san
         spec, problems = inspect_spec(text)
         if spec is None:
             first = problems[0] if problems else None
-            records.append({"ok": False, "reason": f"spec:{first.code if first else 'unreadable'}",
-                            "detail": first.detail if first else "not a spec", "target": None, "checks": {}})
+            records.append(
+                {
+                    "ok": False,
+                    "reason": f"spec:{first.code if first else 'unreadable'}",
+                    "detail": first.detail if first else "not a spec",
+                    "target": None,
+                    "checks": {},
+                }
+            )
             continue
         records.append({"ok": None, "target": spec.target.name, "checks": {}})
         for f in spec_check_files(spec):
@@ -67,20 +86,26 @@ def check_specs(texts: Sequence[str], settings: VerusSettings | None = None, san
     if jobs:
         for job, verdict in zip(jobs, verify(jobs, settings, sandbox)):
             index, check = job.name.split(":", 1)
-            records[int(index)]["checks"][check] = {"outcome": outcome_of(verdict, check), "status": verdict.status,
-                                                   "messages": verdict.messages[:5]}
+            records[int(index)]["checks"][check] = {
+                "outcome": outcome_of(verdict, check),
+                "status": verdict.status,
+                "messages": verdict.messages[:5],
+            }
     for record in records:
         if record["ok"] is None:
             checks = record["checks"]
-            verdict = spec_verdict(checks[VALIDITY]["outcome"],
-                                   checks[PRECONDITIONS]["outcome"] if PRECONDITIONS in checks else None,
-                                   checks[POSTCONDITIONS]["outcome"])
+            verdict = spec_verdict(
+                checks[VALIDITY]["outcome"],
+                checks[PRECONDITIONS]["outcome"] if PRECONDITIONS in checks else None,
+                checks[POSTCONDITIONS]["outcome"],
+            )
             record.update(ok=verdict.ok, reason=None if verdict.ok else verdict.code, detail=verdict.detail)
     return records
 
 
-def verify_solutions(pairs: Sequence[tuple[Spec | str, str]], settings: VerusSettings | None = None,
-                     sandbox: Any = None) -> list[dict]:
+def verify_solutions(
+    pairs: Sequence[tuple[Spec | str, str]], settings: VerusSettings | None = None, sandbox: Any = None
+) -> list[dict]:
     """One record per (spec, solution text): ``verified``, ``reason`` (None when
     verified; ``screen:<codes>`` when the screen refused it, ``verus:<status>`` when
     Verus did not accept the file, ``target_not_verified`` when it did but reported

@@ -58,22 +58,88 @@ MAX_SOURCE_CHARS = 100_000
 """Longer texts are refused before they are read (answers are a few thousand
 characters; this bounds the work done on hostile input)."""
 
-CLAUSE_WORDS = frozenset({"requires", "ensures", "recommends", "decreases", "returns", "opens_invariants",
-                          "no_unwind", "default_ensures"})
+CLAUSE_WORDS = frozenset(
+    {
+        "requires",
+        "ensures",
+        "recommends",
+        "decreases",
+        "returns",
+        "opens_invariants",
+        "no_unwind",
+        "default_ensures",
+    }
+)
 """Keywords that open a clause of a function's header."""
 
 # Rust keywords that can only start an item (never a name or part of an expression in
 # a header), and Verus's contextual words, which start an item only when followed by
 # another item word.
-_HARD_ITEM_WORDS = frozenset({"fn", "pub", "struct", "enum", "union", "trait", "impl", "mod", "use", "static",
-                              "type", "const", "extern", "macro_rules", "unsafe"})
-_SOFT_ITEM_WORDS = frozenset({"open", "closed", "spec", "proof", "exec", "tracked", "broadcast", "uninterp",
-                              "axiom", "global", "async", "default", "assume_specification"})
+_HARD_ITEM_WORDS = frozenset(
+    {
+        "fn",
+        "pub",
+        "struct",
+        "enum",
+        "union",
+        "trait",
+        "impl",
+        "mod",
+        "use",
+        "static",
+        "type",
+        "const",
+        "extern",
+        "macro_rules",
+        "unsafe",
+    }
+)
+_SOFT_ITEM_WORDS = frozenset(
+    {
+        "open",
+        "closed",
+        "spec",
+        "proof",
+        "exec",
+        "tracked",
+        "broadcast",
+        "uninterp",
+        "axiom",
+        "global",
+        "async",
+        "default",
+        "assume_specification",
+    }
+)
 
 # Words after which an operand is expected (everything else that looks like a name
 # finishes one).
-WORD_OPERATORS = frozenset({"in", "if", "else", "match", "let", "forall", "exists", "choose", "return", "mut", "ref",
-                            "move", "box", "dyn", "impl", "where", "is", "has", "matches", "via", "when", "as"})
+WORD_OPERATORS = frozenset(
+    {
+        "in",
+        "if",
+        "else",
+        "match",
+        "let",
+        "forall",
+        "exists",
+        "choose",
+        "return",
+        "mut",
+        "ref",
+        "move",
+        "box",
+        "dyn",
+        "impl",
+        "where",
+        "is",
+        "has",
+        "matches",
+        "via",
+        "when",
+        "as",
+    }
+)
 
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 _CLOSE = {v: k for k, v in _OPEN.items()}
@@ -207,8 +273,12 @@ def _partners(text: str, toks: tuple[Token, ...], open_end: bool) -> list[int]:
                 raise _fail(text, tok.start, f"unmatched '{tok.text}'")
             opener = stack.pop()
             if toks[opener].text != _CLOSE[tok.text]:
-                raise _fail(text, tok.start, f"'{tok.text}' closes '{toks[opener].text}' opened on line "
-                                             f"{line_of(text, toks[opener].start)}")
+                raise _fail(
+                    text,
+                    tok.start,
+                    f"'{tok.text}' closes '{toks[opener].text}' opened on line "
+                    f"{line_of(text, toks[opener].start)}",
+                )
             partner[opener], partner[k] = k, opener
     for opener in stack:
         tok = toks[opener]
@@ -337,8 +407,20 @@ class _Reader:
                     k += 1
                 if self.tok_text(k) == "{":
                     end = self.partner[k]
-                    out.append(self.make("extern_block", None, None, tuple(quals), first, end, end, scope,
-                                         attrs=(first, attrs_end), body=k))
+                    out.append(
+                        self.make(
+                            "extern_block",
+                            None,
+                            None,
+                            tuple(quals),
+                            first,
+                            end,
+                            end,
+                            scope,
+                            attrs=(first, attrs_end),
+                            body=k,
+                        )
+                    )
                     return end + 1
                 continue
             break
@@ -365,12 +447,28 @@ class _Reader:
             return end + 1
         if w == "broadcast" and self.word(k + 1) == "group":
             end, body = self.braced_or_semicolon(k + 2, stop)
-            out.append(self.make("broadcast_group", self.word(k + 2), None, tuple(quals), first, end, end, scope,
-                                 body=body, **extra))
+            out.append(
+                self.make(
+                    "broadcast_group",
+                    self.word(k + 2),
+                    None,
+                    tuple(quals),
+                    first,
+                    end,
+                    end,
+                    scope,
+                    body=body,
+                    **extra,
+                )
+            )
             return end + 1
         if w == "extern" and self.word(k + 1) == "crate":
             end = self.until_semicolon(k + 2, stop)
-            out.append(self.make("extern_crate", self.word(k + 2), None, tuple(quals), first, end, end, scope, **extra))
+            out.append(
+                self.make(
+                    "extern_crate", self.word(k + 2), None, tuple(quals), first, end, end, scope, **extra
+                )
+            )
             return end + 1
         if tok.kind == "ident" and self.tok_text(k + 1) == "!":
             return self.macro(first, k, stop, tuple(quals), scope, out, extra)
@@ -379,8 +477,16 @@ class _Reader:
             return k + 1
         raise self.fail(k, f"expected an item, found '{tok.text[:40]}'")
 
-    def macro(self, first: int, k: int, stop: int, quals: tuple[str, ...], scope: str, out: list[Declaration],
-              extra: dict) -> int:
+    def macro(
+        self,
+        first: int,
+        k: int,
+        stop: int,
+        quals: tuple[str, ...],
+        scope: str,
+        out: list[Declaration],
+        extra: dict,
+    ) -> int:
         name = self.toks[k].value
         j = k + 2
         if name == "macro_rules":
@@ -424,8 +530,16 @@ class _Reader:
 
     # ------------------------------------------------------------------ functions
 
-    def function(self, first: int, k: int, stop: int, quals: tuple[str, ...], scope: str, out: list[Declaration],
-                 attrs: tuple[int, int]) -> int:
+    def function(
+        self,
+        first: int,
+        k: int,
+        stop: int,
+        quals: tuple[str, ...],
+        scope: str,
+        out: list[Declaration],
+        attrs: tuple[int, int],
+    ) -> int:
         toks = self.toks
         if k >= stop or toks[k].kind != "ident":
             raise self.fail(k - 1, "fn without a name")
@@ -480,13 +594,34 @@ class _Reader:
             k += 1
         clause_objs = []
         for keyword, a, b in clauses:
-            expression = self.text[toks[a].end:toks[b].end].strip() if b > a else ""
-            clause_objs.append(Clause(keyword, self.text[toks[a].start:toks[b].end], toks[a].start, toks[b].end,
-                                      expression.removesuffix(",").rstrip()))
+            expression = self.text[toks[a].end : toks[b].end].strip() if b > a else ""
+            clause_objs.append(
+                Clause(
+                    keyword,
+                    self.text[toks[a].start : toks[b].end],
+                    toks[a].start,
+                    toks[b].end,
+                    expression.removesuffix(",").rstrip(),
+                )
+            )
         mode = "spec" if "spec" in quals else "proof" if ("proof" in quals or "axiom" in quals) else "exec"
         final = end_tok if end_tok is not None else last
-        decl = self.make("fn", name, mode, quals, first, final, last, scope, attrs=attrs, body=body,
-                         clauses=tuple(clause_objs), params=params, ret=ret, returns_value=returns_value)
+        decl = self.make(
+            "fn",
+            name,
+            mode,
+            quals,
+            first,
+            final,
+            last,
+            scope,
+            attrs=attrs,
+            body=body,
+            clauses=tuple(clause_objs),
+            params=params,
+            ret=ret,
+            returns_value=returns_value,
+        )
         out.append(decl)
         return (end_tok + 1) if end_tok is not None else k
 
@@ -520,11 +655,16 @@ class _Reader:
             return Param("self", "", mut_ref=words[:2] == ["&", "mut"]) if "self" in words else None
         name = next((toks[p].value for p in idx if p < colon and toks[p].kind == "ident"), "_")
         after = [p for p in idx if p > colon]
-        type_text = self.text[toks[after[0]].start:toks[after[-1]].end] if after else ""
+        type_text = self.text[toks[after[0]].start : toks[after[-1]].end] if after else ""
         type_words = [toks[p].text for p in after[:3]]
-        mut_ref = bool(type_words) and type_words[0] == "&" and (
-            type_words[1:2] == ["mut"] or (len(type_words) > 2 and toks[after[1]].kind == "lifetime"
-                                           and type_words[2] == "mut"))
+        mut_ref = (
+            bool(type_words)
+            and type_words[0] == "&"
+            and (
+                type_words[1:2] == ["mut"]
+                or (len(type_words) > 2 and toks[after[1]].kind == "lifetime" and type_words[2] == "mut")
+            )
+        )
         return Param(name, type_text, mut_ref)
 
     def named_return(self, k: int) -> Param | None:
@@ -538,10 +678,24 @@ class _Reader:
 
     # ------------------------------------------------------------------ building
 
-    def make(self, kind: str, name: str | None, mode: str | None, quals: tuple[str, ...], first: int, end_tok: int,
-             header_tok: int, scope: str, *, attrs: tuple[int, int] | None = None, body: int | None = None,
-             clauses: tuple[Clause, ...] = (), params: tuple[Param, ...] = (), ret: Param | None = None,
-             returns_value: bool = False) -> Declaration:
+    def make(
+        self,
+        kind: str,
+        name: str | None,
+        mode: str | None,
+        quals: tuple[str, ...],
+        first: int,
+        end_tok: int,
+        header_tok: int,
+        scope: str,
+        *,
+        attrs: tuple[int, int] | None = None,
+        body: int | None = None,
+        clauses: tuple[Clause, ...] = (),
+        params: tuple[Param, ...] = (),
+        ret: Param | None = None,
+        returns_value: bool = False,
+    ) -> Declaration:
         start = self.toks[first].start
         end = self.end_of(end_tok)
         body_span: tuple[int, int] | None = None
@@ -554,12 +708,27 @@ class _Reader:
         header_end = self.end_of(header_tok)
         attributes: tuple[Attribute, ...] = ()
         if attrs is not None and attrs[1] > attrs[0]:
-            attributes = tuple(find_attributes(self.toks[attrs[0]:attrs[1]]))
-        return Declaration(kind=kind, name=name, mode=mode, qualifiers=quals, attributes=attributes, start=start,
-                           end=end, header_end=header_end, clauses=clauses, body=body_span, open_body=open_body,
-                           params=params, ret=ret, returns_value=returns_value, scope=scope,
-                           text=self.text[start:end], header=self.text[start:header_end],
-                           line=line_of(self.text, start))
+            attributes = tuple(find_attributes(self.toks[attrs[0] : attrs[1]]))
+        return Declaration(
+            kind=kind,
+            name=name,
+            mode=mode,
+            qualifiers=quals,
+            attributes=attributes,
+            start=start,
+            end=end,
+            header_end=header_end,
+            clauses=clauses,
+            body=body_span,
+            open_body=open_body,
+            params=params,
+            ret=ret,
+            returns_value=returns_value,
+            scope=scope,
+            text=self.text[start:end],
+            header=self.text[start:header_end],
+            line=line_of(self.text, start),
+        )
 
 
 class _Expr:

@@ -117,24 +117,55 @@ DENIED_ATTRIBUTES: dict[str, str] = {
 }
 """Attribute keys with a code of their own."""
 
-ALLOWED_ATTRIBUTES = frozenset({
-    "trigger", "auto", "allow", "warn", "inline", "derive", "must_use", "doc", "is_variant",
-    "verifier::opaque", "verifier::spinoff_prover", "verifier::memoize", "verifier::nonlinear",
-    "verifier::integer_ring", "verifier::bit_vector", "verifier::inline", "verifier::when_used_as_spec",
-    "verifier::allow_in_spec", "verifier::ext_equal", "verifier::type_invariant",
-    "verifier::accept_recursive_types", "verifier::reject_recursive_types",
-    "verifier::reject_recursive_types_in_ground_variants", "verifier::decreases_by", "verifier::recommends_by",
-    "verifier::custom_req_err", "verifier::custom_err", "verifier::loop_isolation", "verifier::truncate",
-})
+ALLOWED_ATTRIBUTES = frozenset(
+    {
+        "trigger",
+        "auto",
+        "allow",
+        "warn",
+        "inline",
+        "derive",
+        "must_use",
+        "doc",
+        "is_variant",
+        "verifier::opaque",
+        "verifier::spinoff_prover",
+        "verifier::memoize",
+        "verifier::nonlinear",
+        "verifier::integer_ring",
+        "verifier::bit_vector",
+        "verifier::inline",
+        "verifier::when_used_as_spec",
+        "verifier::allow_in_spec",
+        "verifier::ext_equal",
+        "verifier::type_invariant",
+        "verifier::accept_recursive_types",
+        "verifier::reject_recursive_types",
+        "verifier::reject_recursive_types_in_ground_variants",
+        "verifier::decreases_by",
+        "verifier::recommends_by",
+        "verifier::custom_req_err",
+        "verifier::custom_err",
+        "verifier::loop_isolation",
+        "verifier::truncate",
+    }
+)
 """Attribute keys allowed (see the module docstring for why each is harmless)."""
 
 FILE_INNER_ATTRIBUTES = frozenset({"allow", "warn"})
 """Keys an inner attribute ``#![..]`` may have when it stands as an item of its own."""
 
 ITEM_CODES: dict[str, str] = {
-    "trait": "declaration_not_allowed", "impl": "declaration_not_allowed", "union": "declaration_not_allowed",
-    "static": "declaration_not_allowed", "global": "declaration_not_allowed", "macro": "declaration_not_allowed",
-    "mod": "module", "macro_rules": "macro_rules", "extern_crate": "extern", "extern_block": "extern",
+    "trait": "declaration_not_allowed",
+    "impl": "declaration_not_allowed",
+    "union": "declaration_not_allowed",
+    "static": "declaration_not_allowed",
+    "global": "declaration_not_allowed",
+    "macro": "declaration_not_allowed",
+    "mod": "module",
+    "macro_rules": "macro_rules",
+    "extern_crate": "extern",
+    "extern_block": "extern",
     "assume_specification": "assume_specification",
 }
 """Item kinds refused, with their codes."""
@@ -169,9 +200,11 @@ def find_escape_hatches(lexed: Lexed, program: Program | None, problems: Problem
         from .attributes import find_attributes
 
         attributes = tuple(find_attributes(toks))
-    file_inner = {d.start for d in program.items if d.kind == "inner_attribute"} if program is not None else set()
+    file_inner = (
+        {d.start for d in program.items if d.kind == "inner_attribute"} if program is not None else set()
+    )
     for attr in attributes:
-        raw = _shown(text[attr.start:attr.end])
+        raw = _shown(text[attr.start : attr.end])
         line = line_of(text, attr.start)
         if "external" in attr.words:
             problems.add("external", f"attribute {raw}", line)

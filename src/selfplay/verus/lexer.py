@@ -40,9 +40,43 @@ TOKEN_KINDS = ("ident", "lifetime", "number", "string", "char", "op")
 # =~~=, !~~=, and the prefix forms &&& and ||| (which must not be read as || and |:
 # a lone | may open a closure's or quantifier's parameter list).
 _OPERATORS = sorted(
-    ["<==>", "==>", "<==", "=~~=", "!~~=", "=~=", "!~=", "&&&", "|||", "...", "..=", "<<=", ">>=", "::", "->",
-     "=>", "==", "!=", "<=", ">=", "&&", "||", "+=", "-=", "*=", "/=", "%=", "^=", "&=", "|=", "<<", ">>", ".."],
-    key=len, reverse=True,
+    [
+        "<==>",
+        "==>",
+        "<==",
+        "=~~=",
+        "!~~=",
+        "=~=",
+        "!~=",
+        "&&&",
+        "|||",
+        "...",
+        "..=",
+        "<<=",
+        ">>=",
+        "::",
+        "->",
+        "=>",
+        "==",
+        "!=",
+        "<=",
+        ">=",
+        "&&",
+        "||",
+        "+=",
+        "-=",
+        "*=",
+        "/=",
+        "%=",
+        "^=",
+        "&=",
+        "|=",
+        "<<",
+        ">>",
+        "..",
+    ],
+    key=len,
+    reverse=True,
 )
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _RAW_IDENT_RE = re.compile(r"r#([A-Za-z_][A-Za-z0-9_]*)")
@@ -102,7 +136,7 @@ class Lexed:
         (newlines kept, so offsets and line numbers stay those of the text)."""
         out: list[str] = []
         for seg in self.segments:
-            piece = self.text[seg.start:seg.end]
+            piece = self.text[seg.start : seg.end]
             if seg.kind == "code":
                 out.append(piece)
             else:
@@ -245,7 +279,7 @@ def lex(text: str) -> Lexed:
                 continue
             m = _IDENT_RE.match(text, i + 1)
             if m:
-                tokens.append(Token("lifetime", text[i:m.end()], i, m.end(), text[i:m.end()]))
+                tokens.append(Token("lifetime", text[i : m.end()], i, m.end(), text[i : m.end()]))
                 i = m.end()
                 continue
             tokens.append(Token("op", "'", i, i + 1, "'"))

@@ -41,11 +41,16 @@ from typing import Any
 MAX_MESSAGES = 50
 MAX_MESSAGE_CHARS = 500
 
-_SUMMARY_RE = re.compile(r"^\s*verification results::\s*(\d+) verified, (\d+) errors?\b", re.IGNORECASE | re.MULTILINE)
-_OLD_SUMMARY_RE = re.compile(r"^\s*verification results::\s*verified:\s*(\d+)\s+errors:\s*(\d+)",
-                             re.IGNORECASE | re.MULTILINE)
-_CRASH_RE = re.compile(r"thread '[^'\n]*'(?: \(\d+\))? panicked at|thread '[^'\n]*'(?: \(\d+\))? has overflowed its "
-                       r"stack|internal compiler error|the compiler unexpectedly panicked|Internal Verus Error")
+_SUMMARY_RE = re.compile(
+    r"^\s*verification results::\s*(\d+) verified, (\d+) errors?\b", re.IGNORECASE | re.MULTILINE
+)
+_OLD_SUMMARY_RE = re.compile(
+    r"^\s*verification results::\s*verified:\s*(\d+)\s+errors:\s*(\d+)", re.IGNORECASE | re.MULTILINE
+)
+_CRASH_RE = re.compile(
+    r"thread '[^'\n]*'(?: \(\d+\))? panicked at|thread '[^'\n]*'(?: \(\d+\))? has overflowed its "
+    r"stack|internal compiler error|the compiler unexpectedly panicked|Internal Verus Error"
+)
 _DIAGNOSTIC_RE = re.compile(r"^(error|warning)(\[[A-Z]\d+\])?: (.*)$")
 _LOCATION_RE = re.compile(r"^\s*--> (.+?):(\d+):(\d+)\s*$")
 _NOT_AN_ERROR = ("aborting due to", "could not compile")
@@ -112,28 +117,30 @@ def diagnostics(stderr: str) -> list[str]:
         if not m or m.group(1) != "error" or any(s in m.group(3) for s in _NOT_AN_ERROR):
             continue
         text = f"error{m.group(2) or ''}: {m.group(3)}"
-        for follow in lines[i + 1:i + 4]:
+        for follow in lines[i + 1 : i + 4]:
             loc = _LOCATION_RE.match(follow)
             if loc:
                 text += f" ({loc.group(1)}:{loc.group(2)}:{loc.group(3)})"
                 break
-        out.append(text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS - 3] + "...")
+        out.append(text if len(text) <= MAX_MESSAGE_CHARS else text[: MAX_MESSAGE_CHARS - 3] + "...")
     return out
 
 
 def read_output(stdout: str, stderr: str, exit_code: int) -> RunReading:
     """Read a run that exited by itself with ``exit_code`` (see the module docstring)."""
     messages = diagnostics(stderr)
-    shown = messages[:MAX_MESSAGES] + ([f"... {len(messages) - MAX_MESSAGES} more"] if len(messages) > MAX_MESSAGES
-                                       else [])
+    shown = messages[:MAX_MESSAGES] + (
+        [f"... {len(messages) - MAX_MESSAGES} more"] if len(messages) > MAX_MESSAGES else []
+    )
     for stream in (stderr, stdout):
         m = _CRASH_RE.search(stream)
         if m:
             start = stream.rfind("\n", 0, m.start()) + 1
             end = stream.find("\n", m.end())
-            line = stream[start:end if end >= 0 else len(stream)].strip()
-            return RunReading("crash", messages=shown, crash=line[:300],
-                              problems=[f"Verus crashed: {line[:300]}"])
+            line = stream[start : end if end >= 0 else len(stream)].strip()
+            return RunReading(
+                "crash", messages=shown, crash=line[:300], problems=[f"Verus crashed: {line[:300]}"]
+            )
     problems: list[str] = []
     texts = text_summaries(stdout, stderr)
     if len(set(texts)) > 1:
@@ -146,10 +153,14 @@ def read_output(stdout: str, stderr: str, exit_code: int) -> RunReading:
     status = "crash"
     if summary is not None:
         source = "json"
-        status, verified, errors = _from_json(summary["verification-results"], exit_code, bool(messages), problems)
+        status, verified, errors = _from_json(
+            summary["verification-results"], exit_code, bool(messages), problems
+        )
         if texts and (verified, errors) not in texts:
-            problems.append(f"the summary line says {texts[0][0]} verified, {texts[0][1]} errors, the JSON "
-                            f"{verified}, {errors}")
+            problems.append(
+                f"the summary line says {texts[0][0]} verified, {texts[0][1]} errors, the JSON "
+                f"{verified}, {errors}"
+            )
     elif texts:
         source = "text"
         verified, errors = texts[0]
@@ -174,8 +185,9 @@ def read_output(stdout: str, stderr: str, exit_code: int) -> RunReading:
     return RunReading(status, verified, errors, source, shown, None, problems)
 
 
-def _from_json(results: Any, exit_code: int, has_errors: bool, problems: list[str]) -> tuple[str, int | None,
-                                                                                                int | None]:
+def _from_json(
+    results: Any, exit_code: int, has_errors: bool, problems: list[str]
+) -> tuple[str, int | None, int | None]:
     if not isinstance(results, dict):
         problems.append("verification-results is not an object")
         return "crash", None, None

@@ -14,7 +14,7 @@ REASONS: dict[str, str] = {
     "empty": "the text is empty or only blanks and comments",
     "too_large": f"the text is longer than {MAX_SOURCE_CHARS} characters",
     "syntax": "the text cannot be read as Rust + Verus items (unbalanced brackets, unterminated comment or "
-              "literal, something that is not an item)",
+    "literal, something that is not an item)",
     "odd_character": "a character outside printable ASCII in code (outside comments and literals)",
     # escape hatches
     "assume": "an assume(...) or assume_new (an unchecked assumption)",
@@ -23,7 +23,7 @@ REASONS: dict[str, str] = {
     "external": "a verifier::external... attribute (code Verus does not look at, or a trusted specification)",
     "assume_specification": "an assume_specification (a trusted contract for an outside function)",
     "exec_allows_no_decreases_clause": "verifier::exec_allows_no_decreases_clause (non-terminating exec code "
-                                       "can 'prove' any postcondition)",
+    "can 'prove' any postcondition)",
     "axiom": "an axiom (a proof fn taken on trust)",
     "attribute_not_allowed": "an attribute that is not on the allowed list",
     "bodiless_declaration": "a function without a body (its contract is trusted)",
@@ -33,7 +33,7 @@ REASONS: dict[str, str] = {
     "include": "include!, include_str! or include_bytes! (reads another file)",
     "module": "a mod item (code in another module or file)",
     "declaration_not_allowed": "a trait, impl, union, static, global, item macro or other item the screen "
-                               "does not read",
+    "does not read",
     "outside_verus_block": "an item outside verus! { ... } (Verus would not verify it), other than use and main",
     "no_verus_block": "the solution has no verus! { ... } block",
     "reserved_name": "a name starting with selfplay_ (reserved for the generated check files)",
@@ -104,11 +104,17 @@ class ScreenResult:
         """One line: ``accepted`` or ``refused: code (line N: detail); ...``."""
         if self.ok:
             return "accepted"
-        parts = [f"{p.code} ({'line ' + str(p.line) + ': ' if p.line else ''}{p.detail})" for p in self.problems]
+        parts = [
+            f"{p.code} ({'line ' + str(p.line) + ': ' if p.line else ''}{p.detail})" for p in self.problems
+        ]
         return "refused: " + "; ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "reasons": list(self.reasons), "problems": [p.to_dict() for p in self.problems]}
+        return {
+            "ok": self.ok,
+            "reasons": list(self.reasons),
+            "problems": [p.to_dict() for p in self.problems],
+        }
 
 
 class SpecError(UserError):

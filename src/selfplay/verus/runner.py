@@ -34,15 +34,24 @@ which). Whether a solution's target was verified is for the caller
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from .output import read_output
 from .settings import VerusSettings, check_verus, sandbox_env, tool_dirs, verus_available
 
-__all__ = ["STATUSES", "VerusJob", "VerusSettings", "VerusVerdict", "check_verus", "tool_dirs", "verify",
-           "verus_available"]
+__all__ = [
+    "STATUSES",
+    "VerusJob",
+    "VerusSettings",
+    "VerusVerdict",
+    "check_verus",
+    "tool_dirs",
+    "verify",
+    "verus_available",
+]
 
 STATUSES = ("verified", "failed", "compile_error", "timeout", "crash")
 FILE_NAME = "program.rs"
@@ -65,7 +74,7 @@ class VerusJob:
             raise TypeError("a VerusJob's text must be a str (the Verus file)")
 
     @classmethod
-    def of(cls, item: "VerusJob | Sequence[Any]") -> "VerusJob":
+    def of(cls, item: VerusJob | Sequence[Any]) -> VerusJob:
         """Accept a VerusJob or a (name, text) pair."""
         return item if isinstance(item, VerusJob) else cls(*item)
 
@@ -101,9 +110,18 @@ class VerusVerdict:
             raise ValueError(f"unknown Verus verdict status {self.status!r}")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "status": self.status, "verified": self.verified, "errors": self.errors,
-                "messages": list(self.messages), "seconds": round(float(self.seconds), 6), "detail": self.detail,
-                "attempts": self.attempts, "exit_code": self.exit_code, "source": self.source}
+        return {
+            "name": self.name,
+            "status": self.status,
+            "verified": self.verified,
+            "errors": self.errors,
+            "messages": list(self.messages),
+            "seconds": round(float(self.seconds), 6),
+            "detail": self.detail,
+            "attempts": self.attempts,
+            "exit_code": self.exit_code,
+            "source": self.source,
+        }
 
 
 def _quote(text: str) -> str:
@@ -113,10 +131,12 @@ def _quote(text: str) -> str:
 def driver_script(command: Sequence[str]) -> str:
     """The shell script run confined: check that Verus is reachable, then become it."""
     exe = command[0]
-    return ("set -u\n"
-            f"if [ ! -x {_quote(exe)} ]; then echo {_quote(f'cannot execute Verus ({exe}) inside the sandbox')} >&2; "
-            f"exit {_NO_TOOL_EXIT}; fi\n"
-            f"exec {' '.join(_quote(c) for c in command)} \"$@\"\n")
+    return (
+        "set -u\n"
+        f"if [ ! -x {_quote(exe)} ]; then echo {_quote(f'cannot execute Verus ({exe}) inside the sandbox')} >&2; "
+        f"exit {_NO_TOOL_EXIT}; fi\n"
+        f'exec {" ".join(_quote(c) for c in command)} "$@"\n'
+    )
 
 
 def _early_verdict(job: VerusJob) -> VerusVerdict | None:
@@ -138,8 +158,13 @@ class _Runner:
         self.sandbox = sandbox
         self.driver = driver_script(command)
         self.env = sandbox_env(settings, command)
-        self.limits = SandboxLimits(memory_mb=settings.memory_mb, max_processes=settings.max_processes,
-                                    max_open_files=1024, max_file_mb=256, tmpfs_mb=512)
+        self.limits = SandboxLimits(
+            memory_mb=settings.memory_mb,
+            max_processes=settings.max_processes,
+            max_open_files=1024,
+            max_file_mb=256,
+            tmpfs_mb=512,
+        )
         self.lock = threading.Lock()
         self.stats = {"processes": 0, "retries": 0}
 
@@ -163,19 +188,34 @@ class _Runner:
         """One run: its verdict, and whether it is a known crash worth another try."""
         argv = ["/bin/sh", "run.sh", *self.settings.verus_args(FILE_NAME)]
         files = {FILE_NAME: job.text, "run.sh": self.driver}
-        result = self.sandbox.run_command(argv, self.settings.timeout, files=files, limits=self.limits, env=self.env,
-                                          max_output_kb=OUTPUT_KB)
+        result = self.sandbox.run_command(
+            argv,
+            self.settings.timeout,
+            files=files,
+            limits=self.limits,
+            env=self.env,
+            max_output_kb=OUTPUT_KB,
+        )
         name, seconds = job.name, result.seconds
         if result.status == "error":
-            return VerusVerdict(name, "crash", seconds=seconds,
-                                detail=f"the sandbox could not run Verus: {result.detail or 'unknown reason'}"), False
+            return VerusVerdict(
+                name,
+                "crash",
+                seconds=seconds,
+                detail=f"the sandbox could not run Verus: {result.detail or 'unknown reason'}",
+            ), False
         if result.status == "timeout":
-            return VerusVerdict(name, "timeout", seconds=seconds,
-                                detail=f"Verus did not finish within {self.settings.timeout:g} s (wall clock)"), False
+            return VerusVerdict(
+                name,
+                "timeout",
+                seconds=seconds,
+                detail=f"Verus did not finish within {self.settings.timeout:g} s (wall clock)",
+            ), False
         if result.status == "killed":
             if result.signal == "SIGXCPU":
-                return VerusVerdict(name, "timeout", seconds=seconds,
-                                    detail="Verus used up the CPU time allowed for the run"), False
+                return VerusVerdict(
+                    name, "timeout", seconds=seconds, detail="Verus used up the CPU time allowed for the run"
+                ), False
             why = result.detail or result.signal or "no reason given"
             return VerusVerdict(name, "crash", seconds=seconds, detail=f"Verus was killed ({why})"), False
         stdout, stderr = result.text("stdout"), result.text("stderr")
@@ -190,17 +230,31 @@ class _Runner:
         if reading.crash is not None:
             detail = f"Verus crashed: {reading.crash}"
         elif reading.status == "crash":
-            detail = ("Verus's output cannot be trusted: " + "; ".join(dict.fromkeys(reading.problems)))[:1000]
+            detail = ("Verus's output cannot be trusted: " + "; ".join(dict.fromkeys(reading.problems)))[
+                :1000
+            ]
         elif reading.status == "compile_error":
             detail = reading.messages[0] if reading.messages else "Verus refused the program"
-        verdict = VerusVerdict(name, reading.status, verified=reading.verified or 0, errors=reading.errors or 0,
-                               messages=reading.messages, seconds=seconds, detail=detail,
-                               exit_code=result.exit_code, source=reading.source)
+        verdict = VerusVerdict(
+            name,
+            reading.status,
+            verified=reading.verified or 0,
+            errors=reading.errors or 0,
+            messages=reading.messages,
+            seconds=seconds,
+            detail=detail,
+            exit_code=result.exit_code,
+            source=reading.source,
+        )
         return verdict, reading.crash is not None
 
 
-def verify(jobs: Sequence[VerusJob | Sequence[Any]], settings: VerusSettings | None = None, sandbox: Any = None,
-           stats: dict[str, int] | None = None) -> list[VerusVerdict]:
+def verify(
+    jobs: Sequence[VerusJob | Sequence[Any]],
+    settings: VerusSettings | None = None,
+    sandbox: Any = None,
+    stats: dict[str, int] | None = None,
+) -> list[VerusVerdict]:
     """Verify every job, one confined Verus process each; verdicts in the same order.
 
     ``sandbox``: a :class:`selfplay.sandbox.Sandbox` to run in (Verus must be reachable
@@ -218,9 +272,17 @@ def verify(jobs: Sequence[VerusJob | Sequence[Any]], settings: VerusSettings | N
         if own:
             from ..sandbox import Sandbox, SandboxLimits
 
-            sandbox = Sandbox(workers=settings.workers, tool_dirs=tool_dirs(settings),
-                              limits=SandboxLimits(memory_mb=settings.memory_mb, max_processes=settings.max_processes,
-                                                   max_open_files=1024, max_file_mb=256, tmpfs_mb=512))
+            sandbox = Sandbox(
+                workers=settings.workers,
+                tool_dirs=tool_dirs(settings),
+                limits=SandboxLimits(
+                    memory_mb=settings.memory_mb,
+                    max_processes=settings.max_processes,
+                    max_open_files=1024,
+                    max_file_mb=256,
+                    tmpfs_mb=512,
+                ),
+            )
         try:
             runner = _Runner(settings, sandbox, command)
             workers = max(1, getattr(sandbox, "workers", None) or settings.workers)
@@ -233,5 +295,7 @@ def verify(jobs: Sequence[VerusJob | Sequence[Any]], settings: VerusSettings | N
         finally:
             if own:
                 sandbox.close()
-    return [v if v is not None else VerusVerdict(items[k].name, "crash", detail="no verdict (internal error)")
-            for k, v in enumerate(verdicts)]
+    return [
+        v if v is not None else VerusVerdict(items[k].name, "crash", detail="no verdict (internal error)")
+        for k, v in enumerate(verdicts)
+    ]

@@ -84,7 +84,9 @@ def spec_part(spec: Spec, program: Program, problems: Problems) -> dict[str, str
         if not same:
             problems.add("spec_decl_missing", f"{helper.kind} {helper.name} is missing")
         elif not verbatim:
-            problems.add("spec_decl_changed", f"{helper.kind} {helper.name} differs from the spec's", same[0].line)
+            problems.add(
+                "spec_decl_changed", f"{helper.kind} {helper.name} differs from the spec's", same[0].line
+            )
         elif len(same) > 1:
             extra = next(d for d in same if d is not verbatim[0])
             problems.add("redefines_spec_decl", f"'{helper.name}' is declared again", extra.line)

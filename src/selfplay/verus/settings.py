@@ -15,14 +15,17 @@ import os
 import re
 import shlex
 import shutil
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ..errors import MissingToolError, UserError
 
 PINNED_VERSION = "0.2026.09.16.7325eee"
-INSTALL_HINT = (f"Verus runs in the image built from containers/verus.def (Verus {PINNED_VERSION}); "
-                "set verus.command or $SELFPLAY_VERUS to its verus executable")
+INSTALL_HINT = (
+    f"Verus runs in the image built from containers/verus.def (Verus {PINNED_VERSION}); "
+    "set verus.command or $SELFPLAY_VERUS to its verus executable"
+)
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 HOST_ENV_PASSED = ("RUSTUP_HOME", "CARGO_HOME", "RUSTUP_TOOLCHAIN", "VERUS_Z3_PATH")
 """Host variables copied into the sandbox when set (the launcher and Verus read them)."""
@@ -33,7 +36,8 @@ _OPTION_RE = re.compile(r"^--[a-z][a-z0-9-]*(=[A-Za-z0-9_.,:/+-]+)?$")
 _REFUSED_OPTION_RE = re.compile(
     r"^--(no-verify|no-lifetime|no-vstd|no-builtin|verify-[a-z-]*|export|import|log[a-z-]*|record|"
     r"error-report|is-[a-z-]*|pervasive-path|smt-option|output-json|multiple-errors|rlimit|version|time[a-z-]*|"
-    r"trace|profile[a-z-]*|debug)(=.*)?$")
+    r"trace|profile[a-z-]*|debug)(=.*)?$"
+)
 _ENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
 
@@ -87,9 +91,14 @@ class VerusSettings:
         command = self.command
         if isinstance(command, str):
             command = tuple(shlex.split(command))
-        if not isinstance(command, (tuple, list)) or not command or not all(
-                isinstance(c, str) and c for c in command):
-            raise UserError(f"verus: command must name an executable (a string or a list), got {self.command!r}")
+        if (
+            not isinstance(command, (tuple, list))
+            or not command
+            or not all(isinstance(c, str) and c for c in command)
+        ):
+            raise UserError(
+                f"verus: command must name an executable (a string or a list), got {self.command!r}"
+            )
         object.__setattr__(self, "command", tuple(command))
         _positive_number("timeout", self.timeout)
         _int_at_least("multiple_errors", self.multiple_errors, 0)
@@ -110,14 +119,17 @@ class VerusSettings:
             if not _OPTION_RE.match(arg):
                 raise UserError(f"verus: extra argument {arg!r} is not of the form --name or --name=value")
             if _REFUSED_OPTION_RE.match(arg):
-                raise UserError(f"verus: extra argument {arg!r} is not allowed (it would verify less, or the "
-                                "runner sets it)")
+                raise UserError(
+                    f"verus: extra argument {arg!r} is not allowed (it would verify less, or the "
+                    "runner sets it)"
+                )
         object.__setattr__(self, "extra_args", extra)
         env = self.env
         if isinstance(env, Mapping):
             env = tuple(sorted(env.items()))
         if not isinstance(env, (tuple, list)) or not all(
-                isinstance(p, (tuple, list)) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in env):
+            isinstance(p, (tuple, list)) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in env
+        ):
             raise UserError(f"verus: env must map names to strings, got {self.env!r}")
         for key, value in env:
             if not _ENV_KEY_RE.match(key) or "\x00" in value:
@@ -125,11 +137,22 @@ class VerusSettings:
         object.__setattr__(self, "env", tuple((k, v) for k, v in env))
 
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any] | None) -> "VerusSettings":
+    def from_config(cls, cfg: Mapping[str, Any] | None) -> VerusSettings:
         """Build from a config mapping whose keys are the field names (all optional)."""
         cfg = dict(cfg or {})
-        known = {"command", "timeout", "multiple_errors", "retries", "rlimit", "output_json", "memory_mb",
-                 "max_processes", "workers", "extra_args", "env"}
+        known = {
+            "command",
+            "timeout",
+            "multiple_errors",
+            "retries",
+            "rlimit",
+            "output_json",
+            "memory_mb",
+            "max_processes",
+            "workers",
+            "extra_args",
+            "env",
+        }
         unknown = sorted(set(cfg) - known)
         if unknown:
             raise UserError(f"verus config: unknown key(s) {unknown}; known: {sorted(known)}")
@@ -155,7 +178,9 @@ def resolve_command(settings: VerusSettings | None = None) -> list[str]:
     else:
         found = shutil.which(prog)
     if found is None:
-        raise MissingToolError(f"Verus ('{prog}') is needed to verify PSV programs but was not found: {INSTALL_HINT}")
+        raise MissingToolError(
+            f"Verus ('{prog}') is needed to verify PSV programs but was not found: {INSTALL_HINT}"
+        )
     return [os.path.abspath(found), *settings.command[1:]]
 
 
@@ -188,12 +213,16 @@ def tool_dirs(settings: VerusSettings | None = None) -> list[str]:
         if env.get(key) and os.path.isdir(env[key]):
             folders |= {os.path.abspath(env[key]), os.path.realpath(env[key])}
     if env.get("VERUS_Z3_PATH") and os.path.isfile(env["VERUS_Z3_PATH"]):
-        folders |= {os.path.dirname(os.path.abspath(env["VERUS_Z3_PATH"])),
-                    os.path.dirname(os.path.realpath(env["VERUS_Z3_PATH"]))}
+        folders |= {
+            os.path.dirname(os.path.abspath(env["VERUS_Z3_PATH"])),
+            os.path.dirname(os.path.realpath(env["VERUS_Z3_PATH"])),
+        }
     return sorted(folders)
 
 
-def sandbox_env(settings: VerusSettings | None = None, command: Sequence[str] | None = None) -> dict[str, str]:
+def sandbox_env(
+    settings: VerusSettings | None = None, command: Sequence[str] | None = None
+) -> dict[str, str]:
     """The environment Verus gets inside the sandbox (on top of the sandbox's scrubbed
     one): PATH with the executable's folder and ``$CARGO_HOME/bin`` first, the host's
     rustup/cargo/z3 variables when set, then the settings' own ``env``."""

@@ -85,10 +85,16 @@ def read(text: str, problems: Problems, *, open_end: bool) -> Program | None:
 def outside_items(program: Program, problems: Problems) -> None:
     """Items outside every verus! block other than use, main and file attributes."""
     for decl in program.items:
-        if decl.scope == "top" and decl.kind not in TOP_LEVEL_KINDS and not (decl.kind == "fn" and
-                                                                             decl.name == "main"):
-            problems.add("outside_verus_block", f"{decl.kind} {decl.name or ''} is outside verus! {{ }}".replace(
-                "  ", " "), decl.line)
+        if (
+            decl.scope == "top"
+            and decl.kind not in TOP_LEVEL_KINDS
+            and not (decl.kind == "fn" and decl.name == "main")
+        ):
+            problems.add(
+                "outside_verus_block",
+                f"{decl.kind} {decl.name or ''} is outside verus! {{ }}".replace("  ", " "),
+                decl.line,
+            )
 
 
 def inspect_spec(text: str) -> tuple[Spec | None, list[Problem]]:
@@ -112,26 +118,36 @@ def inspect_spec(text: str) -> tuple[Spec | None, list[Problem]]:
     for decl in inside:
         if decl.name is not None and decl.kind not in IGNORED_KINDS:
             if decl.name in names:
-                problems.add("duplicate_name", f"'{decl.name}' is declared on lines {names[decl.name]} and "
-                                               f"{decl.line}", decl.line)
+                problems.add(
+                    "duplicate_name",
+                    f"'{decl.name}' is declared on lines {names[decl.name]} and {decl.line}",
+                    decl.line,
+                )
             names.setdefault(decl.name, decl.line)
         if decl.open_body and decl.kind != "fn":
-            problems.add("syntax", f"{decl.kind} {decl.name or ''} is never closed".replace("  ", " "), decl.line)
+            problems.add(
+                "syntax", f"{decl.kind} {decl.name or ''} is never closed".replace("  ", " "), decl.line
+            )
             continue
         if decl is target or decl.kind in IGNORED_KINDS or (decl.kind == "fn" and decl.name == "main"):
             continue
         if decl.kind == "fn" and decl.mode != "exec" and decl.open_body:
-            problems.add("target_kind", f"{decl.mode} fn {decl.name} ends the spec with an open brace: the target "
-                                        "must be an exec fn", decl.line)
+            problems.add(
+                "target_kind",
+                f"{decl.mode} fn {decl.name} ends the spec with an open brace: the target must be an exec fn",
+                decl.line,
+            )
             continue
         if decl.kind == "fn" and decl.bodiless:
             if decl.mode == "exec":
-                problems.add("several_targets", f"exec fns without a body: {decl.name} and {target.name}",
-                             decl.line)
+                problems.add(
+                    "several_targets", f"exec fns without a body: {decl.name} and {target.name}", decl.line
+                )
                 bodiless_ok.add(decl.line)
             elif decl.mode == "proof":
-                problems.add("target_kind", f"bodiless proof fn {decl.name}: the target must be an exec fn",
-                             decl.line)
+                problems.add(
+                    "target_kind", f"bodiless proof fn {decl.name}: the target must be an exec fn", decl.line
+                )
                 bodiless_ok.add(decl.line)
             continue
         if decl.kind in HELPER_KINDS:  # the other kinds were refused by find_escape_hatches
@@ -148,8 +164,15 @@ def inspect_spec(text: str) -> tuple[Spec | None, list[Problem]]:
     if problems.items:
         return None, problems.sorted()
     blocks = program.blocks
-    spec = Spec(text, target, tuple(helpers), has_block, any(b.open_body for b in blocks),
-                bool(program.named("main")), program)
+    spec = Spec(
+        text,
+        target,
+        tuple(helpers),
+        has_block,
+        any(b.open_body for b in blocks),
+        bool(program.named("main")),
+        program,
+    )
     return spec, []
 
 

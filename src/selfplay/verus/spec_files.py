@@ -47,11 +47,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..spec_verdict import (  # noqa: F401
+    CHECKS,
+    INCONCLUSIVE,
+    OUTCOMES,
+    POSTCONDITIONS,
+    PRECONDITIONS,
+    REFUTED,
+    VALIDITY,
+    VERIFIED,
+    SpecVerdict,
+    combine,
+)
 from .declarations import VerusSyntaxError, parse
 from .spec import Spec
-
-from ..spec_verdict import (CHECKS, INCONCLUSIVE, OUTCOMES, POSTCONDITIONS, PRECONDITIONS, REFUTED,  # noqa: F401
-                            VALIDITY, VERIFIED, SpecVerdict, combine)
 
 ARBITRARY_HELPER = "selfplay_arbitrary_value"
 MAIN = "fn main() {}"
@@ -79,8 +88,9 @@ def _indent_of(text: str, offset: int) -> str:
     return lead if lead.strip() == "" else ""
 
 
-def _with_body(spec: Spec, statements: list[str], *, attribute: str | None = None,
-               extra_items: tuple[str, ...] = ()) -> str:
+def _with_body(
+    spec: Spec, statements: list[str], *, attribute: str | None = None, extra_items: tuple[str, ...] = ()
+) -> str:
     """The spec's text with the target's body replaced by ``statements`` (see the
     module docstring for what else is added)."""
     indent = _indent_of(spec.text, spec.target.start)
@@ -88,23 +98,29 @@ def _with_body(spec: Spec, statements: list[str], *, attribute: str | None = Non
     return _assemble(spec, body, attribute=attribute, extra_items=extra_items)
 
 
-def _assemble(spec: Spec, body: str, *, attribute: str | None = None, extra_items: tuple[str, ...] = (),
-              add_main: bool = True) -> str:
+def _assemble(
+    spec: Spec,
+    body: str,
+    *,
+    attribute: str | None = None,
+    extra_items: tuple[str, ...] = (),
+    add_main: bool = True,
+) -> str:
     """The spec's text with ``body`` (text starting at the body's ``{``) after the
     target's header, in place of the target's own body or ``;``; then ``main`` (unless
     the spec has one or ``add_main`` is false), the verus! close, the vstd import."""
     text = spec.text
     target = spec.target
     indent = _indent_of(text, target.start)
-    head = text[:target.start]
+    head = text[: target.start]
     if attribute is not None:
         head += attribute + "\n" + indent
-    tail = "" if target.open_body else text[target.end:]  # a body or a closing ';' is replaced
+    tail = "" if target.open_body else text[target.end :]  # a body or a closing ';' is replaced
     items = list(extra_items)
     if add_main and not spec.has_main:
         items.append(MAIN)
     added = "".join("\n" + indent + item.replace("\n", "\n" + indent) + "\n" for item in items)
-    out = head + text[target.start:target.header_end] + body + added + tail
+    out = head + text[target.start : target.header_end] + body + added + tail
     if spec.block_open:
         out = out.rstrip() + "\n\n} // verus!\n"
     if not spec.has_block:
@@ -140,14 +156,16 @@ def precondition_file(spec: Spec) -> str | None:
     return _with_body(spec, ["proof { assert(false); }", "vstd::pervasive::unreached()"])
 
 
-ARBITRARY_ITEM = (f"#[verifier::external_body]\nfn {ARBITRARY_HELPER}<A>() -> A {{\n    unimplemented!()\n}}")
+ARBITRARY_ITEM = f"#[verifier::external_body]\nfn {ARBITRARY_HELPER}<A>() -> A {{\n    unimplemented!()\n}}"
 
 
 def postcondition_file(spec: Spec) -> str:
     """The target with a body that gives every ``&mut`` parameter and the result a value
     the prover knows nothing about, and nothing else. If this VERIFIES the ensures hold
     whatever the function does: the spec is vacuous."""
-    statements = [f"*{p.name} = {ARBITRARY_HELPER}();" for p in spec.target.params if p.mut_ref and p.name != "self"]
+    statements = [
+        f"*{p.name} = {ARBITRARY_HELPER}();" for p in spec.target.params if p.mut_ref and p.name != "self"
+    ]
     if spec.target.returns_value:
         statements.append(f"{ARBITRARY_HELPER}()")
     return _with_body(spec, statements, extra_items=(ARBITRARY_ITEM,))

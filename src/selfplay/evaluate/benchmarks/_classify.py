@@ -39,11 +39,15 @@ def resolve_source(bench: str, source: str | None, settings: dict, hint: str = "
         source = str(settings["path"])
     if source is None:
         if kind == "path":
-            raise UserError(f"evaluation.benchmarks.{bench}.path is not set: point it at the benchmark file "
-                            f"or folder{'; ' + hint if hint else ''}")
+            raise UserError(
+                f"evaluation.benchmarks.{bench}.path is not set: point it at the benchmark file "
+                f"or folder{'; ' + hint if hint else ''}"
+            )
         if kind == "download":
-            raise UserError(f"evaluation.benchmarks.{bench}: source is 'download' but no downloaded file "
-                            f"was given to prepare")
+            raise UserError(
+                f"evaluation.benchmarks.{bench}: source is 'download' but no downloaded file "
+                f"was given to prepare"
+            )
         return None
     path = Path(source).expanduser()
     if not path.exists():
@@ -130,4 +134,3 @@ def fence(code: str, lang: str = "") -> str:
     while ticks in code:
         ticks += "`"
     return f"{ticks}{lang}\n{code.rstrip()}\n{ticks}"
-

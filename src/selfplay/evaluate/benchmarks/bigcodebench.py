@@ -108,49 +108,78 @@ from typing import Any, ClassVar
 from ...errors import UserError
 from ...llm.answer_format import AnswerFormat, fenced_body, lark_string
 from ...sandbox.encoding import decode_value
+from ...verifier_canary import checked_sandbox
 from ..benchmark import CodegenBenchmark, Sample, fenced
 from ..files import read_json_lines
 from ..modes import EvalMode
-from ...verifier_canary import checked_sandbox
 from .livecodebench import last_python_block
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "eval"
 
 VERSION = "v0.1.4"
-FULL_REVISION = "b74c0d0bf70d2c0bc459be537895cca163007f1a"   # bigcode/bigcodebench
-HARD_REVISION = "298d2cc7b96612e15e47313c3603ee124cee0c1f"   # bigcode/bigcodebench-hard
+FULL_REVISION = "b74c0d0bf70d2c0bc459be537895cca163007f1a"  # bigcode/bigcodebench
+HARD_REVISION = "298d2cc7b96612e15e47313c3603ee124cee0c1f"  # bigcode/bigcodebench-hard
 DOWNLOADS = {
-    "bigcodebench_full": [{
-        "url": f"https://huggingface.co/datasets/bigcode/bigcodebench/resolve/{FULL_REVISION}/data/"
-               f"{VERSION}-00000-of-00001.parquet",
-        "file": f"bigcodebench-{VERSION}.parquet", "sha256": None}],
-    "bigcodebench_hard": [{
-        "url": f"https://huggingface.co/datasets/bigcode/bigcodebench-hard/resolve/{HARD_REVISION}/data/"
-               f"{VERSION}-00000-of-00001.parquet",
-        "file": f"bigcodebench-hard-{VERSION}.parquet", "sha256": None}],
+    "bigcodebench_full": [
+        {
+            "url": f"https://huggingface.co/datasets/bigcode/bigcodebench/resolve/{FULL_REVISION}/data/"
+            f"{VERSION}-00000-of-00001.parquet",
+            "file": f"bigcodebench-{VERSION}.parquet",
+            "sha256": None,
+        }
+    ],
+    "bigcodebench_hard": [
+        {
+            "url": f"https://huggingface.co/datasets/bigcode/bigcodebench-hard/resolve/{HARD_REVISION}/data/"
+            f"{VERSION}-00000-of-00001.parquet",
+            "file": f"bigcodebench-hard-{VERSION}.parquet",
+            "sha256": None,
+        }
+    ],
 }
 
 DEFAULTS = {
-    "timeout": 240.0,         # seconds for a sample's whole suite (BigCodeBench's TIMEOUT_LIMIT), plus 1
+    "timeout": 240.0,  # seconds for a sample's whole suite (BigCodeBench's TIMEOUT_LIMIT), plus 1
     "memory_mb": 2048,
     "calibrated": True,
     "check_reference": True,
     "check_libs": True,
     "stop_at_first_failure": True,
-    "answer_skips": "pass",   # BigCodeBench counts a skip the answer raises as a pass
-    "workers": 2,             # sandbox workers at prepare time
+    "answer_skips": "pass",  # BigCodeBench counts a skip the answer raises as a pass
+    "workers": 2,  # sandbox workers at prepare time
 }
 
-FIELDS = ("task_id", "complete_prompt", "instruct_prompt", "canonical_solution", "code_prompt", "test",
-          "entry_point")
+FIELDS = (
+    "task_id",
+    "complete_prompt",
+    "instruct_prompt",
+    "canonical_solution",
+    "code_prompt",
+    "test",
+    "entry_point",
+)
 # Test helpers whose assert* functions the runner guards when the tests import the package.
 GUARDED_HELPERS = {"numpy": "numpy.testing", "pandas": "pandas.testing"}
 SKIP_DECORATORS = {"skip", "skipIf", "skipUnless"}
-OUTCOMES = ("passed", "failed", "error", "skipped", "expected_failure", "unexpected_success", "not_run",
-            "import_error", "test_import_error", "no_test_class", "no_such_test", "runner_error")
+OUTCOMES = (
+    "passed",
+    "failed",
+    "error",
+    "skipped",
+    "expected_failure",
+    "unexpected_success",
+    "not_run",
+    "import_error",
+    "test_import_error",
+    "no_test_class",
+    "no_such_test",
+    "runner_error",
+)
 
-SYSTEM = ("You are a skilled Python developer. Solve the task with one self-contained Python program "
-          "(imports, helpers and the requested function). Put the whole program in one ```python code block.")
+SYSTEM = (
+    "You are a skilled Python developer. Solve the task with one self-contained Python program "
+    "(imports, helpers and the requested function). Put the whole program in one ```python code block."
+)
 
 # The trusted runner (see the module docstring). It must not import anything the solution
 # could have prepared, so everything it relies on is bound before the solution runs.
@@ -412,6 +441,7 @@ def missing_modules(names):
 
 # --- reading the dataset --------------------------------------------------------
 
+
 def read_rows(path: str | Path) -> list[dict]:
     """Rows of a .jsonl / .jsonl.gz / .parquet BigCodeBench file."""
     path = Path(path)
@@ -516,17 +546,28 @@ def item_from_row(row: dict, group: str | None) -> tuple[dict | None, str | None
     needed = sorted(needed)
     if not methods:
         return None, "no test methods found in TestCases"
-    return {"id": row["task_id"], "group": group, "instruct_prompt": row["instruct_prompt"],
-            "code_prompt": row["code_prompt"], "entry_point": row["entry_point"], "test": row["test"],
-            "test_methods": methods, "allowed": allowed, "guard": guard_modules(row["test"]),
-            "libs": libs, "needs": [n for n in needed if n],
-            "reference": row["complete_prompt"] + "\n" + row["canonical_solution"]}, None
+    return {
+        "id": row["task_id"],
+        "group": group,
+        "instruct_prompt": row["instruct_prompt"],
+        "code_prompt": row["code_prompt"],
+        "entry_point": row["entry_point"],
+        "test": row["test"],
+        "test_methods": methods,
+        "allowed": allowed,
+        "guard": guard_modules(row["test"]),
+        "libs": libs,
+        "needs": [n for n in needed if n],
+        "reference": row["complete_prompt"] + "\n" + row["canonical_solution"],
+    }, None
 
 
 # --- judging --------------------------------------------------------------------
 
-def judge_test(result, method: str, nonce: str, allowed: list[str],
-               answer_skips: str = "pass") -> tuple[bool, str | None, dict]:
+
+def judge_test(
+    result, method: str, nonce: str, allowed: list[str], answer_skips: str = "pass"
+) -> tuple[bool, str | None, dict]:
     """(passed, reason, report) for one test method's execution, decided in the host. A
     skip the source does not declare was raised by the answer: it passes with
     ``answer_skips`` "pass" (BigCodeBench's verdict), else fails as ``skipped``."""
@@ -543,10 +584,14 @@ def judge_test(result, method: str, nonce: str, allowed: list[str],
     except ValueError:
         return False, "integrity:malformed_report", {}
     keys = {"nonce", "method", "outcome", "detail", "violations"}
-    if not isinstance(report, dict) or set(report) != keys or report["outcome"] not in OUTCOMES \
-            or not isinstance(report["violations"], list) \
-            or not all(isinstance(v, str) for v in report["violations"]) \
-            or not (report["detail"] is None or isinstance(report["detail"], str)):
+    if (
+        not isinstance(report, dict)
+        or set(report) != keys
+        or report["outcome"] not in OUTCOMES
+        or not isinstance(report["violations"], list)
+        or not all(isinstance(v, str) for v in report["violations"])
+        or not (report["detail"] is None or isinstance(report["detail"], str))
+    ):
         return False, "integrity:malformed_report", {}
     if report["nonce"] != nonce or report["method"] != method:
         return False, "integrity:nonce", report
@@ -585,26 +630,35 @@ class _BigCodeBench(CodegenBenchmark):
                 seen.add(item["id"])
                 items.append(item)
         if s.get("limit"):
-            for item in items[int(s["limit"]):]:
+            for item in items[int(s["limit"]) :]:
                 skipped.append({"id": item["id"], "reason": f"beyond limit {int(s['limit'])}"})
             items = items[: int(s["limit"])]
         if not items or not (s["check_libs"] or s["check_reference"]):
             return items, skipped
         limits = SandboxLimits(memory_mb=int(s["memory_mb"]))
-        with checked_sandbox(Sandbox(workers=max(1, int(s["workers"])), limits=limits, site_packages=True)) as sandbox:
+        with checked_sandbox(
+            Sandbox(workers=max(1, int(s["workers"])), limits=limits, site_packages=True)
+        ) as sandbox:
             if s["check_libs"]:
                 names = sorted({n for item in items for n in item["needs"]})
                 result = sandbox.run(RUNNER, "missing_modules", {"names": names}, 60.0)
                 if result.status != "ok":
-                    raise UserError(f"{self.name}: could not ask the sandbox which libraries it has "
-                                    f"({result.status}: {result.detail or result.exc_type})")
+                    raise UserError(
+                        f"{self.name}: could not ask the sandbox which libraries it has "
+                        f"({result.status}: {result.detail or result.exc_type})"
+                    )
                 absent = set(decode_value(result.value))
-                for item in items:   # kept: every sample of such a task is a recorded failure
+                for item in items:  # kept: every sample of such a task is a recorded failure
                     item["missing_libs"] = [n for n in item["needs"] if n in absent]
             if s["check_reference"]:
                 runnable = [item for item in items if not item.get("missing_libs")]
-                rows = run_tests(sandbox, [(item, item["reference"]) for item in runnable], float(s["timeout"]),
-                                 int(s["workers"]), stop_at_first_failure=True)
+                rows = run_tests(
+                    sandbox,
+                    [(item, item["reference"]) for item in runnable],
+                    float(s["timeout"]),
+                    int(s["workers"]),
+                    stop_at_first_failure=True,
+                )
                 for item, (passed, reason, tests) in zip(runnable, rows):
                     failing = next((t for t in tests if not t["passed"]), {})
                     item["reference_failure"] = None if passed else f"{failing.get('test')}: {reason}"
@@ -618,8 +672,7 @@ class _BigCodeBench(CodegenBenchmark):
 
     def answer_format(self, item: dict, cot: bool) -> AnswerFormat | None:
         lead = "/([^`]|`[^`]|``[^`]){0,3000}/ " if cot else ""
-        grammar = (f"start: {lead}{lark_string('```python' + chr(10))} BODY\n"
-                   f"BODY: /{fenced_body(6000)}/\n")
+        grammar = f"start: {lead}{lark_string('```python' + chr(10))} BODY\nBODY: /{fenced_body(6000)}/\n"
         return AnswerFormat(f"{self.name}:{'cot' if cot else 'plain'}", grammar)
 
     def program(self, item: dict, code: str, calibrated: bool) -> str:
@@ -630,8 +683,11 @@ class _BigCodeBench(CodegenBenchmark):
     def reference_answers(self, items: list[dict]) -> list[Sample] | None:
         """The canonical solutions, as an answer would hold them (the prompt's code with the
         body), of the tasks whose ground truth ran here (the others are reported apart)."""
-        return [Sample(i["id"], 0, fenced(i["reference"])) for i in items
-                if not i.get("missing_libs") and not i.get("reference_failure")] or None
+        return [
+            Sample(i["id"], 0, fenced(i["reference"]))
+            for i in items
+            if not i.get("missing_libs") and not i.get("reference_failure")
+        ] or None
 
     def summarise(self, items: dict[str, dict], rows: list[dict], mode: EvalMode, **kwargs) -> dict:
         """The codegen summary, every task in the denominator, plus BigCodeBench's separate
@@ -640,47 +696,88 @@ class _BigCodeBench(CodegenBenchmark):
         ids = {row["id"] for row in rows}
         missing = sorted(i for i in ids if items[i].get("missing_libs"))
         failing = sorted(i for i in ids if items[i].get("reference_failure"))
-        summary["ground_truth"] = {"tasks": len(ids), "missing_libs": missing, "reference_fails": failing,
-                                   "pass_rate": (len(ids) - len(set(missing) | set(failing))) / len(ids)
-                                   if ids else None}
+        summary["ground_truth"] = {
+            "tasks": len(ids),
+            "missing_libs": missing,
+            "reference_fails": failing,
+            "pass_rate": (len(ids) - len(set(missing) | set(failing))) / len(ids) if ids else None,
+        }
         return summary
 
-    def score(self, items: dict[str, dict], samples: list[Sample], mode: EvalMode, cfg: dict,
-              workers: int = 2) -> list[dict]:
+    def score(
+        self, items: dict[str, dict], samples: list[Sample], mode: EvalMode, cfg: dict, workers: int = 2
+    ) -> list[dict]:
         from ...sandbox import Sandbox, SandboxLimits
 
-        s = {**DEFAULTS, **((((cfg or {}).get("evaluation") or {}).get("benchmarks") or {}).get(self.name) or {})}
+        s = {
+            **DEFAULTS,
+            **((((cfg or {}).get("evaluation") or {}).get("benchmarks") or {}).get(self.name) or {}),
+        }
         rows: list[dict | None] = [None] * len(samples)
         jobs = []
         for n, sample in enumerate(samples):
             base = {"id": sample.item_id, "sample": sample.index}
             code = last_python_block(sample.text)
             if code is None or not code.strip():
-                rows[n] = {**base, "passed": False, "reason": "parse:no_code", "compile_error": False, "tests": []}
+                rows[n] = {
+                    **base,
+                    "passed": False,
+                    "reason": "parse:no_code",
+                    "compile_error": False,
+                    "tests": [],
+                }
                 continue
             item = items[sample.item_id]
-            if item.get("missing_libs"):   # the official environment has them: a failure, never a skip
-                rows[n] = {**base, "passed": False, "compile_error": False, "tests": [],
-                           "reason": "libraries not importable here: " + ", ".join(item["missing_libs"]),
-                           "tests_total": len(item["test_methods"])}
+            if item.get("missing_libs"):  # the official environment has them: a failure, never a skip
+                rows[n] = {
+                    **base,
+                    "passed": False,
+                    "compile_error": False,
+                    "tests": [],
+                    "reason": "libraries not importable here: " + ", ".join(item["missing_libs"]),
+                    "tests_total": len(item["test_methods"]),
+                }
                 continue
             jobs.append((n, item, self.program(item, code, bool(s["calibrated"]))))
         if jobs:
-            with checked_sandbox(Sandbox(workers=max(1, int(workers)),
-                                         limits=SandboxLimits(memory_mb=int(s["memory_mb"])), site_packages=True)) as sb:
-                results = run_tests(sb, [(item, program) for _, item, program in jobs], float(s["timeout"]),
-                                    int(workers), bool(s["stop_at_first_failure"]), str(s["answer_skips"]))
+            with checked_sandbox(
+                Sandbox(
+                    workers=max(1, int(workers)),
+                    limits=SandboxLimits(memory_mb=int(s["memory_mb"])),
+                    site_packages=True,
+                )
+            ) as sb:
+                results = run_tests(
+                    sb,
+                    [(item, program) for _, item, program in jobs],
+                    float(s["timeout"]),
+                    int(workers),
+                    bool(s["stop_at_first_failure"]),
+                    str(s["answer_skips"]),
+                )
             for (n, item, _), (passed, reason, tests) in zip(jobs, results):
                 compile_error = bool(tests) and tests[0].get("compile_error", False)
-                rows[n] = {"id": samples[n].item_id, "sample": samples[n].index, "passed": passed, "reason": reason,
-                           "compile_error": compile_error, "tests": tests, "tests_total": len(item["test_methods"]),
-                           "passed_through_skips": passed and any(t.get("skipped_by_answer") for t in tests)}
+                rows[n] = {
+                    "id": samples[n].item_id,
+                    "sample": samples[n].index,
+                    "passed": passed,
+                    "reason": reason,
+                    "compile_error": compile_error,
+                    "tests": tests,
+                    "tests_total": len(item["test_methods"]),
+                    "passed_through_skips": passed and any(t.get("skipped_by_answer") for t in tests),
+                }
         return rows  # type: ignore[return-value]
 
 
-def run_tests(sandbox, jobs: list[tuple[dict, str]], timeout: float, workers: int,
-              stop_at_first_failure: bool = True,
-              answer_skips: str = "pass") -> list[tuple[bool, str | None, list[dict]]]:
+def run_tests(
+    sandbox,
+    jobs: list[tuple[dict, str]],
+    timeout: float,
+    workers: int,
+    stop_at_first_failure: bool = True,
+    answer_skips: str = "pass",
+) -> list[tuple[bool, str | None, list[dict]]]:
     """For each (item, program): run every expected test method in its own execution,
     all of them within one budget of ``timeout + 1`` seconds (BigCodeBench's limit for the
     whole suite); (passed, reason of the first failure, per-test records)."""
@@ -695,18 +792,28 @@ def run_tests(sandbox, jobs: list[tuple[dict, str]], timeout: float, workers: in
                 first_reason = first_reason or "timeout"
                 break
             nonce = secrets.token_hex(16)
-            args = {"solution": program, "test": item["test"], "method": method, "nonce": nonce,
-                    "guard": list(item.get("guard") or [])}
+            args = {
+                "solution": program,
+                "test": item["test"],
+                "method": method,
+                "nonce": nonce,
+                "guard": list(item.get("guard") or []),
+            }
             result = sandbox.run(RUNNER, "run_test", args, budget)
             budget -= max(float(result.seconds), 0.0)
-            ok, reason, report = judge_test(result, method, nonce, item["allowed"].get(method, []), answer_skips)
+            ok, reason, report = judge_test(
+                result, method, nonce, item["allowed"].get(method, []), answer_skips
+            )
             record = {"test": method, "passed": ok, "reason": reason, "seconds": round(result.seconds, 4)}
             if report.get("skipped_by_answer"):
                 record["skipped_by_answer"] = True
             if report.get("detail"):
                 record["detail"] = report["detail"][:300]
             if report.get("outcome") == "import_error" and (report.get("detail") or "") in (
-                    "SyntaxError", "IndentationError", "TabError"):
+                "SyntaxError",
+                "IndentationError",
+                "TabError",
+            ):
                 record["compile_error"] = True
             records.append(record)
             if not ok:
@@ -725,8 +832,10 @@ class BigCodeBenchFull(_BigCodeBench):
     title = "BigCodeBench-Instruct (Full)"
     smoke: ClassVar[str] = "bigcodebench_full.smoke.jsonl"
     downloads: ClassVar[tuple[dict, ...]] = tuple(DOWNLOADS["bigcodebench_full"])
-    source_note = (f"HF dataset bigcode/bigcodebench, split {VERSION} (1140 tasks), at {FULL_REVISION}; "
-                   "every task counts; run in the bigcodebench image (its pinned libraries)")
+    source_note = (
+        f"HF dataset bigcode/bigcodebench, split {VERSION} (1140 tasks), at {FULL_REVISION}; "
+        "every task counts; run in the bigcodebench image (its pinned libraries)"
+    )
 
 
 class BigCodeBenchHard(_BigCodeBench):
@@ -735,5 +844,7 @@ class BigCodeBenchHard(_BigCodeBench):
     title = "BigCodeBench-Instruct (Hard)"
     smoke: ClassVar[str] = "bigcodebench_hard.smoke.jsonl"
     downloads: ClassVar[tuple[dict, ...]] = tuple(DOWNLOADS["bigcodebench_hard"])
-    source_note = (f"HF dataset bigcode/bigcodebench-hard, split {VERSION} (148 tasks), at {HARD_REVISION}; "
-                   "every task counts; run in the bigcodebench image (its pinned libraries)")
+    source_note = (
+        f"HF dataset bigcode/bigcodebench-hard, split {VERSION} (148 tasks), at {HARD_REVISION}; "
+        "every task counts; run in the bigcodebench image (its pinned libraries)"
+    )

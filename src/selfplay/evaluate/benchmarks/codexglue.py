@@ -38,8 +38,10 @@ DOWNLOADS = {
     },
 }
 
-SYSTEM = ("You are a security auditor for C code. You look for memory-safety errors and other defects an "
-          "attacker could exploit.")
+SYSTEM = (
+    "You are a security auditor for C code. You look for memory-safety errors and other defects an "
+    "attacker could exploit."
+)
 
 
 class CodeXGlueDefect(ClassificationBenchmark):
@@ -47,14 +49,18 @@ class CodeXGlueDefect(ClassificationBenchmark):
     release_items = 2_732  # the test split
     title = "CodeXGLUE defect detection"
     smoke = "codexglue.smoke.parquet"
-    source_note = (f"CodeXGLUE Defect Detection test split (Devign, FFmpeg and QEMU; 2,732 C functions), "
-                   f"Hugging Face dataset {DATASET} at {REVISION[:7]}")
+    source_note = (
+        f"CodeXGLUE Defect Detection test split (Devign, FFmpeg and QEMU; 2,732 C functions), "
+        f"Hugging Face dataset {DATASET} at {REVISION[:7]}"
+    )
     downloads = (DOWNLOADS["codexglue"],)
     labels: ClassVar[tuple[str, ...]] = ("Yes", "No")
     positive: ClassVar[str] = "Yes"
 
     def prepare(self, source: str | None, settings: dict, cfg: dict) -> tuple[list[dict], list[dict]]:
-        path = common.resolve_source(self.name, source, settings, hint=f"download {DOWNLOADS['codexglue']['url']}")
+        path = common.resolve_source(
+            self.name, source, settings, hint=f"download {DOWNLOADS['codexglue']['url']}"
+        )
         smoke = path is None
         files = [common.smoke_file(self.smoke)] if smoke else split_files(path)
         items, skipped = [], []
@@ -70,20 +76,27 @@ class CodeXGlueDefect(ClassificationBenchmark):
         return common.first(common.dedupe(items, skipped), settings), skipped
 
     def messages(self, item: dict, cot: bool) -> list[dict]:
-        user = ("Here is one function from a C project (the rest of the project is not shown):\n\n"
-                f"{common.fence(item['func'], 'c')}\n\n"
-                "Does this function contain a security vulnerability? " + self.answer_instruction(cot))
+        user = (
+            "Here is one function from a C project (the rest of the project is not shown):\n\n"
+            f"{common.fence(item['func'], 'c')}\n\n"
+            "Does this function contain a security vulnerability? " + self.answer_instruction(cot)
+        )
         return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
 def split_files(path: Path) -> list[Path]:
     if path.is_file():
         return [path]
-    found = sorted(p for p in path.rglob("*") if p.is_file() and "test" in p.name
-                   and p.name.endswith((".parquet", ".jsonl", ".jsonl.gz")))
+    found = sorted(
+        p
+        for p in path.rglob("*")
+        if p.is_file() and "test" in p.name and p.name.endswith((".parquet", ".jsonl", ".jsonl.gz"))
+    )
     if not found:
-        raise UserError(f"{path}: no test split file (.parquet or .jsonl with 'test' in its name) of "
-                        f"CodeXGLUE defect detection in this folder")
+        raise UserError(
+            f"{path}: no test split file (.parquet or .jsonl with 'test' in its name) of "
+            f"CodeXGLUE defect detection in this folder"
+        )
     return found
 
 
@@ -92,8 +105,10 @@ def read_records(path: Path) -> list[tuple[str, object]]:
         try:
             import pyarrow.parquet as pq
         except ImportError:
-            raise UserError("reading CodeXGLUE's Parquet file needs pyarrow (pip install pyarrow; the datasets "
-                            "package brings it)") from None
+            raise UserError(
+                "reading CodeXGLUE's Parquet file needs pyarrow (pip install pyarrow; the datasets "
+                "package brings it)"
+            ) from None
         try:
             rows = pq.read_table(path).to_pylist()
         except Exception as exc:  # pyarrow raises its own error types for a corrupt file
@@ -122,5 +137,11 @@ def _item(record: object, where: str, smoke: bool) -> tuple[dict | None, str | N
     func = record.get("func")
     if not isinstance(func, str) or not func.strip():
         return {"id": ident}, "malformed record: no function source (func)"
-    return {"id": ident, "group": None, "label": "Yes" if vulnerable else "No", "func": func,
-            "project": record.get("project"), "commit_id": record.get("commit_id")}, None
+    return {
+        "id": ident,
+        "group": None,
+        "label": "Yes" if vulnerable else "No",
+        "func": func,
+        "project": record.get("project"),
+        "commit_id": record.get("commit_id"),
+    }, None

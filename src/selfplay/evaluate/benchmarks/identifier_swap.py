@@ -49,8 +49,10 @@ REPOSITORY = "https://github.com/Avmb/inverse_scaling_prize_code_identifier_swap
 REVISION = "7fb6d8231796f460e12102942cbc0e9e1f30288e"
 DOWNLOADS = {
     "identifier_swap": {
-        "url": ("https://raw.githubusercontent.com/Avmb/inverse_scaling_prize_code_identifier_swap/"
-                f"{REVISION}/cc_4_0_licensed/python_builtins_swap.csv"),
+        "url": (
+            "https://raw.githubusercontent.com/Avmb/inverse_scaling_prize_code_identifier_swap/"
+            f"{REVISION}/cc_4_0_licensed/python_builtins_swap.csv"
+        ),
         "file": f"python_builtins_swap-{REVISION[:7]}.csv",
         "sha256": None,
     },
@@ -58,8 +60,10 @@ DOWNLOADS = {
 
 COLUMNS = ("prompt", "classes", "answer_index")
 
-SYSTEM = ("You are an expert Python programmer. You read code exactly as the interpreter would run it, "
-          "including any unusual statement that comes before a function.")
+SYSTEM = (
+    "You are an expert Python programmer. You read code exactly as the interpreter would run it, "
+    "including any unusual statement that comes before a function."
+)
 
 
 class IdentifierSwap(ClassificationBenchmark):
@@ -67,24 +71,28 @@ class IdentifierSwap(ClassificationBenchmark):
     release_items = 2_000  # 1,000 rows, each in both orders
     title = "Python builtin identifier swap"
     smoke = "identifier_swap.smoke.csv"
-    source_note = ("python_builtins_swap.csv of the inverse scaling prize submission by Miceli Barone et al. "
-                   f"({REPOSITORY}, cc_4_0_licensed/, commit {REVISION[:7]}): 1,000 rows, each shown in both "
-                   "orders")
+    source_note = (
+        "python_builtins_swap.csv of the inverse scaling prize submission by Miceli Barone et al. "
+        f"({REPOSITORY}, cc_4_0_licensed/, commit {REVISION[:7]}): 1,000 rows, each shown in both "
+        "orders"
+    )
     downloads = (DOWNLOADS["identifier_swap"],)
     labels: ClassVar[tuple[str, ...]] = ("1", "2")
     positive: ClassVar[str] = "1"
 
     def prepare(self, source: str | None, settings: dict, cfg: dict) -> tuple[list[dict], list[dict]]:
-        path = common.resolve_source(self.name, source, settings,
-                                     hint=f"download {DOWNLOADS['identifier_swap']['url']}")
+        path = common.resolve_source(
+            self.name, source, settings, hint=f"download {DOWNLOADS['identifier_swap']['url']}"
+        )
         smoke = path is None
         if smoke:
             path = common.smoke_file(self.smoke)
         elif path.is_dir():
             found = sorted(path.rglob("*.csv"))
             if len(found) != 1:
-                raise UserError(f"{path}: expected one .csv file of the identifier swap benchmark, "
-                                f"found {len(found)}")
+                raise UserError(
+                    f"{path}: expected one .csv file of the identifier swap benchmark, found {len(found)}"
+                )
             path = found[0]
         items, skipped = [], []
         rows = read_rows(path)
@@ -106,18 +114,28 @@ class IdentifierSwap(ClassificationBenchmark):
             swap_line = head.split("\n", 1)[0]
             for order, (first, second) in (("order1", (0, 1)), ("order2", (1, 0))):
                 label = "1" if answer == first else "2"
-                items.append({"id": f"{base}:{order}", "group": None, "label": label,
-                              "program_1": programs[first], "program_2": programs[second],
-                              "swap_statement": swap_line, "row": base})
+                items.append(
+                    {
+                        "id": f"{base}:{order}",
+                        "group": None,
+                        "label": label,
+                        "program_1": programs[first],
+                        "program_2": programs[second],
+                        "swap_statement": swap_line,
+                        "row": base,
+                    }
+                )
         return common.dedupe(items, skipped), skipped
 
     def messages(self, item: dict, cot: bool) -> list[dict]:
-        user = ("Below are two versions of the same Python program. They differ only in the body of the "
-                "function; everything before the body, including the first line, is part of both programs.\n\n"
-                f"Program 1:\n{common.fence(item['program_1'], 'python')}\n\n"
-                f"Program 2:\n{common.fence(item['program_2'], 'python')}\n\n"
-                "Which of the two programs is more likely to be correct, program 1 or program 2? "
-                + self.answer_instruction(cot))
+        user = (
+            "Below are two versions of the same Python program. They differ only in the body of the "
+            "function; everything before the body, including the first line, is part of both programs.\n\n"
+            f"Program 1:\n{common.fence(item['program_1'], 'python')}\n\n"
+            f"Program 2:\n{common.fence(item['program_2'], 'python')}\n\n"
+            "Which of the two programs is more likely to be correct, program 1 or program 2? "
+            + self.answer_instruction(cot)
+        )
         return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
@@ -133,8 +151,9 @@ def read_rows(path: Path) -> list[dict]:
         reader = csv.reader(io.StringIO(text, newline=""))
         header = next(reader, None)
         if header is None or tuple(h.strip() for h in header) != COLUMNS:
-            raise UserError(f"{path}: expected the CSV header {','.join(COLUMNS)}, got "
-                            f"{','.join(header or [])[:80]!r}")
+            raise UserError(
+                f"{path}: expected the CSV header {','.join(COLUMNS)}, got {','.join(header or [])[:80]!r}"
+            )
         return [dict(zip(COLUMNS, r)) if len(r) == len(COLUMNS) else {"_bad": len(r)} for r in reader]
     except csv.Error as exc:
         raise UserError(f"{path}: not a readable CSV file ({exc})") from None

@@ -80,21 +80,21 @@ import binascii
 import io
 import json
 import pickle
-import re
 import zlib
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any, ClassVar, Iterable
+from typing import Any, ClassVar
 
 from ...errors import UserError
 from ...llm.answer_format import AnswerFormat, fenced_body, lark_string
 from ...sandbox.encoding import decode_value
+from ...verifier_canary import checked_sandbox
 from ..benchmark import CodegenBenchmark, Sample, fenced, fenced_blocks
 from ..files import read_json_lines
 from ..modes import EvalMode
-from ...verifier_canary import checked_sandbox
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "eval"
 
@@ -110,11 +110,15 @@ RELEASE_FILES["release_latest"] = list(FILES)
 for _n in range(1, len(FILES) + 1):
     RELEASE_FILES[f"v{_n}"] = [FILES[_n - 1]]
     for _m in range(_n + 1, len(FILES) + 1):
-        RELEASE_FILES[f"v{_n}_v{_m}"] = list(FILES[_n - 1:_m])
+        RELEASE_FILES[f"v{_n}_v{_m}"] = list(FILES[_n - 1 : _m])
 
 DOWNLOADS = {
     "livecodebench": [
-        {"url": f"https://huggingface.co/datasets/{HF_REPO}/resolve/{REVISION}/{name}", "file": name, "sha256": None}
+        {
+            "url": f"https://huggingface.co/datasets/{HF_REPO}/resolve/{REVISION}/{name}",
+            "file": name,
+            "sha256": None,
+        }
         for name in FILES
     ],
 }
@@ -126,7 +130,7 @@ DEFAULTS = {
     "train_before": "2024-08-01",
     "paper_counts": {},
     "accepted_counts": {},
-    "timeout": 6.0,          # seconds per test (LiveCodeBench's default)
+    "timeout": 6.0,  # seconds per test (LiveCodeBench's default)
     "memory_mb": 2048,
     "max_output_kb": 16384,  # the largest standard output / return value read back
     "max_decompressed_mb": 1024,
@@ -134,15 +138,35 @@ DEFAULTS = {
 
 # LiveCodeBench's preamble: these modules star-imported, then imported by name (all but
 # the last two), then a recursion limit of 50000.
-PREAMBLE_MODULES = ("string", "re", "datetime", "collections", "heapq", "bisect", "copy", "math", "random",
-                    "statistics", "itertools", "functools", "operator", "io", "sys", "json", "builtins", "typing")
-PREAMBLE = ("".join(f"from {m} import *\n" for m in PREAMBLE_MODULES)
-            + "".join(f"import {m}\n" for m in PREAMBLE_MODULES[:-2])
-            + "sys.setrecursionlimit(50000)\n")
+PREAMBLE_MODULES = (
+    "string",
+    "re",
+    "datetime",
+    "collections",
+    "heapq",
+    "bisect",
+    "copy",
+    "math",
+    "random",
+    "statistics",
+    "itertools",
+    "functools",
+    "operator",
+    "io",
+    "sys",
+    "json",
+    "builtins",
+    "typing",
+)
+PREAMBLE = (
+    "".join(f"from {m} import *\n" for m in PREAMBLE_MODULES)
+    + "".join(f"import {m}\n" for m in PREAMBLE_MODULES[:-2])
+    + "sys.setrecursionlimit(50000)\n"
+)
 
 # The trusted runner the sandbox executes; the solution text arrives as an argument and
 # is compiled and run inside it. It only hands back what the program produced.
-RUNNER = r'''
+RUNNER = r"""
 import builtins as _builtins
 import json as _json
 import os as _os
@@ -200,15 +224,18 @@ def run_stdin(source, header, stdin_text):
     with open("stdout.txt", "rb") as handle:
         data = handle.read()
     return [data.decode("utf-8", "replace"), status]
-'''
+"""
 
-SYSTEM = ("You are an expert competitive programmer. Solve the problem with a correct and efficient "
-          "Python 3 program. Put the complete program in one ```python code block.")
+SYSTEM = (
+    "You are an expert competitive programmer. Solve the problem with a correct and efficient "
+    "Python 3 program. Put the complete program in one ```python code block."
+)
 
 COMPILE_ERRORS = ("SyntaxError", "IndentationError", "TabError")
 
 
 # --- reading the dataset --------------------------------------------------------
+
 
 class _StrOnlyUnpickler(pickle.Unpickler):
     """Refuses every global: a pickle that needs a class or function to load is not a
@@ -226,7 +253,9 @@ def _inflate(data: bytes, limit: int) -> bytes:
     return out
 
 
-def decode_test_cases(text: Any, max_bytes: int = DEFAULTS["max_decompressed_mb"] * 1024 * 1024) -> list[dict]:
+def decode_test_cases(
+    text: Any, max_bytes: int = DEFAULTS["max_decompressed_mb"] * 1024 * 1024
+) -> list[dict]:
     """A test-case field as a list of ``{"input", "output", "testtype"}``.
 
     Either JSON text of the list, or LiveCodeBench's compressed form (base64 of zlib of a
@@ -251,11 +280,22 @@ def decode_test_cases(text: Any, max_bytes: int = DEFAULTS["max_decompressed_mb"
                 raise ValueError(f"compressed test cases do not inflate ({exc})") from None
             try:
                 inner = _StrOnlyUnpickler(io.BytesIO(blob)).load()
-            except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError,
-                    IndexError, KeyError, MemoryError, RecursionError) as exc:
+            except (
+                pickle.UnpicklingError,
+                EOFError,
+                ValueError,
+                TypeError,
+                AttributeError,
+                IndexError,
+                KeyError,
+                MemoryError,
+                RecursionError,
+            ) as exc:
                 raise ValueError(f"compressed test cases are not a pickled string ({exc})") from None
             if type(inner) is not str:
-                raise ValueError(f"compressed test cases hold a {type(inner).__name__}, not a string")
+                raise ValueError(
+                    f"compressed test cases hold a {type(inner).__name__}, not a string"
+                ) from None
             try:
                 cases = json.loads(inner)
             except json.JSONDecodeError as exc:
@@ -264,8 +304,11 @@ def decode_test_cases(text: Any, max_bytes: int = DEFAULTS["max_decompressed_mb"
         raise ValueError("test cases are not a list")
     out = []
     for case in cases:
-        if not isinstance(case, dict) or not isinstance(case.get("input"), str) \
-                or not isinstance(case.get("output"), str):
+        if (
+            not isinstance(case, dict)
+            or not isinstance(case.get("input"), str)
+            or not isinstance(case.get("output"), str)
+        ):
             raise ValueError("a test case is not {input: str, output: str, ...}")
         out.append({"input": case["input"], "output": case["output"], "testtype": case.get("testtype")})
     return out
@@ -287,7 +330,9 @@ def load_rows(source: str | Path | None, release: str = DEFAULTS["release"]) -> 
     path = Path(source)
     if path.is_dir():
         if release not in RELEASE_FILES:
-            raise UserError(f"livecodebench: unknown release {release!r} (known: {', '.join(sorted(RELEASE_FILES))})")
+            raise UserError(
+                f"livecodebench: unknown release {release!r} (known: {', '.join(sorted(RELEASE_FILES))})"
+            )
         missing = [name for name in RELEASE_FILES[release] if not (path / name).is_file()]
         if missing:
             raise UserError(f"{path}: {release} needs {', '.join(missing)} (download them from {HF_REPO})")
@@ -333,8 +378,11 @@ def item_from_row(row: dict, max_bytes: int) -> tuple[dict | None, str | None]:
     if not isinstance(row.get("question_content"), str):
         return None, "malformed row: no question_content"
     try:
-        metadata = json.loads(row.get("metadata") or "{}") if isinstance(row.get("metadata"), (str, type(None))) \
+        metadata = (
+            json.loads(row.get("metadata") or "{}")
+            if isinstance(row.get("metadata"), (str, type(None)))
             else dict(row["metadata"])
+        )
         public = decode_test_cases(row.get("public_test_cases", "[]"), max_bytes)
         private = decode_test_cases(row.get("private_test_cases", "[]"), max_bytes)
     except (ValueError, TypeError, json.JSONDecodeError) as exc:
@@ -350,11 +398,21 @@ def item_from_row(row: dict, max_bytes: int) -> tuple[dict | None, str | None]:
         kind = "functional"
     else:
         return None, f"malformed metadata: func_name {func_name!r}"
-    return {"id": qid, "group": difficulty, "title": row.get("question_title"), "platform": row.get("platform"),
-            "contest_id": row.get("contest_id"), "contest_date": when.isoformat(),
-            "question": row["question_content"], "starter_code": row.get("starter_code") or "",
-            "kind": kind, "func_name": func_name, "n_tests": len(cases),
-            "public_tests": public, "private_tests": row.get("private_test_cases", "[]")}, None
+    return {
+        "id": qid,
+        "group": difficulty,
+        "title": row.get("question_title"),
+        "platform": row.get("platform"),
+        "contest_id": row.get("contest_id"),
+        "contest_date": when.isoformat(),
+        "question": row["question_content"],
+        "starter_code": row.get("starter_code") or "",
+        "kind": kind,
+        "func_name": func_name,
+        "n_tests": len(cases),
+        "public_tests": public,
+        "private_tests": row.get("private_test_cases", "[]"),
+    }, None
 
 
 def check_count(which: str, found: int, settings: dict, where: str) -> str | None:
@@ -368,27 +426,40 @@ def check_count(which: str, found: int, settings: dict, where: str) -> str | Non
     if accepted.get(which) == found:
         reason = accepted.get("reason") or "no reason given"
         return f"LiveCodeBench {which}: {found} problems where the paper had {paper} (accepted: {reason})"
-    raise UserError(f"livecodebench: {where} holds {found} problems, the paper had {paper}; if the difference is "
-                    f"known, set evaluation.benchmarks.livecodebench.accepted_counts.{which}: {found} (and a reason)")
+    raise UserError(
+        f"livecodebench: {where} holds {found} problems, the paper had {paper}; if the difference is "
+        f"known, set evaluation.benchmarks.livecodebench.accepted_counts.{which}: {found} (and a reason)"
+    )
 
 
 def count_note(settings: dict | None) -> list[str]:
     """Caption lines for the accepted count differences of these settings."""
     s = settings_of(settings)
     accepted, paper = s.get("accepted_counts") or {}, s.get("paper_counts") or {}
-    return [f"LiveCodeBench {which}: {accepted[which]} problems where the paper had {paper[which]} "
-            f"(accepted: {accepted.get('reason') or 'no reason given'})"
-            for which in ("eval", "train")
-            if accepted.get(which) is not None and paper.get(which) is not None and accepted[which] != paper[which]]
+    return [
+        f"LiveCodeBench {which}: {accepted[which]} problems where the paper had {paper[which]} "
+        f"(accepted: {accepted.get('reason') or 'no reason given'})"
+        for which in ("eval", "train")
+        if accepted.get(which) is not None
+        and paper.get(which) is not None
+        and accepted[which] != paper[which]
+    ]
 
 
-def _select(rows: Iterable[dict], keep, why_not: str, max_bytes: int, limit: int | None,
-            count: tuple[str, dict, str] | None = None):
+def _select(
+    rows: Iterable[dict],
+    keep,
+    why_not: str,
+    max_bytes: int,
+    limit: int | None,
+    count: tuple[str, dict, str] | None = None,
+):
     rows = list(rows)
     if count is not None:
         which, settings, where = count
-        in_window = {row.get("question_id") for row in rows
-                     if (when := _contest_date(row)) is None or keep(when)}
+        in_window = {
+            row.get("question_id") for row in rows if (when := _contest_date(row)) is None or keep(when)
+        }
         check_count(which, len(in_window), settings, where)
     items, skipped, seen = [], [], set()
     for row in rows:
@@ -407,25 +478,33 @@ def _select(rows: Iterable[dict], keep, why_not: str, max_bytes: int, limit: int
         seen.add(item["id"])
         items.append(item)
     if limit:
-        for item in items[int(limit):]:
+        for item in items[int(limit) :]:
             skipped.append({"id": item["id"], "reason": f"beyond limit {int(limit)}"})
         items = items[: int(limit)]
     return items, skipped
 
 
-def training_problems(source: str | Path | None, settings: dict | None = None) -> tuple[list[dict], list[dict]]:
+def training_problems(
+    source: str | Path | None, settings: dict | None = None
+) -> tuple[list[dict], list[dict]]:
     """(items, skipped): the problems dated strictly before ``train_before`` (for RL training),
     in the same prepared form as the evaluation items."""
     s = settings_of(settings)
     before = _as_datetime(s["train_before"], "train_before")
     start = _as_datetime(s["start_date"], "start_date")
     if before > start:
-        raise UserError(f"livecodebench: train_before {before.date()} is after the evaluation window's start "
-                        f"{start.date()}: the training problems would overlap the evaluation")
-    return _select(load_rows(source, s["release"]), lambda when: when < before,
-                   f"not before train_before {before.date()}", int(s["max_decompressed_mb"]) * 1024 * 1024,
-                   s.get("train_limit"),
-                   ("train", s, f"{s['release']} before {before.date()}") if source is not None else None)
+        raise UserError(
+            f"livecodebench: train_before {before.date()} is after the evaluation window's start "
+            f"{start.date()}: the training problems would overlap the evaluation"
+        )
+    return _select(
+        load_rows(source, s["release"]),
+        lambda when: when < before,
+        f"not before train_before {before.date()}",
+        int(s["max_decompressed_mb"]) * 1024 * 1024,
+        s.get("train_limit"),
+        ("train", s, f"{s['release']} before {before.date()}") if source is not None else None,
+    )
 
 
 def all_tests(item: dict, max_bytes: int = DEFAULTS["max_decompressed_mb"] * 1024 * 1024) -> list[dict]:
@@ -434,6 +513,7 @@ def all_tests(item: dict, max_bytes: int = DEFAULTS["max_decompressed_mb"] * 102
 
 # --- answers and comparison ---------------------------------------------------
 
+
 def extract_code(text: str) -> str | None:
     """LiveCodeBench's reading of a chat model's answer (``extract_code``): the lines
     between the last two lines that contain a fence; None with fewer than two."""
@@ -441,9 +521,7 @@ def extract_code(text: str) -> str | None:
     fences = [i for i, line in enumerate(lines) if "```" in line]
     if len(fences) < 2:
         return None
-    return "\n".join(lines[fences[-2] + 1:fences[-1]])
-
-
+    return "\n".join(lines[fences[-2] + 1 : fences[-1]])
 
 
 def last_python_block(text: str) -> str | None:
@@ -526,11 +604,15 @@ def sandbox_limits(settings: dict | None):
     from ...sandbox import SandboxLimits
 
     s = settings_of(settings)
-    return SandboxLimits(memory_mb=int(s["memory_mb"]), max_result_kb=int(s["max_output_kb"]) + 64,
-                         max_file_mb=max(16, int(s["max_output_kb"]) // 1024 + 1))
+    return SandboxLimits(
+        memory_mb=int(s["memory_mb"]),
+        max_result_kb=int(s["max_output_kb"]) + 64,
+        max_file_mb=max(16, int(s["max_output_kb"]) // 1024 + 1),
+    )
 
 
 # --- the benchmark ----------------------------------------------------------------
+
 
 class LiveCodeBench(CodegenBenchmark):
     name = "livecodebench"
@@ -538,9 +620,11 @@ class LiveCodeBench(CodegenBenchmark):
     smoke: ClassVar[str] = "livecodebench.smoke.jsonl"
     # all six files (release_latest); ``release`` picks which of them are read
     downloads: ClassVar[tuple[dict, ...]] = tuple(DOWNLOADS["livecodebench"])
-    source_note = (f"HF dataset {HF_REPO} at {REVISION} (test.jsonl .. test6.jsonl; release_v6 = all six, "
-                   "release_v5 = the first five, 880 problems); evaluated on the contest-date window of config "
-                   "evaluation.benchmarks.livecodebench (start_date .. end_date)")
+    source_note = (
+        f"HF dataset {HF_REPO} at {REVISION} (test.jsonl .. test6.jsonl; release_v6 = all six, "
+        "release_v5 = the first five, 880 problems); evaluated on the contest-date window of config "
+        "evaluation.benchmarks.livecodebench (start_date .. end_date)"
+    )
 
     def prepare(self, source: str | None, settings: dict, cfg: dict) -> tuple[list[dict], list[dict]]:
         s = settings_of(settings)
@@ -548,32 +632,42 @@ class LiveCodeBench(CodegenBenchmark):
         end = _as_datetime(s["end_date"], "end_date")
         if end < start:
             raise UserError(f"livecodebench: end_date {end.date()} is before start_date {start.date()}")
-        after_end = end + timedelta(days=1)   # the end day counts whole
-        return _select(load_rows(source, s["release"]), lambda when: start <= when < after_end,
-                       f"outside the evaluation window {start.date()} .. {end.date()}",
-                       int(s["max_decompressed_mb"]) * 1024 * 1024, s.get("limit"),
-                       ("eval", s, f"the window {start.date()} .. {end.date()} of {s['release']}")
-                       if source is not None else None)
+        after_end = end + timedelta(days=1)  # the end day counts whole
+        return _select(
+            load_rows(source, s["release"]),
+            lambda when: start <= when < after_end,
+            f"outside the evaluation window {start.date()} .. {end.date()}",
+            int(s["max_decompressed_mb"]) * 1024 * 1024,
+            s.get("limit"),
+            ("eval", s, f"the window {start.date()} .. {end.date()} of {s['release']}")
+            if source is not None
+            else None,
+        )
 
     def messages(self, item: dict, cot: bool) -> list[dict]:
         parts = [f"Problem:\n\n{item['question'].strip()}\n"]
         if item.get("starter_code", "").strip():
-            parts.append("Write your solution by completing this starter code; keep its class and method "
-                         f"signature:\n\n```python\n{item['starter_code'].rstrip()}\n```\n")
+            parts.append(
+                "Write your solution by completing this starter code; keep its class and method "
+                f"signature:\n\n```python\n{item['starter_code'].rstrip()}\n```\n"
+            )
         else:
-            parts.append("Your program must read the input from standard input and print the answer to "
-                         "standard output. Solve the general problem; do not hard-code the examples.\n")
+            parts.append(
+                "Your program must read the input from standard input and print the answer to "
+                "standard output. Solve the general problem; do not hard-code the examples.\n"
+            )
         if cot:
-            parts.append("Think the problem through step by step first, then give the final program in one "
-                         "```python code block.")
+            parts.append(
+                "Think the problem through step by step first, then give the final program in one "
+                "```python code block."
+            )
         else:
             parts.append("Reply with the complete program in one ```python code block.")
         return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n".join(parts)}]
 
     def answer_format(self, item: dict, cot: bool) -> AnswerFormat | None:
         lead = "/([^`]|`[^`]|``[^`]){0,3000}/ " if cot else ""
-        grammar = (f"start: {lead}{lark_string('```python' + chr(10))} BODY\n"
-                   f"BODY: /{fenced_body(6000)}/\n")
+        grammar = f"start: {lead}{lark_string('```python' + chr(10))} BODY\nBODY: /{fenced_body(6000)}/\n"
         return AnswerFormat(f"{self.name}:{'cot' if cot else 'plain'}", grammar)
 
     def training_items(self, source: str | None, settings: dict) -> tuple[list[dict], list[dict]]:
@@ -588,8 +682,9 @@ class LiveCodeBench(CodegenBenchmark):
         answers = [Sample(i["id"], 0, fenced(known[i["id"]])) for i in items if i["id"] in known]
         return answers or None
 
-    def score(self, items: dict[str, dict], samples: list[Sample], mode: EvalMode, cfg: dict,
-              workers: int = 2) -> list[dict]:
+    def score(
+        self, items: dict[str, dict], samples: list[Sample], mode: EvalMode, cfg: dict, workers: int = 2
+    ) -> list[dict]:
         from ...sandbox import Sandbox
 
         s = settings_of(((cfg or {}).get("evaluation") or {}).get("benchmarks", {}).get(self.name))
@@ -616,14 +711,24 @@ class LiveCodeBench(CodegenBenchmark):
         return sorted(rows, key=lambda r: order[(r["id"], r["sample"])])
 
     def _score_sample(self, sandbox, item: dict, tests: list[dict], sample: Sample, timeout: float) -> dict:
-        row = {"id": sample.item_id, "sample": sample.index, "tests_total": len(tests), "compile_error": False}
+        row = {
+            "id": sample.item_id,
+            "sample": sample.index,
+            "tests_total": len(tests),
+            "compile_error": False,
+        }
         code = extract_code(sample.text)
         if code is None or not code.strip():
             return {**row, "passed": False, "reason": "parse:no_code", "tests": []}
         results = []
         for n, test in enumerate(tests):
             if item["kind"] == "functional":
-                args = {"source": code, "header": PREAMBLE, "func_name": item["func_name"], "lines": test["input"]}
+                args = {
+                    "source": code,
+                    "header": PREAMBLE,
+                    "func_name": item["func_name"],
+                    "lines": test["input"],
+                }
                 result = sandbox.run(RUNNER, "run_call", args, timeout)
             else:
                 args = {"source": code, "header": PREAMBLE, "stdin_text": test["input"]}
@@ -635,7 +740,13 @@ class LiveCodeBench(CodegenBenchmark):
             results.append(entry)
             if not ok:
                 compile_error = n == 0 and result.status == "exception" and result.exc_type in COMPILE_ERRORS
-                return {**row, "passed": False, "reason": reason, "compile_error": compile_error, "tests": results}
+                return {
+                    **row,
+                    "passed": False,
+                    "reason": reason,
+                    "compile_error": compile_error,
+                    "tests": results,
+                }
         return {**row, "passed": True, "reason": None, "tests": results}
 
 
@@ -652,11 +763,13 @@ class GaspGoalposts(LiveCodeBench):
 
     name = "gasp_goalposts"
     title = "GASP goalposts"
-    smoke: ClassVar[str] = "gasp_goalposts/rows.jsonl"   # under selfplay/data, not data/eval
+    smoke: ClassVar[str] = "gasp_goalposts/rows.jsonl"  # under selfplay/data, not data/eval
     downloads: ClassVar[tuple[dict, ...]] = ()
-    source_note = ("LiveCodeBench rows of GASP's goalposts: at paper scale the goalpost filter's output over the "
-                   "training split (a file, source: path); the embedded default ships eight problems written for "
-                   "this project (src/selfplay/data/gasp_goalposts)")
+    source_note = (
+        "LiveCodeBench rows of GASP's goalposts: at paper scale the goalpost filter's output over the "
+        "training split (a file, source: path); the embedded default ships eight problems written for "
+        "this project (src/selfplay/data/gasp_goalposts)"
+    )
 
     def prepare(self, source: str | None, settings: dict, cfg: dict) -> tuple[list[dict], list[dict]]:
         s = {**settings_of(settings), "train_limit": (settings or {}).get("limit"), "paper_counts": {}}
@@ -675,6 +788,8 @@ class GaspTrainSplit(GaspGoalposts):
 
     name = "gasp_train"
     title = "GASP training split"
-    source_note = ("LiveCodeBench rows of the training split GASP's goalpost filter scores (paper 004 Sec. 3.2: "
-                   "before 2024.08, 601 problems), written by rule gasp_real_rows (source: path); the embedded "
-                   "default's are the shipped goalposts")
+    source_note = (
+        "LiveCodeBench rows of the training split GASP's goalpost filter scores (paper 004 Sec. 3.2: "
+        "before 2024.08, 601 problems), written by rule gasp_real_rows (source: path); the embedded "
+        "default's are the shipped goalposts"
+    )

@@ -36,9 +36,9 @@ from ...errors import UserError
 from ...haskell.ghc_check import CheckRequest, GhcChecker, GhcSettings
 from ...llm.answer_format import AnswerFormat, fenced_body, lark_string
 from ...tracks.seq.translate import parse_translation
+from ...verifier_canary import check_ghc
 from ..benchmark import CodegenBenchmark, Sample, fenced, fenced_blocks
 from ..modes import EvalMode
-from ...verifier_canary import check_ghc
 
 MINI = Path(__file__).resolve().parents[2] / "data" / "haskell_bench" / "mini.jsonl"
 
@@ -77,7 +77,9 @@ def ghc_settings(settings: dict) -> GhcSettings:
     return GhcSettings(run_timeout=float(settings["timeout"]), run_memory_mb=int(settings["memory_mb"]))
 
 
-def evaluate(problems: dict[str, dict], samples: list[Sample], settings: dict, workers: int = 2) -> list[dict]:
+def evaluate(
+    problems: dict[str, dict], samples: list[Sample], settings: dict, workers: int = 2
+) -> list[dict]:
     """One scored row per sample: passed, compile_error, per-test outcomes."""
     rows, requests, spans = [], [], []
     timeout = float(settings["timeout"])
@@ -89,8 +91,10 @@ def evaluate(problems: dict[str, dict], samples: list[Sample], settings: dict, w
             row.update(passed=False, compile_error=False, reason=f"parse:{reason}")
         else:
             start = len(requests)
-            requests += [CheckRequest(code, problem["entry_point"], tuple(t["args"]), timeout)
-                         for t in problem["tests"]]
+            requests += [
+                CheckRequest(code, problem["entry_point"], tuple(t["args"]), timeout)
+                for t in problem["tests"]
+            ]
             spans.append((row, start, len(requests)))
         rows.append(row)
     if requests:
@@ -100,11 +104,17 @@ def evaluate(problems: dict[str, dict], samples: list[Sample], settings: dict, w
         for row, start, end in spans:
             tests = problems[row["id"]]["tests"]
             results = outcomes[start:end]
-            row["tests"] = [{"status": o.status, "value": o.value, "expected": t["expected"]}
-                            for o, t in zip(results, tests)]
+            row["tests"] = [
+                {"status": o.status, "value": o.value, "expected": t["expected"]}
+                for o, t in zip(results, tests)
+            ]
             row["compile_error"] = any(o.status == "compile_error" for o in results)
-            row["passed"] = all(o.status == "value" and o.value == t["expected"] for o, t in zip(results, tests))
-            row["reason"] = None if row["passed"] else ("compile_error" if row["compile_error"] else "wrong_or_failed")
+            row["passed"] = all(
+                o.status == "value" and o.value == t["expected"] for o, t in zip(results, tests)
+            )
+            row["reason"] = (
+                None if row["passed"] else ("compile_error" if row["compile_error"] else "wrong_or_failed")
+            )
     return rows
 
 
@@ -147,7 +157,7 @@ def continuation(prompt: str, text: str, stop_tokens=STOP_TOKENS) -> str:
     if head:
         at = code.find(head)
         if at >= 0:
-            code = code[at + len(head):]
+            code = code[at + len(head) :]
     cut = len(code)
     for stop in stop_tokens:
         at = code.find(stop)
@@ -166,12 +176,17 @@ def tests_as_value(tests: str) -> tuple[str | None, str | None]:
 
 def program_of(item: dict, text: str) -> str:
     """MultiPL-E's program for one sample: prompt + continuation + newline + tests."""
-    return item["prompt"] + continuation(item["prompt"], text, item.get("stop_tokens") or STOP_TOKENS) \
-        + "\n" + item["tests_value"]
+    return (
+        item["prompt"]
+        + continuation(item["prompt"], text, item.get("stop_tokens") or STOP_TOKENS)
+        + "\n"
+        + item["tests_value"]
+    )
 
 
-def evaluate_programs(items: dict[str, dict], samples: list[Sample], settings: dict,
-                      workers: int = 2) -> list[dict]:
+def evaluate_programs(
+    items: dict[str, dict], samples: list[Sample], settings: dict, workers: int = 2
+) -> list[dict]:
     """One scored row per sample of a MultiPL-E item: the whole program checked at once."""
     rows, requests, pending = [], [], []
     timeout = float(settings["timeout"])
@@ -191,9 +206,17 @@ def evaluate_programs(items: dict[str, dict], samples: list[Sample], settings: d
         for row, o in zip(pending, outcomes):
             row["passed"] = o.status == "value" and o.value == "Just ()"
             row["compile_error"] = o.status == "compile_error"
-            row["reason"] = None if row["passed"] else (
-                "compile_error" if row["compile_error"] else
-                f"exception:{o.exc_type}" if o.status == "exception" else o.status)
+            row["reason"] = (
+                None
+                if row["passed"]
+                else (
+                    "compile_error"
+                    if row["compile_error"]
+                    else f"exception:{o.exc_type}"
+                    if o.status == "exception"
+                    else o.status
+                )
+            )
             row["tests"] = [{"status": o.status, "value": o.value, "detail": o.exc_message or o.detail}]
     return rows
 
@@ -208,16 +231,30 @@ def multipl_e_items(parquet_path: str) -> tuple[list[dict], list[dict]]:
     for row in frame.to_dict("records"):
         name, prompt, tests = row.get("name"), row.get("prompt"), row.get("tests")
         if not isinstance(name, str) or not isinstance(prompt, str) or not isinstance(tests, str):
-            skipped.append({"id": name if isinstance(name, str) else None,
-                            "reason": "malformed row: needs name, prompt and tests as text"})
+            skipped.append(
+                {
+                    "id": name if isinstance(name, str) else None,
+                    "reason": "malformed row: needs name, prompt and tests as text",
+                }
+            )
             continue
         stops = row.get("stop_tokens")
         stops = [str(t) for t in stops] if stops is not None and len(stops) else list(STOP_TOKENS)
         heads = re.findall(r"(?m)^([a-z_][\w']*)\s*::", prompt)
         value, problem = tests_as_value(tests)
-        items.append({"id": name, "group": None, "name": name, "entry_point": heads[-1] if heads else None,
-                      "prompt": prompt, "tests": tests, "stop_tokens": stops,
-                      "tests_value": value, "tests_problem": problem})
+        items.append(
+            {
+                "id": name,
+                "group": None,
+                "name": name,
+                "entry_point": heads[-1] if heads else None,
+                "prompt": prompt,
+                "tests": tests,
+                "stop_tokens": stops,
+                "tests_value": value,
+                "tests_problem": problem,
+            }
+        )
     return items, skipped
 
 
@@ -231,12 +268,12 @@ class _HaskellCodegen(CodegenBenchmark):
 
     def answer_format(self, item: dict, cot: bool) -> AnswerFormat | None:
         lead = "/([^`]|`[^`]|``[^`]){0,1500}/ " if cot else ""
-        grammar = (f"start: {lead}{lark_string('```haskell' + chr(10))} BODY\n"
-                   f"BODY: /{fenced_body(2000)}/\n")
+        grammar = f"start: {lead}{lark_string('```haskell' + chr(10))} BODY\nBODY: /{fenced_body(2000)}/\n"
         return AnswerFormat(f"{self.name}:{'cot' if cot else 'plain'}", grammar)
 
-    def score(self, items: dict[str, dict], samples: list[Sample], mode: EvalMode, cfg: dict,
-              workers: int = 2) -> list[dict]:
+    def score(
+        self, items: dict[str, dict], samples: list[Sample], mode: EvalMode, cfg: dict, workers: int = 2
+    ) -> list[dict]:
         return evaluate(items, samples, cfg["evaluation"]["benchmarks"][self.name], workers)
 
     def reference_answers(self, items: list[dict]) -> list[Sample] | None:
@@ -255,7 +292,9 @@ class HaskellMini(_HaskellCodegen):
     release_items = 10
     title = "Haskell mini (shipped)"
     smoke = "../haskell_bench/mini.jsonl"
-    source_note = "ten problems written for this project (data/haskell_bench/mini.jsonl), in MultiPL-E's spirit"
+    source_note = (
+        "ten problems written for this project (data/haskell_bench/mini.jsonl), in MultiPL-E's spirit"
+    )
 
     def prepare(self, source: str | None, settings: dict, cfg: dict) -> tuple[list[dict], list[dict]]:
         problems = load_mini()
@@ -271,11 +310,13 @@ class _MultiplE(_HaskellCodegen):
 
     def prepare(self, source: str | None, settings: dict, cfg: dict) -> tuple[list[dict], list[dict]]:
         if source is None:
-            raise UserError(f"{self.name}: MultiPL-E's Haskell problems are downloaded by a rule "
-                            f"(evaluation.benchmarks.{self.name}.source: download)")
+            raise UserError(
+                f"{self.name}: MultiPL-E's Haskell problems are downloaded by a rule "
+                f"(evaluation.benchmarks.{self.name}.source: download)"
+            )
         items, skipped = multipl_e_items(source)
         if settings.get("limit"):
-            for item in items[int(settings["limit"]):]:
+            for item in items[int(settings["limit"]) :]:
                 skipped.append({"id": item["id"], "reason": f"beyond limit {int(settings['limit'])}"})
             items = items[: int(settings["limit"])]
         return items, skipped
@@ -283,12 +324,13 @@ class _MultiplE(_HaskellCodegen):
     def messages(self, item: dict, cot: bool) -> list[dict]:
         return completion_messages(item, cot)
 
-    def score(self, items: dict[str, dict], samples: list[Sample], mode: EvalMode, cfg: dict,
-              workers: int = 2) -> list[dict]:
+    def score(
+        self, items: dict[str, dict], samples: list[Sample], mode: EvalMode, cfg: dict, workers: int = 2
+    ) -> list[dict]:
         return evaluate_programs(items, samples, cfg["evaluation"]["benchmarks"][self.name], workers)
 
     def reference_answers(self, items: list[dict]) -> list[Sample] | None:
-        return None   # MultiPL-E ships no solutions
+        return None  # MultiPL-E ships no solutions
 
 
 # The dataset commit the downloads default to (config evaluation.benchmarks.<b>.revision):
@@ -297,9 +339,13 @@ REVISION = "28441b6024e71d4a1c1c0f6bf171c935cd5a43f2"
 
 
 def _multipl_e_download(split: str) -> dict:
-    return {"url": "https://huggingface.co/datasets/nuprl/MultiPL-E/resolve/{revision}/"
-                   f"{split}-hs/test-00000-of-00001.parquet",
-            "file": f"{split}-hs.parquet", "sha256": None, "revision_key": "revision"}
+    return {
+        "url": "https://huggingface.co/datasets/nuprl/MultiPL-E/resolve/{revision}/"
+        f"{split}-hs/test-00000-of-00001.parquet",
+        "file": f"{split}-hs.parquet",
+        "sha256": None,
+        "revision_key": "revision",
+    }
 
 
 class HumanEvalHs(_MultiplE):

@@ -33,20 +33,27 @@ from . import _classify as common
 # No download: access is granted per person (so the class's ``downloads`` is empty and
 # config source "download" is refused). Where to ask for it, and what you get:
 ACCESS = {
-    "request": ["https://github.com/SunLab-GMU/PySecDB", "https://huggingface.co/datasets/sunlab/PySecDB",
-                "https://forms.gle/Uu441xPQ4dqnVGV39"],
+    "request": [
+        "https://github.com/SunLab-GMU/PySecDB",
+        "https://huggingface.co/datasets/sunlab/PySecDB",
+        "https://forms.gle/Uu441xPQ4dqnVGV39",
+    ],
     "file": "a JSON file of records {id, label, content, source, CVE-ID}",
     "sha256": None,
 }
 
-ACCESS_HINT = ("PySecDB is gated: request it from its authors (github.com/SunLab-GMU/PySecDB, or accept the "
-               "conditions of huggingface.co/datasets/sunlab/PySecDB), then set evaluation.benchmarks.pysecdb."
-               "source: path and .path to the JSON file (or its folder)")
+ACCESS_HINT = (
+    "PySecDB is gated: request it from its authors (github.com/SunLab-GMU/PySecDB, or accept the "
+    "conditions of huggingface.co/datasets/sunlab/PySecDB), then set evaluation.benchmarks.pysecdb."
+    "source: path and .path to the JSON file (or its folder)"
+)
 
 LABELS = {"security": "Yes", "non-security": "No"}
 
-SYSTEM = ("You are a security engineer who reviews commits to Python projects. You see one commit as a "
-          "diff, without the rest of its repository.")
+SYSTEM = (
+    "You are a security engineer who reviews commits to Python projects. You see one commit as a "
+    "diff, without the rest of its repository."
+)
 
 
 class PySecDB(ClassificationBenchmark):
@@ -54,8 +61,10 @@ class PySecDB(ClassificationBenchmark):
     release_items = 4_049  # 1,258 security and 2,791 non-security commits (Sun et al. 2023)
     title = "PySecDB"
     smoke = "pysecdb.smoke.json"
-    source_note = ("PySecDB (Sun et al., ICSME 2023): about 1.2k security and 2.8k non-security Python commits; "
-                   "gated, supplied by the user (" + ACCESS_HINT + ")")
+    source_note = (
+        "PySecDB (Sun et al., ICSME 2023): about 1.2k security and 2.8k non-security Python commits; "
+        "gated, supplied by the user (" + ACCESS_HINT + ")"
+    )
     labels: ClassVar[tuple[str, ...]] = ("Yes", "No")
     positive: ClassVar[str] = "Yes"
 
@@ -87,25 +96,39 @@ class PySecDB(ClassificationBenchmark):
             return None, "malformed record: no id"
         label = str(record.get("label", "")).strip().lower()
         if label not in LABELS:
-            return {"id": ident}, f"malformed record: label {record.get('label')!r} is not 'security' or 'non-security'"
+            return {
+                "id": ident
+            }, f"malformed record: label {record.get('label')!r} is not 'security' or 'non-security'"
         patch = record.get("content")
         if not isinstance(patch, str) or not patch.strip():
             return {"id": ident}, "malformed record: no patch content"
-        return {"id": ident, "group": None, "label": LABELS[label], "pysecdb_label": label, "patch": patch,
-                "origin": record.get("source"), "cve": record.get("CVE-ID")}, None
+        return {
+            "id": ident,
+            "group": None,
+            "label": LABELS[label],
+            "pysecdb_label": label,
+            "patch": patch,
+            "origin": record.get("source"),
+            "cve": record.get("CVE-ID"),
+        }, None
 
     def messages(self, item: dict, cot: bool) -> list[dict]:
-        user = ("Here is a commit to a Python project:\n\n"
-                f"{common.fence(item['patch'], 'diff')}\n\n"
-                "Does this commit fix a security vulnerability? " + self.answer_instruction(cot))
+        user = (
+            "Here is a commit to a Python project:\n\n"
+            f"{common.fence(item['patch'], 'diff')}\n\n"
+            "Does this commit fix a security vulnerability? " + self.answer_instruction(cot)
+        )
         return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
 def data_files(path: Path) -> list[Path]:
     if path.is_file():
         return [path]
-    found = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith((".json", ".jsonl", ".json.gz",
-                                                                                 ".jsonl.gz")))
+    found = sorted(
+        p
+        for p in path.rglob("*")
+        if p.is_file() and p.name.endswith((".json", ".jsonl", ".json.gz", ".jsonl.gz"))
+    )
     if not found:
         raise UserError(f"{path}: no .json or .jsonl file of PySecDB in this folder; {ACCESS_HINT}")
     return found

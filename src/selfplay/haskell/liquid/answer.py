@@ -85,7 +85,9 @@ def _bare_region(text: str, lemma_re: re.Pattern[str]) -> str | None:
     line to the first unindented line that cannot start Haskell (prose starting with a
     capital letter, a list bullet, a fence, ...)."""
     lines = text.split("\n")
-    start = next((k for k, ln in enumerate(lines) if _BARE_CODE_START.match(ln) or lemma_re.match(ln.lstrip())), None)
+    start = next(
+        (k for k, ln in enumerate(lines) if _BARE_CODE_START.match(ln) or lemma_re.match(ln.lstrip())), None
+    )
     if start is None:
         return None
     end = len(lines)
@@ -128,12 +130,15 @@ def parse_proof_answer(text: str | bytes, p_name: str, *, lemma_name: str | None
         return fail("empty_output", REASONS["empty_output"])
     ends = list(_THINK_END.finditer(text))
     if ends:
-        text = text[ends[-1].end():]
+        text = text[ends[-1].end() :]
 
     lemma_re = re.compile(r"(?<![\w'])" + re.escape(lemma) + r"(?![\w'])")
     fenced = _fenced_blocks(text)
-    candidates = [_clean_code(body) for lang, body, _, _ in fenced
-                  if lang in HASKELL_FENCE_LANGUAGES and lemma_re.search(body)]
+    candidates = [
+        _clean_code(body)
+        for lang, body, _, _ in fenced
+        if lang in HASKELL_FENCE_LANGUAGES and lemma_re.search(body)
+    ]
     origin = "fenced"
     if not candidates:
         inside = {k for _, _, a, b in fenced for k in range(a, b)}
@@ -146,7 +151,9 @@ def parse_proof_answer(text: str | bytes, p_name: str, *, lemma_name: str | None
         origin = "bare"
     distinct = list(dict.fromkeys(candidates))
     if len(distinct) > 1:
-        return fail("ambiguous", f"{len(candidates)} code blocks mention {lemma} and they differ", len(candidates))
+        return fail(
+            "ambiguous", f"{len(candidates)} code blocks mention {lemma} and they differ", len(candidates)
+        )
     code = distinct[0]
     lexed = lex(code, guarded=True)
     view = lexed.view(frozenset({"code", "annotation"}))

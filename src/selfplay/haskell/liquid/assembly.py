@@ -19,8 +19,9 @@ goes to the checker.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from ..lexer import is_identifier, lex
 from .declarations import default_lemma_name, find_signature, q_file_name, rename
@@ -53,23 +54,38 @@ class Assembled:
         return f"{self.module_name}.hs"
 
 
-def assemble(p_source: str, p_name: str, q_source: str, q_name: str, proof_code: str,
-             settings: LiquidSettings | Mapping[str, Any] | None = None) -> Assembled:
+def assemble(
+    p_source: str,
+    p_name: str,
+    q_source: str,
+    q_name: str,
+    proof_code: str,
+    settings: LiquidSettings | Mapping[str, Any] | None = None,
+) -> Assembled:
     """Build the complete LH file (laid out as the module docstring shows) and record
     every escape hatch or structural problem in P, Q and the proof. The file is built
     even when refused, so it can be shown; only an ``ok`` one may be given to LH."""
     settings = LiquidSettings.coerce(settings)
     lemma = default_lemma_name(p_name)
     probs = ProblemList()
-    p_source, q_source, proof_code = (t.replace("\r\n", "\n").replace("\r", "\n") for t in (p_source, q_source, proof_code))
+    p_source, q_source, proof_code = (
+        t.replace("\r\n", "\n").replace("\r", "\n") for t in (p_source, q_source, proof_code)
+    )
     for label, name in (("p", p_name), ("q", q_name)):
         if not is_identifier(name):
             probs.add("bad_name", f"{name!r} is not a plain Haskell variable name", label)
     q_file = q_file_name(p_name, q_name, p_source, q_source)
     scans = {}
     for where, text in (("p", p_source), ("q", q_source), ("proof", proof_code)):
-        scan = scan_part(text, where, p_name=p_name, q_name=q_name, q_file=q_file, lemma=lemma,
-                         allowed_imports=settings.allowed_imports)
+        scan = scan_part(
+            text,
+            where,
+            p_name=p_name,
+            q_name=q_name,
+            q_file=q_file,
+            lemma=lemma,
+            allowed_imports=settings.allowed_imports,
+        )
         for pr in scan.problems:
             probs.add(pr.code, pr.detail, pr.where, pr.line)
         scans[where] = scan
@@ -113,5 +129,7 @@ def assemble(p_source: str, p_name: str, q_source: str, q_name: str, proof_code:
         probs.add("unterminated", f"the assembled file ends inside a {whole.unterminated}", "file")
     pragmas = [a for a in whole.annotations() if LIQUID_PRAGMA_RE.match("{-@" + a.inner)]
     if len(pragmas) != len(settings.options):
-        probs.add("liquid_pragma", "the assembled file holds LIQUID pragmas the checker did not write", "file")
+        probs.add(
+            "liquid_pragma", "the assembled file holds LIQUID pragmas the checker did not write", "file"
+        )
     return Assembled(source, tuple(probs.items), settings.module_name, lemma, q_file, part_lines)

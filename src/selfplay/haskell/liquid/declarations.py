@@ -12,7 +12,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..lexer import RESERVED_WORDS, is_identifier, is_symbolic, lex, matching, split_top, tokens, top_level, unqualified
+from ..lexer import (
+    RESERVED_WORDS,
+    is_identifier,
+    is_symbolic,
+    lex,
+    matching,
+    split_top,
+    tokens,
+    top_level,
+    unqualified,
+)
 
 # Reserved words that cannot open a declaration of their own kind: a line starting with
 # one of them (or with the wildcard "_") is classified like any other line.
@@ -91,7 +101,12 @@ def classify(first: int, last: int, text: str, toks: list[str]) -> Decl:
         close = matching(toks, 0)
         if close == 2 and is_symbolic(toks[1]):
             name = toks[1]
-        elif close > 0 and close + 1 < len(toks) and is_symbolic(toks[close + 1]) and toks[close + 1] not in ("=", "|", "::"):
+        elif (
+            close > 0
+            and close + 1 < len(toks)
+            and is_symbolic(toks[close + 1])
+            and toks[close + 1] not in ("=", "|", "::")
+        ):
             name = toks[close + 1]
         elif close > 0 and close + 2 < len(toks) and toks[close + 1] == "`":
             name = toks[close + 2]
@@ -150,7 +165,10 @@ def q_file_name(p_name: str, q_name: str, *texts: str) -> str:
         return q_name
     used: set[str] = set()
     for t in texts:
-        used.update(unqualified(tok) for tok in ident_tokens(lex(t, guarded=True).view(frozenset({"code", "annotation"}))))
+        used.update(
+            unqualified(tok)
+            for tok in ident_tokens(lex(t, guarded=True).view(frozenset({"code", "annotation"})))
+        )
     candidate = p_name + "'"
     while candidate in used:
         candidate += "'"
@@ -164,7 +182,7 @@ def rename(text: str, old: str, new: str) -> str:
     pattern = re.compile(r"(?<![\w'])" + re.escape(old) + r"(?![\w'])")
     out: list[str] = []
     for seg in lexed.segments:
-        piece = text[seg.start:seg.end]
+        piece = text[seg.start : seg.end]
         if seg.kind in ("code", "annotation"):
             piece = pattern.sub(new, piece)
         out.append(piece)

@@ -156,17 +156,33 @@ def _line_of(text: str, pos: int) -> int:
     return text.count("\n", 0, pos) + 1
 
 
-def scan_part(text: str, where: str, *, p_name: str, q_name: str, q_file: str, lemma: str,
-              allowed_imports: frozenset[str]) -> PartScan:
+def scan_part(
+    text: str,
+    where: str,
+    *,
+    p_name: str,
+    q_name: str,
+    q_file: str,
+    lemma: str,
+    allowed_imports: frozenset[str],
+) -> PartScan:
     """Look through one part for everything the module docstring refuses, and take its
     imports out (they are hoisted into the file header by the assembly)."""
     probs = ProblemList()
     # Raw text: pragmas, hidden annotations, option strings, fake result lines.
     for m in LIQUID_PRAGMA_RE.finditer(text):
-        probs.add("liquid_pragma", "LIQUID pragma: " + _snippet(text, m.start()), where, _line_of(text, m.start()))
+        probs.add(
+            "liquid_pragma", "LIQUID pragma: " + _snippet(text, m.start()), where, _line_of(text, m.start())
+        )
     for m in _RAW_GHC_PRAGMA.finditer(text):
         word = m.group(1).upper()
-        code = "options_pragma" if word.startswith("OPTIONS") else "language_pragma" if word == "LANGUAGE" else "ghc_pragma"
+        code = (
+            "options_pragma"
+            if word.startswith("OPTIONS")
+            else "language_pragma"
+            if word == "LANGUAGE"
+            else "ghc_pragma"
+        )
         probs.add(code, "GHC pragma: " + _snippet(text, m.start()), where, _line_of(text, m.start()))
     for m in _RAW_ANNOTATION_KEYWORD.finditer(text):
         code = _annotation_keyword_code(m.group(1))
@@ -191,16 +207,33 @@ def scan_part(text: str, where: str, *, p_name: str, q_name: str, q_file: str, l
     # Annotations: allow-list.
     for ann in lexed.annotations():
         if not ann.closed:
-            probs.add("malformed_annotation", "annotation not closed by '@-}': " + _snippet(ann.inner, 0), where, ann.line)
+            probs.add(
+                "malformed_annotation",
+                "annotation not closed by '@-}': " + _snippet(ann.inner, 0),
+                where,
+                ann.line,
+            )
             continue
         kind, names, _ = parse_annotation(ann.inner)
         if kind == "reflect":
             if len(names) != 1:
-                probs.add("forbidden_annotation", "reflect must name exactly one function: " + _snippet(ann.inner, 0), where, ann.line)
+                probs.add(
+                    "forbidden_annotation",
+                    "reflect must name exactly one function: " + _snippet(ann.inner, 0),
+                    where,
+                    ann.line,
+                )
             elif names[0] in program_names:
-                probs.add("reflect_of_program", f"reflect {names[0]}: the checker reflects P and Q itself", where, ann.line)
+                probs.add(
+                    "reflect_of_program",
+                    f"reflect {names[0]}: the checker reflects P and Q itself",
+                    where,
+                    ann.line,
+                )
             elif names[0] not in defined:
-                probs.add("reflect_not_local", f"reflect {names[0]}: not defined at top level here", where, ann.line)
+                probs.add(
+                    "reflect_not_local", f"reflect {names[0]}: not defined at top level here", where, ann.line
+                )
         elif kind == "spec":
             for name in names:
                 code = _annotation_keyword_code(name)
@@ -209,7 +242,12 @@ def scan_part(text: str, where: str, *, p_name: str, q_name: str, q_file: str, l
                 elif name in program_names:
                     probs.add("spec_of_program", f"a specification for {name}", where, ann.line)
                 elif name not in defined:
-                    probs.add("spec_not_local", f"a specification for {name}, which is not defined at top level here", where, ann.line)
+                    probs.add(
+                        "spec_not_local",
+                        f"a specification for {name}, which is not defined at top level here",
+                        where,
+                        ann.line,
+                    )
         else:
             word = names[0]
             code = _annotation_keyword_code(word) or "forbidden_annotation"
@@ -222,7 +260,7 @@ def scan_part(text: str, where: str, *, p_name: str, q_name: str, q_file: str, l
     # Code words (and extension names inside GHC pragmas).
     for seg in lexed.segments:
         if seg.kind == "pragma":
-            for tok in tokens(text[seg.start:seg.end]):
+            for tok in tokens(text[seg.start : seg.end]):
                 if _CODE_WORDS.get(tok) == "template_haskell":
                     probs.add("template_haskell", f"{tok} in a pragma", where, _line_of(text, seg.start))
     for lineno, line in enumerate(code_view.split("\n"), start=1):
@@ -239,10 +277,15 @@ def scan_part(text: str, where: str, *, p_name: str, q_name: str, q_file: str, l
         if d.kind == "module":
             probs.add("module_header", "a module header: " + " ".join(d.text.split())[:80], where, d.first)
         elif d.kind == "import":
-            raw = "\n".join(raw_lines[d.first - 1:d.last])
+            raw = "\n".join(raw_lines[d.first - 1 : d.last])
             mod = next((t for t in d.tokens[1:] if t not in ("qualified", "safe")), "")
             if '"' in raw or mod not in allowed_imports:
-                probs.add("import_not_allowed", f"import of {mod or '?'} (allowed: {', '.join(sorted(allowed_imports))})", where, d.first)
+                probs.add(
+                    "import_not_allowed",
+                    f"import of {mod or '?'} (allowed: {', '.join(sorted(allowed_imports))})",
+                    where,
+                    d.first,
+                )
             imports.append(" ".join(d.text.split()))
             drop_lines.update(range(d.first, d.last + 1))
         elif d.kind == "default":
@@ -254,17 +297,30 @@ def scan_part(text: str, where: str, *, p_name: str, q_name: str, q_file: str, l
         elif d.kind in ("data", "newtype", "type") and where == "proof":
             probs.add("type_declaration", f"a {d.kind} declaration", where, d.first)
         elif d.kind in ("infix", "infixl", "infixr"):
-            ops = [t for k, t in enumerate(d.tokens[1:], start=1)
-                   if (is_symbolic(t) and t != ",") or (is_identifier(t) and d.tokens[k - 1] == "`")]
+            ops = [
+                t
+                for k, t in enumerate(d.tokens[1:], start=1)
+                if (is_symbolic(t) and t != ",") or (is_identifier(t) and d.tokens[k - 1] == "`")
+            ]
             for op in ops:
                 if op not in defined:
-                    probs.add("fixity_not_local", f"a fixity declaration for {op}, defined elsewhere", where, d.first)
+                    probs.add(
+                        "fixity_not_local",
+                        f"a fixity declaration for {op}, defined elsewhere",
+                        where,
+                        d.first,
+                    )
         elif d.kind == "signature":
             for name in d.names:
                 if where == "proof" and name in program_names:
                     probs.add("redefines_program", f"the proof gives {name} a type signature", where, d.first)
                 elif name not in defined:
-                    probs.add("signature_not_local", f"a type signature for {name}, not defined in this part", where, d.first)
+                    probs.add(
+                        "signature_not_local",
+                        f"a type signature for {name}, not defined in this part",
+                        where,
+                        d.first,
+                    )
 
     idents = {unqualified(t) for t in ident_tokens(code_view)}
     ann_idents = {t for a in lexed.annotations() for t in ident_tokens(a.inner)}
@@ -286,5 +342,5 @@ def scan_part(text: str, where: str, *, p_name: str, q_name: str, q_file: str, l
 
 
 def _snippet(text: str, pos: int, width: int = 60) -> str:
-    piece = " ".join(text[pos:pos + width * 2].split("\n", 1)[0].split())
+    piece = " ".join(text[pos : pos + width * 2].split("\n", 1)[0].split())
     return piece[:width] + ("..." if len(piece) > width else "")

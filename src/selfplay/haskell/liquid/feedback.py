@@ -5,7 +5,8 @@ size (:func:`extract_error_excerpt`) and the text for the retry prompt
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from .output import ANSI_RE, MARKER_RE
 from .settings import MAX_FEEDBACK_CHARS
@@ -42,9 +43,13 @@ def _bounded(text: str, max_chars: int) -> str:
     return text[: max(0, max_chars - 4)].rstrip() + "\n..."
 
 
-def extract_error_excerpt(output: str, *, max_chars: int = MAX_FEEDBACK_CHARS,
-                          part_lines: Mapping[str, Sequence[int]] | None = None,
-                          max_line_chars: int = 240) -> str:
+def extract_error_excerpt(
+    output: str,
+    *,
+    max_chars: int = MAX_FEEDBACK_CHARS,
+    part_lines: Mapping[str, Sequence[int]] | None = None,
+    max_line_chars: int = 240,
+) -> str:
     """The checker's error messages, for the retry prompt: each ``File.hs:L:C: error``
     block (warnings dropped, duplicates dropped, paths cut to the file name, each line cut
     to ``max_line_chars``, the part and line noted for lines inside P, Q or the proof),
@@ -63,7 +68,9 @@ def extract_error_excerpt(output: str, *, max_chars: int = MAX_FEEDBACK_CHARS,
                 current = None
                 continue
             line_no = int(m.group("line").lstrip("("))
-            header = ln.strip().replace(m.group("path"), m.group("file"), 1) + _part_label(line_no, part_lines)
+            header = ln.strip().replace(m.group("path"), m.group("file"), 1) + _part_label(
+                line_no, part_lines
+            )
             current = [header]
             continue
         if current is not None:
@@ -98,7 +105,7 @@ def extract_error_excerpt(output: str, *, max_chars: int = MAX_FEEDBACK_CHARS,
     rest = [(ln if len(ln) <= max_line_chars else ln[:max_line_chars] + "...") for ln in rest]
     tail = re.sub(r"(?:/[^\s:/]+)+/([^\s:/]+\.l?hs)", r"\1", "\n".join(rest))
     if len(tail) > max_chars:
-        tail = "...\n" + tail[-(max_chars - 4):]
+        tail = "...\n" + tail[-(max_chars - 4) :]
     return tail
 
 
@@ -119,6 +126,8 @@ def retry_feedback(verdict: Mapping[str, Any], *, max_chars: int = MAX_FEEDBACK_
             items = [f"- {verdict.get('detail') or verdict.get('code')}"]
         return _bounded("The proof was refused before checking:\n" + "\n".join(items), max_chars)
     if verdict.get("status") == "timeout":
-        return _bounded(f"Liquid Haskell did not finish within {verdict.get('detail') or 'the time limit'}.", max_chars)
+        return _bounded(
+            f"Liquid Haskell did not finish within {verdict.get('detail') or 'the time limit'}.", max_chars
+        )
     excerpt = verdict.get("error_excerpt") or verdict.get("output_tail") or verdict.get("reason") or ""
     return _bounded(str(excerpt), max_chars)

@@ -35,5 +35,10 @@ def parse_liquid_output(output: str, returncode: int | None) -> dict[str, Any]:
         status, code = ("safe", "liquid_safe") if returncode == 0 else ("error", "liquid_exit_nonzero")
     else:
         status, code = "error", ("liquid_no_result" if returncode == 0 else "liquid_error")
-    return {"status": status, "code": code, "accepted": status == "safe", "markers": markers,
-            "tool_version": version_m.group(1) if version_m else None}
+    return {
+        "status": status,
+        "code": code,
+        "accepted": status == "safe",
+        "markers": markers,
+        "tool_version": version_m.group(1) if version_m else None,
+    }

@@ -12,8 +12,9 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from .output import ANSI_RE
 from .settings import (
@@ -51,10 +52,17 @@ def _read_bounded(fh: Any) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def run_liquid(source: str, command: str | Sequence[str] | None, timeout: float,
-               workdir: str | os.PathLike[str] | None = None, *, file_name: str | None = None,
-               env: Mapping[str, str] | None = None, max_feedback_chars: int = MAX_FEEDBACK_CHARS,
-               part_lines: Mapping[str, Sequence[int]] | None = None) -> dict[str, Any]:
+def run_liquid(
+    source: str,
+    command: str | Sequence[str] | None,
+    timeout: float,
+    workdir: str | os.PathLike[str] | None = None,
+    *,
+    file_name: str | None = None,
+    env: Mapping[str, str] | None = None,
+    max_feedback_chars: int = MAX_FEEDBACK_CHARS,
+    part_lines: Mapping[str, Sequence[int]] | None = None,
+) -> dict[str, Any]:
     """Run LH on ``source`` and return a verdict (see :mod:`.verdicts`).
 
     ``command`` is the argv prefix (the file name is appended); None, or a program that
@@ -69,7 +77,11 @@ def run_liquid(source: str, command: str | Sequence[str] | None, timeout: float,
     if file_name is None:
         m = re.search(r"^module\s+([A-Z][\w.']*)", source, re.MULTILINE)
         file_name = f"{m.group(1) if m else DEFAULT_MODULE_NAME}.hs"
-    base = {"file_name": file_name, "file_sha256": digest, "part_lines": {k: list(v) for k, v in (part_lines or {}).items()}}
+    base = {
+        "file_name": file_name,
+        "file_sha256": digest,
+        "part_lines": {k: list(v) for k, v in (part_lines or {}).items()},
+    }
     argv = resolve_command(command)
     if argv is None:
         return missing_verdict(command=list(normalise_command(command) or []) or None, **base)
@@ -82,14 +94,26 @@ def run_liquid(source: str, command: str | Sequence[str] | None, timeout: float,
             start = time.monotonic()
             try:
                 proc = subprocess.Popen(
-                    [*argv, file_name], cwd=tmp, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                    start_new_session=True, close_fds=True, env=dict(env) if env is not None else None,
+                    [*argv, file_name],
+                    cwd=tmp,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    close_fds=True,
+                    env=dict(env) if env is not None else None,
                 )
             except FileNotFoundError:
                 return missing_verdict(command=argv, **base)
             except OSError as exc:
-                return make_verdict("crashed", "liquid_launch_failed", "not checked: Liquid Haskell could not be started",
-                                    detail=str(exc), command=argv, **base)
+                return make_verdict(
+                    "crashed",
+                    "liquid_launch_failed",
+                    "not checked: Liquid Haskell could not be started",
+                    detail=str(exc),
+                    command=argv,
+                    **base,
+                )
             timed_out = False
             delay = 0.005
             try:
@@ -114,14 +138,22 @@ def run_liquid(source: str, command: str | Sequence[str] | None, timeout: float,
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     output = ANSI_RE.sub("", output).replace(tmp + os.sep, "").replace(tmp, ".")
-    return verdict_of_run(output, proc.returncode, timed_out, seconds, argv, base, timeout, max_feedback_chars,
-                          part_lines)
+    return verdict_of_run(
+        output, proc.returncode, timed_out, seconds, argv, base, timeout, max_feedback_chars, part_lines
+    )
 
 
-def run_liquid_confined(source: str, command: str | Sequence[str] | None, timeout: float, sandbox: Any, *,
-                        limits: Any = None, file_name: str | None = None,
-                        max_feedback_chars: int = MAX_FEEDBACK_CHARS,
-                        part_lines: Mapping[str, Sequence[int]] | None = None) -> dict[str, Any]:
+def run_liquid_confined(
+    source: str,
+    command: str | Sequence[str] | None,
+    timeout: float,
+    sandbox: Any,
+    *,
+    limits: Any = None,
+    file_name: str | None = None,
+    max_feedback_chars: int = MAX_FEEDBACK_CHARS,
+    part_lines: Mapping[str, Sequence[int]] | None = None,
+) -> dict[str, Any]:
     """:func:`run_liquid` inside :class:`selfplay.sandbox.Sandbox` (``run_command``): the
     same confinement as every other run of model-written code (network/PID/mount
     namespaces, an unprivileged uid, rlimits, a private work directory holding only the
@@ -130,21 +162,44 @@ def run_liquid_confined(source: str, command: str | Sequence[str] | None, timeou
     if file_name is None:
         m = re.search(r"^module\s+([A-Z][\w.']*)", source, re.MULTILINE)
         file_name = f"{m.group(1) if m else DEFAULT_MODULE_NAME}.hs"
-    base = {"file_name": file_name, "file_sha256": hashlib.sha256(source.encode("utf-8")).hexdigest(),
-            "part_lines": {k: list(v) for k, v in (part_lines or {}).items()}}
+    base = {
+        "file_name": file_name,
+        "file_sha256": hashlib.sha256(source.encode("utf-8")).hexdigest(),
+        "part_lines": {k: list(v) for k, v in (part_lines or {}).items()},
+    }
     argv = resolve_command(command)
     if argv is None:
         return missing_verdict(command=list(normalise_command(command) or []) or None, **base)
-    res = sandbox.run_command([*argv, file_name], timeout, files={file_name: source}, limits=limits,
-                              max_output_kb=OUTPUT_HEAD_BYTES // 1024 + OUTPUT_TAIL_BYTES // 1024)
+    res = sandbox.run_command(
+        [*argv, file_name],
+        timeout,
+        files={file_name: source},
+        limits=limits,
+        max_output_kb=OUTPUT_HEAD_BYTES // 1024 + OUTPUT_TAIL_BYTES // 1024,
+    )
     if res.status == "error":
         if res.detail and ("No such file" in res.detail or "not found" in res.detail):
             return missing_verdict(command=argv, detail=res.detail, **base)
-        return make_verdict("crashed", "liquid_launch_failed", "not checked: Liquid Haskell could not be started",
-                            detail=res.detail or "", command=argv, **base)
+        return make_verdict(
+            "crashed",
+            "liquid_launch_failed",
+            "not checked: Liquid Haskell could not be started",
+            detail=res.detail or "",
+            command=argv,
+            **base,
+        )
     output = ANSI_RE.sub("", res.text("stdout") + res.text("stderr"))
     rc = res.exit_code if res.status == "exited" else (-9 if res.status == "killed" else None)
-    verdict = verdict_of_run(output, rc, res.status == "timeout", round(res.seconds, 3), argv, base, timeout,
-                             max_feedback_chars, part_lines)
+    verdict = verdict_of_run(
+        output,
+        rc,
+        res.status == "timeout",
+        round(res.seconds, 3),
+        argv,
+        base,
+        timeout,
+        max_feedback_chars,
+        part_lines,
+    )
     verdict["isolation"] = res.isolation
     return verdict

@@ -7,8 +7,9 @@ import os
 import re
 import shlex
 import shutil
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ...errors import UserError
 
@@ -84,12 +85,19 @@ class LiquidSettings:
         return tuple(out)
 
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any] | None) -> "LiquidSettings":
+    def from_config(cls, cfg: Mapping[str, Any] | None) -> LiquidSettings:
         """Build from a config mapping with keys ``command`` (str, list or null),
         ``timeout_s``, ``extra_options``, ``module_name``, ``allowed_imports`` (replaces the
         default list; ProofCombinators is always allowed), ``max_feedback_chars``."""
         cfg = dict(cfg or {})
-        known = {"command", "timeout_s", "extra_options", "module_name", "allowed_imports", "max_feedback_chars"}
+        known = {
+            "command",
+            "timeout_s",
+            "extra_options",
+            "module_name",
+            "allowed_imports",
+            "max_feedback_chars",
+        }
         unknown = sorted(set(cfg) - known)
         if unknown:
             raise UserError(f"liquid config: unknown key(s) {unknown}; known: {sorted(known)}")
@@ -107,7 +115,7 @@ class LiquidSettings:
         return cls(**kwargs)
 
     @classmethod
-    def coerce(cls, value: "LiquidSettings | Mapping[str, Any] | None") -> "LiquidSettings":
+    def coerce(cls, value: LiquidSettings | Mapping[str, Any] | None) -> LiquidSettings:
         if isinstance(value, LiquidSettings):
             return value
         return cls.from_config(value)
@@ -174,7 +182,11 @@ def tool_dirs(argv: Sequence[str]) -> list[str]:
             with open(path, encoding="utf-8", errors="replace") as env:
                 for line in env:
                     words = line.split()
-                    if len(words) == 2 and words[0] == "package-db" and os.path.isabs(words[1]) \
-                            and os.path.isdir(words[1]):
+                    if (
+                        len(words) == 2
+                        and words[0] == "package-db"
+                        and os.path.isabs(words[1])
+                        and os.path.isdir(words[1])
+                    ):
                         folders.add(os.path.dirname(os.path.normpath(words[1])))
     return sorted(folders)

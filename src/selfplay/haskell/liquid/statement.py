@@ -26,7 +26,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..lexer import is_identifier, is_symbolic, lex, matching, split_top, strip_parens, tokens, top_level, unqualified
+from ..lexer import (
+    is_identifier,
+    is_symbolic,
+    lex,
+    matching,
+    split_top,
+    strip_parens,
+    tokens,
+    top_level,
+    unqualified,
+)
 from .declarations import default_lemma_name, parse_annotation, top_level_decls
 from .settings import MAX_SPEC_TOKENS
 from .type_shapes import normalised_type, parse_type_signature, split_prefix
@@ -34,8 +44,25 @@ from .type_shapes import normalised_type, parse_type_signature, split_prefix
 # LH's predefined refined type aliases: a binder typed with one of them carries a hidden
 # precondition, even when P's (plain Haskell) signature happens to use the same name.
 LH_REFINED_ALIASES: frozenset[str] = frozenset(
-    {"Nat", "Pos", "NonZero", "Even", "Odd", "TT", "FF", "ListN", "ListNE", "ListL",
-     "ListX", "OList", "IncrList", "DecrList", "BNat", "Prop", "Ix"}
+    {
+        "Nat",
+        "Pos",
+        "NonZero",
+        "Even",
+        "Odd",
+        "TT",
+        "FF",
+        "ListN",
+        "ListNE",
+        "ListL",
+        "ListX",
+        "OList",
+        "IncrList",
+        "DecrList",
+        "BNat",
+        "Prop",
+        "Ix",
+    }
 )
 
 
@@ -70,7 +97,7 @@ def _application(toks: list[str], depth: int = 0) -> tuple[str, list[str]] | str
             close = matching(toks, k)
             if close < 0:
                 return "wrong_arguments"
-            atoms.append(toks[k:close + 1])
+            atoms.append(toks[k : close + 1])
             k = close + 1
         else:
             atoms.append([toks[k]])
@@ -91,8 +118,9 @@ def _application(toks: list[str], depth: int = 0) -> tuple[str, list[str]] | str
     return head, args
 
 
-def check_statement(proof_code: str, *, p_name: str, q_name_in_file: str, p_type: str | None,
-                    lemma_name: str | None = None) -> StatementCheck:
+def check_statement(
+    proof_code: str, *, p_name: str, q_name_in_file: str, p_type: str | None, lemma_name: str | None = None
+) -> StatementCheck:
     """Accept only a lemma whose spec says P and Q are equal on all their arguments and
     whose Haskell signature matches (see the module docstring for the exact rules)."""
     lemma = lemma_name or default_lemma_name(p_name)
@@ -124,7 +152,9 @@ def check_statement(proof_code: str, *, p_name: str, q_name_in_file: str, p_type
     if not sigs:
         return fail("no_haskell_signature", f"no Haskell signature '{lemma} :: ...'")
     if len(sigs) > 1 or len(sigs[0].names) > 1:
-        return fail("several_haskell_signatures", f"{lemma} has more than one Haskell signature, or shares one")
+        return fail(
+            "several_haskell_signatures", f"{lemma} has more than one Haskell signature, or shares one"
+        )
     if not any(d.kind == "equation" and d.names == (lemma,) for d in decls):
         return fail("no_definition", f"{lemma} has no defining equation")
 
@@ -142,7 +172,9 @@ def check_statement(proof_code: str, *, p_name: str, q_name_in_file: str, p_type
     segs = split_top(body, {"->"})
     binder_segs, result = segs[:-1], segs[-1]
     if len(binder_segs) != n:
-        return fail("wrong_arity", f"the specification has {len(binder_segs)} argument(s); {p_name} takes {n}")
+        return fail(
+            "wrong_arity", f"the specification has {len(binder_segs)} argument(s); {p_name} takes {n}"
+        )
     binders: list[str] = []
     for k, seg in enumerate(binder_segs):
         if len(seg) < 3 or seg[1] != ":" or not is_identifier(seg[0]):
@@ -156,14 +188,17 @@ def check_statement(proof_code: str, *, p_name: str, q_name_in_file: str, p_type
         if alias:
             return fail("binder_refined_alias", f"binder {name} has type {alias}, an LH refined alias")
         if normalised_type(btype) != p_shape.args[k]:
-            return fail("binder_type_mismatch", f"binder {name} : {normalised_type(btype)}, but P's argument {k + 1} is {p_shape.args[k]}")
+            return fail(
+                "binder_type_mismatch",
+                f"binder {name} : {normalised_type(btype)}, but P's argument {k + 1} is {p_shape.args[k]}",
+            )
         binders.append(name)
 
     # optional termination metric  / [ ... ]
     top = top_level(result)
     slash = next((k for k, t in top if t == "/"), -1)
     if slash >= 0:
-        metric = result[slash + 1:]
+        metric = result[slash + 1 :]
         if not (metric and metric[0] == "[" and matching(metric, 0) == len(metric) - 1):
             return fail("result_not_refinement", "unexpected '/' after the result")
         result = result[:slash]
@@ -172,8 +207,13 @@ def check_statement(proof_code: str, *, p_name: str, q_name_in_file: str, p_type
     inner = result[1:-1]
     bar = next((k for k, t in top_level(inner) if t == "|"), -1)
     if bar >= 0:
-        left, expr = inner[:bar], inner[bar + 1:]
-        if len(left) < 3 or left[1] != ":" or not is_identifier(left[0]) or normalised_type(left[2:]) not in ("Proof", "( )"):
+        left, expr = inner[:bar], inner[bar + 1 :]
+        if (
+            len(left) < 3
+            or left[1] != ":"
+            or not is_identifier(left[0])
+            or normalised_type(left[2:]) not in ("Proof", "( )")
+        ):
             return fail("result_not_refinement", f"result binder {' '.join(left)} is not v:Proof")
         if left[0] in binders:
             return fail("result_binder_shadows", f"the result binder {left[0]} shadows an argument")
@@ -190,14 +230,17 @@ def check_statement(proof_code: str, *, p_name: str, q_name_in_file: str, p_type
         return fail("extra_condition", f"the refinement {' '.join(expr)} is more than one equality")
     at = eqs[0]
     sides = []
-    for side in (expr[:at], expr[at + 1:]):
+    for side in (expr[:at], expr[at + 1 :]):
         parsed = _application(side)
         if isinstance(parsed, str):
             return fail(parsed, f"side {' '.join(side)} is not a function applied to the binders")
         sides.append(parsed)
     heads = [unqualified(h) for h, _ in sides]
     if sorted(heads) != sorted([p_name, q_name_in_file]):
-        return fail("wrong_function", f"the equality compares {heads[0]} with {heads[1]}; expected {p_name} and {q_name_in_file}")
+        return fail(
+            "wrong_function",
+            f"the equality compares {heads[0]} with {heads[1]}; expected {p_name} and {q_name_in_file}",
+        )
     for head, args in sides:
         if args != binders:
             want = " ".join([head, *binders])
@@ -210,11 +253,19 @@ def check_statement(proof_code: str, *, p_name: str, q_name_in_file: str, p_type
     except ValueError as exc:
         return fail("signature_mismatch", f"the Haskell signature cannot be read: {exc}")
     if shape.context != p_shape.context:
-        return fail("signature_context_mismatch", f"context {shape.context} differs from P's {p_shape.context}")
+        return fail(
+            "signature_context_mismatch", f"context {shape.context} differs from P's {p_shape.context}"
+        )
     if shape.args != p_shape.args:
-        return fail("signature_mismatch", f"argument types {list(shape.args)} differ from P's {list(p_shape.args)}")
+        return fail(
+            "signature_mismatch", f"argument types {list(shape.args)} differ from P's {list(p_shape.args)}"
+        )
     if shape.result not in ("Proof", "( )"):
         return fail("signature_result", f"the result type is {shape.result}, not Proof")
     call = " ".join(binders)
-    return StatementCheck(True, None, f"{lemma} states {p_name} {call} == {q_name_in_file} {call}".replace("  ", " "),
-                          tuple(binders))
+    return StatementCheck(
+        True,
+        None,
+        f"{lemma} states {p_name} {call} == {q_name_in_file} {call}".replace("  ", " "),
+        tuple(binders),
+    )

@@ -42,7 +42,7 @@ def normalised_type_tokens(toks: list[str], depth: int = 0) -> list[str]:
         if close < 0:
             out.extend(toks[k:])
             break
-        parts = [normalised_type_tokens(p, depth + 1) for p in split_top(toks[k + 1:close], {","})]
+        parts = [normalised_type_tokens(p, depth + 1) for p in split_top(toks[k + 1 : close], {","})]
         if t == "(" and len(parts) == 1 and len(parts[0]) == 1:
             out.extend(parts[0])
         else:
@@ -75,7 +75,7 @@ def split_prefix(toks: list[str]) -> tuple[bool, tuple[str, ...], list[str], str
             return True, (), toks, "forall without '.'"
         if any(t in ("<", ">") or t.startswith("<") for t in toks[1:dot]):
             problem = "abstract refinements in forall"
-        toks = toks[dot + 1:]
+        toks = toks[dot + 1 :]
     parts = split_top(toks, {"=>"})
     constraints: list[str] = []
     for ctx in parts[:-1]:

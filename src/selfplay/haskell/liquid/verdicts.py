@@ -38,7 +38,8 @@ always present.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from .feedback import extract_error_excerpt
 from .output import parse_liquid_output
@@ -81,20 +82,39 @@ def missing_verdict(**fields: Any) -> dict[str, Any]:
     return make_verdict("missing", "liquid_missing", MISSING_REASON, **fields)
 
 
-def verdict_of_run(output: str, rc: int | None, timed_out: bool, seconds: float, argv: list[str], base: dict,
-                   timeout: float, max_feedback_chars: int, part_lines: Mapping[str, Sequence[int]] | None) -> dict:
+def verdict_of_run(
+    output: str,
+    rc: int | None,
+    timed_out: bool,
+    seconds: float,
+    argv: list[str],
+    base: dict,
+    timeout: float,
+    max_feedback_chars: int,
+    part_lines: Mapping[str, Sequence[int]] | None,
+) -> dict:
     """The verdict of one finished (or timed-out) LH run from its output and exit status."""
     tail = output[-OUTPUT_TAIL_CHARS:]
     common = dict(command=argv, returncode=rc, seconds=seconds, output_tail=tail, **base)
     if timed_out:
-        return make_verdict("timeout", "liquid_timeout", f"not checked: Liquid Haskell timed out after {timeout:g} s",
-                            detail=f"{timeout:g} seconds", timed_out=True, **common)
+        return make_verdict(
+            "timeout",
+            "liquid_timeout",
+            f"not checked: Liquid Haskell timed out after {timeout:g} s",
+            detail=f"{timeout:g} seconds",
+            timed_out=True,
+            **common,
+        )
     parsed = parse_liquid_output(output, rc)
     common.update(markers=parsed["markers"], tool_version=parsed["tool_version"])
     if rc is not None and rc < 0:
-        return make_verdict("crashed", "liquid_killed", f"not checked: Liquid Haskell was killed by signal {-rc}",
-                            error_excerpt=extract_error_excerpt(output, max_chars=max_feedback_chars, part_lines=part_lines),
-                            **common)
+        return make_verdict(
+            "crashed",
+            "liquid_killed",
+            f"not checked: Liquid Haskell was killed by signal {-rc}",
+            error_excerpt=extract_error_excerpt(output, max_chars=max_feedback_chars, part_lines=part_lines),
+            **common,
+        )
     if rc in (126, 127) and not parsed["markers"]:
         return missing_verdict(detail=f"the command exited with {rc} (not found or not executable)", **common)
     status, code = parsed["status"], parsed["code"]
@@ -106,6 +126,10 @@ def verdict_of_run(output: str, rc: int | None, timed_out: bool, seconds: float,
         "liquid_exit_nonzero": f"rejected: Liquid Haskell printed SAFE but exited with status {rc}",
         "liquid_no_result": "rejected: Liquid Haskell printed no result",
     }[code]
-    return make_verdict(status, code, reason,
-                        error_excerpt=extract_error_excerpt(output, max_chars=max_feedback_chars, part_lines=part_lines),
-                        **common)
+    return make_verdict(
+        status,
+        code,
+        reason,
+        error_excerpt=extract_error_excerpt(output, max_chars=max_feedback_chars, part_lines=part_lines),
+        **common,
+    )

@@ -44,15 +44,27 @@ import ast
 import builtins
 import math
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from .parse import check_test, guess_entry
 
 # Names a test's expressions may use besides the builtins: the modules tests lean on and
 # a few bare names tests write as if the solution had imported them.
-TEST_MODULES = ("math", "cmath", "collections", "itertools", "functools", "heapq", "bisect", "string",
-                "re", "operator", "typing")
+TEST_MODULES = (
+    "math",
+    "cmath",
+    "collections",
+    "itertools",
+    "functools",
+    "heapq",
+    "bisect",
+    "string",
+    "re",
+    "operator",
+    "typing",
+)
 TEST_BARE = {"inf": "math.inf", "nan": "math.nan", "isclose": "math.isclose"}
 TEST_NAMES = frozenset(dir(builtins)) | frozenset(TEST_MODULES) | frozenset(TEST_BARE)
 KINDS = ("equals", "not_equals", "is", "is_not", "truthy", "falsy", "abs_lt", "abs_le", "isclose", "general")
@@ -151,11 +163,21 @@ def _inside(node: ast.AST, parents: dict[ast.AST, ast.AST], kinds: tuple[type, .
 def _unknown_name(test: ast.expr, entry: str) -> str | None:
     """The first name the test reads that nothing defines, as a problem."""
     bound = {n.id for n in ast.walk(test) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    bound |= {a.arg for n in ast.walk(test) if isinstance(n, ast.Lambda) for a in ast.walk(n.args)
-              if isinstance(a, ast.arg)}
+    bound |= {
+        a.arg
+        for n in ast.walk(test)
+        if isinstance(n, ast.Lambda)
+        for a in ast.walk(n.args)
+        if isinstance(a, ast.arg)
+    }
     for node in ast.walk(test):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id != entry \
-                and node.id not in bound and node.id not in TEST_NAMES:
+        if (
+            isinstance(node, ast.Name)
+            and isinstance(node.ctx, ast.Load)
+            and node.id != entry
+            and node.id not in bound
+            and node.id not in TEST_NAMES
+        ):
             return f"unknown_name: {node.id}"
     return None
 
@@ -180,8 +202,11 @@ def _compare_shape(left: ast.expr, op: ast.cmpop, right: ast.expr, call: ast.Cal
             return "equals", [other]
         if isinstance(op, ast.NotEq):
             return "not_equals", [other]
-        if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(other, ast.Constant) \
-                and any(other.value is c for c in _CONSTANTS):
+        if (
+            isinstance(op, (ast.Is, ast.IsNot))
+            and isinstance(other, ast.Constant)
+            and any(other.value is c for c in _CONSTANTS)
+        ):
             return ("is" if isinstance(op, ast.Is) else "is_not"), [other]
         return None
     if isinstance(op, (ast.Lt, ast.LtE)) and _is_call_of(left, "abs") and len(left.args) == 1:
@@ -193,8 +218,12 @@ def _compare_shape(left: ast.expr, op: ast.cmpop, right: ast.expr, call: ast.Cal
 
 
 def _is_call_of(node: ast.expr, name: str) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name \
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == name
         and not node.keywords
+    )
 
 
 def _is_isclose(node: ast.expr) -> bool:
@@ -203,8 +232,12 @@ def _is_isclose(node: ast.expr) -> bool:
     func = node.func
     if isinstance(func, ast.Name):
         return func.id == "isclose"
-    return isinstance(func, ast.Attribute) and func.attr == "isclose" and isinstance(func.value, ast.Name) \
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "isclose"
+        and isinstance(func.value, ast.Name)
         and func.value.id == "math"
+    )
 
 
 def _isclose_shape(test: ast.Call, call: ast.Call):
@@ -242,7 +275,9 @@ def detect_entry(tests: Iterable[str], solutions: Iterable[str]) -> str | None:
             tree = ast.parse(test.strip())
         except (SyntaxError, ValueError):
             continue
-        called.update({n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)})
+        called.update(
+            {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+        )
     defined: Counter[str] = Counter()
     for code in solutions:
         defined.update(_functions_defined(code))

@@ -41,8 +41,8 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -99,8 +99,13 @@ def check_embeddings(embeddings: np.ndarray, n: int | None = None) -> np.ndarray
     return emb
 
 
-def scan(embeddings: np.ndarray, threshold: float = THRESHOLD, k: int = NEIGHBOURS,
-         sources: Sequence[str] | None = None, block_size: int = BLOCK_SIZE) -> Scan:
+def scan(
+    embeddings: np.ndarray,
+    threshold: float = THRESHOLD,
+    k: int = NEIGHBOURS,
+    sources: Sequence[str] | None = None,
+    block_size: int = BLOCK_SIZE,
+) -> Scan:
     """One blockwise pass over ``embeddings @ embeddings.T`` (see ``Scan``). ``sources``
     (one name per row) asks for the per-source best matches as well."""
     emb = check_embeddings(embeddings)
@@ -134,7 +139,7 @@ def scan(embeddings: np.ndarray, threshold: float = THRESHOLD, k: int = NEIGHBOU
         pair_chunks.append(np.stack([gi[upper], bj[upper]], axis=1))
         cos_chunks.append(sims[bi[upper], bj[upper]])
         if kk > 0:
-            top = np.partition(sims, n - kk, axis=1)[:, n - kk:]
+            top = np.partition(sims, n - kk, axis=1)[:, n - kk :]
             knn[start:stop] = top.astype(np.float64).mean(axis=1)
         for c, cols in enumerate(columns):
             if cols.size:
@@ -163,7 +168,7 @@ def groups_of(n: int, pairs: np.ndarray) -> list[list[int]]:
 
 def draw_key(seed: int, record_id: str) -> str:
     """The seeded random key of one id; the smallest key of a group is its representative."""
-    return hashlib.sha256(f"{int(seed)}:{record_id}".encode("utf-8")).hexdigest()
+    return hashlib.sha256(f"{int(seed)}:{record_id}".encode()).hexdigest()
 
 
 def _ids(records: Sequence[Mapping]) -> list[str]:
@@ -174,8 +179,14 @@ def _ids(records: Sequence[Mapping]) -> list[str]:
     return ids
 
 
-def deduplicate(records: Sequence[Mapping], embeddings: np.ndarray, threshold: float = THRESHOLD,
-                seed: int = 0, block_size: int = BLOCK_SIZE, scanned: Scan | None = None) -> DedupResult:
+def deduplicate(
+    records: Sequence[Mapping],
+    embeddings: np.ndarray,
+    threshold: float = THRESHOLD,
+    seed: int = 0,
+    block_size: int = BLOCK_SIZE,
+    scanned: Scan | None = None,
+) -> DedupResult:
     """Collapse every group of near-duplicates to one seeded representative (module
     docstring). ``scanned``: a ``scan`` of the same embeddings and threshold, to reuse."""
     ids = _ids(records)
@@ -195,14 +206,21 @@ def deduplicate(records: Sequence[Mapping], embeddings: np.ndarray, threshold: f
         if rep == i:
             kept.append(rid)
             continue
-        dropped.append({"id": rid, "source": records[i].get("source"), "representative": ids[rep],
-                        "representative_source": records[rep].get("source"),
-                        "cosine": round(float(np.float32(emb[i].astype(np.float64) @ emb[rep])), 6),
-                        "group_size": sizes[i]})
+        dropped.append(
+            {
+                "id": rid,
+                "source": records[i].get("source"),
+                "representative": ids[rep],
+                "representative_source": records[rep].get("source"),
+                "cosine": round(float(np.float32(emb[i].astype(np.float64) @ emb[rep])), 6),
+                "group_size": sizes[i],
+            }
+        )
     return DedupResult(kept, dropped, [[ids[i] for i in m] for m in groups], float(threshold), int(seed))
 
 
 # --- the paper's table and figures ------------------------------------------------
+
 
 def source_counts(records: Sequence[Mapping], keep: set[str] | None = None) -> dict[str, int]:
     """Problems per source (only those whose id is in ``keep``, when given)."""
@@ -213,27 +231,41 @@ def source_counts(records: Sequence[Mapping], keep: set[str] | None = None) -> d
     return counts
 
 
-def table1_counts(records: Sequence[Mapping], result: DedupResult,
-                  order: Sequence[str] | None = None) -> list[dict]:
+def table1_counts(
+    records: Sequence[Mapping], result: DedupResult, order: Sequence[str] | None = None
+) -> list[dict]:
     """Table 1's first two columns: one row per source (``order``, else sorted names)
     with ``before`` and ``after`` counts, then an ``Overall`` row."""
     before = source_counts(records)
     after = source_counts(records, set(result.kept))
     names = list(order) if order is not None else sorted(before)
     rows = [{"source": s, "before": before.get(s, 0), "after": after.get(s, 0)} for s in names]
-    rows.append({"source": "Overall", "before": sum(r["before"] for r in rows),
-                 "after": sum(r["after"] for r in rows)})
+    rows.append(
+        {
+            "source": "Overall",
+            "before": sum(r["before"] for r in rows),
+            "after": sum(r["after"] for r in rows),
+        }
+    )
     return rows
 
 
-def overlap_matrix(records: Sequence[Mapping], embeddings: np.ndarray, threshold: float = THRESHOLD,
-                   block_size: int = BLOCK_SIZE, scanned: Scan | None = None) -> dict:
+def overlap_matrix(
+    records: Sequence[Mapping],
+    embeddings: np.ndarray,
+    threshold: float = THRESHOLD,
+    block_size: int = BLOCK_SIZE,
+    scanned: Scan | None = None,
+) -> dict:
     """Figure 1's matrix (module docstring): ``{"sources", "overlap" (rows: A, columns: B),
     "within", "threshold"}``."""
     sources = [str(r["source"]) for r in records]
     emb = check_embeddings(embeddings, len(sources))
-    found = scanned if scanned is not None and scanned.source_best is not None else \
-        scan(emb, threshold, 0, sources, block_size)
+    found = (
+        scanned
+        if scanned is not None and scanned.source_best is not None
+        else scan(emb, threshold, 0, sources, block_size)
+    )
     names = found.sources
     src = np.asarray(sources, dtype=object)
     hit = found.source_best > np.float32(threshold)
@@ -251,9 +283,14 @@ def knn_mean_cosine(embeddings: np.ndarray, k: int = NEIGHBOURS, block_size: int
     return scan(embeddings, np.inf, k, None, block_size).knn_mean
 
 
-def figure2_values(records: Sequence[Mapping], embeddings: np.ndarray, result: DedupResult,
-                   k: int = NEIGHBOURS, block_size: int = BLOCK_SIZE,
-                   before: np.ndarray | None = None) -> dict[str, list[float]]:
+def figure2_values(
+    records: Sequence[Mapping],
+    embeddings: np.ndarray,
+    result: DedupResult,
+    k: int = NEIGHBOURS,
+    block_size: int = BLOCK_SIZE,
+    before: np.ndarray | None = None,
+) -> dict[str, list[float]]:
     """Figure 2's samples: ``{"before": [...], "after": [...]}`` (after: the kept
     problems among themselves). ``before`` may be passed in from an earlier ``scan``."""
     ids = _ids(records)
@@ -270,9 +307,15 @@ def _finite(values: np.ndarray) -> list[float | None]:
     return [None if np.isnan(v) else float(v) for v in np.asarray(values, dtype=np.float64)]
 
 
-def summary(records: Sequence[Mapping], embeddings: np.ndarray, threshold: float = THRESHOLD, seed: int = 0,
-            k: int = NEIGHBOURS, block_size: int = BLOCK_SIZE,
-            order: Sequence[str] | None = None) -> tuple[DedupResult, dict]:
+def summary(
+    records: Sequence[Mapping],
+    embeddings: np.ndarray,
+    threshold: float = THRESHOLD,
+    seed: int = 0,
+    k: int = NEIGHBOURS,
+    block_size: int = BLOCK_SIZE,
+    order: Sequence[str] | None = None,
+) -> tuple[DedupResult, dict]:
     """De-duplicate and compute everything the report needs, from one pass over the
     full matrix (plus one over the kept problems). Returns the result and a
     JSON-ready statistics dict: ``{"threshold", "seed", "k", "table1", "figure1",
@@ -282,7 +325,9 @@ def summary(records: Sequence[Mapping], embeddings: np.ndarray, threshold: float
     found = scan(emb, threshold, k, sources, block_size)
     result = deduplicate(records, emb, threshold, seed, block_size, scanned=found)
     stats = {
-        "threshold": float(threshold), "seed": int(seed), "k": int(k),
+        "threshold": float(threshold),
+        "seed": int(seed),
+        "k": int(k),
         "table1": table1_counts(records, result, order),
         "figure1": overlap_matrix(records, emb, threshold, block_size, scanned=found),
         "figure2": figure2_values(records, emb, result, k, block_size, before=found.knn_mean),

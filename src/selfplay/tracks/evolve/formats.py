@@ -43,20 +43,23 @@ def _tests_rules(call: str, settings: dict) -> str:
     """``tests``: a JSON list of 1..``items`` asserts; ``call`` is the Lark text that
     opens the call (the function's name and the parenthesis)."""
     n_tests = int(settings["items"])
-    return (f'tests: "[" test (", " test){{0,{n_tests - 1}}} "]"\n'
-            f'test: "\\"assert " {call} j_args ") == " j_value "\\""\n' + _LITERAL_RULES)
+    return (
+        f'tests: "[" test (", " test){{0,{n_tests - 1}}} "]"\n'
+        f'test: "\\"assert " {call} j_args ") == " j_value "\\""\n' + _LITERAL_RULES
+    )
 
 
 def refinement_format(settings: dict) -> AnswerFormat:
     n_question = int(settings["reasoning_chars"])
-    grammar = (f'start: "{{\\"question\\": \\"" QUESTION ", \\"tests\\": " tests "}}"\n'
-               f'QUESTION: /{_JSON_CHARS}{{1,{n_question}}}"/\n'
-               + _tests_rules('J_NAME "("', settings))
+    grammar = (
+        f'start: "{{\\"question\\": \\"" QUESTION ", \\"tests\\": " tests "}}"\n'
+        f'QUESTION: /{_JSON_CHARS}{{1,{n_question}}}"/\n' + _tests_rules('J_NAME "("', settings)
+    )
     return AnswerFormat("evolve.refine", grammar)
 
 
 def new_tests_format(entry: str, settings: dict) -> AnswerFormat:
-    grammar = ('start: "{\\"tests\\": " tests "}"\n' + _tests_rules(lark_string(f"{entry}("), settings))
+    grammar = 'start: "{\\"tests\\": " tests "}"\n' + _tests_rules(lark_string(f"{entry}("), settings)
     return AnswerFormat(f"evolve.tests.{entry}", grammar)
 
 
@@ -64,6 +67,5 @@ def solution_format(entry: str | None, settings: dict) -> AnswerFormat:
     """The block opens with ``def <entry>(`` when the problem names its function (the
     tests call it by that name); the parameters and the body are the model's."""
     opening = "```python\n" + (f"def {entry}(" if entry else "")
-    grammar = (f"start: {lark_string(opening)} CODE\n"
-               f"CODE: /{fenced_body(settings['code_chars'])}/\n")
+    grammar = f"start: {lark_string(opening)} CODE\nCODE: /{fenced_body(settings['code_chars'])}/\n"
     return AnswerFormat(f"evolve.solution.{entry}" if entry else "evolve.solution", grammar)

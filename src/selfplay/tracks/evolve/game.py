@@ -8,7 +8,7 @@ the track's section is ``cfg["evolve"]``.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ...llm.answer_format import format_when_constrained
 from ...llm.base import GenerationRequest, SamplingParams
@@ -25,28 +25,38 @@ def refine_request(cfg: dict, seed_problem: dict) -> GenerationRequest:
     return GenerationRequest(
         messages=prompts.refine_messages(seed_problem["question"], reference, int(step["tests"])),
         sampling=SamplingParams.from_config(
-            step["sampling"], 1, derive_seed(cfg["seed"], "evolve-refine", seed_problem["id"])),
+            step["sampling"], 1, derive_seed(cfg["seed"], "evolve-refine", seed_problem["id"])
+        ),
         answer_format=format_when_constrained(step["answer_format"], formats.refinement_format),
     )
 
 
-def pool_request(cfg: dict, problem: dict, model_name: str, samples: int,
-                 adapter: str | None = None) -> GenerationRequest:
+def pool_request(
+    cfg: dict, problem: dict, model_name: str, samples: int, adapter: str | None = None
+) -> GenerationRequest:
     """``samples`` candidate solutions of one pool model for one refined problem."""
     step = cfg["evolve"]["pool"]
     return GenerationRequest(
         messages=prompts.solve_messages(problem["question"], problem["entry"]),
         sampling=SamplingParams.from_config(
-            step["sampling"], int(samples),
-            derive_seed(cfg["seed"], "evolve-pool", model_name, problem["id"])),
+            step["sampling"], int(samples), derive_seed(cfg["seed"], "evolve-pool", model_name, problem["id"])
+        ),
         adapter=adapter,
         answer_format=format_when_constrained(
-            step["answer_format"], lambda s: formats.solution_format(problem.get("entry"), s)),
+            step["answer_format"], lambda s: formats.solution_format(problem.get("entry"), s)
+        ),
     )
 
 
-def evolve_request(cfg: dict, problem: dict, method: str, round_: int, pick: Pick,
-                   programs: Sequence[str], rows: Sequence[Sequence[bool]]) -> GenerationRequest:
+def evolve_request(
+    cfg: dict,
+    problem: dict,
+    method: str,
+    round_: int,
+    pick: Pick,
+    programs: Sequence[str],
+    rows: Sequence[Sequence[bool]],
+) -> GenerationRequest:
     """A.2 (adversarial) or A.3 (discriminative) for one problem in round ``round_``:
     ``programs`` are the picked solutions' code and ``rows`` their results on the
     picked tests (``pick.tests``, suite indices into ``problem["tests"]``)."""
@@ -56,7 +66,9 @@ def evolve_request(cfg: dict, problem: dict, method: str, round_: int, pick: Pic
     return GenerationRequest(
         messages=build(problem["question"], programs, tests, rows, int(step["tests"])),
         sampling=SamplingParams.from_config(
-            step["sampling"], 1, derive_seed(cfg["seed"], f"evolve-{method}", round_, problem["id"])),
+            step["sampling"], 1, derive_seed(cfg["seed"], f"evolve-{method}", round_, problem["id"])
+        ),
         answer_format=format_when_constrained(
-            step["answer_format"], lambda s: formats.new_tests_format(problem["entry"], s)),
+            step["answer_format"], lambda s: formats.new_tests_format(problem["entry"], s)
+        ),
     )

@@ -23,9 +23,8 @@ import builtins
 import json
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
-
 
 # A fenced block (```python, ```py or a bare fence) up to its closing fence or the end.
 _BLOCK = re.compile(r"```[ \t]*(?:python|py|Python)?[ \t]*\n(.*?)(?:\n```|\Z)", re.DOTALL)
@@ -34,9 +33,9 @@ _BLOCK = re.compile(r"```[ \t]*(?:python|py|Python)?[ \t]*\n(.*?)(?:\n```|\Z)", 
 @dataclass(frozen=True)
 class TestsAnswer:
     question: str | None
-    tests: list[str]                     # accepted asserts, in the model's order
-    rejected: list[tuple[str, str]] = field(default_factory=list)   # (text, reason)
-    reason: str | None = None            # why nothing could be read (None when read)
+    tests: list[str]  # accepted asserts, in the model's order
+    rejected: list[tuple[str, str]] = field(default_factory=list)  # (text, reason)
+    reason: str | None = None  # why nothing could be read (None when read)
 
 
 def _json_objects(text: str) -> Iterable[dict]:
@@ -82,8 +81,11 @@ def check_test(test: object, entry: str | None = None) -> str | None:
         return "syntax_error"
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assert):
         return "not_one_assert"
-    calls = {n.func.id for n in ast.walk(tree.body[0].test)
-             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    calls = {
+        n.func.id
+        for n in ast.walk(tree.body[0].test)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    }
     if entry is not None and entry not in calls:
         return "does_not_call_entry"
     if entry is None and not calls:
@@ -91,7 +93,9 @@ def check_test(test: object, entry: str | None = None) -> str | None:
     return None
 
 
-def _read_tests(raw: object, entry: str | None, existing: Iterable[str]) -> tuple[list[str], list[tuple[str, str]]]:
+def _read_tests(
+    raw: object, entry: str | None, existing: Iterable[str]
+) -> tuple[list[str], list[tuple[str, str]]]:
     if not isinstance(raw, list):
         return [], [(str(raw)[:200], "tests_not_a_list")]
     seen = {k for k in (test_key(t) for t in existing) if k is not None}
@@ -120,8 +124,7 @@ def parse_refinement(text: str, entry: str | None = None) -> TestsAnswer:
     if not isinstance(question, str) or not question.strip():
         return TestsAnswer(None, [], reason="parse:empty_question")
     tests, rejected = _read_tests(obj["tests"], entry or guess_entry(obj["tests"]), ())
-    return TestsAnswer(question.strip(), tests, rejected,
-                       reason=None if tests else "parse:no_usable_tests")
+    return TestsAnswer(question.strip(), tests, rejected, reason=None if tests else "parse:no_usable_tests")
 
 
 def parse_new_tests(text: str, entry: str, existing: Iterable[str]) -> TestsAnswer:
@@ -142,8 +145,11 @@ def guess_entry(tests: object) -> str | None:
         if check_test(t) is not None:
             continue
         tree = ast.parse(t.strip())
-        names = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call)
-                 and isinstance(n.func, ast.Name) and n.func.id not in _BUILTIN_NAMES}
+        names = {
+            n.func.id
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id not in _BUILTIN_NAMES
+        }
         counts.update(names)
     if not counts:
         return None

@@ -44,8 +44,9 @@ and the test's calls together, and ``random`` and the hash seed are fixed.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from ...evaluate.python_calls import CALLS_SHIM, ENTRY, batch_outcomes, judge, parse_args
 from ...sandbox.encoding import MalformedValue, Opaque, decode_value
@@ -60,7 +61,7 @@ CHECK = "__evolve_check__"
 
 # Trusted code run in the sandbox for steps 1 and 3: it evaluates test expressions,
 # never a solution.
-_EVALUATOR = f'''
+_EVALUATOR = f"""
 import builtins, sys
 import {", ".join(TEST_MODULES)}
 
@@ -86,7 +87,7 @@ def {CHECK}(check, values):
     for number, value in enumerate(eval(values, plain)):
         names[{PLACEHOLDER!r}.format(number)] = value
     return bool(eval(check, names))
-'''
+"""
 
 
 @dataclass
@@ -116,14 +117,14 @@ class PassMatrix:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "PassMatrix":
+    def from_dict(cls, data: dict[str, Any]) -> PassMatrix:
         return cls(**{name: data[name] for name in cls.__dataclass_fields__})
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str) -> "PassMatrix":
+    def from_json(cls, text: str) -> PassMatrix:
         return cls.from_dict(json.loads(text))
 
 
@@ -136,28 +137,57 @@ class _Prepared:
     sides: list[Any]
 
 
-def pass_matrix(solutions: Sequence[str], tests: Sequence[str], entry: str | None, sandbox,
-                time_limit: float, mode: str = LOAD_ONCE) -> PassMatrix:
+def pass_matrix(
+    solutions: Sequence[str],
+    tests: Sequence[str],
+    entry: str | None,
+    sandbox,
+    time_limit: float,
+    mode: str = LOAD_ONCE,
+) -> PassMatrix:
     """Judge every solution against every test (see the module docstring); ``entry`` None:
     the function the tests call (``asserts.detect_entry``)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
     entry = entry or detect_entry(tests, solutions)
-    plans = [plan_assert(test, entry) if entry else AssertPlan(str(test), problem="no_entry_function")
-             for test in tests]
+    plans = [
+        plan_assert(test, entry) if entry else AssertPlan(str(test), problem="no_entry_function")
+        for test in tests
+    ]
     prepared, malformed = _prepare(plans, sandbox, time_limit, mode)
     cells = _cells(solutions, entry, prepared, sandbox, time_limit, mode)
-    return PassMatrix(entry, mode, float(time_limit), [p.text for p in plans], [p.kind for p in plans], malformed,
-                      [[ok for ok, _ in row] for row in cells], [[why for _, why in row] for row in cells])
+    return PassMatrix(
+        entry,
+        mode,
+        float(time_limit),
+        [p.text for p in plans],
+        [p.kind for p in plans],
+        malformed,
+        [[ok for ok, _ in row] for row in cells],
+        [[why for _, why in row] for row in cells],
+    )
 
 
-def _cells(solutions: Sequence[str], entry: str | None, prepared: list[_Prepared | None], sandbox,
-           time_limit: float, mode: str) -> list[list[tuple[bool, str | None]]]:
+def _cells(
+    solutions: Sequence[str],
+    entry: str | None,
+    prepared: list[_Prepared | None],
+    sandbox,
+    time_limit: float,
+    mode: str,
+) -> list[list[tuple[bool, str | None]]]:
     """Every cell's (passed, reason): each solution's calls on the usable tests, then the
     general checks, each distinct one once."""
     live = [t for t, ready in enumerate(prepared) if ready is not None]
-    jobs = [(code + "\n\n" + CALLS_SHIM, ENTRY, [{"entry": entry, "calls": prepared[t].calls} for t in live],
-             time_limit) for code in solutions]
+    jobs = [
+        (
+            code + "\n\n" + CALLS_SHIM,
+            ENTRY,
+            [{"entry": entry, "calls": prepared[t].calls} for t in live],
+            time_limit,
+        )
+        for code in solutions
+    ]
     results = _execute(sandbox, jobs, mode) if live else [[] for _ in solutions]
     cells = [[(False, MALFORMED)] * len(prepared) for _ in solutions]
     pending: dict[tuple[int, str], list[tuple[int, int]]] = {}
@@ -174,8 +204,9 @@ def _cells(solutions: Sequence[str], entry: str | None, prepared: list[_Prepared
     return cells
 
 
-def _prepare(plans: list[AssertPlan], sandbox, time_limit: float,
-             mode: str) -> tuple[list[_Prepared | None], list[str | None]]:
+def _prepare(
+    plans: list[AssertPlan], sandbox, time_limit: float, mode: str
+) -> tuple[list[_Prepared | None], list[str | None]]:
     """Evaluate every usable test's expressions in processes without a solution; the
     prepared tests (None where malformed) and each test's problem."""
     problems = [plan.problem for plan in plans]
@@ -197,8 +228,13 @@ def _read_prepared(plan: AssertPlan, result) -> tuple[_Prepared | None, str | No
         reply = decode_value(result.value)
     except MalformedValue as exc:
         return None, f"test_garbled: {exc}"
-    if not (type(reply) is tuple and len(reply) == 2 and type(reply[0]) is list and type(reply[1]) is list
-            and all(type(text) is str for text in reply[0])):
+    if not (
+        type(reply) is tuple
+        and len(reply) == 2
+        and type(reply[0]) is list
+        and type(reply[1]) is list
+        and all(type(text) is str for text in reply[0])
+    ):
         return None, "test_garbled: its evaluation did not return arguments and values"
     calls, values = reply
     if len(calls) != len(plan.calls) or len(values) != len(plan.sides):
@@ -237,8 +273,13 @@ def _verdict(ready: _Prepared, outcomes) -> tuple[bool, str | None] | str:
         return False, f"check_raised:{type(exc).__name__}"
 
 
-def _checks(pending: dict[tuple[int, str], list], prepared: list[_Prepared | None], sandbox, time_limit: float,
-            mode: str) -> list[tuple[bool, str | None]]:
+def _checks(
+    pending: dict[tuple[int, str], list],
+    prepared: list[_Prepared | None],
+    sandbox,
+    time_limit: float,
+    mode: str,
+) -> list[tuple[bool, str | None]]:
     """Evaluate each distinct (general test, returned values) in a process without a solution."""
     inputs = [{"check": prepared[t].plan.check, "values": values} for t, values in pending]
     verdicts = []
@@ -270,7 +311,7 @@ def _spread(sandbox, code: str, entry: str, inputs: list[dict], time_limit: floa
     """One result per input of a trusted program, the inputs shared out over the workers."""
     parts = max(1, min(sandbox.workers, len(inputs)))
     size = -(-len(inputs) // parts) if inputs else 0
-    jobs = [(code, entry, inputs[i:i + size], time_limit) for i in range(0, len(inputs), size or 1)]
+    jobs = [(code, entry, inputs[i : i + size], time_limit) for i in range(0, len(inputs), size or 1)]
     return [result for row in _execute(sandbox, jobs, mode) for result in row]
 
 
@@ -278,10 +319,11 @@ def _execute(sandbox, jobs: list[tuple[str, str, list, float]], mode: str) -> li
     """Results per job and input: ``run_each`` per job, or one ``run`` per input."""
     if mode == LOAD_ONCE:
         return sandbox.run_each_many(jobs)
-    flat = sandbox.run_many([(code, entry, literal, timeout) for code, entry, inputs, timeout in jobs
-                             for literal in inputs])
+    flat = sandbox.run_many(
+        [(code, entry, literal, timeout) for code, entry, inputs, timeout in jobs for literal in inputs]
+    )
     out, at = [], 0
     for _, _, inputs, _ in jobs:
-        out.append(flat[at:at + len(inputs)])
+        out.append(flat[at : at + len(inputs)])
         at += len(inputs)
     return out

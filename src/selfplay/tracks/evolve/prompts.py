@@ -21,13 +21,14 @@ The evaluation results are printed the way the paper's template shows them: one 
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from collections.abc import Sequence
 
 Message = dict[str, str]
 
 _REFINE_SYSTEM = (
     "You turn programming exercises into hard, self-contained coding problems with unit "
-    "tests. You answer with a single JSON object and nothing else.")
+    "tests. You answer with a single JSON object and nothing else."
+)
 
 _REFINE_TASK = """Rewrite the exercise below as a hard LeetCode-style problem and write tests for it.
 
@@ -48,12 +49,15 @@ Exercise:
 {instruction}
 """
 
-_REFERENCE_NOTE = ("You may borrow ideas from the reference program below, drop parts of "
-                   "it, or go beyond it, as long as the new problem is clean and harder.\n")
+_REFERENCE_NOTE = (
+    "You may borrow ideas from the reference program below, drop parts of "
+    "it, or go beyond it, as long as the new problem is clean and harder.\n"
+)
 
 _EVOLVE_SYSTEM = (
     "You write unit tests that tell correct programs from subtly wrong ones. You answer "
-    "with a single JSON object and nothing else.")
+    "with a single JSON object and nothing else."
+)
 
 _ADVERSARIAL_TASK = """Below are a coding problem, five programs that try to solve it, its current tests, and which program passed which test.
 
@@ -90,8 +94,10 @@ _SOLVE_TASK = """Solve the following problem in Python. Write the complete funct
 def refine_messages(instruction: str, reference: str | None, n_tests: int) -> list[Message]:
     """A.1: seed problem (and reference program, when there is one) -> question + tests."""
     body = _REFINE_TASK.format(
-        reference_note=_REFERENCE_NOTE if reference else "", n_tests=int(n_tests),
-        instruction=instruction.strip())
+        reference_note=_REFERENCE_NOTE if reference else "",
+        n_tests=int(n_tests),
+        instruction=instruction.strip(),
+    )
     if reference:
         body += f"\nReference program:\n```python\n{reference.strip()}\n```\n"
     return [{"role": "system", "content": _REFINE_SYSTEM}, {"role": "user", "content": body}]
@@ -102,28 +108,33 @@ def results_table(rows: Sequence[Sequence[bool]]) -> str:
     return "[\n" + "\n".join(f"    {[bool(x) for x in row]}," for row in rows) + "\n]"
 
 
-def _context(question: str, programs: Sequence[str], tests: Sequence[str],
-             rows: Sequence[Sequence[bool]]) -> str:
+def _context(
+    question: str, programs: Sequence[str], tests: Sequence[str], rows: Sequence[Sequence[bool]]
+) -> str:
     shown = "\n\n".join(f"Program {i}:\n```python\n{p.strip()}\n```" for i, p in enumerate(programs, 1))
-    return (f"Question:\n{question.strip()}\n\n"
-            f"Programs ({len(programs)} Python programs):\n{shown}\n\n"
-            f"Existing tests:\n{json.dumps(list(tests), indent=1, ensure_ascii=False)}\n\n"
-            f"Evaluation results (rows = programs, columns = tests):\n{results_table(rows)}\n")
+    return (
+        f"Question:\n{question.strip()}\n\n"
+        f"Programs ({len(programs)} Python programs):\n{shown}\n\n"
+        f"Existing tests:\n{json.dumps(list(tests), indent=1, ensure_ascii=False)}\n\n"
+        f"Evaluation results (rows = programs, columns = tests):\n{results_table(rows)}\n"
+    )
 
 
-def adversarial_messages(question: str, programs: Sequence[str], tests: Sequence[str],
-                         rows: Sequence[Sequence[bool]], n_tests: int) -> list[Message]:
+def adversarial_messages(
+    question: str, programs: Sequence[str], tests: Sequence[str], rows: Sequence[Sequence[bool]], n_tests: int
+) -> list[Message]:
     """A.2: new tests aimed at the strongest programs."""
-    body = _ADVERSARIAL_TASK.format(n_tests=int(n_tests),
-                                    context=_context(question, programs, tests, rows))
+    body = _ADVERSARIAL_TASK.format(n_tests=int(n_tests), context=_context(question, programs, tests, rows))
     return [{"role": "system", "content": _EVOLVE_SYSTEM}, {"role": "user", "content": body}]
 
 
-def discriminative_messages(question: str, programs: Sequence[str], tests: Sequence[str],
-                            rows: Sequence[Sequence[bool]], n_tests: int) -> list[Message]:
+def discriminative_messages(
+    question: str, programs: Sequence[str], tests: Sequence[str], rows: Sequence[Sequence[bool]], n_tests: int
+) -> list[Message]:
     """A.3: new tests that split programs which behave alike."""
-    body = _DISCRIMINATIVE_TASK.format(n_tests=int(n_tests),
-                                       context=_context(question, programs, tests, rows))
+    body = _DISCRIMINATIVE_TASK.format(
+        n_tests=int(n_tests), context=_context(question, programs, tests, rows)
+    )
     return [{"role": "system", "content": _EVOLVE_SYSTEM}, {"role": "user", "content": body}]
 
 
@@ -132,5 +143,7 @@ def solve_messages(question: str, entry: str | None = None) -> list[Message]:
     function's signature (A.1 asks for one); when it does not name the function the tests
     call, the prompt names it, so a right program is not failed for its name alone."""
     note = "" if not entry or f"{entry}(" in question else f"\nName the function `{entry}`.\n"
-    return [{"role": "system", "content": _SOLVE_SYSTEM},
-            {"role": "user", "content": _SOLVE_TASK.format(question=question.strip(), name_note=note)}]
+    return [
+        {"role": "system", "content": _SOLVE_SYSTEM},
+        {"role": "user", "content": _SOLVE_TASK.format(question=question.strip(), name_note=note)},
+    ]

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ...metrics.passk import pass_at_ks
 from .selection import FilterResult, Pick, adversarial_pick, discriminative_pick, final_filter
@@ -48,8 +48,9 @@ def _lift(pick: Pick, columns: list[int]) -> Pick:
     return Pick(tests=[columns[t] for t in pick.tests], solutions=pick.solutions, why=pick.why)
 
 
-def generation_picks(rows: Sequence[Sequence[bool]], usable: Sequence[bool], seed: int,
-                     settings: dict) -> dict[str, Pick]:
+def generation_picks(
+    rows: Sequence[Sequence[bool]], usable: Sequence[bool], seed: int, settings: dict
+) -> dict[str, Pick]:
     """What each generation method of the next round shows the model: tests are suite
     indices, solutions are pool indices. ``settings`` holds the track's
     ``evolve.adversarial`` and ``evolve.discriminative`` sections."""
@@ -59,14 +60,27 @@ def generation_picks(rows: Sequence[Sequence[bool]], usable: Sequence[bool], see
     window = adv.get("diverse_window")
     picks = {}
     if adv.get("enabled", True):
-        picks["adversarial"] = _lift(adversarial_pick(
-            sub, random.Random(f"{seed}:adversarial"), easy_pass_rate=float(adv["easy_pass_rate"]),
-            top=int(adv["top"]), diverse=int(adv["diverse"]),
-            diverse_window=tuple(window) if window else None), columns)
+        picks["adversarial"] = _lift(
+            adversarial_pick(
+                sub,
+                random.Random(f"{seed}:adversarial"),
+                easy_pass_rate=float(adv["easy_pass_rate"]),
+                top=int(adv["top"]),
+                diverse=int(adv["diverse"]),
+                diverse_window=tuple(window) if window else None,
+            ),
+            columns,
+        )
     if dis.get("enabled", True):
-        picks["discriminative"] = _lift(discriminative_pick(
-            sub, random.Random(f"{seed}:discriminative"),
-            min_test_pass_rate=float(dis["min_test_pass_rate"]), size=int(dis["size"])), columns)
+        picks["discriminative"] = _lift(
+            discriminative_pick(
+                sub,
+                random.Random(f"{seed}:discriminative"),
+                min_test_pass_rate=float(dis["min_test_pass_rate"]),
+                size=int(dis["size"]),
+            ),
+            columns,
+        )
     return picks
 
 
@@ -76,8 +90,8 @@ class RoundEntry:
 
     kept_problem: bool
     reason: str | None
-    tests: list[int]             # suite indices of the tests the round keeps
-    dropped: dict[int, str]      # suite index -> reason (malformed included)
+    tests: list[int]  # suite indices of the tests the round keeps
+    dropped: dict[int, str]  # suite index -> reason (malformed included)
     perfect_solutions: int
 
 
@@ -86,18 +100,26 @@ def round_entry(rows: Sequence[Sequence[bool]], usable: Sequence[bool], settings
     columns = usable_columns(usable)
     f = settings["filter"]
     result: FilterResult = final_filter(
-        submatrix(rows, columns), min_test_pass_rate=float(f["min_test_pass_rate"]),
-        max_per_vector=int(f["max_per_vector"]), min_tests=int(f["min_tests"]),
-        max_perfect=int(f["max_perfect_solutions"]))
+        submatrix(rows, columns),
+        min_test_pass_rate=float(f["min_test_pass_rate"]),
+        max_per_vector=int(f["max_per_vector"]),
+        min_tests=int(f["min_tests"]),
+        max_perfect=int(f["max_perfect_solutions"]),
+    )
     dropped = {columns[t]: why for t, why in result.dropped.items()}
     dropped.update({t: "malformed" for t, ok in enumerate(usable) if not ok})
-    return RoundEntry(kept_problem=result.kept_problem, reason=result.reason,
-                      tests=[columns[t] for t in result.tests], dropped=dict(sorted(dropped.items())),
-                      perfect_solutions=result.perfect_solutions)
+    return RoundEntry(
+        kept_problem=result.kept_problem,
+        reason=result.reason,
+        tests=[columns[t] for t in result.tests],
+        dropped=dict(sorted(dropped.items())),
+        perfect_solutions=result.perfect_solutions,
+    )
 
 
-def perfect_count(rows: Sequence[Sequence[bool]], tests: Sequence[int],
-                  members: Sequence[int] | None = None) -> tuple[int, int]:
+def perfect_count(
+    rows: Sequence[Sequence[bool]], tests: Sequence[int], members: Sequence[int] | None = None
+) -> tuple[int, int]:
     """(n, c): how many of the given pool solutions there are and how many pass every
     given test; a problem with no tests counts every solution as passing."""
     members = list(range(len(rows))) if members is None else list(members)
@@ -105,8 +127,9 @@ def perfect_count(rows: Sequence[Sequence[bool]], tests: Sequence[int],
     return len(members), c
 
 
-def pool_pass_at_k(problems: Sequence[tuple[Sequence[Sequence[bool]], Sequence[int]]],
-                   ks: Sequence[int], members_of=None) -> dict[int, float | None]:
+def pool_pass_at_k(
+    problems: Sequence[tuple[Sequence[Sequence[bool]], Sequence[int]]], ks: Sequence[int], members_of=None
+) -> dict[int, float | None]:
     """Figure 4 / 6: mean unbiased pass@k over problems, each problem's pool judged on
     the given tests (``members_of(i)`` limits problem i's pool, e.g. to one model)."""
     counts = []
@@ -131,8 +154,9 @@ def method_counts(origins: Sequence[dict], entry: RoundEntry, round_: int) -> di
     return out
 
 
-def reference_failures(reference_row: Sequence[bool] | None, usable: Sequence[bool],
-                       origins: Sequence[dict]) -> dict[str, int] | None:
+def reference_failures(
+    reference_row: Sequence[bool] | None, usable: Sequence[bool], origins: Sequence[dict]
+) -> dict[str, int] | None:
     """Beyond the paper: of the usable tests per method, how many the seed's reference
     solution fails (None when the seed had no reference)."""
     if reference_row is None:
@@ -152,5 +176,4 @@ def table2_rows(entries: Sequence[tuple[str, RoundEntry]]) -> dict[str, dict[str
         if entry.kept_problem:
             by[source].append(len(entry.tests))
             by["Overall"].append(len(entry.tests))
-    return {src: {"problems": len(v), "avg_tests": (sum(v) / len(v)) if v else None}
-            for src, v in by.items()}
+    return {src: {"problems": len(v), "avg_tests": (sum(v) / len(v)) if v else None} for src, v in by.items()}

@@ -72,33 +72,67 @@ import json
 import re
 import sys
 import warnings
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping
 
 from ...errors import UserError
 
 SOURCES = ("taco", "apps", "primeintellect", "code_contests", "codeforces")
 # How tables name each source (the paper's Table 1 writes "Contests" for CodeContests).
-LABELS = {"taco": "TACO", "apps": "APPS", "primeintellect": "PrimeIntellect", "code_contests": "CodeContests",
-          "codeforces": "Codeforces"}
+LABELS = {
+    "taco": "TACO",
+    "apps": "APPS",
+    "primeintellect": "PrimeIntellect",
+    "code_contests": "CodeContests",
+    "codeforces": "Codeforces",
+}
 
 # Per source: record field -> the dataset's column(s) it is read from.
 FIELDS: dict[str, dict[str, str]] = {
-    "taco": {"id": "(split and row position)", "question": "question", "solutions": "solutions",
-             "tests": "input_output", "starter_code": "starter_code"},
-    "apps": {"id": "problem_id", "question": "question", "solutions": "solutions", "tests": "input_output",
-             "starter_code": "starter_code"},
-    "primeintellect": {"id": "problem_id", "question": "prompt", "solutions": "gold_standard_solution",
-                       "tests": "verification_info", "task_type": "task_type"},
-    "code_contests": {"id": "name", "question": "description", "solutions": "solutions",
-                      "tests": "public_tests,private_tests"},
-    "codeforces": {"id": "id", "question": "title,description,input_format,output_format,note",
-                   "solutions": "generation", "tests": "official_tests|examples",
-                   "interactive": "interaction_format"},
+    "taco": {
+        "id": "(split and row position)",
+        "question": "question",
+        "solutions": "solutions",
+        "tests": "input_output",
+        "starter_code": "starter_code",
+    },
+    "apps": {
+        "id": "problem_id",
+        "question": "question",
+        "solutions": "solutions",
+        "tests": "input_output",
+        "starter_code": "starter_code",
+    },
+    "primeintellect": {
+        "id": "problem_id",
+        "question": "prompt",
+        "solutions": "gold_standard_solution",
+        "tests": "verification_info",
+        "task_type": "task_type",
+    },
+    "code_contests": {
+        "id": "name",
+        "question": "description",
+        "solutions": "solutions",
+        "tests": "public_tests,private_tests",
+    },
+    "codeforces": {
+        "id": "id",
+        "question": "title,description,input_format,output_format,note",
+        "solutions": "generation",
+        "tests": "official_tests|examples",
+        "interactive": "interaction_format",
+    },
 }
 # The (source, record field) mappings above that are not confirmed (module docstring).
-UNCONFIRMED = {("primeintellect", "question"), ("primeintellect", "tests"), ("codeforces", "question"),
-               ("codeforces", "solutions"), ("codeforces", "tests"), ("codeforces", "interactive")}
+UNCONFIRMED = {
+    ("primeintellect", "question"),
+    ("primeintellect", "tests"),
+    ("codeforces", "question"),
+    ("codeforces", "solutions"),
+    ("codeforces", "tests"),
+    ("codeforces", "interactive"),
+}
 
 # The columns each loader reads (read_rows can restrict a parquet file to them).
 COLUMNS: dict[str, tuple[str, ...]] = {
@@ -106,8 +140,17 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "apps": ("problem_id", "question", "solutions", "input_output", "starter_code"),
     "primeintellect": ("problem_id", "task_type", "prompt", "gold_standard_solution", "verification_info"),
     "code_contests": ("name", "description", "solutions", "public_tests", "private_tests"),
-    "codeforces": ("id", "title", "description", "input_format", "output_format", "note", "examples",
-                   "interaction_format", "generation"),
+    "codeforces": (
+        "id",
+        "title",
+        "description",
+        "input_format",
+        "output_format",
+        "note",
+        "examples",
+        "interaction_format",
+        "generation",
+    ),
 }
 CODE_CONTESTS_PYTHON3 = 3  # CodeContests' language enum: 1 is Python 2, 3 is Python 3
 
@@ -119,6 +162,7 @@ class Skip(Exception):
 
 
 # --- reading files ------------------------------------------------------------------
+
 
 def read_rows(path: str | Path, columns: Iterable[str] | None = None) -> Iterator[dict]:
     """The rows of one dataset file: JSON lines (.jsonl), a JSON list (.json), Parquet, or
@@ -173,6 +217,7 @@ def _read_table(path: Path, columns: Iterable[str] | None) -> Iterator[dict]:
 
 
 # --- small helpers ------------------------------------------------------------------
+
 
 def _text(row: Mapping, name: str) -> str:
     value = row.get(name)
@@ -273,10 +318,25 @@ def _io_tests(spec, where: str) -> tuple[dict | None, str | None]:
     return tests, entry
 
 
-def _record(source: str, split: str, native, question: str, solutions: list[str], tests: dict | None = None,
-            starter: str | None = None, entry: str | None = None) -> dict:
-    rec = {"id": f"{source}/{native}" if source in ("primeintellect", "codeforces") else f"{source}/{split}/{native}",
-           "source": source, "split": split, "question": question.strip(), "solutions": solutions}
+def _record(
+    source: str,
+    split: str,
+    native,
+    question: str,
+    solutions: list[str],
+    tests: dict | None = None,
+    starter: str | None = None,
+    entry: str | None = None,
+) -> dict:
+    rec = {
+        "id": f"{source}/{native}"
+        if source in ("primeintellect", "codeforces")
+        else f"{source}/{split}/{native}",
+        "source": source,
+        "split": split,
+        "question": question.strip(),
+        "solutions": solutions,
+    }
     if tests:
         rec["tests"] = tests
     if starter and starter.strip():
@@ -287,6 +347,7 @@ def _record(source: str, split: str, native, question: str, solutions: list[str]
 
 
 # --- one normaliser per source ------------------------------------------------------
+
 
 def _taco_or_apps(source: str, row: Mapping, index: int, split: str, max_solutions: int | None) -> dict:
     native = index if source == "taco" else row.get("problem_id")
@@ -304,7 +365,9 @@ def _taco_or_apps(source: str, row: Mapping, index: int, split: str, max_solutio
     return _record(source, split, native, question, solutions, tests, starter, entry)
 
 
-_PI_HEAD = re.compile(r"\A\s*Solve the following coding problem using the programming language [\w+#]+\s*:\s*")
+_PI_HEAD = re.compile(
+    r"\A\s*Solve the following coding problem using the programming language [\w+#]+\s*:\s*"
+)
 _PI_TAIL = re.compile(r"\s*(?:The input will be [^\n]*\s*)?Now solve the problem and return the code\.?\s*\Z")
 
 
@@ -333,7 +396,9 @@ def _primeintellect(row: Mapping, index: int, split: str, max_solutions: int | N
     code = fenced_python(row.get("gold_standard_solution"))
     solutions = python_solutions([code] if code is not None else [], max_solutions)
     cases = info.get("test_cases") or []
-    if not isinstance(cases, list) or not all(isinstance(c, dict) and "input" in c and "output" in c for c in cases):
+    if not isinstance(cases, list) or not all(
+        isinstance(c, dict) and "input" in c and "output" in c for c in cases
+    ):
         raise Skip("verification_info test_cases are not a list of {input, output}")
     tests, entry = None, None
     if cases:
@@ -404,14 +469,16 @@ def _codeforces_tests(row: Mapping, problem: Mapping | None) -> dict | None:
         cases = row["examples"]
     if not cases:
         return None
-    if not isinstance(cases, list) or not all(isinstance(c, Mapping) and "input" in c and "output" in c
-                                              for c in cases):
+    if not isinstance(cases, list) or not all(
+        isinstance(c, Mapping) and "input" in c and "output" in c for c in cases
+    ):
         raise Skip("tests are not a list of {input, output}")
     return {"format": "stdin", "inputs": [c["input"] for c in cases], "outputs": [c["output"] for c in cases]}
 
 
-def _codeforces(rows: Iterable[Mapping], split: str, max_solutions: int | None,
-                problems: Mapping[str, Mapping] | None) -> tuple[list[dict], list[dict]]:
+def _codeforces(
+    rows: Iterable[Mapping], split: str, max_solutions: int | None, problems: Mapping[str, Mapping] | None
+) -> tuple[list[dict], list[dict]]:
     """Generations grouped by problem id (several rows may answer one problem)."""
     grouped: dict[str, list[tuple[int, Mapping]]] = {}
     skipped = []
@@ -435,25 +502,38 @@ def _codeforces(rows: Iterable[Mapping], split: str, max_solutions: int | None,
             records.append(_record("codeforces", split, pid, question, solutions, tests))
         except Skip as why:
             skipped.append(_skipped("codeforces", split, index, pid, str(why)))
-    for pid, problem in (problems or {}).items():
+    for pid in problems or {}:
         if pid not in grouped:
             skipped.append(_skipped("codeforces", split, None, pid, "no Python solution"))
     return records, skipped
 
 
 def _skipped(source: str, split: str, index: int | None, native, reason: str) -> dict:
-    return {"source": source, "split": split, "row": index, "id": None if native is None else str(native),
-            "reason": reason}
+    return {
+        "source": source,
+        "split": split,
+        "row": index,
+        "id": None if native is None else str(native),
+        "reason": reason,
+    }
 
 
-_PER_ROW = {"taco": lambda r, i, s, m: _taco_or_apps("taco", r, i, s, m),
-            "apps": lambda r, i, s, m: _taco_or_apps("apps", r, i, s, m),
-            "primeintellect": _primeintellect, "code_contests": _code_contests}
+_PER_ROW = {
+    "taco": lambda r, i, s, m: _taco_or_apps("taco", r, i, s, m),
+    "apps": lambda r, i, s, m: _taco_or_apps("apps", r, i, s, m),
+    "primeintellect": _primeintellect,
+    "code_contests": _code_contests,
+}
 _NATIVE = {"taco": None, "apps": "problem_id", "primeintellect": "problem_id", "code_contests": "name"}
 
 
-def normalise(source: str, rows: Iterable[Mapping], split: str = "train", max_solutions: int | None = None,
-              problems: Mapping[str, Mapping] | None = None) -> tuple[list[dict], list[dict]]:
+def normalise(
+    source: str,
+    rows: Iterable[Mapping],
+    split: str = "train",
+    max_solutions: int | None = None,
+    problems: Mapping[str, Mapping] | None = None,
+) -> tuple[list[dict], list[dict]]:
     """(records, skipped) from one source's rows of one split. ``problems`` (Codeforces
     only): open-r1/codeforces rows by id, whose ``official_tests`` replace the examples;
     a problem there without any usable solution is listed as skipped. A record whose id
@@ -481,11 +561,17 @@ def normalise(source: str, rows: Iterable[Mapping], split: str = "train", max_so
     return records, skipped
 
 
-def load_files(source: str, paths: Iterable[str | Path], split: str = "train", max_solutions: int | None = None,
-               problem_paths: Iterable[str | Path] = ()) -> tuple[list[dict], list[dict]]:
+def load_files(
+    source: str,
+    paths: Iterable[str | Path],
+    split: str = "train",
+    max_solutions: int | None = None,
+    problem_paths: Iterable[str | Path] = (),
+) -> tuple[list[dict], list[dict]]:
     """``normalise`` over the rows of several files of one split, read in the order given
     (TACO's row positions count across them). ``problem_paths``: open-r1/codeforces
     files to join by id (Codeforces only)."""
+
     def rows():
         for path in paths:
             yield from read_rows(path, COLUMNS[source])
@@ -513,14 +599,18 @@ def shipped_file(source: str, shipped_set: str = "smoke") -> Path:
     if source not in SOURCES:
         raise UserError(f"unknown seed source {source!r}; one of {', '.join(SOURCES)}")
     if shipped_set not in SHIPPED_SETS:
-        raise UserError(f"config key evolve.seeds.shipped_set: {shipped_set!r} is not one of {', '.join(SHIPPED_SETS)}")
+        raise UserError(
+            f"config key evolve.seeds.shipped_set: {shipped_set!r} is not one of {', '.join(SHIPPED_SETS)}"
+        )
     path = (SHIPPED_DIR if shipped_set == "smoke" else SHIPPED_DIR / shipped_set) / f"{source}.jsonl"
     if not path.is_file():
         raise UserError(f"the shipped seed file {path} is missing; reinstall the package")
     return path
 
 
-def shipped_records(sources: Iterable[str] = SOURCES, shipped_set: str = "smoke") -> tuple[list[dict], list[dict]]:
+def shipped_records(
+    sources: Iterable[str] = SOURCES, shipped_set: str = "smoke"
+) -> tuple[list[dict], list[dict]]:
     """(records, skipped) of a shipped seed set, source after source in ``sources`` order."""
     records, skipped = [], []
     for source in sources:

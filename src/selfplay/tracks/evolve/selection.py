@@ -29,8 +29,8 @@ from __future__ import annotations
 import itertools
 import random
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
@@ -86,14 +86,20 @@ def _seeded_order(n: int, rng: random.Random) -> list[int]:
 class Pick:
     """The tests a generation step shows the model and the solutions it picked."""
 
-    tests: list[int]                 # column indices of the suite shown with the programs
-    solutions: list[int]             # row indices of the chosen programs, in pool order
-    why: dict = field(default_factory=dict)   # the numbers behind the choice
+    tests: list[int]  # column indices of the suite shown with the programs
+    solutions: list[int]  # row indices of the chosen programs, in pool order
+    why: dict = field(default_factory=dict)  # the numbers behind the choice
 
 
-def adversarial_pick(rows: Rows, rng: random.Random, *, easy_pass_rate: float = 0.95,
-                     top: int = 2, diverse: int = 3,
-                     diverse_window: tuple[float, float] | None = None) -> Pick:
+def adversarial_pick(
+    rows: Rows,
+    rng: random.Random,
+    *,
+    easy_pass_rate: float = 0.95,
+    top: int = 2,
+    diverse: int = 3,
+    diverse_window: tuple[float, float] | None = None,
+) -> Pick:
     """Paper 002's adversarial selection.
 
     Tests whose pass rate is at least ``easy_pass_rate`` are the ones "passed by nearly
@@ -120,10 +126,16 @@ def adversarial_pick(rows: Rows, rng: random.Random, *, easy_pass_rate: float = 
         if len(windowed) >= diverse:
             rest = windowed
     chosen = _most_spread(sub, rest, diverse, rank)
-    return Pick(tests=kept_tests, solutions=sorted(best + chosen), why={
-        "dropped_easy_tests": len(rates) - len(kept_tests),
-        "pass_rates": {s: round(sol_rates[s], 6) for s in sorted(best + chosen)},
-        "top": sorted(best), "diverse": sorted(chosen)})
+    return Pick(
+        tests=kept_tests,
+        solutions=sorted(best + chosen),
+        why={
+            "dropped_easy_tests": len(rates) - len(kept_tests),
+            "pass_rates": {s: round(sol_rates[s], 6) for s in sorted(best + chosen)},
+            "top": sorted(best),
+            "diverse": sorted(chosen),
+        },
+    )
 
 
 def _most_spread(sub: np.ndarray, candidates: list[int], k: int, rank: list[int]) -> list[int]:
@@ -134,8 +146,7 @@ def _most_spread(sub: np.ndarray, candidates: list[int], k: int, rank: list[int]
     best_key, best = None, None
     for combo in itertools.combinations(range(len(candidates)), k):
         pairs = [dist[a, b] for a, b in itertools.combinations(combo, 2)]
-        key = (min(pairs) if pairs else 0, sum(pairs),
-               -sum(rank[candidates[c]] for c in combo))
+        key = (min(pairs) if pairs else 0, sum(pairs), -sum(rank[candidates[c]] for c in combo))
         if best_key is None or key > best_key:
             best_key, best = key, combo
     return sorted(candidates[c] for c in best)
@@ -153,8 +164,9 @@ def distinct_vector_tests(rows: Rows, tests: Sequence[int]) -> list[int]:
     return kept
 
 
-def discriminative_pick(rows: Rows, rng: random.Random, *, min_test_pass_rate: float = 0.1,
-                        size: int = 5) -> Pick:
+def discriminative_pick(
+    rows: Rows, rng: random.Random, *, min_test_pass_rate: float = 0.1, size: int = 5
+) -> Pick:
     """Paper 002's discriminative selection.
 
     The suite is reduced to tests with pass rate >= ``min_test_pass_rate``, one per
@@ -180,8 +192,10 @@ def discriminative_pick(rows: Rows, rng: random.Random, *, min_test_pass_rate: f
         for start in range(n_sol):
             group = [start]
             while len(group) < size:
-                nxt = min((s for s in range(n_sol) if s not in group),
-                          key=lambda s: (int(dist[s, group].sum()), rank[s]))
+                nxt = min(
+                    (s for s in range(n_sol) if s not in group),
+                    key=lambda s: (int(dist[s, group].sum()), rank[s]),
+                )
                 group.append(nxt)
             total = int(sum(dist[a, b] for a, b in itertools.combinations(group, 2)))
             key = (total, int(perfect[group].sum()), sorted(rank[s] for s in group))
@@ -189,10 +203,15 @@ def discriminative_pick(rows: Rows, rng: random.Random, *, min_test_pass_rate: f
                 best_key, chosen = key, group
     chosen = sorted(chosen)
     total = sum(int((sub[a] != sub[b]).sum()) for a, b in itertools.combinations(chosen, 2))
-    return Pick(tests=kept_tests, solutions=chosen, why={
-        "dropped_unreliable_tests": len(rates) - len(reliable),
-        "dropped_same_vector_tests": len(reliable) - len(kept_tests),
-        "total_distance": total})
+    return Pick(
+        tests=kept_tests,
+        solutions=chosen,
+        why={
+            "dropped_unreliable_tests": len(rates) - len(reliable),
+            "dropped_same_vector_tests": len(reliable) - len(kept_tests),
+            "total_distance": total,
+        },
+    )
 
 
 def split_tests(rows_of_picked: Rows) -> list[bool]:
@@ -208,15 +227,21 @@ def split_tests(rows_of_picked: Rows) -> list[bool]:
 class FilterResult:
     """What the end-of-round filter keeps of one problem's accumulated suite."""
 
-    tests: list[int]                    # kept column indices, in suite order
-    dropped: dict[int, str]             # column -> reason
+    tests: list[int]  # kept column indices, in suite order
+    dropped: dict[int, str]  # column -> reason
     kept_problem: bool
-    reason: str | None                  # why the problem is dropped (None when kept)
-    perfect_solutions: int              # solutions passing every kept test
+    reason: str | None  # why the problem is dropped (None when kept)
+    perfect_solutions: int  # solutions passing every kept test
 
 
-def final_filter(rows: Rows, *, min_test_pass_rate: float = 0.1, max_per_vector: int = 5,
-                 min_tests: int = 5, max_perfect: int = 60) -> FilterResult:
+def final_filter(
+    rows: Rows,
+    *,
+    min_test_pass_rate: float = 0.1,
+    max_per_vector: int = 5,
+    min_tests: int = 5,
+    max_perfect: int = 60,
+) -> FilterResult:
     """Paper 002's test-suite filtering over the accumulated suite of one problem.
 
     Tests passed by fewer than ``min_test_pass_rate`` of the pool are dropped
@@ -246,5 +271,6 @@ def final_filter(rows: Rows, *, min_test_pass_rate: float = 0.1, max_per_vector:
         reason = f"fewer_than_{min_tests}_tests"
     elif perfect > max_perfect:
         reason = f"more_than_{max_perfect}_perfect_solutions"
-    return FilterResult(tests=kept, dropped=dropped, kept_problem=reason is None,
-                        reason=reason, perfect_solutions=perfect)
+    return FilterResult(
+        tests=kept, dropped=dropped, kept_problem=reason is None, reason=reason, perfect_solutions=perfect
+    )

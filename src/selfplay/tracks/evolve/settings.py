@@ -17,7 +17,9 @@ def check(cfg: dict) -> None:
         raise UserError(f"config key evolve.pool.models: each model once, got {names}")
     for name in names:
         if name != "track" and name not in ev["models"]:
-            raise UserError(f"config key evolve.pool.models: {name!r} is neither 'track' nor a key of evolve.models")
+            raise UserError(
+                f"config key evolve.pool.models: {name!r} is neither 'track' nor a key of evolve.models"
+            )
     window = ev["adversarial"]["diverse_window"]
     if window is not None and not window[0] < window[1]:
         raise UserError(f"config key evolve.adversarial.diverse_window: needs lo < hi, got {window}")

@@ -20,7 +20,8 @@ do not share a stream, and a draw at one place does not shift the draws at anoth
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -61,8 +62,7 @@ def draw_axes(n: int, seed: int, *where: Any, axes: Sequence[str] = AXES) -> lis
     return [axes[int(i)] for i in picks]
 
 
-def draw_forms(n: int, seed: int, *where: Any,
-               weights: Mapping[str, float] | None = None) -> list[str]:
+def draw_forms(n: int, seed: int, *where: Any, weights: Mapping[str, float] | None = None) -> list[str]:
     """A task form per task, with probability proportional to ``weights`` (uniform by
     default). The forms are taken in the fixed order of ``FORMS``, whatever the mapping's
     order, so the same weights always give the same draws."""

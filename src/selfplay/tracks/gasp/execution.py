@@ -17,8 +17,9 @@ All jobs of a batch go to the pool in one ``Sandbox.run_many``.
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from ...evaluate.python_calls import CallOutcome, args_source, parse_args, timed_job, timed_outcomes
 from ...sandbox.encoding import EncodingLimitError, encode_value
@@ -109,7 +110,9 @@ class CallJob:
     stop_early: bool = True
 
 
-def run_jobs(sandbox, jobs: Sequence[CallJob], timeout_s: float, run_timeout_s: float) -> list[list[CallOutcome]]:
+def run_jobs(
+    sandbox, jobs: Sequence[CallJob], timeout_s: float, run_timeout_s: float
+) -> list[list[CallOutcome]]:
     """One outcome per call of every job (``ok`` with the encoded value, ``raised`` with the
     exception's type name, ``timeout``, ``not_run`` after an early stop, ``missing``, or the
     run's own failure: ``timeout``, ``killed``, ``error``, ``malformed_result``), all jobs
@@ -120,8 +123,11 @@ def run_jobs(sandbox, jobs: Sequence[CallJob], timeout_s: float, run_timeout_s: 
     for job in jobs:
         sources = [args_source(args) for args in job.calls]
         total = max(timeout_s, min(timeout_s * (len(sources) + 1), run_timeout_s))
-        batch.append(timed_job(job.code, ENTRY, sources, [timeout_s] * len(sources), total,
-                               stop_early=job.stop_early))
+        batch.append(
+            timed_job(job.code, ENTRY, sources, [timeout_s] * len(sources), total, stop_early=job.stop_early)
+        )
     results = sandbox.run_many(batch) if batch else []
-    return [timed_outcomes(result, len(job.calls), stop_early=job.stop_early)
-            for result, job in zip(results, jobs)]
+    return [
+        timed_outcomes(result, len(job.calls), stop_early=job.stop_early)
+        for result, job in zip(results, jobs)
+    ]

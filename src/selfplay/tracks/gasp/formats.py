@@ -52,13 +52,22 @@ DEFAULTS = {"question_chars": 200, "code_chars": 400, "literal_chars": 40}
 FORMS = ("induction", "deduction", "abduction")
 LITERAL_DEPTH = 3
 # the largest bounds parse.py reads whole
-_LIMITS = {"question_chars": parse.MAX_QUESTION_CHARS, "code_chars": parse.MAX_CODE_CHARS,
-           "literal_chars": parse.MAX_LITERAL_CHARS}
+_LIMITS = {
+    "question_chars": parse.MAX_QUESTION_CHARS,
+    "code_chars": parse.MAX_CODE_CHARS,
+    "literal_chars": parse.MAX_LITERAL_CHARS,
+}
 _LEAST = {"question_chars": 1, "code_chars": 16, "literal_chars": 1}
 
 # Refusals an answer that follows its format cannot get: only the program's content can fail.
-SKELETON_REASONS = frozenset(parse.REASONS) - {"code_syntax_error", "code_too_complex", "several_functions",
-                                               "no_function_f", "top_level_statement", "name_clash"}
+SKELETON_REASONS = frozenset(parse.REASONS) - {
+    "code_syntax_error",
+    "code_too_complex",
+    "several_functions",
+    "no_function_f",
+    "top_level_statement",
+    "name_clash",
+}
 
 # --------------------------------------------------------------------------- regex pieces
 # Rust regex syntax inside Lark's /.../ ("/" never occurs in these).
@@ -73,8 +82,10 @@ def _value(depth: int) -> str:
         return _ATOM
     inner = _value(depth - 1)
     items = f"(({inner}, )*{inner})"
-    return (f"({_ATOM}|\\[{items}?\\]|\\(({inner},|{inner}(, {inner})+)?\\)"
-            f"|\\{{(({_ATOM}: {inner}, )*{_ATOM}: {inner})?\\}}|\\{{({_ATOM}, )*{_ATOM}\\}})")
+    return (
+        f"({_ATOM}|\\[{items}?\\]|\\(({inner},|{inner}(, {inner})+)?\\)"
+        f"|\\{{(({_ATOM}: {inner}, )*{_ATOM}: {inner})?\\}}|\\{{({_ATOM}, )*{_ATOM}\\}})"
+    )
 
 
 def _literal_terminal(name: str, chars: int, args: bool) -> str:
@@ -103,14 +114,19 @@ def _program(chars: int) -> str:
 
 def _bounds(settings: dict | None) -> dict:
     settings = settings or {}
-    out = {"question_chars": settings.get("question_chars", settings.get("reasoning_chars",
-                                                                          DEFAULTS["question_chars"])),
-           "code_chars": settings.get("code_chars", DEFAULTS["code_chars"]),
-           "literal_chars": settings.get("literal_chars", DEFAULTS["literal_chars"])}
+    out = {
+        "question_chars": settings.get(
+            "question_chars", settings.get("reasoning_chars", DEFAULTS["question_chars"])
+        ),
+        "code_chars": settings.get("code_chars", DEFAULTS["code_chars"]),
+        "literal_chars": settings.get("literal_chars", DEFAULTS["literal_chars"]),
+    }
     for key, value in out.items():
         if isinstance(value, bool) or not isinstance(value, int) or not _LEAST[key] <= value <= _LIMITS[key]:
-            raise UserError(f"answer_format.{key} must be an integer from {_LEAST[key]} to {_LIMITS[key]} "
-                            f"(what parse.py reads), got {value!r}")
+            raise UserError(
+                f"answer_format.{key} must be an integer from {_LEAST[key]} to {_LIMITS[key]} "
+                f"(what parse.py reads), got {value!r}"
+            )
     return out
 
 
@@ -119,9 +135,14 @@ def proposal_format(settings: dict | None = None) -> AnswerFormat:
     b = _bounds(settings)
     question = f"QUESTION: /[^`\\s*_>#][^`\\x00-\\x1F\\x7F]{{0,{b['question_chars'] - 1}}}\\n/\n"
     one_input = lark_string("\n\n```input\n") + " ARGS " + lark_string("\n```")
-    grammar = (f"start: {lark_string('Question: ')} QUESTION {lark_string('```python' + chr(10) + 'def f(')} PROGRAM "
-               + " ".join([one_input] * parse.N_INPUTS) + ' "\\n"?\n'
-               + question + _program(b["code_chars"]) + _literal_terminal("ARGS", b["literal_chars"], True))
+    grammar = (
+        f"start: {lark_string('Question: ')} QUESTION {lark_string('```python' + chr(10) + 'def f(')} PROGRAM "
+        + " ".join([one_input] * parse.N_INPUTS)
+        + ' "\\n"?\n'
+        + question
+        + _program(b["code_chars"])
+        + _literal_terminal("ARGS", b["literal_chars"], True)
+    )
     return AnswerFormat("gasp.proposal", grammar)
 
 
@@ -129,14 +150,19 @@ def answer_format(form: str, settings: dict | None = None) -> AnswerFormat:
     """The student's answer in ``form``: induction, deduction or abduction."""
     b = _bounds(settings)
     if form == "induction":
-        grammar = (f"start: {lark_string('```python' + chr(10) + 'def f(')} PROGRAM \"\\n\"?\n"
-                   + _program(b["code_chars"]))
+        grammar = f'start: {lark_string("```python" + chr(10) + "def f(")} PROGRAM "\\n"?\n' + _program(
+            b["code_chars"]
+        )
     elif form == "deduction":
-        grammar = (f"start: {lark_string('```output' + chr(10))} VALUE {lark_string(chr(10) + '```')} \"\\n\"?\n"
-                   + _literal_terminal("VALUE", b["literal_chars"], False))
+        grammar = (
+            f'start: {lark_string("```output" + chr(10))} VALUE {lark_string(chr(10) + "```")} "\\n"?\n'
+            + _literal_terminal("VALUE", b["literal_chars"], False)
+        )
     elif form == "abduction":
-        grammar = (f"start: {lark_string('```input' + chr(10))} ARGS {lark_string(chr(10) + '```')} \"\\n\"?\n"
-                   + _literal_terminal("ARGS", b["literal_chars"], True))
+        grammar = (
+            f'start: {lark_string("```input" + chr(10))} ARGS {lark_string(chr(10) + "```")} "\\n"?\n'
+            + _literal_terminal("ARGS", b["literal_chars"], True)
+        )
     else:
         raise UserError(f"unknown GASP task form {form!r}; known: {', '.join(FORMS)}")
     return AnswerFormat(f"gasp.{form}", grammar)

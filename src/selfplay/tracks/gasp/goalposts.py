@@ -32,15 +32,16 @@ trains on (``real_data.prompt_records`` of them), then with all of them, giving 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping, TypedDict
+from typing import Any, TypedDict
 
 from ...errors import UserError
 from ...evaluate.benchmarks import livecodebench as lcb
 from ...evaluate.files import read_json_lines
 from ...records import read_jsonl, write_jsonl
 
-SHIPPED = lcb.GOALPOST_ROWS   # selfplay/data/gasp_goalposts/rows.jsonl
+SHIPPED = lcb.GOALPOST_ROWS  # selfplay/data/gasp_goalposts/rows.jsonl
 
 
 class Goalpost(TypedDict):
@@ -55,7 +56,9 @@ def load_rows(path: str | Path | None = None) -> list[dict]:
     return read_json_lines(SHIPPED if path is None else path, "GASP goalposts")
 
 
-def goalposts_from_rows(rows: list[dict], train_before: str | None = lcb.DEFAULTS["train_before"]) -> list[Goalpost]:
+def goalposts_from_rows(
+    rows: list[dict], train_before: str | None = lcb.DEFAULTS["train_before"]
+) -> list[Goalpost]:
     """One goalpost per LiveCodeBench row, in file order (id = question_id).
 
     Every row must read as a LiveCodeBench item (tests and metadata included: a goalpost
@@ -67,24 +70,35 @@ def goalposts_from_rows(rows: list[dict], train_before: str | None = lcb.DEFAULT
     seen: set[str] = set()
     for n, row in enumerate(rows, 1):
         item, why = lcb.item_from_row(row, lcb.DEFAULTS["max_decompressed_mb"] * 1024 * 1024)
-        where = f"goalpost row {n} ({row.get('question_id')!r})" if isinstance(row, dict) else f"goalpost row {n}"
+        where = (
+            f"goalpost row {n} ({row.get('question_id')!r})" if isinstance(row, dict) else f"goalpost row {n}"
+        )
         if item is None:
             raise UserError(f"{where}: {why}")
         if item["id"] in seen:
             raise UserError(f"{where}: question_id {item['id']!r} appears twice")
         if cut is not None and lcb._as_datetime(item["contest_date"], "contest_date") >= cut:
-            raise UserError(f"{where}: contest_date {item['contest_date'][:10]} is not before the training cut "
-                            f"{cut.date()}; goalposts come from the training split")
+            raise UserError(
+                f"{where}: contest_date {item['contest_date'][:10]} is not before the training cut "
+                f"{cut.date()}; goalposts come from the training split"
+            )
         seen.add(item["id"])
-        out.append({"id": item["id"], "title": item["title"] or item["id"], "text": item["question"],
-                    "starter_code": item["starter_code"]})
+        out.append(
+            {
+                "id": item["id"],
+                "title": item["title"] or item["id"],
+                "text": item["question"],
+                "starter_code": item["starter_code"],
+            }
+        )
     if not out:
         raise UserError("the goalpost file holds no rows")
     return out
 
 
-def load_goalposts(path: str | Path | None = None,
-                   train_before: str | None = lcb.DEFAULTS["train_before"]) -> list[Goalpost]:
+def load_goalposts(
+    path: str | Path | None = None, train_before: str | None = lcb.DEFAULTS["train_before"]
+) -> list[Goalpost]:
     """The goalposts of a file of LiveCodeBench rows (None: the shipped ones)."""
     return goalposts_from_rows(load_rows(path), train_before)
 
@@ -93,11 +107,19 @@ def row_of_item(item: dict) -> dict:
     """A prepared LiveCodeBench item written back as a row of the dataset's format, which
     ``item_from_row`` reads back into the same item (private tests stay in their stored
     form; metadata keeps ``func_name``, the only key the judge reads)."""
-    return {"question_title": item["title"], "question_content": item["question"], "platform": item["platform"],
-            "question_id": item["id"], "contest_id": item["contest_id"], "contest_date": item["contest_date"],
-            "starter_code": item["starter_code"], "difficulty": item["group"],
-            "public_test_cases": json.dumps(item["public_tests"]), "private_test_cases": item["private_tests"],
-            "metadata": json.dumps({"func_name": item["func_name"]} if item["func_name"] else {})}
+    return {
+        "question_title": item["title"],
+        "question_content": item["question"],
+        "platform": item["platform"],
+        "question_id": item["id"],
+        "contest_id": item["contest_id"],
+        "contest_date": item["contest_date"],
+        "starter_code": item["starter_code"],
+        "difficulty": item["group"],
+        "public_test_cases": json.dumps(item["public_tests"]),
+        "private_test_cases": item["private_tests"],
+        "metadata": json.dumps({"func_name": item["func_name"]} if item["func_name"] else {}),
+    }
 
 
 def training_split(source: str | Path | None, settings: dict | None = None) -> tuple[list[dict], list[dict]]:
@@ -113,24 +135,30 @@ def training_split(source: str | Path | None, settings: dict | None = None) -> t
 
 # --- the filter (Sec. 3.2) -------------------------------------------------------
 
+
 def _tally(name: str, rows: list[dict], candidates: set[str]) -> dict[str, list[int]]:
     """{problem id: [samples, passes]} of one filter's scored rows."""
     out: dict[str, list[int]] = {}
     for n, row in enumerate(rows, 1):
         if not isinstance(row, Mapping) or "id" not in row or "passed" not in row:
-            raise UserError(f"goalpost filter {name}: scored row {n} has no id and passed "
-                            "(expected the benchmark layer's codegen .scored.jsonl rows)")
+            raise UserError(
+                f"goalpost filter {name}: scored row {n} has no id and passed "
+                "(expected the benchmark layer's codegen .scored.jsonl rows)"
+            )
         pid = str(row["id"])
         if pid not in candidates:
-            raise UserError(f"goalpost filter {name}: scored row {n} is for {pid!r}, which is not a candidate")
+            raise UserError(
+                f"goalpost filter {name}: scored row {n} is for {pid!r}, which is not a candidate"
+            )
         entry = out.setdefault(pid, [0, 0])
         entry[0] += 1
         entry[1] += bool(row["passed"])
     return out
 
 
-def filter_goalposts(candidates: list[dict], scored: Mapping[str, list[dict]],
-                     samples: int | None = None) -> tuple[list[dict], list[dict]]:
+def filter_goalposts(
+    candidates: list[dict], scored: Mapping[str, list[dict]], samples: int | None = None
+) -> tuple[list[dict], list[dict]]:
     """(kept rows, records): the candidates (LiveCodeBench rows) no filter solved.
 
     ``scored`` maps each filter's name to its scored rows, in the order the filters apply
@@ -161,12 +189,16 @@ def filter_goalposts(candidates: list[dict], scored: Mapping[str, list[dict]],
         for name, tally in tallies.items():
             if pid not in tally:
                 if not solved_by:
-                    raise UserError(f"goalpost filter {name}: {pid!r} is still standing but has no scored "
-                                    "samples there (every filter must score what earlier filters left)")
+                    raise UserError(
+                        f"goalpost filter {name}: {pid!r} is still standing but has no scored "
+                        "samples there (every filter must score what earlier filters left)"
+                    )
                 continue
             n, passes = tally[pid]
             if samples is not None and n != int(samples):
-                raise UserError(f"goalpost filter {name}: {pid!r} has {n} scored samples, expected {int(samples)}")
+                raise UserError(
+                    f"goalpost filter {name}: {pid!r} has {n} scored samples, expected {int(samples)}"
+                )
             entries.append({"filter": name, "n": n, "passes": passes})
             if passes:
                 solved_by.append(name)
@@ -176,13 +208,26 @@ def filter_goalposts(candidates: list[dict], scored: Mapping[str, list[dict]],
         else:
             reason = f"pass@n = 0 under all {len(entries)} filters"
             kept.append(row)
-        records.append({"id": pid, "title": row.get("question_title"), "kept": not solved_by, "reason": reason,
-                        "solved_by": solved_by, "filters": entries})
+        records.append(
+            {
+                "id": pid,
+                "title": row.get("question_title"),
+                "kept": not solved_by,
+                "reason": reason,
+                "solved_by": solved_by,
+                "filters": entries,
+            }
+        )
     return kept, records
 
 
-def filter_files(candidates_path: str | Path, scored_paths: Mapping[str, str | Path], rows_out: str | Path,
-                 records_out: str | Path, samples: int | None = None) -> dict[str, Any]:
+def filter_files(
+    candidates_path: str | Path,
+    scored_paths: Mapping[str, str | Path],
+    rows_out: str | Path,
+    records_out: str | Path,
+    samples: int | None = None,
+) -> dict[str, Any]:
     """:func:`filter_goalposts` file to file: candidate rows (JSONL) and each filter's
     ``.scored.jsonl`` -> H as LiveCodeBench rows, and one record per candidate."""
     candidates = read_json_lines(candidates_path, "goalpost candidates")

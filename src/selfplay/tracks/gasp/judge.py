@@ -32,18 +32,28 @@ failing call: ``wrong_output``, ``exception:<type>``, ``timeout[:..]``,
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ...evaluate.python_calls import judge as judge_calls
 from ...evaluate.python_calls import mismatch
-from .execution import (CallJob, NotALiteral, args_text, defines_f, host_encoding, read_call_args, read_literal,
-                        run_jobs, seconds)
+from .execution import (
+    CallJob,
+    NotALiteral,
+    args_text,
+    defines_f,
+    host_encoding,
+    read_call_args,
+    read_literal,
+    run_jobs,
+    seconds,
+)
 from .methods import TEACHER_PHASES
 from .sections import from_section
 
 PASS_RULES = ("all_private", "any")
-KINDS = TEACHER_PHASES   # a task's kind: the teacher phase that accepted it
+KINDS = TEACHER_PHASES  # a task's kind: the teacher phase that accepted it
 AXES = ("io", "f")
 # Longest stored input text a task may hold (tasks are re-read from files).
 _MAX_TASK_INPUT = 100_000
@@ -84,7 +94,7 @@ class JudgeSettings:
             raise ValueError(f"dedupe: must be true or false, not {self.dedupe!r}")
 
     @classmethod
-    def from_dict(cls, section: Mapping[str, Any] | None, prefix: str = "gasp.judge") -> "JudgeSettings":
+    def from_dict(cls, section: Mapping[str, Any] | None, prefix: str = "gasp.judge") -> JudgeSettings:
         """Config ``section`` over the defaults; an unknown key or bad value is a one-line UserError."""
         return from_section(cls, section, prefix)
 
@@ -92,8 +102,16 @@ class JudgeSettings:
 # ---------------------------------------------------------------- tasks
 
 
-def make_task(proposal: Mapping[str, Any], verdict: Any, id: str, kind: str, axis: str, parent: str,
-              iteration: int, shown: int = 2) -> dict[str, Any]:
+def make_task(
+    proposal: Mapping[str, Any],
+    verdict: Any,
+    id: str,
+    kind: str,
+    axis: str,
+    parent: str,
+    iteration: int,
+    shown: int = 2,
+) -> dict[str, Any]:
     """The task of a valid proposal: its question and code, the verdict's pairs, the
     first ``shown`` pairs shown and the rest private."""
     if not getattr(verdict, "valid", False) or not verdict.pairs:
@@ -104,10 +122,21 @@ def make_task(proposal: Mapping[str, Any], verdict: Any, id: str, kind: str, axi
         raise ValueError(f"task {id}: axis must be one of {AXES}, not {axis!r}")
     pairs = [dict(pair) for pair in verdict.pairs]
     if not 0 < shown < len(pairs):
-        raise ValueError(f"task {id}: shown must leave at least one of {len(pairs)} pairs private, not {shown}")
-    return {"id": str(id), "kind": kind, "axis": axis, "parent": str(parent), "iteration": int(iteration),
-            "question": proposal["question"], "code": proposal["code"], "pairs": pairs,
-            "shown": list(range(shown)), "private": list(range(shown, len(pairs)))}
+        raise ValueError(
+            f"task {id}: shown must leave at least one of {len(pairs)} pairs private, not {shown}"
+        )
+    return {
+        "id": str(id),
+        "kind": kind,
+        "axis": axis,
+        "parent": str(parent),
+        "iteration": int(iteration),
+        "question": proposal["question"],
+        "code": proposal["code"],
+        "pairs": pairs,
+        "shown": list(range(shown)),
+        "private": list(range(shown, len(pairs))),
+    }
 
 
 def _args(task: Mapping[str, Any], index: int) -> tuple:
@@ -138,8 +167,12 @@ def _text(answer: Any, settings: JudgeSettings) -> tuple[str | None, dict[str, A
     return text, None
 
 
-def judge_deduction(task: Mapping[str, Any], pair_index: int, literals: Sequence[Any],
-                    settings: JudgeSettings = JudgeSettings()) -> list[dict[str, Any]]:
+def judge_deduction(
+    task: Mapping[str, Any],
+    pair_index: int,
+    literals: Sequence[Any],
+    settings: JudgeSettings = JudgeSettings(),
+) -> list[dict[str, Any]]:
     """One verdict per answer: is the literal the output of pair ``pair_index``?"""
     expected = task["pairs"][pair_index]["output"]
     out = []
@@ -158,8 +191,13 @@ def judge_deduction(task: Mapping[str, Any], pair_index: int, literals: Sequence
     return out
 
 
-def judge_abduction(task: Mapping[str, Any], pair_index: int, arg_sources: Sequence[Any], sandbox,
-                    settings: JudgeSettings = JudgeSettings()) -> list[dict[str, Any]]:
+def judge_abduction(
+    task: Mapping[str, Any],
+    pair_index: int,
+    arg_sources: Sequence[Any],
+    sandbox,
+    settings: JudgeSettings = JudgeSettings(),
+) -> list[dict[str, Any]]:
     """One verdict per answer: does the task's ``f`` on these arguments give the output of
     pair ``pair_index``? The task's own code runs, in the sandbox; each distinct argument
     list once, all of them in one ``run_many``."""
@@ -194,20 +232,25 @@ def judge_abduction(task: Mapping[str, Any], pair_index: int, arg_sources: Seque
     return verdicts
 
 
-def judge_induction(task: Mapping[str, Any], codes: Sequence[Any], sandbox,
-                    settings: JudgeSettings = JudgeSettings()) -> list[dict[str, Any]]:
+def judge_induction(
+    task: Mapping[str, Any], codes: Sequence[Any], sandbox, settings: JudgeSettings = JudgeSettings()
+) -> list[dict[str, Any]]:
     """One verdict per program: does it pass the task's private pairs (``pass_rule``)?"""
     return pass_counts([(task, codes)], sandbox, settings)[0][2]
 
 
-def pass_count(task: Mapping[str, Any], codes: Sequence[Any], sandbox,
-               settings: JudgeSettings = JudgeSettings()) -> tuple[int, int, list[dict[str, Any]]]:
+def pass_count(
+    task: Mapping[str, Any], codes: Sequence[Any], sandbox, settings: JudgeSettings = JudgeSettings()
+) -> tuple[int, int, list[dict[str, Any]]]:
     """PASSRATE's count for one task: (programs passing, programs, their verdicts)."""
     return pass_counts([(task, codes)], sandbox, settings)[0]
 
 
-def pass_counts(tasks_and_codes: Sequence[tuple[Mapping[str, Any], Sequence[Any]]], sandbox,
-                settings: JudgeSettings = JudgeSettings()) -> list[tuple[int, int, list[dict[str, Any]]]]:
+def pass_counts(
+    tasks_and_codes: Sequence[tuple[Mapping[str, Any], Sequence[Any]]],
+    sandbox,
+    settings: JudgeSettings = JudgeSettings(),
+) -> list[tuple[int, int, list[dict[str, Any]]]]:
     """:func:`pass_count` for many tasks: every (task, program) that parses goes to the
     sandbox in one ``run_many`` (one process per program, calling it on the task's
     private inputs; with ``pass_rule`` ``all_private`` the first failing call ends it)."""

@@ -19,8 +19,15 @@ import re
 from .methods import method
 
 TAG = re.compile(r"ck_([a-z_]+)_s(\d+)_i(\d+)")
-PHASE_FILES = ("candidates.jsonl", "accepted.jsonl", "rollouts.jsonl", "teacher.jsonl", "student.jsonl", "buffer.jsonl")
-SOLVER_FILES = ("answers.jsonl", "rollouts.jsonl", "student.jsonl")   # also the real-data phase's
+PHASE_FILES = (
+    "candidates.jsonl",
+    "accepted.jsonl",
+    "rollouts.jsonl",
+    "teacher.jsonl",
+    "student.jsonl",
+    "buffer.jsonl",
+)
+SOLVER_FILES = ("answers.jsonl", "rollouts.jsonl", "student.jsonl")  # also the real-data phase's
 
 
 def run_dir(root: str, method_name: str, seed: int | str) -> str:
@@ -61,7 +68,10 @@ def checkpoint(root: str, method_name: str, seed: int | str, iteration: int | st
 
 
 def accepted_files(root: str, method_name: str, seed: int | str, iteration: int) -> list[str]:
-    return [f"{phase_dir(root, method_name, seed, iteration, p)}/accepted.jsonl" for p in teacher_phases(method_name)]
+    return [
+        f"{phase_dir(root, method_name, seed, iteration, p)}/accepted.jsonl"
+        for p in teacher_phases(method_name)
+    ]
 
 
 def buffer_files(root: str, method_name: str, seed: int | str, iteration: int, phase: str) -> list[str]:

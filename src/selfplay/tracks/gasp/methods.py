@@ -40,9 +40,9 @@ from ...errors import UserError
 
 @dataclass(frozen=True)
 class Phase:
-    name: str        # lemma, lift, onestep, propose: file and partition name
-    schedule: str    # key of rewards.SCHEDULES
-    parent: str      # what a candidate is drawn from: goalpost, lemma (this iteration's accepted), none
+    name: str  # lemma, lift, onestep, propose: file and partition name
+    schedule: str  # key of rewards.SCHEDULES
+    parent: str  # what a candidate is drawn from: goalpost, lemma (this iteration's accepted), none
 
 
 @dataclass(frozen=True)
@@ -52,8 +52,8 @@ class Method:
     novelty: bool = True
     axes: tuple[str, ...] = ("io", "f")
     title: str = ""
-    solver: bool = True        # a solver phase on the accepted tasks
-    real_data: bool = False    # an RLVR phase on real training problems ends each iteration
+    solver: bool = True  # a solver phase on the accepted tasks
+    real_data: bool = False  # an RLVR phase on real training problems ends each iteration
     real_data_training: bool = False
 
     @property
@@ -63,8 +63,11 @@ class Method:
     @property
     def order(self) -> tuple[str, ...]:
         """Every phase of one iteration, in order; each ends in one update."""
-        return tuple(p.name for p in self.phases) + (("solver",) if self.solver else ()) + \
-            (("real",) if self.real_data else ())
+        return (
+            tuple(p.name for p in self.phases)
+            + (("solver",) if self.solver else ())
+            + (("real",) if self.real_data else ())
+        )
 
 
 # every teacher phase's name: a task's kind is the phase that accepted it
@@ -73,17 +76,34 @@ TEACHER_PHASES = ("lemma", "lift", "onestep", "propose")
 LEMMA = Phase("lemma", "lemma", "goalpost")
 LIFT = Phase("lift", "lift", "lemma")
 
-METHODS: dict[str, Method] = {m.name: m for m in (
-    Method("gasp", (LEMMA, LIFT), title="GASP"),
-    Method("no_rejection", (LEMMA, LIFT), novelty=False, title="GASP w/o rejection sampling"),
-    Method("no_io_axis", (LEMMA, LIFT), axes=("f",), title="GASP w/o i/o axis"),
-    Method("onestep_medium", (Phase("onestep", "onestep_medium", "goalpost"),), title="One-step medium"),
-    Method("onestep_hard", (Phase("onestep", "onestep_hard", "goalpost"),), title="One-step hard"),
-    Method("unguided", (Phase("propose", "unguided", "none"),), title="Unguided self-play (ours)"),
-    Method("gasp_real_rl", (LEMMA, LIFT), real_data=True, real_data_training=True, title="GASP + Real-data RL"),
-    Method("real_rl", (), novelty=False, axes=(), solver=False, real_data=True, real_data_training=True,
-           title="Real-data RL"),
-)}
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in (
+        Method("gasp", (LEMMA, LIFT), title="GASP"),
+        Method("no_rejection", (LEMMA, LIFT), novelty=False, title="GASP w/o rejection sampling"),
+        Method("no_io_axis", (LEMMA, LIFT), axes=("f",), title="GASP w/o i/o axis"),
+        Method("onestep_medium", (Phase("onestep", "onestep_medium", "goalpost"),), title="One-step medium"),
+        Method("onestep_hard", (Phase("onestep", "onestep_hard", "goalpost"),), title="One-step hard"),
+        Method("unguided", (Phase("propose", "unguided", "none"),), title="Unguided self-play (ours)"),
+        Method(
+            "gasp_real_rl",
+            (LEMMA, LIFT),
+            real_data=True,
+            real_data_training=True,
+            title="GASP + Real-data RL",
+        ),
+        Method(
+            "real_rl",
+            (),
+            novelty=False,
+            axes=(),
+            solver=False,
+            real_data=True,
+            real_data_training=True,
+            title="Real-data RL",
+        ),
+    )
+}
 
 
 def method(name: str) -> Method:

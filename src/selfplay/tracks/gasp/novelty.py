@@ -39,8 +39,9 @@ of 1 - cosine, i.e. 1 - the mean of all batch-by-buffer cosines (``buffer_dissim
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -81,7 +82,7 @@ class NoveltySettings:
         return EMBEDS[self.embed]
 
     @classmethod
-    def from_dict(cls, section: Mapping[str, Any] | None, prefix: str) -> "NoveltySettings":
+    def from_dict(cls, section: Mapping[str, Any] | None, prefix: str) -> NoveltySettings:
         """Config ``section`` (keys under ``prefix``, e.g. ``gasp.novelty``) over the defaults."""
         return from_section(cls, section, prefix)
 
@@ -128,8 +129,12 @@ def _by_kind(vecs: Any, kinds: tuple[str, ...], what: str) -> dict[str, np.ndarr
     return {kinds[0]: _matrix(vecs, what)}
 
 
-def novelty_verdicts(candidate_vecs: Any, buffer_vecs: Any, settings: NoveltySettings = NoveltySettings(),
-                     eligible: Sequence[bool] | None = None) -> list[tuple[bool, float | None]]:
+def novelty_verdicts(
+    candidate_vecs: Any,
+    buffer_vecs: Any,
+    settings: NoveltySettings = NoveltySettings(),
+    eligible: Sequence[bool] | None = None,
+) -> list[tuple[bool, float | None]]:
     """``(novel, similarity)`` per candidate, in order (module docstring).
 
     ``candidate_vecs`` and ``buffer_vecs``: per text kind of ``settings.kinds`` a matrix
@@ -153,7 +158,7 @@ def novelty_verdicts(candidate_vecs: Any, buffer_vecs: Any, settings: NoveltySet
     within = {k: _cosines(cand[k], cand[k]) for k in kinds} if settings.within_batch and n else None
 
     verdicts: list[tuple[bool, float | None]] = []
-    counted: list[int] = []        # earlier candidates that count as accepted
+    counted: list[int] = []  # earlier candidates that count as accepted
     for i in range(n):
         best: dict[str, float] = {}
         for k in kinds:

@@ -109,6 +109,7 @@ def _failed(reason: str):
 
 # --------------------------------------------------------------------------- text and blocks
 
+
 def _lines(text) -> tuple[list[str] | None, str | None]:
     """The answer's lines (newlines normalised), or why it cannot be read."""
     if not isinstance(text, str) or not text.strip():
@@ -130,8 +131,15 @@ def _blocks(lines: list[str]) -> list[dict]:
         j = i + 1
         while j < len(lines) and not re.fullmatch(r" {0,3}```[ \t]*", lines[j]):
             j += 1
-        blocks.append({"label": m.group(1).lower(), "start": i, "end": j, "closed": j < len(lines),
-                       "body": "\n".join(lines[i + 1:j])})
+        blocks.append(
+            {
+                "label": m.group(1).lower(),
+                "start": i,
+                "end": j,
+                "closed": j < len(lines),
+                "body": "\n".join(lines[i + 1 : j]),
+            }
+        )
         i = j + 1
     return blocks
 
@@ -140,7 +148,7 @@ def _outside(lines: list[str], blocks: list[dict]) -> list[bool]:
     """For each line, whether it lies outside every block (fences included)."""
     out = [True] * len(lines)
     for b in blocks:
-        out[b["start"]:b["end"] + 1] = [False] * (min(b["end"], len(lines) - 1) - b["start"] + 1)
+        out[b["start"] : b["end"] + 1] = [False] * (min(b["end"], len(lines) - 1) - b["start"] + 1)
     return out
 
 
@@ -163,6 +171,7 @@ def _last_block(text, labels, fallback: str | None = None) -> tuple[dict | None,
 
 # --------------------------------------------------------------------------- programs
 
+
 def _read_program(code: str) -> tuple[str | None, str | None]:
     """The program with its one top-level function named ``f`` (see the module doc)."""
     if len(code) > MAX_CODE_CHARS:
@@ -177,9 +186,15 @@ def _read_program(code: str) -> tuple[str | None, str | None]:
     if len(defs) > 1:
         return _failed("several_functions")
     for node in tree.body:
-        if node in defs or isinstance(node, (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.Pass)):
+        if node in defs or isinstance(
+            node, (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.Pass)
+        ):
             continue
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+        if (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
             continue
         return _failed("top_level_statement")
     if not defs:
@@ -229,6 +244,7 @@ def _renamed(tree: ast.Module, old: str) -> tuple[str | None, str | None]:
 
 # --------------------------------------------------------------------------- literals
 
+
 def _depth(node: ast.AST) -> int:
     """How deeply ``node`` nests, counting expressions only (``5`` is 1, ``[[5]]`` 3),
     iteratively: a hostile literal must not exhaust the stack."""
@@ -238,7 +254,9 @@ def _depth(node: ast.AST) -> int:
         deepest = max(deepest, d)
         if d > MAX_LITERAL_DEPTH:
             return d
-        stack.extend((child, d + 1) for child in ast.iter_child_nodes(item) if not isinstance(child, ast.expr_context))
+        stack.extend(
+            (child, d + 1) for child in ast.iter_child_nodes(item) if not isinstance(child, ast.expr_context)
+        )
     return deepest
 
 
@@ -277,8 +295,13 @@ def read_arguments(source: str) -> tuple[str | None, str | None]:
     node, deep = _parse_expression(f"{ENTRY}({source}\n)")
     if deep:
         return _failed("input_too_deep")
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == ENTRY
-            and node.func.col_offset == 0 and node.end_lineno == source.count("\n") + 2):
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == ENTRY
+        and node.func.col_offset == 0
+        and node.end_lineno == source.count("\n") + 2
+    ):
         return _failed("input_not_literal")
     if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
         return _failed("input_not_literal")
@@ -319,6 +342,7 @@ def literal_value(source: str):
 
 # --------------------------------------------------------------------------- the teacher
 
+
 def parse_proposal(text) -> tuple[dict | None, str | None]:
     """A teacher's answer -> ``{"question", "code", "inputs": [5 argument-tuple sources]}``."""
     lines, why = _lines(text)
@@ -334,7 +358,9 @@ def parse_proposal(text) -> tuple[dict | None, str | None]:
         return _failed("no_code_block")
     label = max(i for i in labels if i < python[-1]["start"])
     code_block = next(b for b in python if b["start"] > label)
-    question = "\n".join([_LABEL.sub("", lines[label], count=1)] + lines[label + 1:code_block["start"]]).strip()
+    question = "\n".join(
+        [_LABEL.sub("", lines[label], count=1)] + lines[label + 1 : code_block["start"]]
+    ).strip()
     if not question:
         return _failed("empty_question")
     if len(question) > MAX_QUESTION_CHARS:
@@ -362,6 +388,7 @@ def parse_proposal(text) -> tuple[dict | None, str | None]:
 
 
 # --------------------------------------------------------------------------- the student
+
 
 def parse_induction(text) -> tuple[str | None, str | None]:
     """An induction answer -> the program, its one function named ``f``."""

@@ -51,9 +51,9 @@ class PhaseLoop:
     max_attempts: int
     count: str = "generations"
     per_attempt: int = 1
-    attempts: int = field(default=0, init=False)      # generation rounds recorded
-    candidates: int = field(default=0, init=False)    # candidates recorded
-    accepted: int = field(default=0, init=False)      # candidates accepted
+    attempts: int = field(default=0, init=False)  # generation rounds recorded
+    candidates: int = field(default=0, init=False)  # candidates recorded
+    accepted: int = field(default=0, init=False)  # candidates accepted
 
     def __post_init__(self):
         _positive("target", self.target)
@@ -98,16 +98,23 @@ class PhaseLoop:
             if proposed < 1:
                 raise ValueError("counting candidates, a round of none would never end the phase")
             if proposed > self.max_attempts - self.candidates:
-                raise ValueError(f"{proposed} candidates recorded, but only "
-                                 f"{self.max_attempts - self.candidates} were left of max_attempts")
+                raise ValueError(
+                    f"{proposed} candidates recorded, but only "
+                    f"{self.max_attempts - self.candidates} were left of max_attempts"
+                )
         self.attempts += 1
         self.candidates += proposed
         self.accepted += accepted
 
     def summary(self) -> dict:
         """The counts for the phase's record (``phase.json``)."""
-        return {"attempts": self.attempts, "candidates": self.candidates, "accepted": self.accepted,
-                "target": self.target, "ended": self.ended}
+        return {
+            "attempts": self.attempts,
+            "candidates": self.candidates,
+            "accepted": self.accepted,
+            "target": self.target,
+            "ended": self.ended,
+        }
 
 
 @dataclass(frozen=True)

@@ -95,29 +95,41 @@ of a given kind (```python, ```output or ```input); write that block. If you thi
 before it, keep it short: the last block of the asked kind is taken as your answer.\
 """
 
-LAYOUT_REMINDER = ("Answer in the layout described above: the \"Question:\" line, one ```python block "
-                   f"defining f, and {N_INPUTS} ```input blocks.")
+LAYOUT_REMINDER = (
+    'Answer in the layout described above: the "Question:" line, one ```python block '
+    f"defining f, and {N_INPUTS} ```input blocks."
+)
 
 # How to move the difficulty, by axis and direction (Sec. 3.3.1, "Choosing the difficulty axis").
 EASIER = {
-    "io": ("Make it easier through its inputs: keep the kind of computation, but give f a simpler "
-           "input (for example one flat list instead of nested lists or several lists, fewer "
-           "parameters, small and regular values), and pick example inputs that make the rule easy to see."),
-    "f": ("Make it easier through the function itself: keep the kind of input, but make the mapping "
-          "simpler (for example drop a condition, a special case or a step of the computation)."),
+    "io": (
+        "Make it easier through its inputs: keep the kind of computation, but give f a simpler "
+        "input (for example one flat list instead of nested lists or several lists, fewer "
+        "parameters, small and regular values), and pick example inputs that make the rule easy to see."
+    ),
+    "f": (
+        "Make it easier through the function itself: keep the kind of input, but make the mapping "
+        "simpler (for example drop a condition, a special case or a step of the computation)."
+    ),
 }
 HARDER = {
-    "io": ("Make it harder through its inputs: keep the idea of the rule, but give f a richer input "
-           "(for example nested lists instead of a flat one, several lists, extra parameters), or pick "
-           "example inputs from which the rule is harder to guess."),
-    "f": ("Make it harder through the function itself: keep the kind of input, but make the mapping "
-          "more demanding (for example add a condition, or combine it with a further operation that "
-          "needs extra logic)."),
+    "io": (
+        "Make it harder through its inputs: keep the idea of the rule, but give f a richer input "
+        "(for example nested lists instead of a flat one, several lists, extra parameters), or pick "
+        "example inputs from which the rule is harder to guess."
+    ),
+    "f": (
+        "Make it harder through the function itself: keep the kind of input, but make the mapping "
+        "more demanding (for example add a condition, or combine it with a further operation that "
+        "needs extra logic)."
+    ),
 }
 # The unguided teacher has no task to move from: the axis says where the difficulty lies.
 DIFFICULTY_IN = {
-    "io": ("Put the difficulty in the inputs: a rich input (nested lists, several arguments, "
-           "mixed kinds of values) and examples from which the rule is not obvious."),
+    "io": (
+        "Put the difficulty in the inputs: a rich input (nested lists, several arguments, "
+        "mixed kinds of values) and examples from which the rule is not obvious."
+    ),
     "f": "Put the difficulty in the function itself: a mapping that needs a few steps of real logic.",
 }
 # One-step ablations (Appendix C.3): one variant, at the difficulty the reward peaks at.
@@ -177,18 +189,22 @@ def _teacher(body: str) -> list[Message]:
 
 def lemma_messages(goalpost: dict, axis: str) -> list[Message]:
     """The lemma teacher: a goalpost -> an easier related task along ``axis``."""
-    body = (f"Here is a hard problem that the student cannot solve yet:\n\n{goalpost_text(goalpost)}\n\n"
-            "Write an exercise that is easier than this problem but keeps its central idea, so that "
-            f"learning to solve it is a step towards solving the problem. {EASIER[_axis(axis)]}\n\n"
-            + LAYOUT_REMINDER)
+    body = (
+        f"Here is a hard problem that the student cannot solve yet:\n\n{goalpost_text(goalpost)}\n\n"
+        "Write an exercise that is easier than this problem but keeps its central idea, so that "
+        f"learning to solve it is a step towards solving the problem. {EASIER[_axis(axis)]}\n\n"
+        + LAYOUT_REMINDER
+    )
     return _teacher(body)
 
 
 def lift_messages(lemma_task: dict, axis: str) -> list[Message]:
     """The lift teacher: an accepted lemma only (never its goalpost) -> a harder task along ``axis``."""
-    body = (f"Here is an exercise that the student solves about half of the time:\n\n{task_text(lemma_task)}\n\n"
-            "Write a new exercise that grows out of this one and is harder than it. "
-            f"{HARDER[_axis(axis)]}\n\n" + LAYOUT_REMINDER)
+    body = (
+        f"Here is an exercise that the student solves about half of the time:\n\n{task_text(lemma_task)}\n\n"
+        "Write a new exercise that grows out of this one and is harder than it. "
+        f"{HARDER[_axis(axis)]}\n\n" + LAYOUT_REMINDER
+    )
     return _teacher(body)
 
 
@@ -197,10 +213,12 @@ def onestep_messages(goalpost: dict, axis: str, schedule: str) -> list[Message]:
     difficulty ``schedule`` (onestep_medium or onestep_hard) aims for."""
     if schedule not in ONESTEP_TARGET:
         raise UserError(f"unknown one-step schedule {schedule!r}; known: {', '.join(ONESTEP_TARGET)}")
-    body = (f"Here is a hard problem that the student cannot solve yet:\n\n{goalpost_text(goalpost)}\n\n"
-            "Write an exercise that keeps this problem's central idea but is easier, so that learning to "
-            f"solve it is a step towards solving the problem; {ONESTEP_TARGET[schedule]}. "
-            f"{EASIER[_axis(axis)]}\n\n" + LAYOUT_REMINDER)
+    body = (
+        f"Here is a hard problem that the student cannot solve yet:\n\n{goalpost_text(goalpost)}\n\n"
+        "Write an exercise that keeps this problem's central idea but is easier, so that learning to "
+        f"solve it is a step towards solving the problem; {ONESTEP_TARGET[schedule]}. "
+        f"{EASIER[_axis(axis)]}\n\n" + LAYOUT_REMINDER
+    )
     return _teacher(body)
 
 
@@ -212,12 +230,16 @@ def unguided_messages(references: list[dict], axis: str) -> list[Message]:
         intro = f"Here are exercises written earlier:\n\n{shown}\n\nWrite a new exercise, different from all of them, "
     else:
         intro = "Write a new exercise "
-    body = (intro + f"that is challenging but solvable for the student. {DIFFICULTY_IN[_axis(axis)]}\n\n"
-            + LAYOUT_REMINDER)
+    body = (
+        intro
+        + f"that is challenging but solvable for the student. {DIFFICULTY_IN[_axis(axis)]}\n\n"
+        + LAYOUT_REMINDER
+    )
     return _teacher(body)
 
 
 # --------------------------------------------------------------------------- the student
+
 
 def _student(body: str) -> list[Message]:
     return [{"role": "system", "content": STUDENT_SYSTEM}, {"role": "user", "content": body}]
@@ -232,29 +254,35 @@ def _pair(task: dict, pair_index: int) -> dict:
 
 def induction_messages(task: dict) -> list[Message]:
     """Question and the shown pairs -> write ``f``."""
-    body = (f"Write the Python function f that this question describes.\n\nQuestion: {task['question']}\n\n"
-            f"Examples:\n{shown_pairs(task)}\n\n"
-            "Answer with one ```python block that defines f:\n```python\ndef f(...):\n    ...\n```")
+    body = (
+        f"Write the Python function f that this question describes.\n\nQuestion: {task['question']}\n\n"
+        f"Examples:\n{shown_pairs(task)}\n\n"
+        "Answer with one ```python block that defines f:\n```python\ndef f(...):\n    ...\n```"
+    )
     return _student(body)
 
 
 def deduction_messages(task: dict, pair_index: int) -> list[Message]:
     """``f`` and one input -> the output, as one Python literal."""
     pair = _pair(task, pair_index)
-    body = (f"Here is a Python function:\n\n{_block(task['code'])}\n\nWhat does this call return?\n\n"
-            f">>> {call_text(pair['input'])}\n\n"
-            "Answer with the returned value, written as one Python literal, in one ```output block:\n"
-            "```output\n<the value>\n```")
+    body = (
+        f"Here is a Python function:\n\n{_block(task['code'])}\n\nWhat does this call return?\n\n"
+        f">>> {call_text(pair['input'])}\n\n"
+        "Answer with the returned value, written as one Python literal, in one ```output block:\n"
+        "```output\n<the value>\n```"
+    )
     return _student(body)
 
 
 def abduction_messages(task: dict, pair_index: int) -> list[Message]:
     """``f`` and one output -> arguments for which ``f`` returns it."""
     pair = _pair(task, pair_index)
-    body = (f"Here is a Python function:\n\n{_block(task['code'])}\n\n"
-            f"Find arguments for which f returns this value:\n\n{pair['output_repr']}\n\n"
-            "Answer with the arguments as Python literals, written as they stand between the "
-            "parentheses of f(...), in one ```input block:\n```input\n<the arguments>\n```")
+    body = (
+        f"Here is a Python function:\n\n{_block(task['code'])}\n\n"
+        f"Find arguments for which f returns this value:\n\n{pair['output_repr']}\n\n"
+        "Answer with the arguments as Python literals, written as they stand between the "
+        "parentheses of f(...), in one ```input block:\n```input\n<the arguments>\n```"
+    )
     return _student(body)
 
 

@@ -33,8 +33,9 @@ enter it.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from ...errors import UserError
 from ...evaluate.benchmark import Sample
@@ -44,7 +45,7 @@ from ...train.rl.grpo import completion_text
 
 TASK = "real_data"
 ROLE = "solver"
-FORMAT_ERROR = "parse:no_code"   # LiveCodeBench's reason for an answer without a program
+FORMAT_ERROR = "parse:no_code"  # LiveCodeBench's reason for an answer without a program
 
 
 def items_of(rows: list[dict], settings: dict | None = None) -> dict[str, dict]:
@@ -67,8 +68,10 @@ def prompt_records(rows: list[dict], cot: bool = False) -> list[dict]:
     """GRPO prompt records of LiveCodeBench rows: the evaluation's prompt (with a request
     to reason first when ``cot``), the problem id the reward looks up, task and role."""
     bench = lcb.LiveCodeBench()
-    return [{"prompt": bench.messages(item, cot), "problem_id": pid, "task": TASK, "role": ROLE}
-            for pid, item in items_of(rows).items()]
+    return [
+        {"prompt": bench.messages(item, cot), "problem_id": pid, "task": TASK, "role": ROLE}
+        for pid, item in items_of(rows).items()
+    ]
 
 
 def open_sandbox(settings: dict | None = None, workers: int = 2):
@@ -80,8 +83,14 @@ def open_sandbox(settings: dict | None = None, workers: int = 2):
     return checked_sandbox(Sandbox(workers=max(1, int(workers)), limits=lcb.sandbox_limits(settings)))
 
 
-def reward_function(rows: list[dict], sandbox: Any, *, format_error: float = 0.0,
-                    settings: dict | None = None, workers: int = 2) -> Callable[..., list[float]]:
+def reward_function(
+    rows: list[dict],
+    sandbox: Any,
+    *,
+    format_error: float = 0.0,
+    settings: dict | None = None,
+    workers: int = 2,
+) -> Callable[..., list[float]]:
     """The reward of one completion per problem id: 1.0 when the program passes every
     test of its LiveCodeBench problem, 0.0 when not, ``format_error`` when the answer
     holds no program. ``settings`` (``evaluation.benchmarks.livecodebench``) gives the
@@ -97,15 +106,18 @@ def reward_function(rows: list[dict], sandbox: Any, *, format_error: float = 0.0
     def judge(completion: Any, pid: str) -> float:
         if pid not in items:
             raise UserError(f"real-data reward: no LiveCodeBench problem {pid!r} among the training rows")
-        row = bench._score_sample(sandbox, items[pid], tests[pid], Sample(pid, 0, completion_text(completion)),
-                                  timeout)
+        row = bench._score_sample(
+            sandbox, items[pid], tests[pid], Sample(pid, 0, completion_text(completion)), timeout
+        )
         if row["reason"] == FORMAT_ERROR:
             return penalty
         return 1.0 if row["passed"] else 0.0
 
     def reward(prompts, completions, problem_id, **_) -> list[float]:
         if len(completions) != len(problem_id):
-            raise UserError(f"real-data reward: {len(completions)} completions for {len(problem_id)} problem ids")
+            raise UserError(
+                f"real-data reward: {len(completions)} completions for {len(problem_id)} problem ids"
+            )
         with ThreadPoolExecutor(max(1, int(workers))) as pool:
             return list(pool.map(judge, completions, problem_id))
 

@@ -57,9 +57,10 @@ format error -1 (AZR's solver gets its accuracy, 1 for one correct answer).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Mapping
+from typing import Any
 
 from .sections import from_section, number
 
@@ -105,7 +106,9 @@ class Schedule:
             if self.a is None or not 0.0 < self.a < 1.0:
                 raise ValueError(f"a: the learnability peak must be in (0, 1), not {self.a!r}")
             if self.b is None or not self.b > 0.0:
-                raise ValueError(f"b: the learnability sharpness must be positive (else R has no peak), not {self.b!r}")
+                raise ValueError(
+                    f"b: the learnability sharpness must be positive (else R has no peak), not {self.b!r}"
+                )
         if not 0.0 <= self.lo <= self.hi <= 1.0:
             raise ValueError(f"lo, hi: the band must satisfy 0 <= lo <= hi <= 1, not {self.lo}..{self.hi}")
 
@@ -125,13 +128,16 @@ class Schedule:
         return learnability(p, self.a, self.b)
 
 
-SCHEDULES: dict[str, Schedule] = {s.name: s for s in (
-    Schedule("lemma", 0.5, 5.0, 0.3, 0.7),            # Eq. 4
-    Schedule("lift", 0.1, 1.0, 0.1, 0.5),             # Eq. 5
-    Schedule("onestep_medium", 0.3, 5.0, 0.1, 0.5),   # Eq. 8
-    Schedule("onestep_hard", 0.1, 1.0, 0.1, 0.5),     # Eq. 9
-    Schedule("unguided", None, None, 0.0, 1.0, curve="one_minus_p"),  # AZR's proposer reward
-)}
+SCHEDULES: dict[str, Schedule] = {
+    s.name: s
+    for s in (
+        Schedule("lemma", 0.5, 5.0, 0.3, 0.7),  # Eq. 4
+        Schedule("lift", 0.1, 1.0, 0.1, 0.5),  # Eq. 5
+        Schedule("onestep_medium", 0.3, 5.0, 0.1, 0.5),  # Eq. 8
+        Schedule("onestep_hard", 0.1, 1.0, 0.1, 0.5),  # Eq. 9
+        Schedule("unguided", None, None, 0.0, 1.0, curve="one_minus_p"),  # AZR's proposer reward
+    )
+}
 
 
 def _count(k: Any, n: Any) -> None:
@@ -166,13 +172,14 @@ class TeacherRewards:
             object.__setattr__(self, "not_novel", number("not_novel", self.not_novel))
 
     @classmethod
-    def from_dict(cls, section: Mapping[str, Any] | None, prefix: str) -> "TeacherRewards":
+    def from_dict(cls, section: Mapping[str, Any] | None, prefix: str) -> TeacherRewards:
         """Config ``section`` (keys under ``prefix``, e.g. ``gasp.teacher.rewards``) over the defaults."""
         return from_section(cls, section, prefix)
 
 
-def teacher_reward(outcome: str, k: int | None, n: int | None, schedule: Schedule,
-                   rewards: TeacherRewards = TeacherRewards()) -> float:
+def teacher_reward(
+    outcome: str, k: int | None, n: int | None, schedule: Schedule, rewards: TeacherRewards = TeacherRewards()
+) -> float:
     """The teacher's reward for one candidate. ``k`` and ``n`` (passes of tries) are read
     only when the outcome is ``scored`` (or ``not_novel`` with ``rewards.not_novel=None``)."""
     if outcome not in OUTCOMES:
@@ -189,8 +196,9 @@ def teacher_reward(outcome: str, k: int | None, n: int | None, schedule: Schedul
     return schedule.value(k / n)
 
 
-def reward_curve(schedule: Schedule, n: int,
-                 rewards: TeacherRewards = TeacherRewards()) -> list[tuple[int, float, float]]:
+def reward_curve(
+    schedule: Schedule, n: int, rewards: TeacherRewards = TeacherRewards()
+) -> list[tuple[int, float, float]]:
     """``(k, p, reward)`` of a scored candidate for every k = 0..n: the points of
     Fig. 3 and 12 that N tries can reach."""
     _count(0, n)
@@ -218,7 +226,7 @@ class SolverRewards:
             object.__setattr__(self, name, number(name, getattr(self, name)))
 
     @classmethod
-    def from_dict(cls, section: Mapping[str, Any] | None, prefix: str) -> "SolverRewards":
+    def from_dict(cls, section: Mapping[str, Any] | None, prefix: str) -> SolverRewards:
         """Config ``section`` (keys under ``prefix``, e.g. ``gasp.solver.rewards``) over the defaults."""
         return from_section(cls, section, prefix)
 

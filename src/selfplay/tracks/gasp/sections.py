@@ -4,7 +4,8 @@ checked by the class, every error one line naming the full config key."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ...errors import UserError
 
@@ -26,8 +27,10 @@ def from_section(cls: type, section: Mapping[str, Any] | None, prefix: str):
     known = [f.name for f in dataclasses.fields(cls) if f.init]
     unknown = sorted(str(k) for k in section if k not in known)
     if unknown:
-        raise UserError(f"unknown setting(s) {', '.join(key_of(prefix, k) for k in unknown)}; "
-                        f"known: {', '.join(key_of(prefix, k) for k in known)}")
+        raise UserError(
+            f"unknown setting(s) {', '.join(key_of(prefix, k) for k in unknown)}; "
+            f"known: {', '.join(key_of(prefix, k) for k in known)}"
+        )
     try:
         return cls(**dict(section))
     except (ValueError, TypeError) as exc:
@@ -36,7 +39,11 @@ def from_section(cls: type, section: Mapping[str, Any] | None, prefix: str):
 
 def number(name: str, value: Any) -> float:
     """``value`` as a finite float; ``ValueError`` naming ``name`` for bools, strings, NaN."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value \
-            or value in (float("inf"), float("-inf")):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or value != value
+        or value in (float("inf"), float("-inf"))
+    ):
         raise ValueError(f"{name}: must be a finite number, not {value!r}")
     return float(value)

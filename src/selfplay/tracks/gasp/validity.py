@@ -64,32 +64,116 @@ proposal's ``reason`` (the part before the first ``:`` is its class, for yield t
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 from ...evaluate.python_calls import mismatch
 from ...sandbox.encoding import MalformedValue, decode_value
-from .execution import (CallJob, NotALiteral, args_text, defines_f, host_encoding, read_call_args, read_literal,
-                        run_jobs, seconds)
+from .execution import (
+    CallJob,
+    NotALiteral,
+    args_text,
+    defines_f,
+    host_encoding,
+    read_call_args,
+    read_literal,
+    run_jobs,
+    seconds,
+)
 from .sections import from_section
 
 # Modules whose use makes a function depend on something besides its inputs (clock,
 # randomness, environment, files, processes, threads, network, interpreter internals).
 BANNED_IMPORTS = (
-    "_thread", "asyncio", "atexit", "builtins", "calendar", "code", "codeop", "concurrent", "ctypes", "datetime",
-    "dbm", "faulthandler", "fcntl", "gc", "getpass", "glob", "grp", "gzip", "http", "importlib", "inspect", "io",
-    "locale", "logging", "marshal", "mmap", "multiprocessing", "os", "pathlib", "pdb", "pickle", "platform",
-    "posix", "pty", "pwd", "random", "resource", "runpy", "secrets", "select", "selectors", "shelve", "shutil",
-    "signal", "site", "socket", "sqlite3", "ssl", "subprocess", "sys", "sysconfig", "tempfile", "termios",
-    "threading", "time", "trace", "tracemalloc", "tty", "urllib", "uuid", "warnings", "weakref", "webbrowser",
-    "zipfile", "zipimport",
+    "_thread",
+    "asyncio",
+    "atexit",
+    "builtins",
+    "calendar",
+    "code",
+    "codeop",
+    "concurrent",
+    "ctypes",
+    "datetime",
+    "dbm",
+    "faulthandler",
+    "fcntl",
+    "gc",
+    "getpass",
+    "glob",
+    "grp",
+    "gzip",
+    "http",
+    "importlib",
+    "inspect",
+    "io",
+    "locale",
+    "logging",
+    "marshal",
+    "mmap",
+    "multiprocessing",
+    "os",
+    "pathlib",
+    "pdb",
+    "pickle",
+    "platform",
+    "posix",
+    "pty",
+    "pwd",
+    "random",
+    "resource",
+    "runpy",
+    "secrets",
+    "select",
+    "selectors",
+    "shelve",
+    "shutil",
+    "signal",
+    "site",
+    "socket",
+    "sqlite3",
+    "ssl",
+    "subprocess",
+    "sys",
+    "sysconfig",
+    "tempfile",
+    "termios",
+    "threading",
+    "time",
+    "trace",
+    "tracemalloc",
+    "tty",
+    "urllib",
+    "uuid",
+    "warnings",
+    "weakref",
+    "webbrowser",
+    "zipfile",
+    "zipimport",
 )
 # Builtins that run text as code, touch files or the terminal, reach the interpreter's
 # namespaces, or expose memory addresses; getattr/setattr/delattr reach dunders by text.
 BANNED_NAMES = (
-    "__import__", "breakpoint", "compile", "delattr", "eval", "exec", "exit", "getattr", "globals", "help", "id",
-    "input", "locals", "memoryview", "open", "quit", "setattr", "vars",
+    "__import__",
+    "breakpoint",
+    "compile",
+    "delattr",
+    "eval",
+    "exec",
+    "exit",
+    "getattr",
+    "globals",
+    "help",
+    "id",
+    "input",
+    "locals",
+    "memoryview",
+    "open",
+    "quit",
+    "setattr",
+    "vars",
 )
 ALLOWED_DUNDERS = ("__name__", "__init__")
 REJECT_NONE = ("all", "any", "never")
@@ -132,8 +216,13 @@ class ValiditySettings:
     def __post_init__(self) -> None:
         object.__setattr__(self, "timeout_s", seconds("timeout_s", self.timeout_s, 600))
         object.__setattr__(self, "run_timeout_s", seconds("run_timeout_s", self.run_timeout_s, 3600))
-        for name, low in (("n_inputs", 1), ("max_code_chars", 1), ("max_input_chars", 1),
-                          ("max_output_chars", 1), ("repeat_calls", 1)):
+        for name, low in (
+            ("n_inputs", 1),
+            ("max_code_chars", 1),
+            ("max_input_chars", 1),
+            ("max_output_chars", 1),
+            ("repeat_calls", 1),
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{name}: must be an integer >= {low}, not {value!r}")
@@ -143,18 +232,21 @@ class ValiditySettings:
                 raise ValueError(f"{name}: must be a list of names, not {value!r}")
             object.__setattr__(self, name, tuple(value))
         seeds = self.determinism_seeds
-        if isinstance(seeds, (str, int)) or not all(isinstance(s, int) and not isinstance(s, bool)
-                                                     and 0 <= s < 2**32 for s in seeds):
+        if isinstance(seeds, (str, int)) or not all(
+            isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**32 for s in seeds
+        ):
             raise ValueError(f"determinism_seeds: must be a list of integers in 0..2**32-1, not {seeds!r}")
         seeds = tuple(seeds)
         if len(set(seeds)) < 2 or len(set(seeds)) != len(seeds):
             raise ValueError(f"determinism_seeds: needs two or more distinct seeds, got {list(seeds)}")
         object.__setattr__(self, "determinism_seeds", seeds)
         if self.reject_none_outputs not in REJECT_NONE:
-            raise ValueError(f"reject_none_outputs: one of {', '.join(REJECT_NONE)}, not {self.reject_none_outputs!r}")
+            raise ValueError(
+                f"reject_none_outputs: one of {', '.join(REJECT_NONE)}, not {self.reject_none_outputs!r}"
+            )
 
     @classmethod
-    def from_dict(cls, section: Mapping[str, Any] | None, prefix: str = "gasp.validity") -> "ValiditySettings":
+    def from_dict(cls, section: Mapping[str, Any] | None, prefix: str = "gasp.validity") -> ValiditySettings:
         """Config ``section`` over the defaults; an unknown key or bad value is a one-line UserError."""
         return from_section(cls, section, prefix)
 
@@ -271,7 +363,9 @@ def static_check(proposal: Any, settings: ValiditySettings) -> tuple[Verdict | N
         except (NotALiteral, ValueError) as exc:
             return _invalid("malformed:input_not_literal", f"input {index}: {exc}"), []
         if key in seen:
-            return _invalid("malformed:duplicate_inputs", f"input {index} repeats input {seen.index(key)}"), []
+            return _invalid(
+                "malformed:duplicate_inputs", f"input {index} repeats input {seen.index(key)}"
+            ), []
         seen.append(key)
         calls.append(args)
     return None, calls
@@ -293,7 +387,9 @@ def _pools(sandboxes: Any, settings: ValiditySettings) -> list[tuple[int, Any]]:
     by_seed = dict(pairs)
     missing = [s for s in settings.determinism_seeds if s not in by_seed]
     if missing:
-        raise ValueError(f"no sandbox pool for determinism seed(s) {missing}; have {sorted(by_seed, key=str)}")
+        raise ValueError(
+            f"no sandbox pool for determinism seed(s) {missing}; have {sorted(by_seed, key=str)}"
+        )
     return [(seed, by_seed[seed]) for seed in settings.determinism_seeds]
 
 
@@ -303,8 +399,10 @@ def seeded_sandboxes(settings: ValiditySettings, workers: int = 2, limits=None) 
     from ...sandbox import Sandbox
 
     with ExitStack() as stack:
-        yield {seed: stack.enter_context(Sandbox(workers=workers, limits=limits, seed=seed))
-               for seed in settings.determinism_seeds}
+        yield {
+            seed: stack.enter_context(Sandbox(workers=workers, limits=limits, seed=seed))
+            for seed in settings.determinism_seeds
+        }
 
 
 def _failure(outcome, index: int, seed: int) -> Verdict:
@@ -338,7 +436,9 @@ def _holds_object(node: Any) -> str | None:
     return None
 
 
-def _pair(args: tuple, encoded: Any, settings: ValiditySettings) -> tuple[dict[str, Any] | None, Verdict | None]:
+def _pair(
+    args: tuple, encoded: Any, settings: ValiditySettings
+) -> tuple[dict[str, Any] | None, Verdict | None]:
     """The I/O pair of a returned value, or the verdict refusing the value."""
     kind = _holds_object(encoded)
     if kind is not None:
@@ -352,7 +452,9 @@ def _pair(args: tuple, encoded: Any, settings: ValiditySettings) -> tuple[dict[s
     except (ValueError, RecursionError, MemoryError):  # e.g. an integer past Python's digit limit
         return None, _invalid("output_too_large", "its repr cannot be made")
     if len(shown) > settings.max_output_chars:
-        return None, _invalid("output_too_large", f"repr of {len(shown)} > {settings.max_output_chars} characters")
+        return None, _invalid(
+            "output_too_large", f"repr of {len(shown)} > {settings.max_output_chars} characters"
+        )
     if mismatch(encoded, encoded) is not None:  # only a NaN fails to equal itself
         return None, _invalid("nan_output")
     try:
@@ -384,8 +486,9 @@ def check_proposals(proposals: Sequence[Any], sandboxes: Any, settings: Validity
     runs: list[list[tuple[int, list]]] = [[] for _ in jobs]
     going = list(range(len(jobs)))
     for seed, sb in pools:  # a later seed only reruns what returned everywhere so far
-        for place, outcomes in zip(going, run_jobs(sb, [jobs[place] for place in going], settings.timeout_s,
-                                                        settings.run_timeout_s)):
+        for place, outcomes in zip(
+            going, run_jobs(sb, [jobs[place] for place in going], settings.timeout_s, settings.run_timeout_s)
+        ):
             runs[place].append((seed, outcomes))
         going = [place for place in going if all(o.status == "ok" for o in runs[place][-1][1])]
     for place, (number, calls) in enumerate(todo):
@@ -418,6 +521,8 @@ def _judge_runs(calls: list[tuple], runs: list[tuple[int, list]], settings: Vali
             return refused
         pairs.append(pair)
     nones = [pair["output"] == ["None", None] for pair in pairs]
-    if (settings.reject_none_outputs == "all" and all(nones)) or (settings.reject_none_outputs == "any" and any(nones)):
+    if (settings.reject_none_outputs == "all" and all(nones)) or (
+        settings.reject_none_outputs == "any" and any(nones)
+    ):
         return _invalid("none_output", f"{sum(nones)} of {n} outputs are None")
     return Verdict(True, pairs=pairs)

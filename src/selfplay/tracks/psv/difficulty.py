@@ -18,8 +18,10 @@ def pass_rate(verified: list[bool]) -> float:
 
 def difficulty_class(rate: float, tau_easy: float, tau_medium: float) -> str:
     if not 0.0 < tau_medium < tau_easy <= 1.0:
-        raise UserError(f"difficulty thresholds need 0 < tau_medium < tau_easy <= 1, got "
-                        f"tau_medium={tau_medium}, tau_easy={tau_easy}")
+        raise UserError(
+            f"difficulty thresholds need 0 < tau_medium < tau_easy <= 1, got "
+            f"tau_medium={tau_medium}, tau_easy={tau_easy}"
+        )
     if not 0.0 <= rate <= 1.0:
         raise UserError(f"a pass rate lies in [0, 1], got {rate}")
     if rate >= tau_easy:

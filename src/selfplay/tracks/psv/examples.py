@@ -9,5 +9,7 @@ from . import prompts
 
 def solver_example(language: str, spec: str, output: str, completion: str = "body") -> dict:
     """``completion``: the answer format the output was written in (its prompt asks for it)."""
-    return {"prompt": prompts.solver_messages(language, spec, completion=completion),
-            "completion": [{"role": "assistant", "content": output}]}
+    return {
+        "prompt": prompts.solver_messages(language, spec, completion=completion),
+        "completion": [{"role": "assistant", "content": output}],
+    }

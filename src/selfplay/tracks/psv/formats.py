@@ -21,12 +21,10 @@ from .prompts import FENCE
 def solver_format(language: str, spec: str, settings: dict, completion: str = "body") -> AnswerFormat:
     if completion == "body":
         opening = f"```{FENCE[language]}\n{{"
-        grammar = (f"start: {lark_string(opening)} BODY\n"
-                   f"BODY: /{fenced_body(settings['code_chars'])}/\n")
+        grammar = f"start: {lark_string(opening)} BODY\nBODY: /{fenced_body(settings['code_chars'])}/\n"
         return AnswerFormat(f"psv.{language}.solver_body", grammar)
     opening = f"```{FENCE[language]}\n{spec.strip(chr(10))}\n"
-    grammar = (f"start: {lark_string(opening)} BODY\n"
-               f"BODY: /{fenced_body(settings['code_chars'])}/\n")
+    grammar = f"start: {lark_string(opening)} BODY\nBODY: /{fenced_body(settings['code_chars'])}/\n"
     return AnswerFormat(f"psv.{language}.solver", grammar)
 
 

@@ -19,8 +19,16 @@ def solver_completion(cfg: dict) -> str:
     return str(cfg["psv"].get("solve", {}).get("completion", "body"))
 
 
-def solve_request(cfg: dict, problem: dict, model_tag: str, n: int, sampling: dict, adapter: str | None,
-                  answer_format: dict, exemplars: list[tuple[str, str]] | None = None) -> GenerationRequest:
+def solve_request(
+    cfg: dict,
+    problem: dict,
+    model_tag: str,
+    n: int,
+    sampling: dict,
+    adapter: str | None,
+    answer_format: dict,
+    exemplars: list[tuple[str, str]] | None = None,
+) -> GenerationRequest:
     """``n`` samples of the solver for one problem; ``model_tag`` names the generating model."""
     language = cfg["psv"]["language"]
     completion = solver_completion(cfg)
@@ -30,18 +38,21 @@ def solve_request(cfg: dict, problem: dict, model_tag: str, n: int, sampling: di
         sampling=SamplingParams.from_config(sampling, n, seed),
         adapter=adapter,
         answer_format=format_when_constrained(
-            answer_format, lambda s: formats.solver_format(language, problem["spec"], s, completion)),
+            answer_format, lambda s: formats.solver_format(language, problem["spec"], s, completion)
+        ),
     )
 
 
-def propose_request(cfg: dict, run_tag: str, index: int, target: str,
-                    examples: list[tuple[str, str | None]]) -> GenerationRequest:
+def propose_request(
+    cfg: dict, run_tag: str, index: int, target: str, examples: list[tuple[str, str | None]]
+) -> GenerationRequest:
     """Proposal ``index`` of an iteration (one sample: paper 003 asks once per prompt)."""
     language, propose = cfg["psv"]["language"], cfg["psv"]["propose"]
     seed = derive_seed(cfg["seed"], "psv-propose", run_tag, index)
     return GenerationRequest(
         messages=prompts.proposer_messages(language, target, examples),
         sampling=SamplingParams.from_config(propose["sampling"], 1, seed),
-        answer_format=format_when_constrained(propose["answer_format"],
-                                              lambda s: formats.proposer_format(language, s)),
+        answer_format=format_when_constrained(
+            propose["answer_format"], lambda s: formats.proposer_format(language, s)
+        ),
     )

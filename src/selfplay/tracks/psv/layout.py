@@ -107,8 +107,10 @@ def yield_files(cfg: dict, methods: list[str]) -> dict[tuple, dict[int, dict]]:
                 iters = {}
                 for t in range(int(ms["iterations"])):
                     proposes = ms["propose"] and t < int(ms["iterations"]) - 1
-                    iters[t] = {"solutions": solutions(cfg, setting, method, seed, t),
-                                "proposals": proposals(cfg, setting, method, seed, t) if proposes else None}
+                    iters[t] = {
+                        "solutions": solutions(cfg, setting, method, seed, t),
+                        "proposals": proposals(cfg, setting, method, seed, t) if proposes else None,
+                    }
                 out[(setting, method, seed)] = iters
     return out
 
@@ -132,5 +134,9 @@ def table6_sources(cfg: dict, condition: str) -> list[str]:
 def table6_scores(cfg: dict) -> dict[tuple, str]:
     """(model name, condition, eval set) -> scores file."""
     t6 = cfg["psv"]["table6"]
-    return {(m["name"], c, e): f"{table6_dir(cfg)}/{m['name']}/{c}/eval_{e}/scores.jsonl"
-            for m in t6["models"] for c in [BASELINE, *t6["conditions"]] for e in t6["eval_sets"]}
+    return {
+        (m["name"], c, e): f"{table6_dir(cfg)}/{m['name']}/{c}/eval_{e}/scores.jsonl"
+        for m in t6["models"]
+        for c in [BASELINE, *t6["conditions"]]
+        for e in t6["eval_sets"]
+    }

@@ -18,11 +18,17 @@ from ...errors import UserError
 BUILT_IN = ("base", "fewshot")
 # What a loop method may override, and the shared config section each key lives in.
 OVERRIDABLE = {
-    "iterations": None, "propose": None,
-    "budget": "propose", "examples_per_class": "propose", "input_classes": "propose",
-    "target_classes": "propose", "difficulty_labels": "propose", "refresh_examples": "propose",
+    "iterations": None,
+    "propose": None,
+    "budget": "propose",
+    "examples_per_class": "propose",
+    "input_classes": "propose",
+    "target_classes": "propose",
+    "difficulty_labels": "propose",
+    "refresh_examples": "propose",
     "dedup_scope": "propose",
-    "train_on": "rft", "max_per_problem": "rft",
+    "train_on": "rft",
+    "max_per_problem": "rft",
 }
 
 
@@ -40,8 +46,9 @@ def method_settings(cfg: dict, name: str) -> dict:
     overrides = psv["methods"][name] or {}
     unknown = sorted(set(overrides) - set(OVERRIDABLE))
     if unknown:
-        raise UserError(f"config key psv.methods.{name}: unknown setting(s) {unknown}; "
-                        f"known: {sorted(OVERRIDABLE)}")
+        raise UserError(
+            f"config key psv.methods.{name}: unknown setting(s) {unknown}; known: {sorted(OVERRIDABLE)}"
+        )
     flat = {"iterations": int(psv["iterations"]), "propose": True}
     for key, section in OVERRIDABLE.items():
         if section:
@@ -50,7 +57,9 @@ def method_settings(cfg: dict, name: str) -> dict:
     if flat["train_on"] not in ("verified", "all"):
         raise UserError(f"config key psv.methods.{name}.train_on: verified or all, not {flat['train_on']!r}")
     if flat["dedup_scope"] not in ("iteration", "run"):
-        raise UserError(f"config key psv.methods.{name}.dedup_scope: iteration or run, not {flat['dedup_scope']!r}")
+        raise UserError(
+            f"config key psv.methods.{name}.dedup_scope: iteration or run, not {flat['dedup_scope']!r}"
+        )
     if int(flat["iterations"]) < 1:
         raise UserError(f"config key psv.methods.{name}.iterations: at least 1")
     return flat
@@ -59,15 +68,18 @@ def method_settings(cfg: dict, name: str) -> dict:
 def check_methods(cfg: dict) -> None:
     for name in cfg["psv"]["methods"]:
         if name in BUILT_IN:
-            raise UserError(f"config key psv.methods.{name}: {name} is a built-in baseline; choose another name")
+            raise UserError(
+                f"config key psv.methods.{name}: {name} is a built-in baseline; choose another name"
+            )
         method_settings(cfg, name)
     known = set(method_names(cfg))
     for section in ("tables", "figures"):
         for table, names in cfg["psv"].get(section, {}).items():
             for n in names:
                 if n not in known:
-                    raise UserError(f"config key psv.{section}.{table}: method {n!r} is not built in or in "
-                                    "psv.methods")
+                    raise UserError(
+                        f"config key psv.{section}.{table}: method {n!r} is not built in or in psv.methods"
+                    )
                 if section == "figures" and n in BUILT_IN:
                     raise UserError(f"config key psv.figures.{table}: {n} is a baseline; list loop methods")
 

@@ -30,9 +30,7 @@ LANGUAGE_NAME = {"dafny": "Dafny", "verus": "Verus (Rust)"}
 # wrote loops into one-line problems and verified none of 42 samples; with this one, 3.
 EXAMPLE_SPEC = {
     "dafny": (
-        "method Max(a: int, b: int) returns (m: int)\n"
-        "  ensures m >= a && m >= b\n"
-        "  ensures m == a || m == b"
+        "method Max(a: int, b: int) returns (m: int)\n  ensures m >= a && m >= b\n  ensures m == a || m == b"
     ),
     "verus": (
         "use vstd::prelude::*;\n\n"
@@ -45,15 +43,7 @@ EXAMPLE_SPEC = {
 # The implementations as body-format answers: the target's body and nothing else (the
 # assembled program, spec + body, is checked to verify in tests/test_psv_completion.py).
 EXAMPLE_BODY = {
-    "dafny": (
-        "{\n"
-        "  if a >= b {\n"
-        "    m := a;\n"
-        "  } else {\n"
-        "    m := b;\n"
-        "  }\n"
-        "}"
-    ),
+    "dafny": ("{\n  if a >= b {\n    m := a;\n  } else {\n    m := b;\n  }\n}"),
     "verus": (
         "{\n"
         "    let mut c: usize = 0;\n"
@@ -100,8 +90,10 @@ def solver_system(language: str, completion: str = "body") -> str:
     _check_language(language)
     _check_completion(completion)
     name = LANGUAGE_NAME[language]
-    rules = ("Never use assume, axioms, bodiless helpers or attributes that turn verification "
-             "off; such answers are rejected.")
+    rules = (
+        "Never use assume, axioms, bodiless helpers or attributes that turn verification "
+        "off; such answers are rejected."
+    )
     if completion == "body":
         return (
             f"You write {name} code that a formal verifier proves correct. You are given a "
@@ -131,8 +123,9 @@ def example_answer(language: str, completion: str = "body") -> str:
     return (EXAMPLE_BODY if completion == "body" else EXAMPLE_SOLUTION)[language]
 
 
-def solver_messages(language: str, spec: str, exemplars: list[tuple[str, str]] | None = None,
-                    completion: str = "body") -> list[dict]:
+def solver_messages(
+    language: str, spec: str, exemplars: list[tuple[str, str]] | None = None, completion: str = "body"
+) -> list[dict]:
     """The solver's chat: the worked example(s) as earlier turns, then the spec.
 
     ``exemplars`` (spec, verified answer in the ``completion`` format) replace the shipped
@@ -150,8 +143,10 @@ def solver_messages(language: str, spec: str, exemplars: list[tuple[str, str]] |
 
 def solver_user(language: str, spec: str, completion: str = "body") -> str:
     if completion == "body":
-        return ("Write the body of the last function of this specification (only the body, "
-                f"starting with its opening curly brace).\n\n{block(language, spec)}")
+        return (
+            "Write the body of the last function of this specification (only the body, "
+            f"starting with its opening curly brace).\n\n{block(language, spec)}"
+        )
     return f"Implement this specification.\n\n{block(language, spec)}"
 
 
@@ -167,11 +162,16 @@ def proposer_messages(language: str, target: str, examples: list[tuple[str, str 
         raise UserError(f"proposal target must be one of {CLASSES}, not {target!r}")
     name, fence = LANGUAGE_NAME[language], FENCE[language]
     labelled = any(label for _, label in examples)
-    shown = "\n\n".join(f"{_example_heading(i, label)}\n{block(language, spec)}"
-                        for i, (spec, label) in enumerate(examples, 1))
-    about = ("Each example below is marked with how hard it was for the solver model: EASY "
-             "(it almost always proved it), MEDIUM, HARD (it rarely did) or IMPOSSIBLE (never)."
-             if labelled else "Here are some example problems.")
+    shown = "\n\n".join(
+        f"{_example_heading(i, label)}\n{block(language, spec)}"
+        for i, (spec, label) in enumerate(examples, 1)
+    )
+    about = (
+        "Each example below is marked with how hard it was for the solver model: EASY "
+        "(it almost always proved it), MEDIUM, HARD (it rarely did) or IMPOSSIBLE (never)."
+        if labelled
+        else "Here are some example problems."
+    )
     user = (
         f"Write a new {name} function specification whose difficulty for the solver model "
         f"is {target}. A specification declares a function's inputs and result, its "

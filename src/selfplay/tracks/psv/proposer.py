@@ -30,8 +30,9 @@ def spec_id(spec: str) -> str:
     return "s" + content_id(clean_spec(spec), 15)
 
 
-def sample_examples(labelled: list[dict], input_classes: list[str], per_class: int, with_labels: bool,
-                    rng: random.Random) -> list[tuple[str, str | None]]:
+def sample_examples(
+    labelled: list[dict], input_classes: list[str], per_class: int, with_labels: bool, rng: random.Random
+) -> list[tuple[str, str | None]]:
     """(spec, class or None) pairs for one proposer prompt, in a seeded order.
 
     ``labelled``: pool problems with ``spec`` and ``difficulty`` (a class), sorted by id."""

@@ -41,16 +41,40 @@ def table7_rows(runs: list[tuple[str, str, str]], final_alice: str, categories: 
     for b in CODEGEN:
         for agent, tag in (("Bob", "bob"), ("Alice", final_alice)):
             if (b, tag) in have:
-                rows.append({"label": f"{benchmark(b).title} ({agent})", "benchmark": b, "mode": mode[b],
-                             "model": tag, "metric": "pass@1", "group": None})
+                rows.append(
+                    {
+                        "label": f"{benchmark(b).title} ({agent})",
+                        "benchmark": b,
+                        "mode": mode[b],
+                        "model": tag,
+                        "metric": "pass@1",
+                        "group": None,
+                    }
+                )
     if ("equibench", "bob") in have:
         for cat in categories:
             for metric, short in (("accuracy", "Acc"), ("f1", "F1")):
-                rows.append({"label": f"EquiBench ({cat}) {short}", "benchmark": "equibench",
-                             "mode": mode["equibench"], "model": "bob", "metric": metric, "group": cat})
+                rows.append(
+                    {
+                        "label": f"EquiBench ({cat}) {short}",
+                        "benchmark": "equibench",
+                        "mode": mode["equibench"],
+                        "model": "bob",
+                        "metric": metric,
+                        "group": cat,
+                    }
+                )
     for b in ("pysecdb", "codexglue"):
         if (b, "bob") in have:
             for metric, short in (("accuracy", "Acc"), ("f1", "F1")):
-                rows.append({"label": f"{benchmark(b).title} {short}", "benchmark": b, "mode": mode[b],
-                             "model": "bob", "metric": metric, "group": None})
+                rows.append(
+                    {
+                        "label": f"{benchmark(b).title} {short}",
+                        "benchmark": b,
+                        "mode": mode[b],
+                        "model": "bob",
+                        "metric": metric,
+                        "group": None,
+                    }
+                )
     return rows

@@ -21,19 +21,25 @@ def _assistant(content: str) -> list[dict]:
 
 
 def alice_main_example(inst: dict, target_difficulty: int) -> dict:
-    return {"prompt": alice_messages(inst["game"], inst["code_p"], inst["arg_types"], target_difficulty),
-            "completion": _assistant(inst["alice_output"])}
+    return {
+        "prompt": alice_messages(inst["game"], inst["code_p"], inst["arg_types"], target_difficulty),
+        "completion": _assistant(inst["alice_output"]),
+    }
 
 
 def alice_difficulty_example(inst: dict) -> dict:
-    return {"prompt": difficulty_prediction_messages(inst["game"], inst["code_p"], inst["code_q"]),
-            "completion": _assistant(difficulty_answer(round_difficulty(inst["difficulty"])))}
+    return {
+        "prompt": difficulty_prediction_messages(inst["game"], inst["code_p"], inst["code_q"]),
+        "completion": _assistant(difficulty_answer(round_difficulty(inst["difficulty"]))),
+    }
 
 
 def alice_proof_example(inst: dict, target_difficulty: int) -> dict:
     proof = inst["proof"].rstrip()
-    return {"prompt": alice_messages("seq", inst["code_p"], inst["arg_types"], target_difficulty),
-            "completion": _assistant(inst["alice_output"].rstrip() + "\n\nLiquid Haskell proof:\n" + proof)}
+    return {
+        "prompt": alice_messages("seq", inst["code_p"], inst["arg_types"], target_difficulty),
+        "completion": _assistant(inst["alice_output"].rstrip() + "\n\nLiquid Haskell proof:\n" + proof),
+    }
 
 
 def bob_example(inst: dict, bob_output: str) -> dict:

@@ -69,8 +69,10 @@ VERDICT_HEAD = "# Equivalent?\n"
 # case-insensitively); spelled out so the exclusions do not depend on Rust's case folding.
 _FOLD_EXTRA = {"i": r"\x{130}\x{131}", "k": r"\x{212A}"}
 # Python's \s on str (the parsers' markers use \s), spelled out for the same reason.
-_PY_SPACE = (r"[\t\n\x0B\x0C\r\x1C-\x20\x85\xA0\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}"
-             r"\x{202F}\x{205F}\x{3000}]")
+_PY_SPACE = (
+    r"[\t\n\x0B\x0C\r\x1C-\x20\x85\xA0\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}"
+    r"\x{202F}\x{205F}\x{3000}]"
+)
 # An ASCII character that is neither a word character (Python's \w) nor ' or `: what may
 # stand right before or after the lemma's name so that the parser sees the name as a word.
 _NON_WORD = r"[\x00-\x26\x28-\x2F\x3A-\x40\x5B-\x5E\x7B-\x7F]"
@@ -80,8 +82,9 @@ _CODE_UNIT = r"([^`]|`[^`]|``[^`])"
 
 def _ci(word: str) -> str:
     """``word`` matched case-insensitively the way Python's re does it."""
-    return "".join(f"[{c.lower()}{c.upper()}{_FOLD_EXTRA.get(c.lower(), '')}]" if c.isalpha() else c
-                   for c in word)
+    return "".join(
+        f"[{c.lower()}{c.upper()}{_FOLD_EXTRA.get(c.lower(), '')}]" if c.isalpha() else c for c in word
+    )
 
 
 def _literal_regex(text: str) -> str:
@@ -130,7 +133,7 @@ def _proof_code(lemma: str, settings: dict) -> str:
     before = f"({u}{{0,{n}}}({nw}|`{nw}|``{nw}))?"
     after = f"(({nw}|`[^`]|``[^`]){u}{{0,{n}}})?"
     think_end = f"<\\/{_ci('think')}{_PY_SPACE}*>"
-    return (f"PROOF: /{before}{_literal_regex(lemma)}{after}`{{0,2}}\\n```/ & {_excluding(think_end)}\n")
+    return f"PROOF: /{before}{_literal_regex(lemma)}{after}`{{0,2}}\\n```/ & {_excluding(think_end)}\n"
 
 
 # --------------------------------------------------------------------------- literals
@@ -139,8 +142,10 @@ def _proof_code(lemma: str, settings: dict) -> str:
 # be atomic); which values to write is the model's choice.
 
 _PLAIN = r"\x00-\x1F\x7F-\x9F\x{2028}\x{2029}"  # never raw in a literal: controls, line breaks
-_ESCAPE = (r"\\[abfnrtv\\\x22']|\\\^[@A-Z\[\]\^_]|\\(NUL|SOH|STX|ETX|EOT|ENQ|ACK|BEL|BS|HT|LF|VT|FF|CR|SO|SI|"
-           r"DLE|DC1|DC2|DC3|DC4|NAK|SYN|ETB|CAN|EM|SUB|ESC|FS|GS|RS|US|SP|DEL)")
+_ESCAPE = (
+    r"\\[abfnrtv\\\x22']|\\\^[@A-Z\[\]\^_]|\\(NUL|SOH|STX|ETX|EOT|ENQ|ACK|BEL|BS|HT|LF|VT|FF|CR|SO|SI|"
+    r"DLE|DC1|DC2|DC3|DC4|NAK|SYN|ETB|CAN|EM|SUB|ESC|FS|GS|RS|US|SP|DEL)"
+)
 _NUMERIC = r"(\\[0-9]{1,6}|\\x[0-9a-fA-F]{1,5}|\\o[0-7]{1,6})"  # codes stay below 0x110000
 # A string argument: at most MAX_STRING_CHARS pieces. Written so that "--" (parse.py cuts
 # comments out of the input line, inside strings too) and "</" (the start of a
@@ -150,17 +155,24 @@ _NUMERIC = r"(\\[0-9]{1,6}|\\x[0-9a-fA-F]{1,5}|\\o[0-7]{1,6})"  # codes stay bel
 # simple ones (\n, \t, \", ...); numeric and named escapes are left out.
 MAX_STRING_CHARS = 40
 _STRING_CHAR = rf"[^\x22\\{_PLAIN}<\-]"
-_STRING_BODY = (rf"({_STRING_CHAR}|-[^\x22\\{_PLAIN}<\-]|<[^\x22\\{_PLAIN}<\-\/]|\\[abfnrtv\\\x22'&])"
-                rf"{{0,{MAX_STRING_CHARS}}}[\-<]?")
+_STRING_BODY = (
+    rf"({_STRING_CHAR}|-[^\x22\\{_PLAIN}<\-]|<[^\x22\\{_PLAIN}<\-\/]|\\[abfnrtv\\\x22'&])"
+    rf"{{0,{MAX_STRING_CHARS}}}[\-<]?"
+)
 
 _STRING_EXCLUDED = _excluding(_PROGRAM_MARKER)
 
 _LITERAL_TERMINALS = (
-    r"HS_INTEGRAL: /[0-9]{1,40}|0[xX][0-9a-fA-F]{1,32}|0[oO][0-7]{1,40}/" "\n"
-    r"HS_FRACTIONAL: /[0-9]{1,40}(\.[0-9]{1,40})?([eE][-+]?[0-9]{1,4})?/" "\n"
-    rf"HS_CHAR: /'([^'\\{_PLAIN}]|{_ESCAPE}|{_NUMERIC})'/" "\n"
-    rf"HS_STRING: /\x22{_STRING_BODY}\x22/ & {_STRING_EXCLUDED}" "\n"
-    r"HS_SEP: /, ?/" "\n"
+    r"HS_INTEGRAL: /[0-9]{1,40}|0[xX][0-9a-fA-F]{1,32}|0[oO][0-7]{1,40}/"
+    "\n"
+    r"HS_FRACTIONAL: /[0-9]{1,40}(\.[0-9]{1,40})?([eE][-+]?[0-9]{1,4})?/"
+    "\n"
+    rf"HS_CHAR: /'([^'\\{_PLAIN}]|{_ESCAPE}|{_NUMERIC})'/"
+    "\n"
+    rf"HS_STRING: /\x22{_STRING_BODY}\x22/ & {_STRING_EXCLUDED}"
+    "\n"
+    r"HS_SEP: /, ?/"
+    "\n"
 )
 
 
@@ -233,13 +245,32 @@ def _arguments_rules(arg_types: list[str]) -> str:
 # module of the packages the GHC checker exposes (haskell/ghc_check.py), imported whole,
 # with a list of names, or qualified with an alias. The list only keeps out modules that
 # do not exist (the tiny model imports `P`); which of them to import is the model's choice.
-IMPORT_MODULES = ("Data.Char", "Data.List", "Data.Maybe", "Data.Either", "Data.Ord", "Data.Function",
-                  "Data.Bits", "Data.Tuple", "Data.Foldable", "Control.Monad", "Numeric", "Data.Map",
-                  "Data.Map.Strict", "Data.Set", "Data.IntMap", "Data.Array")
+IMPORT_MODULES = (
+    "Data.Char",
+    "Data.List",
+    "Data.Maybe",
+    "Data.Either",
+    "Data.Ord",
+    "Data.Function",
+    "Data.Bits",
+    "Data.Tuple",
+    "Data.Foldable",
+    "Control.Monad",
+    "Numeric",
+    "Data.Map",
+    "Data.Map.Strict",
+    "Data.Set",
+    "Data.IntMap",
+    "Data.Array",
+)
 MAX_IMPORTS = 3
 _IDENT = r"[a-z_][A-Za-z0-9_']{0,30}"
-IMPORT_RULE = ("IMPORT: /import (qualified )?(" + "|".join(m.replace(".", r"\.") for m in IMPORT_MODULES)
-               + rf")( \(({_IDENT}(, ?{_IDENT}){{0,7}})?\)| as [A-Z][A-Za-z0-9]{{0,15}})?\n/" "\n")
+IMPORT_RULE = (
+    "IMPORT: /import (qualified )?("
+    + "|".join(m.replace(".", r"\.") for m in IMPORT_MODULES)
+    + rf")( \(({_IDENT}(, ?{_IDENT}){{0,7}})?\)| as [A-Z][A-Za-z0-9]{{0,15}})?\n/"
+    "\n"
+)
 
 
 def signature_line(source: dict) -> str:
@@ -277,14 +308,22 @@ def alice_format(game: str, source: dict, settings: dict) -> AnswerFormat:
     if game not in ("seq", "sinq"):
         raise UserError(f"unknown game {game!r} (seq or sinq)")
     name = str(source["entry_point"])
-    head = (f"start: THINK NL {lark_string(PROGRAM_HEAD)} IMPORT{{0,{MAX_IMPORTS}}} {lark_string(signature_line(source))} "
-            f"{lark_string(name)} PROGRAM ")
+    head = (
+        f"start: THINK NL {lark_string(PROGRAM_HEAD)} IMPORT{{0,{MAX_IMPORTS}}} {lark_string(signature_line(source))} "
+        f"{lark_string(name)} PROGRAM "
+    )
     if game == "seq":
         grammar = head + '"\\n"?\n'
     else:
-        grammar = head + f'NL {lark_string(INPUT_HEAD)} args "\\n"?\n' + _arguments_rules(list(source["arg_types"]))
-    grammar += ("NL: /\\n\\n?/\n" + IMPORT_RULE + _think(settings)
-                + _code("PROGRAM", settings, "<\\/think>", _PROGRAM_MARKER, _INPUT_MARKER))
+        grammar = (
+            head + f'NL {lark_string(INPUT_HEAD)} args "\\n"?\n' + _arguments_rules(list(source["arg_types"]))
+        )
+    grammar += (
+        "NL: /\\n\\n?/\n"
+        + IMPORT_RULE
+        + _think(settings)
+        + _code("PROGRAM", settings, "<\\/think>", _PROGRAM_MARKER, _INPUT_MARKER)
+    )
     return AnswerFormat(f"seq.alice.{game}", grammar)
 
 
@@ -299,8 +338,10 @@ def proof_format(candidate: dict, settings: dict) -> AnswerFormat:
     which is what makes the parser take it for the proof, and may not hold ``</think>``.
     """
     lemma = default_lemma_name(str(candidate["entry_point"]))
-    grammar = (f'start: THINK NL {lark_string(PROOF_HEAD)} PROOF "\\n"?\n'
-               "NL: /\\n\\n?/\n" + _think(settings) + _proof_code(lemma, settings))
+    grammar = (
+        f'start: THINK NL {lark_string(PROOF_HEAD)} PROOF "\\n"?\n'
+        "NL: /\\n\\n?/\n" + _think(settings) + _proof_code(lemma, settings)
+    )
     return AnswerFormat("seq.proof", grammar)
 
 
@@ -315,6 +356,8 @@ def bob_format(instance: dict, settings: dict) -> AnswerFormat:
     reads).
     """
     n = int(settings["reasoning_chars"])
-    grammar = (f'start: THINK REMARKS {lark_string(VERDICT_HEAD)} ("Yes" | "No") "\\n"?\n'
-               f"REMARKS: /[^#]{{0,{n}}}\\n/\n" + _think(settings))
+    grammar = (
+        f'start: THINK REMARKS {lark_string(VERDICT_HEAD)} ("Yes" | "No") "\\n"?\n'
+        f"REMARKS: /[^#]{{0,{n}}}\\n/\n" + _think(settings)
+    )
     return AnswerFormat("seq.bob", grammar)

@@ -49,7 +49,7 @@ def _reject(reason: str, detail: str) -> AliceAnswer:
 def final_answer(text: str) -> str:
     """The part after the reasoning: what follows the last ``</think>`` (all of it if none)."""
     end = text.rfind("</think>")
-    return text[end + len("</think>"):] if end >= 0 else text
+    return text[end + len("</think>") :] if end >= 0 else text
 
 
 def _blocks(text: str) -> list[tuple[int, str, str]]:
@@ -63,9 +63,9 @@ def _program_block(answer: str) -> tuple[str | None, int, str | None]:
         marker = m  # the last marker wins: models sometimes restate the format first
     if marker is None:
         return None, 0, "no_program_section"
-    rest = answer[marker.end():]
+    rest = answer[marker.end() :]
     stop = INPUT_MARKER.search(rest)
-    region = rest[:stop.start()] if stop else rest
+    region = rest[: stop.start()] if stop else rest
     blocks = [b for b in _blocks(region) if b[1] in HASKELL_LANGS]
     if not blocks:
         return None, 0, "no_code_block"
@@ -80,7 +80,7 @@ def _diverging_input(answer: str, start: int, names: tuple[str, ...]) -> str | N
     m = INPUT_MARKER.search(answer, start)
     if m is None:
         return None
-    rest = answer[m.end():].strip("\n")
+    rest = answer[m.end() :].strip("\n")
     block = FENCE.match(rest.lstrip())
     if block:
         text = block.group(2)
@@ -93,7 +93,9 @@ def _diverging_input(answer: str, start: int, names: tuple[str, ...]) -> str | N
                 continue
             lines.append(line)
         text = "\n".join(lines)
-    text = " ".join(line.split("--", 1)[0].strip() for line in text.splitlines() if line.split("--", 1)[0].strip())
+    text = " ".join(
+        line.split("--", 1)[0].strip() for line in text.splitlines() if line.split("--", 1)[0].strip()
+    )
     text = re.sub(r"^\s*x(_a)?\s*=\s*", "", text)
     first = text.split(None, 1)
     if first and first[0] in names:  # "f 3 [1]" written as a whole call

@@ -18,8 +18,7 @@ the paper's do.
 
 from __future__ import annotations
 
-from ..sinq.prompts import ANY_DIFFICULTY, difficulty_answer  # noqa: F401  (same scale and answer line)
-from ..sinq.prompts import _check_difficulty
+from ..sinq.prompts import ANY_DIFFICULTY, _check_difficulty, difficulty_answer  # noqa: F401  (same scale and answer line)
 
 THINK = "<think>"
 
@@ -141,12 +140,14 @@ def _argument_types(arg_types: list[str]) -> str:
 def alice_user_message(game: str, code: str, arg_types: list[str], difficulty: int | str) -> str:
     level = _check_difficulty(difficulty)
     if game == "seq":
-        return (f"Difficulty level: {level}\nHere is the original Haskell function `P`:\n{_code_block(code)}\n"
-                f"{_argument_types(arg_types)}\n"
-                "Write `Q` as the system prompt asks: a different name (e.g. append `_alt`), a genuinely "
-                "different implementation, no commentary outside the thinking block and the "
-                "`Generated Program `Q`:` block. Prelude functions such as foldr, map or zipWith are "
-                f"welcome.\n{THINK}\n")
+        return (
+            f"Difficulty level: {level}\nHere is the original Haskell function `P`:\n{_code_block(code)}\n"
+            f"{_argument_types(arg_types)}\n"
+            "Write `Q` as the system prompt asks: a different name (e.g. append `_alt`), a genuinely "
+            "different implementation, no commentary outside the thinking block and the "
+            "`Generated Program `Q`:` block. Prelude functions such as foldr, map or zipWith are "
+            f"welcome.\n{THINK}\n"
+        )
     if game == "sinq":
         return f"Difficulty level: {level}\nOriginal program `P`:\n{_code_block(code)}\n{THINK}\n"
     raise ValueError(f"unknown game {game!r} (seq or sinq)")
@@ -154,29 +155,44 @@ def alice_user_message(game: str, code: str, arg_types: list[str], difficulty: i
 
 def alice_messages(game: str, code: str, arg_types: list[str], difficulty: int | str) -> list[dict]:
     system = ALICE_SEQ_SYSTEM if game == "seq" else ALICE_SINQ_SYSTEM
-    return [{"role": "system", "content": system},
-            {"role": "user", "content": alice_user_message(game, code, arg_types, difficulty)}]
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": alice_user_message(game, code, arg_types, difficulty)},
+    ]
 
 
-def proof_user_message(name_p: str, name_q: str, code_p: str, code_q: str, arg_count: int,
-                       error: str | None = None) -> str:
+def proof_user_message(
+    name_p: str, name_q: str, code_p: str, code_q: str, arg_count: int, error: str | None = None
+) -> str:
     """The proof request; on a retry, ``error`` is the checker's complaint about the last attempt."""
     binders = " ".join(f"x{i}" for i in range(1, arg_count + 1))
-    retry = ("Your previous proof was rejected. The checker said:\n```\n" + error.rstrip() + "\n```\n"
-             "Fix the proof.\n\n") if error else ""
+    retry = (
+        (
+            "Your previous proof was rejected. The checker said:\n```\n" + error.rstrip() + "\n```\n"
+            "Fix the proof.\n\n"
+        )
+        if error
+        else ""
+    )
     skeleton = (
         '{-@ LIQUID "--reflection" @-}\n{-@ LIQUID "--ple" @-}\nmodule Equiv where\n'
         "import Language.Haskell.Liquid.ProofCombinators\n\n"
         f"{{-@ reflect {name_p} @-}}\n{code_p.rstrip()}\n\n{{-@ reflect {name_q} @-}}\n{code_q.rstrip()}\n\n"
-        "-- your lemma goes here")
-    return (f"{retry}Prove that `{name_p} {binders} == {name_q} {binders}` for all arguments. The checker "
-            f"assembles this module and adds your lemma at the end:\n{_code_block(skeleton)}\n{THINK}\n")
+        "-- your lemma goes here"
+    )
+    return (
+        f"{retry}Prove that `{name_p} {binders} == {name_q} {binders}` for all arguments. The checker "
+        f"assembles this module and adds your lemma at the end:\n{_code_block(skeleton)}\n{THINK}\n"
+    )
 
 
-def proof_messages(name_p: str, name_q: str, code_p: str, code_q: str, arg_count: int,
-                   error: str | None = None) -> list[dict]:
-    return [{"role": "system", "content": PROOF_SYSTEM},
-            {"role": "user", "content": proof_user_message(name_p, name_q, code_p, code_q, arg_count, error)}]
+def proof_messages(
+    name_p: str, name_q: str, code_p: str, code_q: str, arg_count: int, error: str | None = None
+) -> list[dict]:
+    return [
+        {"role": "system", "content": PROOF_SYSTEM},
+        {"role": "user", "content": proof_user_message(name_p, name_q, code_p, code_q, arg_count, error)},
+    ]
 
 
 def bob_user_message(code_p: str, code_q: str) -> str:
@@ -184,7 +200,10 @@ def bob_user_message(code_p: str, code_q: str) -> str:
 
 
 def bob_messages(code_p: str, code_q: str) -> list[dict]:
-    return [{"role": "system", "content": BOB_SYSTEM}, {"role": "user", "content": bob_user_message(code_p, code_q)}]
+    return [
+        {"role": "system", "content": BOB_SYSTEM},
+        {"role": "user", "content": bob_user_message(code_p, code_q)},
+    ]
 
 
 def difficulty_prediction_messages(game: str, code_p: str, code_q: str) -> list[dict]:
@@ -192,6 +211,8 @@ def difficulty_prediction_messages(game: str, code_p: str, code_q: str) -> list[
     answer to train on is ``difficulty_answer(d)``."""
     if game not in _RELATION:
         raise ValueError(f"unknown game {game!r} (seq or sinq)")
-    system = (f"Difficulty level: {ANY_DIFFICULTY}\nProgram P\n{_code_block(code_p)}\n\n{_RELATION[game]}\n"
-              f"Program Q\n{_code_block(code_q)}")
+    system = (
+        f"Difficulty level: {ANY_DIFFICULTY}\nProgram P\n{_code_block(code_p)}\n\n{_RELATION[game]}\n"
+        f"Program Q\n{_code_block(code_q)}"
+    )
     return [{"role": "system", "content": system}, {"role": "user", "content": DIFFICULTY_QUESTION}]

@@ -29,11 +29,14 @@ def liquid_settings(cfg: dict) -> LiquidSettings:
 
     proof = cfg["seq"]["proof"]
     wanted = proof.get("liquid") or os.environ.get("SELFPLAY_LIQUID") or "liquid"
-    return LiquidSettings.from_config({"command": resolve_command(wanted),
-                                       "timeout_s": float(proof["timeout"])})
+    return LiquidSettings.from_config(
+        {"command": resolve_command(wanted), "timeout_s": float(proof["timeout"])}
+    )
 
 
-def needs_attempt(candidates: list[dict], previous_checks: list[dict] | None) -> list[tuple[dict, str | None]]:
+def needs_attempt(
+    candidates: list[dict], previous_checks: list[dict] | None
+) -> list[tuple[dict, str | None]]:
     """(candidate, feedback) for each candidate that gets this attempt.
 
     Attempt 1 (``previous_checks`` None): every candidate awaiting a proof, no feedback.
@@ -50,8 +53,13 @@ def needs_attempt(candidates: list[dict], previous_checks: list[dict] | None) ->
     return out
 
 
-def check_attempts(generations: list[dict], candidates_by_id: dict[str, dict], attempt: int,
-                   settings: LiquidSettings, memory_mb: int = 4096) -> list[dict]:
+def check_attempts(
+    generations: list[dict],
+    candidates_by_id: dict[str, dict],
+    attempt: int,
+    settings: LiquidSettings,
+    memory_mb: int = 4096,
+) -> list[dict]:
     """One check record per proof generation: the verdict and the feedback for a retry.
 
     Liquid Haskell compiles the proof with GHC, so it runs in the sandbox like every
@@ -60,25 +68,46 @@ def check_attempts(generations: list[dict], candidates_by_id: dict[str, dict], a
 
     from ...sandbox import Sandbox, SandboxLimits
 
-    limits = SandboxLimits(memory_mb=memory_mb, max_processes=64, max_open_files=256, max_file_mb=256,
-                           tmpfs_mb=768)
+    limits = SandboxLimits(
+        memory_mb=memory_mb, max_processes=64, max_open_files=256, max_file_mb=256, tmpfs_mb=768
+    )
     out = []
     argv = resolve_command(settings.command)
     # The sandbox shows the checker's folders (its own, its package environment's) read-only.
     tool_dirs = liquid_tool_dirs(argv) if argv else []
-    with (Sandbox(workers=1, limits=limits, tool_dirs=tool_dirs) if settings.command and generations
-          else nullcontext()) as sandbox:
+    with (
+        Sandbox(workers=1, limits=limits, tool_dirs=tool_dirs)
+        if settings.command and generations
+        else nullcontext()
+    ) as sandbox:
         if sandbox is not None and argv:  # LH is there and will be believed: it must pass its canary
             verifier_canary.check_liquid(settings, sandbox=sandbox, sandbox_limits=limits)
         for record in generations:
             cand = candidates_by_id[record["meta"]["candidate_id"]]
             text = record["outputs"][0] if record["outputs"] else ""
-            verdict = check_proof(text, p_source=cand["code_p"], p_name=cand["entry_point"], q_source=cand["code_q"],
-                                  q_name=cand["name_q"], settings=settings, sandbox=sandbox, sandbox_limits=limits)
+            verdict = check_proof(
+                text,
+                p_source=cand["code_p"],
+                p_name=cand["entry_point"],
+                q_source=cand["code_q"],
+                q_name=cand["name_q"],
+                settings=settings,
+                sandbox=sandbox,
+                sandbox_limits=limits,
+            )
             if verdict.get("status") == "missing":
                 verdict["reason"] = MISSING
-            out.append({"candidate_id": cand["id"], "attempt": attempt, "gen_key": record["key"],
-                        "answer_format": record.get("answer_format"), "proof_output": text, "verdict": verdict, "feedback": retry_feedback(verdict) or None})
+            out.append(
+                {
+                    "candidate_id": cand["id"],
+                    "attempt": attempt,
+                    "gen_key": record["key"],
+                    "answer_format": record.get("answer_format"),
+                    "proof_output": text,
+                    "verdict": verdict,
+                    "feedback": retry_feedback(verdict) or None,
+                }
+            )
     return out
 
 
@@ -94,12 +123,25 @@ def settle(candidates: list[dict], checks: list[list[dict]]) -> list[dict]:
         cand = dict(cand)
         if cand.get("status") == AWAITING_PROOF:
             attempts = sorted(by_cand.get(cand["id"], []), key=lambda c: c["attempt"])
-            cand["proof_attempts"] = [{"attempt": a["attempt"], "gen_key": a["gen_key"], "status": a["verdict"]["status"],
-                                       "reason": a["verdict"]["reason"]} for a in attempts]
+            cand["proof_attempts"] = [
+                {
+                    "attempt": a["attempt"],
+                    "gen_key": a["gen_key"],
+                    "status": a["verdict"]["status"],
+                    "reason": a["verdict"]["reason"],
+                }
+                for a in attempts
+            ]
             accepted = next((a for a in attempts if a["verdict"]["accepted"]), None)
             if accepted:
-                cand.update(verified=True, status="verified", reject_reason=None, proof=accepted["proof_output"],
-                            proof_lemma=accepted["verdict"].get("proof"), proof_attempt=accepted["attempt"])
+                cand.update(
+                    verified=True,
+                    status="verified",
+                    reject_reason=None,
+                    proof=accepted["proof_output"],
+                    proof_lemma=accepted["verdict"].get("proof"),
+                    proof_attempt=accepted["attempt"],
+                )
             elif attempts:
                 cand.update(status="rejected", reject_reason=f"proof:{attempts[-1]['verdict']['reason']}")
             else:

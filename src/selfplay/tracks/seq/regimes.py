@@ -55,12 +55,23 @@ def regime_parameters(r_seq: float, r_sinq: float, p_e0: int, p_decimals: int = 
     k_e2 = expected_verified(p_e0, p_e2, r_seq, r_sinq)
     p_e3_exact = k_e2 / r_sinq
     return {
-        "r_seq": r_seq, "r_sinq": r_sinq, "P_e0": p_e0,
-        "e2": {"seq_probability": p_e2, "seq_probability_exact": p_exact, "P": p_e0,
-               "expected_seq": p_e0 * p_e2 * r_seq, "expected_sinq": p_e0 * (1 - p_e2) * r_sinq,
-               "expected_verified": k_e2},
-        "e3": {"seq_probability": 0.0, "P_exact": p_e3_exact, "P": max(1, round_half_up(p_e3_exact)),
-               "expected_verified": max(1, round_half_up(p_e3_exact)) * r_sinq},
+        "r_seq": r_seq,
+        "r_sinq": r_sinq,
+        "P_e0": p_e0,
+        "e2": {
+            "seq_probability": p_e2,
+            "seq_probability_exact": p_exact,
+            "P": p_e0,
+            "expected_seq": p_e0 * p_e2 * r_seq,
+            "expected_sinq": p_e0 * (1 - p_e2) * r_sinq,
+            "expected_verified": k_e2,
+        },
+        "e3": {
+            "seq_probability": 0.0,
+            "P_exact": p_e3_exact,
+            "P": max(1, round_half_up(p_e3_exact)),
+            "expected_verified": max(1, round_half_up(p_e3_exact)) * r_sinq,
+        },
     }
 
 
@@ -84,8 +95,10 @@ def apply_regime(cfg: dict, regimes_path: str | None) -> dict:
     regime = cfg["seq"]["regime"]
     path = Path(regimes_path or regime["from"])
     if not path.is_file():
-        raise UserError(f"seq.regime {regime['arm']} needs {path}, computed from E0's yields: run E0 first, then "
-                        f"`snakemake --configfile config/papers/seq.yaml {path}`")
+        raise UserError(
+            f"seq.regime {regime['arm']} needs {path}, computed from E0's yields: run E0 first, then "
+            f"`snakemake --configfile config/papers/seq.yaml {path}`"
+        )
     params = json.loads(path.read_text())
     arm = params[regime["arm"]]
     if not math.isfinite(arm["seq_probability"]):

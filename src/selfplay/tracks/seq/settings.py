@@ -14,14 +14,22 @@ def check(cfg: dict) -> None:
     translator = seq["translate"]["model"]
     if translator:
         if translator["name"] == cfg["model"]["name"] and translator != cfg["model"]:
-            raise UserError("config key seq.translate.model: has the game model's name but other settings; "
-                            "give it a name of its own")
+            raise UserError(
+                "config key seq.translate.model: has the game model's name but other settings; "
+                "give it a name of its own"
+            )
         if translator["source"] in ("hf", "local") and not translator.get("path"):
             raise UserError("config key seq.translate.model.path: needed when its source is 'hf' or 'local'")
     # the translation job's backend: `backend` with seq.translate.backend over it, loading the translator
-    check_backend({**cfg, "model": translator or cfg["model"],
-                   "backend": {**cfg["backend"], **seq["translate"]["backend"]}},
-                  "resources/models/translator", key="seq.translate.backend")
+    check_backend(
+        {
+            **cfg,
+            "model": translator or cfg["model"],
+            "backend": {**cfg["backend"], **seq["translate"]["backend"]},
+        },
+        "resources/models/translator",
+        key="seq.translate.backend",
+    )
     check_sandbox("seq.verify.memory_mb", seq["verify"]["memory_mb"])
     check_sandbox("seq.proof.memory_mb", seq["proof"]["memory_mb"])
     # the command itself is looked up in the job (the Haskell image provides it)

@@ -28,8 +28,11 @@ def describe_program(code: str, name: str | None = None) -> tuple[dict | None, s
         sig.check_arguments_supported()
     except UserError as exc:
         return None, f"signature: {exc}"
-    return {"entry_point": sig.name, "arg_types": [render_type(t) for t in sig.arg_types],
-            "result_type": render_type(sig.result_type)}, None
+    return {
+        "entry_point": sig.name,
+        "arg_types": [render_type(t) for t in sig.arg_types],
+        "result_type": render_type(sig.result_type),
+    }, None
 
 
 def ghc_settings(cfg: dict) -> GhcSettings:
@@ -37,8 +40,9 @@ def ghc_settings(cfg: dict) -> GhcSettings:
     return GhcSettings(run_timeout=float(v["timeout"]), run_memory_mb=int(v["memory_mb"]))
 
 
-def filter_programs(programs: list[dict], cfg: dict, timeout: float | None = None,
-                    workers: int = 2) -> tuple[list[dict], list[dict]]:
+def filter_programs(
+    programs: list[dict], cfg: dict, timeout: float | None = None, workers: int = 2
+) -> tuple[list[dict], list[dict]]:
     """Split ``programs`` (each with ``code``, ``origin`` and optionally ``entry_point``
     and ``id``) into (kept source records, rejected records with ``reject_reason``)."""
     kept, rejected, pending = [], [], []
@@ -61,8 +65,9 @@ def filter_programs(programs: list[dict], cfg: dict, timeout: float | None = Non
         limit = float(timeout or cfg["seq"]["sources"]["filter_timeout"])
         with GhcChecker(ghc_settings(cfg), workers=workers) as checker:
             verifier_canary.check_ghc(checker)  # a compiler that gets it wrong stops the job here
-            outcomes = checker.check([CheckRequest(r["code"], r["entry_point"], tuple(a), limit)
-                                      for r, a in pending])
+            outcomes = checker.check(
+                [CheckRequest(r["code"], r["entry_point"], tuple(a), limit) for r, a in pending]
+            )
         for (record, args), outcome in zip(pending, outcomes):
             record["filter"] = {"args": list(args), "outcome": outcome.to_dict()}
             if outcome.status == "value":

@@ -33,22 +33,34 @@ def instance_id(game: str, code_p: str, code_q: str, input_args: list[str]) -> s
 
 def _base(record: dict, source: dict, stage: str, k: int, text: str) -> dict:
     return {
-        "stage": stage, "game": record["meta"]["game"], "source_id": source["id"],
-        "entry_point": source["entry_point"], "arg_types": source["arg_types"],
-        "result_type": source["result_type"], "code_p": source["code"], "gen_key": record["key"],
-        "answer_format": record.get("answer_format"), "sample": k, "alice_output": text, "verified": False, "status": "rejected",
+        "stage": stage,
+        "game": record["meta"]["game"],
+        "source_id": source["id"],
+        "entry_point": source["entry_point"],
+        "arg_types": source["arg_types"],
+        "result_type": source["result_type"],
+        "code_p": source["code"],
+        "gen_key": record["key"],
+        "answer_format": record.get("answer_format"),
+        "sample": k,
+        "alice_output": text,
+        "verified": False,
+        "status": "rejected",
     }
 
 
 def _sanity_inputs(cfg: dict, cand: dict) -> list[list[str]]:
     count = int(cfg["seq"]["verify"]["sanity_inputs"])
     types = [parse_type(t) for t in cand["arg_types"]]
-    return [list(generate_arguments(types, seed=derive_seed(cfg["seed"], "seq-sanity", cand["id"], i)))
-            for i in range(count)]
+    return [
+        list(generate_arguments(types, seed=derive_seed(cfg["seed"], "seq-sanity", cand["id"], i)))
+        for i in range(count)
+    ]
 
 
-def candidates_from_generations(records: list[dict], sources_by_id: dict[str, dict], stage: str, cfg: dict,
-                                workers: int = 2) -> list[dict]:
+def candidates_from_generations(
+    records: list[dict], sources_by_id: dict[str, dict], stage: str, cfg: dict, workers: int = 2
+) -> list[dict]:
     """Every Alice output of ``records`` as a candidate: rejected with a reason, a
     verified SINQ instance, or an SEQ pair awaiting its proof."""
     cands: list[dict] = []
@@ -74,16 +86,24 @@ def candidates_from_generations(records: list[dict], sources_by_id: dict[str, di
         return cands
     with GhcChecker(ghc_settings(cfg), workers=workers) as checker:
         verifier_canary.check_ghc(checker)  # a compiler that gets it wrong stops the job here
-        pairs = [PairCheck(c["code_p"], c["entry_point"], c["code_q"], c["name_q"], tuple(c["input_args"]), timeout)
-                 for c in sinq]
+        pairs = [
+            PairCheck(
+                c["code_p"], c["entry_point"], c["code_q"], c["name_q"], tuple(c["input_args"]), timeout
+            )
+            for c in sinq
+        ]
         for cand, verdict in zip(sinq, check_pairs(checker, pairs) if pairs else []):
             cand["check"] = verdict  # a divergence was confirmed by a second run of both
             if verdict["diverges"]:
                 cand.update(verified=True, status="verified", reject_reason=None)
             else:
                 cand["reject_reason"] = f"verify:{verdict['reason']}"
-        requests = [CheckRequest(code, name, tuple(args), timeout) for cand, inputs in seq for args in inputs
-                    for code, name in ((cand["code_p"], cand["entry_point"]), (cand["code_q"], cand["name_q"]))]
+        requests = [
+            CheckRequest(code, name, tuple(args), timeout)
+            for cand, inputs in seq
+            for args in inputs
+            for code, name in ((cand["code_p"], cand["entry_point"]), (cand["code_q"], cand["name_q"]))
+        ]
         outcomes = iter(checker.check(requests) if requests else [])
         for cand, inputs in seq:
             _judge_sanity(cand, [(args, next(outcomes), next(outcomes)) for args in inputs])
@@ -112,12 +132,20 @@ def score_bob(instance: dict, record: dict, who: str) -> dict:
     samples = []
     for text in record["outputs"]:
         verdict, reason = parse_bob(text)
-        samples.append({"output": text, "verdict": verdict, "parse_reason": reason, "correct": verdict == truth})
+        samples.append(
+            {"output": text, "verdict": verdict, "parse_reason": reason, "correct": verdict == truth}
+        )
     n_correct = sum(s["correct"] for s in samples)
     labeled = dict(instance)
-    labeled["bob"] = {"who": who, "gen_key": record["key"], "answer_format": record.get("answer_format"),
-                      "n": len(samples), "n_correct": n_correct,
-                      "truth": truth, "samples": samples}
+    labeled["bob"] = {
+        "who": who,
+        "gen_key": record["key"],
+        "answer_format": record.get("answer_format"),
+        "n": len(samples),
+        "n_correct": n_correct,
+        "truth": truth,
+        "samples": samples,
+    }
     d = difficulty(n_correct, len(samples))
     labeled["difficulty"] = d
     labeled["difficulty_rounded"] = round_difficulty(d)

@@ -24,12 +24,23 @@ import ast
 from ...errors import UserError
 from ...llm.answer_format import PYTHON_LITERAL_RULES, AnswerFormat, fenced_body, lark_string
 
-
 # Parse failures an answer that follows the format cannot have (its skeleton is right);
 # what remains possible is content: a program that does not parse or lacks the entry point.
-SKELETON_REASONS = frozenset({"empty_output", "no_sections", "missing_section", "duplicate_section", "no_code_block",
-                              "wrong_code_language", "several_code_blocks", "input_not_literal", "input_not_dict",
-                              "input_bad_keys", "bob_no_answer"})
+SKELETON_REASONS = frozenset(
+    {
+        "empty_output",
+        "no_sections",
+        "missing_section",
+        "duplicate_section",
+        "no_code_block",
+        "wrong_code_language",
+        "several_code_blocks",
+        "input_not_literal",
+        "input_not_dict",
+        "input_bad_keys",
+        "bob_no_answer",
+    }
+)
 
 
 def parameter_names(code: str, entry_point: str) -> list[str]:
@@ -68,18 +79,21 @@ def _input_dict(params: list[str]) -> str:
         return '"{}"'
     keys = " | ".join(f"{lark_string(q + p + q)}" for p in params for q in ('"', "'"))
     more = f' (", " param_key ": " py_value){{0,{len(params) - 1}}}' if len(params) > 1 else ""
-    return (f'"{{" (param_key ": " py_value{more})? "}}"\n'
-            f"param_key: {keys}")
+    return f'"{{" (param_key ": " py_value{more})? "}}"\nparam_key: {keys}'
 
 
 def alice_format(source: dict, settings: dict) -> AnswerFormat:
     params = parameter_names(source["code"], source["entry_point"])
     grammar = (
         'start: "# Analysis\\n" ANALYSIS "# Generated program\\n```python\\n" '
-        f'IMPORT{{0,{MAX_IMPORTS}}} {lark_string("def " + source["entry_point"] + "(")} PROGRAM '
+        f"IMPORT{{0,{MAX_IMPORTS}}} {lark_string('def ' + source['entry_point'] + '(')} PROGRAM "
         '"\\n\\n# Diverging input example\\n```python\\n" py_input "\\n```" "\\n"?\n'
         f"py_input: {_input_dict(params)}\n"
-        + _analysis(settings) + _program(settings) + IMPORT_RULE + PYTHON_LITERAL_RULES)
+        + _analysis(settings)
+        + _program(settings)
+        + IMPORT_RULE
+        + PYTHON_LITERAL_RULES
+    )
     return AnswerFormat("sinq.alice", grammar)
 
 
@@ -89,6 +103,6 @@ def bob_format(instance: dict, settings: dict) -> AnswerFormat:
         'start: "# Analysis\\n" ANALYSIS "# Equivalent?\\n" (yes | no)\n'
         'yes: "Yes" "\\n\\n# Diverging input example\\n"?\n'
         'no: "No\\n\\n# Diverging input example\\n```python\\n" py_input "\\n```" "\\n"?\n'
-        f"py_input: {_input_dict(params)}\n"
-        + _analysis(settings) + PYTHON_LITERAL_RULES)
+        f"py_input: {_input_dict(params)}\n" + _analysis(settings) + PYTHON_LITERAL_RULES
+    )
     return AnswerFormat("sinq.bob", grammar)

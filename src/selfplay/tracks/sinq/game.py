@@ -23,8 +23,12 @@ def alice_request(source: dict, stage: str, cfg: dict, adapter: str | None) -> G
     seed = derive_seed(cfg["seed"], "alice", stage, source["id"])
     messages = prompts.alice_messages(source["code"], source["entry_point"], sinq["target_difficulty"])
     sampling = SamplingParams.from_config(sinq["alice"]["sampling"], n, seed)
-    answer_format = format_when_constrained(sinq["alice"]["answer_format"], lambda s: formats.alice_format(source, s))
-    return GenerationRequest(messages=messages, sampling=sampling, adapter=adapter, answer_format=answer_format)
+    answer_format = format_when_constrained(
+        sinq["alice"]["answer_format"], lambda s: formats.alice_format(source, s)
+    )
+    return GenerationRequest(
+        messages=messages, sampling=sampling, adapter=adapter, answer_format=answer_format
+    )
 
 
 def bob_request(instance: dict, stage: str, who: str, cfg: dict, adapter: str | None) -> GenerationRequest:
@@ -33,8 +37,12 @@ def bob_request(instance: dict, stage: str, who: str, cfg: dict, adapter: str | 
     seed = derive_seed(cfg["seed"], "bob", who, stage, instance["id"])
     messages = prompts.bob_messages(instance["code_p"], instance["code_q"], instance["entry_point"])
     sampling = SamplingParams.from_config(sinq["bob"]["sampling"], int(sinq["bob"]["samples"]), seed)
-    answer_format = format_when_constrained(sinq["bob"]["answer_format"], lambda s: formats.bob_format(instance, s))
-    return GenerationRequest(messages=messages, sampling=sampling, adapter=adapter, answer_format=answer_format)
+    answer_format = format_when_constrained(
+        sinq["bob"]["answer_format"], lambda s: formats.bob_format(instance, s)
+    )
+    return GenerationRequest(
+        messages=messages, sampling=sampling, adapter=adapter, answer_format=answer_format
+    )
 
 
 def check_timeout(cfg: dict, *ids) -> float:

@@ -424,7 +424,9 @@ def parse_input_literal(text: str) -> tuple[dict, str]:
         raise ParseFailure("input_not_dict", f"got a {type(value).__name__}")
     bad = [k for k in value if not (isinstance(k, str) and k.isidentifier() and not keyword.iskeyword(k))]
     if bad:
-        raise ParseFailure("input_bad_keys", f"not parameter names: {', '.join(repr(k) for k in bad[:5])}"[:200])
+        raise ParseFailure(
+            "input_bad_keys", f"not parameter names: {', '.join(repr(k) for k in bad[:5])}"[:200]
+        )
     try:
         normalised = _literal_source(value)
     except ValueError as exc:  # an int with too many digits to print
@@ -434,7 +436,9 @@ def parse_input_literal(text: str) -> tuple[dict, str]:
     try:
         same = _same_value(ast.literal_eval(normalised), value)
     except Exception as exc:  # noqa: BLE001
-        raise ParseFailure("input_not_literal", f"cannot be written back as a literal: {type(exc).__name__}") from None
+        raise ParseFailure(
+            "input_not_literal", f"cannot be written back as a literal: {type(exc).__name__}"
+        ) from None
     if not same:
         raise ParseFailure("input_not_literal", "cannot be written back as a literal")
     return value, normalised
@@ -494,7 +498,9 @@ def parse_bob(text: str | bytes) -> BobParse:
             result.ok = True
             try:
                 if SECTION_INPUT in sections:
-                    value, normalised = parse_input_literal(single_code_block(sections[SECTION_INPUT], SECTION_INPUT))
+                    value, normalised = parse_input_literal(
+                        single_code_block(sections[SECTION_INPUT], SECTION_INPUT)
+                    )
                     result.input_literal, result.diverging_input = normalised, value
             except ParseFailure:
                 pass

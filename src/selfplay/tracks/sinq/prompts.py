@@ -125,7 +125,11 @@ def _check_difficulty(difficulty: int | str) -> str:
     if isinstance(difficulty, str):
         if difficulty == ANY_DIFFICULTY:
             return difficulty
-        if difficulty.isascii() and difficulty.isdigit() and MIN_DIFFICULTY <= int(difficulty) <= MAX_DIFFICULTY:
+        if (
+            difficulty.isascii()
+            and difficulty.isdigit()
+            and MIN_DIFFICULTY <= int(difficulty) <= MAX_DIFFICULTY
+        ):
             return str(int(difficulty))
     raise ValueError(f"difficulty must be an integer 0-10 or 'Any', got {difficulty!r}")
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...records import content_id
 from ...curriculum.difficulty import difficulty, round_difficulty
+from ...records import content_id
 from .game import check_timeout
 from .parse import parse_alice, parse_bob
 
@@ -44,12 +44,27 @@ def p_run_is_valid(res) -> tuple[bool, str | None]:
     return False, f"source_{res.status}"
 
 
-def check_pair(sandbox, code_p: str, code_q: str, entry: str, input_literal: str, timeout: float,
-               check_determinism: bool = True) -> dict[str, Any]:
+def check_pair(
+    sandbox,
+    code_p: str,
+    code_q: str,
+    entry: str,
+    input_literal: str,
+    timeout: float,
+    check_determinism: bool = True,
+) -> dict[str, Any]:
     """Run P and Q on one input; say whether it is a valid, diverging input."""
-    rp, rq = sandbox.run_many([(code_p, entry, input_literal, timeout), (code_q, entry, input_literal, timeout)])
-    out = {"timeout": round(timeout, 4), "p": rp.to_dict(), "q": rq.to_dict(), "valid": False, "diverges": False,
-           "reason": None}
+    rp, rq = sandbox.run_many(
+        [(code_p, entry, input_literal, timeout), (code_q, entry, input_literal, timeout)]
+    )
+    out = {
+        "timeout": round(timeout, 4),
+        "p": rp.to_dict(),
+        "q": rq.to_dict(),
+        "valid": False,
+        "diverges": False,
+        "reason": None,
+    }
     ok, why = p_run_is_valid(rp)
     if not ok:
         out["reason"] = why
@@ -108,8 +123,15 @@ def candidates_from_generation(record: dict, source: dict, stage: str, cfg: dict
             out.append(cand)
             continue
         timeout = check_timeout(cfg, "alice", stage, cand["id"])
-        check = check_pair(sandbox, source["code"], parsed.program, source["entry_point"], parsed.input_literal,
-                           timeout, check_det)
+        check = check_pair(
+            sandbox,
+            source["code"],
+            parsed.program,
+            source["entry_point"],
+            parsed.input_literal,
+            timeout,
+            check_det,
+        )
         cand["check"] = check
         cand["verified"] = bool(check["diverges"])
         cand["reject_reason"] = None if cand["verified"] else f"verify:{check['reason']}"
@@ -127,22 +149,42 @@ def score_bob(instance: dict, record: dict, stage: str, who: str, cfg: dict, san
     samples = []
     for k, text in enumerate(record["outputs"]):
         parsed = parse_bob(text)
-        sample = {"output": text, "parse": {"ok": parsed.ok, "reason": parsed.reason, "detail": parsed.detail},
-                  "equivalent": parsed.equivalent, "input_literal": parsed.input_literal, "correct": False}
+        sample = {
+            "output": text,
+            "parse": {"ok": parsed.ok, "reason": parsed.reason, "detail": parsed.detail},
+            "equivalent": parsed.equivalent,
+            "input_literal": parsed.input_literal,
+            "correct": False,
+        }
         if parsed.ok and parsed.input_literal is not None:
             timeout = check_timeout(cfg, "bob", who, stage, instance["id"], k)
-            check = check_pair(sandbox, instance["code_p"], instance["code_q"], instance["entry_point"],
-                               parsed.input_literal, timeout, check_det)
+            check = check_pair(
+                sandbox,
+                instance["code_p"],
+                instance["code_q"],
+                instance["entry_point"],
+                parsed.input_literal,
+                timeout,
+                check_det,
+            )
             sample["check"] = check
             sample["correct"] = bool(check["diverges"])
         samples.append(sample)
     n = len(samples)
     n_correct = sum(s["correct"] for s in samples)
     labeled = dict(instance)
-    labeled.update({
-        "bob": {"who": who, "gen_key": record["key"], "answer_format": record.get("answer_format"), "samples": samples,
-                "n": n, "n_correct": n_correct},
-        "difficulty": difficulty(n_correct, n) if n else None,
-    })
+    labeled.update(
+        {
+            "bob": {
+                "who": who,
+                "gen_key": record["key"],
+                "answer_format": record.get("answer_format"),
+                "samples": samples,
+                "n": n,
+                "n_correct": n_correct,
+            },
+            "difficulty": difficulty(n_correct, n) if n else None,
+        }
+    )
     labeled["difficulty_rounded"] = round_difficulty(labeled["difficulty"]) if n else None
     return labeled

@@ -9,4 +9,10 @@ from .advantages import group_relative_advantages, task_relative_advantages
 from .grpo import train_grpo
 from .settings import GRPOSettings, LoraSettings
 
-__all__ = ["GRPOSettings", "LoraSettings", "group_relative_advantages", "task_relative_advantages", "train_grpo"]
+__all__ = [
+    "GRPOSettings",
+    "LoraSettings",
+    "group_relative_advantages",
+    "task_relative_advantages",
+    "train_grpo",
+]

@@ -40,7 +40,7 @@ rewards are all equal; both give advantage 0 (nothing to compare with), never Na
 
 from __future__ import annotations
 
-from typing import Hashable, Sequence
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 

@@ -78,8 +78,9 @@ import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -155,7 +156,9 @@ def validate_prompt_records(records: Any, estimator: str) -> list[dict[str, Any]
             raise UserError(f"{where}: the prompt must end with a user message, not {prompt[-1]['role']!r}")
         for column in needed:
             if not isinstance(rec.get(column), str) or not rec[column]:
-                raise UserError(f"{where}: estimator {estimator!r} needs a non-empty string column '{column}'")
+                raise UserError(
+                    f"{where}: estimator {estimator!r} needs a non-empty string column '{column}'"
+                )
         if "completion" in rec or "completion_ids" in rec:
             raise UserError(f"{where}: 'completion' and 'completion_ids' are names TRL reserves for rollouts")
         clean.append({**rec, "prompt": prompt})
@@ -198,7 +201,9 @@ class TrainerRollouts(Backend):
         self.facts = dict(facts)
 
     def generate(self, requests: list[GenerationRequest]) -> list[list[str]]:
-        raise UserError("GRPO rollouts are produced inside training and cannot be generated again; replay them")
+        raise UserError(
+            "GRPO rollouts are produced inside training and cannot be generated again; replay them"
+        )
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, **self.facts}
@@ -235,16 +240,32 @@ class RolloutLog:
 
     def sampling(self, group: int) -> SamplingParams:
         s = self.settings
-        return SamplingParams(temperature=s.temperature, top_p=s.top_p, top_k=s.top_k,
-                              max_new_tokens=s.max_completion_length, n=s.group_size,
-                              seed=derive_seed(s.seed, "grpo-rollout", self.generations, group))
+        return SamplingParams(
+            temperature=s.temperature,
+            top_p=s.top_p,
+            top_k=s.top_k,
+            max_new_tokens=s.max_completion_length,
+            n=s.group_size,
+            seed=derive_seed(s.seed, "grpo-rollout", self.generations, group),
+        )
 
-    def add_generation(self, *, step: int, inputs: list[dict], completions: list, rewards: np.ndarray,
-                       advantages: np.ndarray, token_counts: np.ndarray, seconds: float) -> None:
+    def add_generation(
+        self,
+        *,
+        step: int,
+        inputs: list[dict],
+        completions: list,
+        rewards: np.ndarray,
+        advantages: np.ndarray,
+        token_counts: np.ndarray,
+        seconds: float,
+    ) -> None:
         """Record one scored generation batch (consecutive groups of ``group_size``)."""
         size = self.settings.group_size
         if len(inputs) % size:
-            raise RuntimeError(f"a generation batch of {len(inputs)} rollouts does not split into groups of {size}")
+            raise RuntimeError(
+                f"a generation batch of {len(inputs)} rollouts does not split into groups of {size}"
+            )
         requests, outputs, metas = [], [], []
         for group in range(len(inputs) // size):
             rows = range(group * size, (group + 1) * size)
@@ -253,16 +274,18 @@ class RolloutLog:
                 raise RuntimeError("TRL's generation batch did not hold whole groups of one prompt")
             requests.append(GenerationRequest(first["prompt"], self.sampling(group)))
             outputs.append([completion_text(completions[i]) for i in rows])
-            metas.append({
-                "step": step,
-                "generation": self.generations,
-                "group": group,
-                "estimator": self.settings.estimator,
-                "rewards": [_reward_or_none(float(rewards[i])) for i in rows],
-                "advantages": [float(advantages[i]) for i in rows],
-                "completion_tokens": [int(token_counts[i]) for i in rows],
-                "columns": {k: _plain(v) for k, v in first.items() if k != "prompt"},
-            })
+            metas.append(
+                {
+                    "step": step,
+                    "generation": self.generations,
+                    "group": group,
+                    "estimator": self.settings.estimator,
+                    "rewards": [_reward_or_none(float(rewards[i])) for i in rows],
+                    "advantages": [float(advantages[i]) for i in rows],
+                    "completion_tokens": [int(token_counts[i]) for i in rows],
+                    "columns": {k: _plain(v) for k, v in first.items() if k != "prompt"},
+                }
+            )
         self.records.extend(build_records(self.backend, requests, outputs, seconds, metas))
         self.generations += 1
 
@@ -336,25 +359,36 @@ def _trainer_class():
             rewards = combined_rewards(per_func, self.reward_weights)
             local = output["advantages"]
             tokens = output["completion_mask"].sum(dim=1)
-            mine = slice(self.accelerator.process_index * len(local), (self.accelerator.process_index + 1) * len(local))
+            mine = slice(
+                self.accelerator.process_index * len(local), (self.accelerator.process_index + 1) * len(local)
+            )
             if self.accelerator.num_processes > 1:
                 scored_inputs, completions = gather_object(scored_inputs), gather_object(completions)
                 tokens = self.accelerator.gather(tokens)
             token_counts = tokens.cpu().numpy()
             if len(scored_inputs) != len(rewards) or len(token_counts) != len(rewards):
-                raise RuntimeError(f"gathered {len(scored_inputs)} rollouts and {len(token_counts)} token counts for "
-                                   f"{len(rewards)} rewards")
+                raise RuntimeError(
+                    f"gathered {len(scored_inputs)} rollouts and {len(token_counts)} token counts for "
+                    f"{len(rewards)} rewards"
+                )
             if self.rollout_log.settings.estimator == "task_relative_reinforce_pp":
                 whole = task_relative_advantages(
-                    rewards, [x["task"] for x in scored_inputs], [x["role"] for x in scored_inputs], token_counts
+                    rewards,
+                    [x["task"] for x in scored_inputs],
+                    [x["role"] for x in scored_inputs],
+                    token_counts,
                 )
                 output["advantages"] = torch.as_tensor(whole[mine], dtype=local.dtype, device=local.device)
             else:
-                whole = (self.accelerator.gather(local) if self.accelerator.num_processes > 1 else local)
+                whole = self.accelerator.gather(local) if self.accelerator.num_processes > 1 else local
                 whole = whole.detach().double().cpu().numpy()
             self.rollout_log.add_generation(
-                step=int(self.state.global_step), inputs=scored_inputs, completions=completions, rewards=rewards,
-                advantages=np.asarray(whole, dtype=np.float64), token_counts=token_counts,
+                step=int(self.state.global_step),
+                inputs=scored_inputs,
+                completions=completions,
+                rewards=rewards,
+                advantages=np.asarray(whole, dtype=np.float64),
+                token_counts=token_counts,
                 seconds=self._generation_seconds,
             )
             return output
@@ -435,14 +469,28 @@ def load_policy(model_dir: str, settings: GRPOSettings, adapter: str | None, dty
         return model, None
     lora = settings.lora
     modules = lora.target_modules if isinstance(lora.target_modules, str) else list(lora.target_modules)
-    config = peft.LoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
-                             target_modules=modules, bias="none", task_type="CAUSAL_LM")
+    config = peft.LoraConfig(
+        r=lora.r,
+        lora_alpha=lora.alpha,
+        lora_dropout=lora.dropout,
+        target_modules=modules,
+        bias="none",
+        task_type="CAUSAL_LM",
+    )
     return model, config
 
 
-def build_grpo_trainer(model_dir: str, records: list[dict], reward_fn: Callable, settings: GRPOSettings,
-                       work_dir: str | Path, *, adapter: str | None = None, device: str = "cpu",
-                       dtype: str = "float32"):
+def build_grpo_trainer(
+    model_dir: str,
+    records: list[dict],
+    reward_fn: Callable,
+    settings: GRPOSettings,
+    work_dir: str | Path,
+    *,
+    adapter: str | None = None,
+    device: str = "cpu",
+    dtype: str = "float32",
+):
     """Load the policy and return ``(trainer, facts)``; ``facts`` holds the prompt counts
     and the resolved machine-dependent settings. Records must already be validated."""
     trl = require_module("trl", _INSTALL_HINT)
@@ -452,13 +500,18 @@ def build_grpo_trainer(model_dir: str, records: list[dict], reward_fn: Callable,
     on_gpu, bf16_ok = _device_flags(device)
     resolved = resolve_for_device(
         {"gradient_checkpointing": settings.gradient_checkpointing, "bf16": settings.bf16},
-        on_gpu=on_gpu, bf16_supported=bf16_ok,
+        on_gpu=on_gpu,
+        bf16_supported=bf16_ok,
     )
     tokenizer = load_tokenizer(model_dir)
     kept, counts = drop_long_prompts(tokenizer, records, settings.max_prompt_tokens)
     if counts["n_prompts_dropped_too_long"]:
-        log.warning("%d of %d GRPO prompts are longer than max_prompt_tokens=%d and were dropped",
-                    counts["n_prompts_dropped_too_long"], counts["n_prompts"], settings.max_prompt_tokens)
+        log.warning(
+            "%d of %d GRPO prompts are longer than max_prompt_tokens=%d and were dropped",
+            counts["n_prompts_dropped_too_long"],
+            counts["n_prompts"],
+            settings.max_prompt_tokens,
+        )
     if not kept:
         raise TrainingSkipped(
             f"all {counts['n_prompts']} GRPO prompts are longer than max_prompt_tokens={settings.max_prompt_tokens}"
@@ -466,17 +519,33 @@ def build_grpo_trainer(model_dir: str, records: list[dict], reward_fn: Callable,
     # Seed before anything random happens (LoRA init, dropout, shuffling, sampling).
     transformers.set_seed(settings.seed)
     model, peft_config = load_policy(model_dir, settings, adapter, dtype)
-    config = trl.GRPOConfig(**grpo_config_kwargs(
-        settings, output_dir=str(work_dir), use_cpu=not on_gpu, bf16=bool(resolved["bf16"]),
-        gradient_checkpointing=bool(resolved["gradient_checkpointing"]),
-    ))
-    backend = TrainerRollouts({
-        "model": str(model_dir), "initial_adapter": adapter, "finetune": settings.finetune,
-        "device": device, "dtype": dtype, "libraries": _library_versions(),
-    })
+    config = trl.GRPOConfig(
+        **grpo_config_kwargs(
+            settings,
+            output_dir=str(work_dir),
+            use_cpu=not on_gpu,
+            bf16=bool(resolved["bf16"]),
+            gradient_checkpointing=bool(resolved["gradient_checkpointing"]),
+        )
+    )
+    backend = TrainerRollouts(
+        {
+            "model": str(model_dir),
+            "initial_adapter": adapter,
+            "finetune": settings.finetune,
+            "device": device,
+            "dtype": dtype,
+            "libraries": _library_versions(),
+        }
+    )
     trainer = _trainer_class()(
-        model=model, reward_funcs=reward_fn, args=config, train_dataset=datasets.Dataset.from_list(kept),
-        processing_class=tokenizer, peft_config=peft_config, callbacks=[_step_timer_class()()],
+        model=model,
+        reward_funcs=reward_fn,
+        args=config,
+        train_dataset=datasets.Dataset.from_list(kept),
+        processing_class=tokenizer,
+        peft_config=peft_config,
+        callbacks=[_step_timer_class()()],
         rollout_log=RolloutLog(settings, backend),
     )
     return trainer, {**counts, "resolved": resolved}
@@ -537,8 +606,9 @@ def _release_memory() -> None:
         sys.modules["torch"].cuda.empty_cache()
 
 
-def _check_call(model_dir: Any, reward_fn: Any, settings: Any, recordings_path: Any, device: Any,
-                dtype: Any) -> GRPOSettings:
+def _check_call(
+    model_dir: Any, reward_fn: Any, settings: Any, recordings_path: Any, device: Any, dtype: Any
+) -> GRPOSettings:
     if not callable(reward_fn):
         raise UserError(f"GRPO reward function must be callable, got {type(reward_fn).__name__}")
     if not isinstance(model_dir, (str, Path)):
@@ -555,32 +625,66 @@ def _check_call(model_dir: Any, reward_fn: Any, settings: Any, recordings_path: 
     return settings
 
 
-def _work_key(model_dir: str, records: list[dict], reward_fn: Callable, settings: GRPOSettings,
-              adapter: str | None, device: str, dtype: str, processes: int) -> str:
+def _work_key(
+    model_dir: str,
+    records: list[dict],
+    reward_fn: Callable,
+    settings: GRPOSettings,
+    adapter: str | None,
+    device: str,
+    dtype: str,
+    processes: int,
+) -> str:
     """What a checkpoint is only valid for (see the module doc)."""
+
     def where(path: str | None) -> str | None:
         return str(Path(path).resolve()) if path is not None and Path(path).exists() else path
 
-    return resume_key(base_model=where(model_dir), adapter=where(adapter),
-                      adapter_sha256=sha256_tree(Path(adapter)) if adapter else None, records=records,
-                      reward=getattr(reward_fn, "__name__", type(reward_fn).__name__),
-                      settings=settings.to_record(), device=device, dtype=dtype, processes=processes,
-                      libraries=_library_versions())
+    return resume_key(
+        base_model=where(model_dir),
+        adapter=where(adapter),
+        adapter_sha256=sha256_tree(Path(adapter)) if adapter else None,
+        records=records,
+        reward=getattr(reward_fn, "__name__", type(reward_fn).__name__),
+        settings=settings.to_record(),
+        device=device,
+        dtype=dtype,
+        processes=processes,
+        libraries=_library_versions(),
+    )
 
 
-def _train_into(staging: Path, scratch: Path, model_dir: str, records: list[dict], reward_fn: Callable,
-                settings: GRPOSettings, recordings_path: str | Path, adapter: str | None, device: str,
-                dtype: str) -> dict[str, Any] | None:
+def _train_into(
+    staging: Path,
+    scratch: Path,
+    model_dir: str,
+    records: list[dict],
+    reward_fn: Callable,
+    settings: GRPOSettings,
+    recordings_path: str | Path,
+    adapter: str | None,
+    device: str,
+    dtype: str,
+) -> dict[str, Any] | None:
     """Train, write the rollouts and the policy into ``staging``; return the record (without
     total seconds), None in a process other than the main one."""
-    trainer, facts = build_grpo_trainer(model_dir, records, reward_fn, settings, scratch,
-                                        adapter=adapter, device=device, dtype=dtype)
+    trainer, facts = build_grpo_trainer(
+        model_dir, records, reward_fn, settings, scratch, adapter=adapter, device=device, dtype=dtype
+    )
     try:
         timer = _find_timer(trainer)
         resume = None
         if settings.checkpoint_interval:
-            key = _work_key(model_dir, records, reward_fn, settings, adapter, device, dtype,
-                            trainer.accelerator.num_processes)
+            key = _work_key(
+                model_dir,
+                records,
+                reward_fn,
+                settings,
+                adapter,
+                device,
+                dtype,
+                trainer.accelerator.num_processes,
+            )
             with trainer.accelerator.main_process_first():  # the main one clears stale checkpoints first
                 resume = resume_point(scratch, key)
         if resume is not None:
@@ -669,8 +773,18 @@ def train_grpo(
         with warnings.catch_warnings():
             # PEFT still reads the old `is_gradient_checkpointing` name; the notice is not ours to act on.
             warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
-            record = _train_into(staging, scratch, str(model_dir), records, reward_fn, settings, recordings_path,
-                                 adapter, device, dtype)
+            record = _train_into(
+                staging,
+                scratch,
+                str(model_dir),
+                records,
+                reward_fn,
+                settings,
+                recordings_path,
+                adapter,
+                device,
+                dtype,
+            )
         if record is None:
             return None
         record["seconds"] = round(time.perf_counter() - started, 3)

@@ -50,21 +50,36 @@ DEFAULT_CONFIG_DIR = SRC.parent / "config" / "accelerate"
 def config_file(finetune: str, config_dir: str | os.PathLike | None = None) -> Path:
     """The accelerate config for ``finetune`` ("lora" or "full") in ``config_dir``."""
     if finetune not in CONFIG_FILES:
-        raise UserError(f"training setting 'finetune' = {finetune!r} has no accelerate config: expected "
-                        f"one of {', '.join(CONFIG_FILES)}")
+        raise UserError(
+            f"training setting 'finetune' = {finetune!r} has no accelerate config: expected "
+            f"one of {', '.join(CONFIG_FILES)}"
+        )
     path = Path(config_dir or DEFAULT_CONFIG_DIR) / CONFIG_FILES[finetune]
     if not path.is_file():
         raise UserError(f"accelerate config {path} is missing (config/accelerate/ of the repository)")
     return path
 
 
-def launch_command(processes: int, config: str | os.PathLike, job_file: str | os.PathLike,
-                   main_process_port: int | None = None) -> list[str]:
+def launch_command(
+    processes: int,
+    config: str | os.PathLike,
+    job_file: str | os.PathLike,
+    main_process_port: int | None = None,
+) -> list[str]:
     """The command that runs :func:`main` on ``job_file`` in ``processes`` processes."""
     if not isinstance(processes, int) or processes < 2:
         raise UserError(f"a launched training needs at least 2 processes, got {processes!r}")
-    command = [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(config),
-               "--num_processes", str(processes), "--num_machines", "1"]
+    command = [
+        sys.executable,
+        "-m",
+        "accelerate.commands.launch",
+        "--config_file",
+        str(config),
+        "--num_processes",
+        str(processes),
+        "--num_machines",
+        "1",
+    ]
     if main_process_port is not None:
         command += ["--main_process_port", str(main_process_port)]
     return command + ["-m", ENTRY_MODULE, str(job_file)]
@@ -79,15 +94,25 @@ def write_job(path: str | os.PathLike, function: str, kwargs: dict[str, Any]) ->
     return path
 
 
-def run_launched(function: str, kwargs: dict[str, Any], *, processes: int, config: str | os.PathLike,
-                 log_path: str | os.PathLike | None = None, main_process_port: int | None = None) -> None:
+def run_launched(
+    function: str,
+    kwargs: dict[str, Any],
+    *,
+    processes: int,
+    config: str | os.PathLike,
+    log_path: str | os.PathLike | None = None,
+    main_process_port: int | None = None,
+) -> None:
     """Call ``function(**kwargs)`` in ``processes`` processes under ``accelerate launch`` and
     wait; their output is appended to ``log_path`` (else inherited). Raises RuntimeError,
     with the exit status, when the launch fails."""
     with tempfile.TemporaryDirectory(prefix="selfplay-launch-") as tmp:
         job = write_job(Path(tmp) / "job.json", function, kwargs)
         command = launch_command(processes, config, job, main_process_port)
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")])),
+        }
         if log_path is None:
             code = subprocess.run(command, env=env).returncode
         else:
@@ -97,7 +122,9 @@ def run_launched(function: str, kwargs: dict[str, Any], *, processes: int, confi
                 code = subprocess.run(command, env=env, stdout=log, stderr=subprocess.STDOUT).returncode
     if code != 0:
         where = f"; see {log_path}" if log_path else ""
-        raise RuntimeError(f"{function} in {processes} processes failed (accelerate launch exit status {code}){where}")
+        raise RuntimeError(
+            f"{function} in {processes} processes failed (accelerate launch exit status {code}){where}"
+        )
 
 
 def _resolve(function: str):

@@ -96,10 +96,11 @@ import math
 import random
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -107,7 +108,14 @@ from ...containers.runtime import runtime_record
 from ...errors import UserError, require_module
 from ...llm.base import normalize_messages
 from ...records import derive_seed, read_json, read_jsonl, sha256_tree, write_json
-from ..settings import _check_float_range, _check_positive_int, _check_tristate, _fail, _is_int, resolve_for_device
+from ..settings import (
+    _check_float_range,
+    _check_positive_int,
+    _check_tristate,
+    _fail,
+    _is_int,
+    resolve_for_device,
+)
 from ..sft import (
     ADAPTER_FILES,
     RECORD_NAME,
@@ -132,8 +140,18 @@ SCHEDULER_FILE = "scheduler.pt"
 RNG_FILE = "rng.pt"
 SCHEDULERS = ("constant", "constant_with_warmup", "linear", "cosine")
 # Settings the optimizer state and the saved policy depend on: a job must use its state's.
-CARRIED = ("finetune", "lora", "learning_rate", "weight_decay", "lr_scheduler", "warmup_steps", "total_steps",
-           "adam_beta1", "adam_beta2", "adam_epsilon")
+CARRIED = (
+    "finetune",
+    "lora",
+    "learning_rate",
+    "weight_decay",
+    "lr_scheduler",
+    "warmup_steps",
+    "total_steps",
+    "adam_beta1",
+    "adam_beta2",
+    "adam_epsilon",
+)
 OLD_LOGPROBS = (
     "computed by this job from the policy state it starts each update from, before that update's first optimizer "
     "step (the generating weights when the schedule is on-policy); ratio exactly 1 when an update takes one step"
@@ -183,13 +201,25 @@ class RecordedUpdateSettings:
     def __post_init__(self) -> None:
         for key in ("mini_batches", "ppo_epochs", "micro_batch_size"):
             object.__setattr__(self, key, _check_positive_int(key, getattr(self, key)))
-        for key, low, high, low_open in (("learning_rate", 0.0, 1.0, True), ("epsilon_low", 0.0, 0.999999, True),
-                                         ("epsilon_high", 0.0, None, True), ("max_grad_norm", 0.0, None, False),
-                                         ("weight_decay", 0.0, None, False), ("adam_beta1", 0.0, 0.999999, False),
-                                         ("adam_beta2", 0.0, 0.999999, False), ("adam_epsilon", 0.0, 1.0, True)):
-            object.__setattr__(self, key, _check_float_range(key, getattr(self, key), low, high, low_open=low_open))
-        for key, choices in (("estimator", ESTIMATORS), ("scale_rewards", SCALE_REWARDS), ("finetune", FINETUNE),
-                             ("lr_scheduler", SCHEDULERS)):
+        for key, low, high, low_open in (
+            ("learning_rate", 0.0, 1.0, True),
+            ("epsilon_low", 0.0, 0.999999, True),
+            ("epsilon_high", 0.0, None, True),
+            ("max_grad_norm", 0.0, None, False),
+            ("weight_decay", 0.0, None, False),
+            ("adam_beta1", 0.0, 0.999999, False),
+            ("adam_beta2", 0.0, 0.999999, False),
+            ("adam_epsilon", 0.0, 1.0, True),
+        ):
+            object.__setattr__(
+                self, key, _check_float_range(key, getattr(self, key), low, high, low_open=low_open)
+            )
+        for key, choices in (
+            ("estimator", ESTIMATORS),
+            ("scale_rewards", SCALE_REWARDS),
+            ("finetune", FINETUNE),
+            ("lr_scheduler", SCHEDULERS),
+        ):
             if getattr(self, key) not in choices:
                 _fail(key, getattr(self, key), f"one of {', '.join(choices)}")
         if not _is_int(self.warmup_steps) or self.warmup_steps < 0:
@@ -198,8 +228,11 @@ class RecordedUpdateSettings:
         if self.total_steps is not None:
             object.__setattr__(self, "total_steps", _check_positive_int("total_steps", self.total_steps))
         if self.lr_scheduler in ("linear", "cosine") and self.total_steps is None:
-            _fail("total_steps", None, f"the run's total optimizer steps (lr_scheduler {self.lr_scheduler!r} decays "
-                                       "over them)")
+            _fail(
+                "total_steps",
+                None,
+                f"the run's total optimizer steps (lr_scheduler {self.lr_scheduler!r} decays over them)",
+            )
         if not isinstance(self.lora, LoraSettings):
             _fail("lora", self.lora, "LoRA settings")
         if not _is_int(self.seed) or not 0 <= self.seed < 2**32:
@@ -218,12 +251,15 @@ class RecordedUpdateSettings:
         return self.steps_per_update > 1
 
     @classmethod
-    def from_dict(cls, section: Mapping[str, Any] | None) -> "RecordedUpdateSettings":
+    def from_dict(cls, section: Mapping[str, Any] | None) -> RecordedUpdateSettings:
         section = section if section is not None else {}
         settings = settings_with_lora(cls, section, "recorded-update")
         if settings.estimator != "grpo" and "scale_rewards" in section:
-            _fail("scale_rewards", section["scale_rewards"],
-                  "no value unless estimator is \"grpo\" (the task-relative estimator always whitens)")
+            _fail(
+                "scale_rewards",
+                section["scale_rewards"],
+                'no value unless estimator is "grpo" (the task-relative estimator always whitens)',
+            )
         return settings
 
     def to_record(self) -> dict[str, Any]:
@@ -263,7 +299,9 @@ def _label(meta: Mapping, key: str, where: str, required: bool) -> str | None:
 def _per_output(meta: Mapping, key: str, n: int, where: str) -> list:
     values = meta.get(key)
     if not isinstance(values, (list, tuple)) or len(values) != n:
-        raise UserError(f"{where}: meta.{key} must be a list with one entry per output ({n}), got {values!r:.60}")
+        raise UserError(
+            f"{where}: meta.{key} must be a list with one entry per output ({n}), got {values!r:.60}"
+        )
     return list(values)
 
 
@@ -299,7 +337,9 @@ def validate_rollout_records(records: Any, estimator: str) -> list[Completion]:
             raise UserError(f"{where}: 'meta' must be an object holding 'rewards' (and 'task', 'role')")
         rewards = _per_output(meta, "rewards", len(outputs), where)
         for j, r in enumerate(rewards):
-            if r is not None and (isinstance(r, bool) or not isinstance(r, (int, float)) or not math.isfinite(r)):
+            if r is not None and (
+                isinstance(r, bool) or not isinstance(r, (int, float)) or not math.isfinite(r)
+            ):
                 raise UserError(f"{where}: meta.rewards[{j}] = {r!r:.40} is not a finite number or null")
         truncated = [False] * len(outputs)
         if "truncated" in meta:
@@ -315,22 +355,37 @@ def validate_rollout_records(records: Any, estimator: str) -> list[Completion]:
             raise UserError(f"{where}: meta.task and meta.role come together (both or neither)")
         if estimator == "grpo":
             if len(outputs) < 2:
-                raise UserError(f"{where}: estimator 'grpo' needs a group of >= 2 outputs per record, "
-                                f"got {len(outputs)}")
+                raise UserError(
+                    f"{where}: estimator 'grpo' needs a group of >= 2 outputs per record, got {len(outputs)}"
+                )
             if group is not None and len(outputs) != group:
-                raise UserError(f"{where}: estimator 'grpo' needs groups of one size; {len(outputs)} outputs here, "
-                                f"{group} in record 0")
+                raise UserError(
+                    f"{where}: estimator 'grpo' needs groups of one size; {len(outputs)} outputs here, "
+                    f"{group} in record 0"
+                )
             group = len(outputs)
         for j, text in enumerate(outputs):
-            completions.append(Completion(i, j, prompt, text, None if rewards[j] is None else float(rewards[j]),
-                                          task, role, truncated[j]))
+            completions.append(
+                Completion(
+                    i,
+                    j,
+                    prompt,
+                    text,
+                    None if rewards[j] is None else float(rewards[j]),
+                    task,
+                    role,
+                    truncated[j],
+                )
+            )
     return completions
 
 
 def tokenize_completion(tokenizer, completion: Completion) -> dict[str, list[int]]:
     """``input_ids`` and ``completion_mask`` (1 on the completion's tokens) of one completion."""
-    example = tokenize_example(tokenizer, {"prompt": completion.prompt,
-                                           "completion": [{"role": "assistant", "content": completion.text}]})
+    example = tokenize_example(
+        tokenizer,
+        {"prompt": completion.prompt, "completion": [{"role": "assistant", "content": completion.text}]},
+    )
     if completion.truncated:  # cut at the length limit: the model never wrote the end token
         example = {key: values[:-1] for key, values in example.items()}
     return example
@@ -340,15 +395,17 @@ def _partition_name(c: Completion) -> str:
     return "all" if c.task is None else f"{c.task}/{c.role}"
 
 
-def batch_advantages(completions: Sequence[Completion], token_counts: Sequence[int],
-                     settings: RecordedUpdateSettings) -> tuple[np.ndarray, dict[str, dict[str, Any]]]:
+def batch_advantages(
+    completions: Sequence[Completion], token_counts: Sequence[int], settings: RecordedUpdateSettings
+) -> tuple[np.ndarray, dict[str, dict[str, Any]]]:
     """One advantage per completion (NaN reward: 0), over the whole batch, and statistics
     per (task, role) partition."""
     rewards = np.array([np.nan if c.reward is None else c.reward for c in completions], dtype=np.float64)
     counts = np.asarray(token_counts, dtype=np.float64)
     if settings.estimator == "task_relative_reinforce_pp":
-        advantages = task_relative_advantages(rewards, [c.task for c in completions], [c.role for c in completions],
-                                              counts)
+        advantages = task_relative_advantages(
+            rewards, [c.task for c in completions], [c.role for c in completions], counts
+        )
     else:
         group = len(completions) // len({c.record for c in completions})
         advantages = group_relative_advantages(rewards, group, settings.scale_rewards)
@@ -389,8 +446,8 @@ def token_logprobs(model, input_ids, attention_mask):
     targets = input_ids[:, 1:].unsqueeze(-1)
     pieces = []
     for start in range(0, logits.shape[1], LOGPROB_CHUNK):
-        part = logits[:, start:start + LOGPROB_CHUNK].float()
-        chosen = part.gather(-1, targets[:, start:start + LOGPROB_CHUNK]).squeeze(-1)
+        part = logits[:, start : start + LOGPROB_CHUNK].float()
+        chosen = part.gather(-1, targets[:, start : start + LOGPROB_CHUNK]).squeeze(-1)
         pieces.append(chosen - part.logsumexp(dim=-1))
     return torch.cat(pieces, dim=1)
 
@@ -423,8 +480,10 @@ def read_state(folder: str | Path) -> dict[str, Any]:
         raise UserError(f"previous policy state {str(folder)!r} is not a state folder (no {STATE_FILE})")
     state = read_json(path)
     if state.get("format") != STATE_FORMAT:
-        raise UserError(f"previous policy state {str(folder)!r} has format {state.get('format')!r}, "
-                        f"this code reads format {STATE_FORMAT}")
+        raise UserError(
+            f"previous policy state {str(folder)!r} has format {state.get('format')!r}, "
+            f"this code reads format {STATE_FORMAT}"
+        )
     return state
 
 
@@ -432,9 +491,11 @@ def _check_carried(state: Mapping[str, Any], settings: RecordedUpdateSettings, f
     mine = settings.to_record()
     for key in CARRIED:
         if state["settings"].get(key) != mine[key]:
-            raise UserError(f"recorded-update setting '{key}' = {mine[key]!r} differs from "
-                            f"{state['settings'].get(key)!r} in the previous policy state {str(folder)!r}; the "
-                            "optimizer state is carried with it")
+            raise UserError(
+                f"recorded-update setting '{key}' = {mine[key]!r} differs from "
+                f"{state['settings'].get(key)!r} in the previous policy state {str(folder)!r}; the "
+                "optimizer state is carried with it"
+            )
 
 
 def _rng_state() -> dict[str, Any]:
@@ -460,7 +521,9 @@ def _load_policy(base_model: str, settings: RecordedUpdateSettings, previous: Pa
     torch = require_module("torch", _INSTALL_HINT)
     transformers = require_module("transformers", _INSTALL_HINT)
     peft = require_module("peft", _INSTALL_HINT)
-    source = str(previous / POLICY_DIR) if previous is not None and settings.finetune == "full" else base_model
+    source = (
+        str(previous / POLICY_DIR) if previous is not None and settings.finetune == "full" else base_model
+    )
     try:
         model = transformers.AutoModelForCausalLM.from_pretrained(source, dtype=getattr(torch, dtype))
     except OSError as exc:
@@ -471,8 +534,17 @@ def _load_policy(base_model: str, settings: RecordedUpdateSettings, previous: Pa
         return peft.PeftModel.from_pretrained(model, str(previous / POLICY_DIR), is_trainable=True)
     lora = settings.lora
     modules = lora.target_modules if isinstance(lora.target_modules, str) else list(lora.target_modules)
-    return peft.get_peft_model(model, peft.LoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
-                                                      target_modules=modules, bias="none", task_type="CAUSAL_LM"))
+    return peft.get_peft_model(
+        model,
+        peft.LoraConfig(
+            r=lora.r,
+            lora_alpha=lora.alpha,
+            lora_dropout=lora.dropout,
+            target_modules=modules,
+            bias="none",
+            task_type="CAUSAL_LM",
+        ),
+    )
 
 
 def _save_policy(model, tokenizer, folder: Path, finetune: str) -> list[str]:
@@ -513,8 +585,17 @@ def _split(indices: list[int], parts: int) -> list[list[int]]:
     return [list(map(int, part)) for part in np.array_split(np.asarray(indices, dtype=np.int64), parts)]
 
 
-def run_update(accelerator, model, optimizer, scheduler, examples: list[dict], advantages: np.ndarray,
-               settings: RecordedUpdateSettings, pad_id: int, step: int) -> list[dict[str, Any]]:
+def run_update(
+    accelerator,
+    model,
+    optimizer,
+    scheduler,
+    examples: list[dict],
+    advantages: np.ndarray,
+    settings: RecordedUpdateSettings,
+    pad_id: int,
+    step: int,
+) -> list[dict[str, Any]]:
     """Apply ``mini_batches x ppo_epochs`` optimizer steps on one batch; return one row per step."""
     import torch
 
@@ -523,18 +604,26 @@ def run_update(accelerator, model, optimizer, scheduler, examples: list[dict], a
     mini_batches = _split(trained, settings.mini_batches)
     for m, part in enumerate(mini_batches):
         if len(part) < world:
-            raise UserError(f"recorded-update setting 'mini_batches' = {settings.mini_batches}: mini-batch {m} holds "
-                            f"{len(part)} completions, fewer than the {world} processes")
+            raise UserError(
+                f"recorded-update setting 'mini_batches' = {settings.mini_batches}: mini-batch {m} holds "
+                f"{len(part)} completions, fewer than the {world} processes"
+            )
     # This process's micro-batches of every mini-batch (the same in every epoch).
-    plan = [[mine[s:s + settings.micro_batch_size] for s in range(0, len(mine), settings.micro_batch_size)]
-            for mine in (part[rank::world] for part in mini_batches)]
+    plan = [
+        [mine[s : s + settings.micro_batch_size] for s in range(0, len(mine), settings.micro_batch_size)]
+        for mine in (part[rank::world] for part in mini_batches)
+    ]
     tensors = {}
 
     def batch(m: int, k: int):
         if (m, k) not in tensors:
             chosen = plan[m][k]
-            tensors[(m, k)] = _pad([examples[i] for i in chosen], [float(advantages[i]) for i in chosen], pad_id,
-                                   accelerator.device)
+            tensors[(m, k)] = _pad(
+                [examples[i] for i in chosen],
+                [float(advantages[i]) for i in chosen],
+                pad_id,
+                accelerator.device,
+            )
         return tensors[(m, k)]
 
     old: dict[tuple[int, int], Any] = {}
@@ -552,7 +641,9 @@ def run_update(accelerator, model, optimizer, scheduler, examples: list[dict], a
         for m, micro in enumerate(plan):
             started = time.perf_counter()
             tokens = sum(sum(examples[i]["completion_mask"]) for i in mini_batches[m])
-            sums = torch.zeros(3, dtype=torch.float64, device=accelerator.device)  # loss, clipped, outside the range
+            sums = torch.zeros(
+                3, dtype=torch.float64, device=accelerator.device
+            )  # loss, clipped, outside the range
             ratio_max = torch.zeros((), dtype=torch.float64, device=accelerator.device)
             for k in range(len(micro)):
                 ids, attention, mask, adv = batch(m, k)
@@ -560,14 +651,20 @@ def run_update(accelerator, model, optimizer, scheduler, examples: list[dict], a
                 with sync:
                     logp = token_logprobs(model, ids, attention)
                     reference = old[(m, k)] if old else logp.detach()
-                    per_token, ratio, clipped = clipped_token_loss(logp, reference, adv, settings.epsilon_low,
-                                                                   settings.epsilon_high)
+                    per_token, ratio, clipped = clipped_token_loss(
+                        logp, reference, adv, settings.epsilon_low, settings.epsilon_high
+                    )
                     local = (per_token * mask).sum()
                     # DDP averages gradients over processes: scale so the average is the token mean.
                     accelerator.backward(local * world / tokens)
                 outside = ((ratio < 1 - settings.epsilon_low) | (ratio > 1 + settings.epsilon_high)).float()
-                sums += torch.stack([local.detach().double(), (clipped.float() * mask).sum().double(),
-                                     (outside * mask).sum().double()])
+                sums += torch.stack(
+                    [
+                        local.detach().double(),
+                        (clipped.float() * mask).sum().double(),
+                        (outside * mask).sum().double(),
+                    ]
+                )
                 deviation = ((ratio.detach() - 1).abs() * mask).max().double()
                 ratio_max = torch.maximum(ratio_max, deviation)
             grad_norm = accelerator.clip_grad_norm_(params, settings.max_grad_norm or float("inf"))
@@ -578,24 +675,31 @@ def run_update(accelerator, model, optimizer, scheduler, examples: list[dict], a
             step += 1
             totals = accelerator.reduce(sums, reduction="sum")
             ratio_max = accelerator.reduce(ratio_max, reduction="max")
-            rows.append({
-                "step": step, "epoch": epoch, "mini_batch": m, "completions": len(mini_batches[m]), "tokens": tokens,
-                "loss": _finite(totals[0].item() / tokens),
-                "grad_norm": _finite(grad_norm.item() if hasattr(grad_norm, "item") else grad_norm),
-                "learning_rate": lr,
-                "clipped_fraction": totals[1].item() / tokens,
-                "ratio_outside_fraction": totals[2].item() / tokens,
-                "ratio_max_deviation": ratio_max.item(),
-                "seconds": round(time.perf_counter() - started, 3),
-            })
+            rows.append(
+                {
+                    "step": step,
+                    "epoch": epoch,
+                    "mini_batch": m,
+                    "completions": len(mini_batches[m]),
+                    "tokens": tokens,
+                    "loss": _finite(totals[0].item() / tokens),
+                    "grad_norm": _finite(grad_norm.item() if hasattr(grad_norm, "item") else grad_norm),
+                    "learning_rate": lr,
+                    "clipped_fraction": totals[1].item() / tokens,
+                    "ratio_outside_fraction": totals[2].item() / tokens,
+                    "ratio_max_deviation": ratio_max.item(),
+                    "seconds": round(time.perf_counter() - started, 3),
+                }
+            )
     return rows
 
 
 # --------------------------------------------------------------------------- the job
 
 
-def _check_call(base_model: Any, batches: Any, settings: Any, out_state: Any, previous_state: Any, device: Any,
-                dtype: Any) -> RecordedUpdateSettings:
+def _check_call(
+    base_model: Any, batches: Any, settings: Any, out_state: Any, previous_state: Any, device: Any, dtype: Any
+) -> RecordedUpdateSettings:
     from ..settings import DTYPES
 
     if not isinstance(base_model, (str, Path)):
@@ -607,8 +711,14 @@ def _check_call(base_model: Any, batches: Any, settings: Any, out_state: Any, pr
     if dtype not in DTYPES:
         raise UserError(f"recorded update: dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
     if previous_state is not None and Path(previous_state).resolve() == Path(out_state).resolve():
-        raise UserError(f"recorded update: the next policy state {str(out_state)!r} cannot replace the one it reads")
-    return settings if isinstance(settings, RecordedUpdateSettings) else RecordedUpdateSettings.from_dict(settings)
+        raise UserError(
+            f"recorded update: the next policy state {str(out_state)!r} cannot replace the one it reads"
+        )
+    return (
+        settings
+        if isinstance(settings, RecordedUpdateSettings)
+        else RecordedUpdateSettings.from_dict(settings)
+    )
 
 
 def update_on_recorded(
@@ -649,17 +759,27 @@ def update_on_recorded(
     if device == "cuda" and not torch.cuda.is_available():
         raise UserError("recorded update: device is 'cuda', but torch sees no GPU")
     on_gpu = device == "cuda"
-    resolved = resolve_for_device({"gradient_checkpointing": settings.gradient_checkpointing, "bf16": settings.bf16},
-                                  on_gpu=on_gpu, bf16_supported=on_gpu and torch.cuda.is_bf16_supported())
+    resolved = resolve_for_device(
+        {"gradient_checkpointing": settings.gradient_checkpointing, "bf16": settings.bf16},
+        on_gpu=on_gpu,
+        bf16_supported=on_gpu and torch.cuda.is_bf16_supported(),
+    )
     accelerator = accelerate.Accelerator(cpu=not on_gpu, mixed_precision="bf16" if resolved["bf16"] else "no")
     kind = str(accelerator.distributed_type).rsplit(".", 1)[-1]
     if kind not in ("NO", "MULTI_CPU", "MULTI_GPU"):
-        raise UserError(f"recorded update runs on plain data parallelism (DDP, e.g. config/accelerate/lora_ddp.yaml); "
-                        f"launched with {kind}, which shards the optimizer state this job saves whole")
+        raise UserError(
+            f"recorded update runs on plain data parallelism (DDP, e.g. config/accelerate/lora_ddp.yaml); "
+            f"launched with {kind}, which shards the optimizer state this job saves whole"
+        )
     world, rank = accelerator.num_processes, accelerator.process_index
 
-    tokenizer = load_chat_tokenizer(transformers, str(previous / POLICY_DIR) if previous is not None
-                                    and settings.finetune == "full" else str(base_model), "recorded-update")
+    tokenizer = load_chat_tokenizer(
+        transformers,
+        str(previous / POLICY_DIR)
+        if previous is not None and settings.finetune == "full"
+        else str(base_model),
+        "recorded-update",
+    )
     prepared = []
     for batch in checked:
         examples = [tokenize_completion(tokenizer, c) for c in batch]
@@ -677,10 +797,19 @@ def update_on_recorded(
         else:
             model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     params = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(params, lr=settings.learning_rate, weight_decay=settings.weight_decay,
-                                  betas=(settings.adam_beta1, settings.adam_beta2), eps=settings.adam_epsilon)
-    scheduler = transformers.get_scheduler(settings.lr_scheduler, optimizer, num_warmup_steps=settings.warmup_steps,
-                                           num_training_steps=settings.total_steps)
+    optimizer = torch.optim.AdamW(
+        params,
+        lr=settings.learning_rate,
+        weight_decay=settings.weight_decay,
+        betas=(settings.adam_beta1, settings.adam_beta2),
+        eps=settings.adam_epsilon,
+    )
+    scheduler = transformers.get_scheduler(
+        settings.lr_scheduler,
+        optimizer,
+        num_warmup_steps=settings.warmup_steps,
+        num_training_steps=settings.total_steps,
+    )
     step, updates_before, rng_restored = 0, 0, False
     if state is not None:
         optimizer.load_state_dict(_torch_load(previous / OPTIMIZER_FILE))
@@ -697,12 +826,32 @@ def update_on_recorded(
     history, summaries = [], []
     train_started = time.perf_counter()
     for b, (examples, advantages, stats, n_completions) in enumerate(prepared):
-        rows = run_update(accelerator, model, optimizer, scheduler, examples, advantages, settings,
-                          tokenizer.pad_token_id, step) if examples else []
+        rows = (
+            run_update(
+                accelerator,
+                model,
+                optimizer,
+                scheduler,
+                examples,
+                advantages,
+                settings,
+                tokenizer.pad_token_id,
+                step,
+            )
+            if examples
+            else []
+        )
         step += len(rows)
         history.extend({"update": updates_before + b, **row} for row in rows)
-        summaries.append({"update": updates_before + b, "completions": n_completions, "trained": len(examples),
-                          "tokens": int(sum(sum(e["completion_mask"]) for e in examples)), "partitions": stats})
+        summaries.append(
+            {
+                "update": updates_before + b,
+                "completions": n_completions,
+                "trained": len(examples),
+                "tokens": int(sum(sum(e["completion_mask"]) for e in examples)),
+                "partitions": stats,
+            }
+        )
     train_seconds = time.perf_counter() - train_started
     rng_states = accelerate.utils.gather_object([_rng_state()])
 
@@ -715,12 +864,19 @@ def update_on_recorded(
             torch.save(scheduler.state_dict(), staging / SCHEDULER_FILE)
             torch.save(list(rng_states), staging / RNG_FILE)
             carried = settings.to_record()
-            write_json(staging / STATE_FILE, {
-                "format": STATE_FORMAT, "base_model": str(base_model), "finetune": settings.finetune,
-                "step": step, "updates": updates_before + len(prepared),
-                "jobs": (int(state["jobs"]) if state else 0) + 1, "processes": world,
-                "settings": {key: carried[key] for key in CARRIED},
-            })
+            write_json(
+                staging / STATE_FILE,
+                {
+                    "format": STATE_FORMAT,
+                    "base_model": str(base_model),
+                    "finetune": settings.finetune,
+                    "step": step,
+                    "updates": updates_before + len(prepared),
+                    "jobs": (int(state["jobs"]) if state else 0) + 1,
+                    "processes": world,
+                    "settings": {key: carried[key] for key in CARRIED},
+                },
+            )
             record = {
                 "base_model": str(base_model),
                 "previous_state": None if previous is None else str(previous),
@@ -728,8 +884,13 @@ def update_on_recorded(
                 "estimator": settings.estimator,
                 "settings": settings.to_record(),
                 "resolved": resolved,
-                "activation_checkpointing": bool(getattr(unwrapped, "is_activation_checkpointing",
-                                                         getattr(unwrapped, "is_gradient_checkpointing", False))),
+                "activation_checkpointing": bool(
+                    getattr(
+                        unwrapped,
+                        "is_activation_checkpointing",
+                        getattr(unwrapped, "is_gradient_checkpointing", False),
+                    )
+                ),
                 "old_logprobs": OLD_LOGPROBS,
                 "clipping_acts": settings.clipping_acts,
                 "kl": None,
@@ -754,10 +915,16 @@ def update_on_recorded(
     return record
 
 
-def update_from_files(base_model: str | Path, updates: Sequence[Sequence[str | Path]],
-                      settings: RecordedUpdateSettings | Mapping[str, Any] | None, out_state: str | Path, *,
-                      previous_state: str | Path | None = None, device: str = "cpu",
-                      dtype: str = "float32") -> dict[str, Any]:
+def update_from_files(
+    base_model: str | Path,
+    updates: Sequence[Sequence[str | Path]],
+    settings: RecordedUpdateSettings | Mapping[str, Any] | None,
+    out_state: str | Path,
+    *,
+    previous_state: str | Path | None = None,
+    device: str = "cpu",
+    dtype: str = "float32",
+) -> dict[str, Any]:
     """:func:`update_on_recorded` on JSONL files: ``updates`` holds, per update, the rollout
     files whose records (concatenated in order) form its batch. Callable through
     ``selfplay.train.rl.launch`` (``"selfplay.train.rl.recorded:update_from_files"``)."""
@@ -771,19 +938,27 @@ def update_from_files(base_model: str | Path, updates: Sequence[Sequence[str | P
                 raise UserError(f"recorded update: rollout file {str(path)!r} does not exist")
             batch.extend(read_jsonl(path))
         batches.append(batch)
-    return update_on_recorded(base_model, batches, settings, out_state, previous_state=previous_state,
-                              device=device, dtype=dtype)
+    return update_on_recorded(
+        base_model, batches, settings, out_state, previous_state=previous_state, device=device, dtype=dtype
+    )
 
 
 # --------------------------------------------------------------------------- command line
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="One job of policy-gradient updates on recorded rollouts "
-                                             "(run it under `accelerate launch` for several processes).")
+    ap = argparse.ArgumentParser(
+        description="One job of policy-gradient updates on recorded rollouts "
+        "(run it under `accelerate launch` for several processes)."
+    )
     ap.add_argument("--base-model", required=True)
-    ap.add_argument("--update", action="append", required=True, metavar="JSONL[,JSONL...]",
-                    help="the rollout records of one update (repeat for several updates, in order)")
+    ap.add_argument(
+        "--update",
+        action="append",
+        required=True,
+        metavar="JSONL[,JSONL...]",
+        help="the rollout records of one update (repeat for several updates, in order)",
+    )
     ap.add_argument("--settings", help="a JSON file with the settings (module doc)")
     ap.add_argument("--previous-state")
     ap.add_argument("--out", required=True)
@@ -792,8 +967,15 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     settings = json.loads(Path(args.settings).read_text()) if args.settings else {}
     try:
-        update_from_files(args.base_model, [spec.split(",") for spec in args.update], settings, args.out,
-                          previous_state=args.previous_state, device=args.device, dtype=args.dtype)
+        update_from_files(
+            args.base_model,
+            [spec.split(",") for spec in args.update],
+            settings,
+            args.out,
+            previous_state=args.previous_state,
+            device=args.device,
+            dtype=args.dtype,
+        )
     except (UserError, TrainingSkipped) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -42,8 +42,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from ...errors import UserError
 from ..checkpoints import save_args
@@ -70,8 +71,13 @@ ROLLOUT_ENGINES = ("transformers", "vllm")
 VLLM_MODES = ("colocate", "server")
 # Settings that mean something only with rollout_engine "vllm", and the mode each needs
 # (None: either mode).
-VLLM_KEYS = {"vllm_mode": None, "vllm_gpu_memory_utilization": "colocate", "vllm_sleep_mode": "colocate",
-             "vllm_server_url": "server", "vllm_importance_sampling": None}
+VLLM_KEYS = {
+    "vllm_mode": None,
+    "vllm_gpu_memory_utilization": "colocate",
+    "vllm_sleep_mode": "colocate",
+    "vllm_server_url": "server",
+    "vllm_importance_sampling": None,
+}
 # KV cache of vLLM's CPU build when it generates GRPO's rollouts (GiB; a CPU run's rollouts are short).
 CPU_KV_CACHE_GIB = 1
 # The dtype a GRPO job keeps the policy's weights (and so its AdamW state) in. On a GPU TRL
@@ -95,8 +101,11 @@ class LoraSettings:
         _check_float_range("lora.dropout", self.dropout, 0.0, 0.9)
         modules = self.target_modules
         if modules != "all-linear":
-            if isinstance(modules, str) or not isinstance(modules, (list, tuple)) or not modules or not all(
-                isinstance(m, str) and m.strip() for m in modules
+            if (
+                isinstance(modules, str)
+                or not isinstance(modules, (list, tuple))
+                or not modules
+                or not all(isinstance(m, str) and m.strip() for m in modules)
             ):
                 _fail("lora.target_modules", modules, 'a non-empty list of module names, or "all-linear"')
             object.__setattr__(self, "target_modules", tuple(m.strip() for m in modules))
@@ -105,7 +114,7 @@ class LoraSettings:
         object.__setattr__(self, "dropout", float(self.dropout))
 
     @classmethod
-    def from_dict(cls, section: Any) -> "LoraSettings":
+    def from_dict(cls, section: Any) -> LoraSettings:
         if not isinstance(section, Mapping):
             _fail("lora", section, "a mapping with r, alpha, dropout, target_modules")
         _refuse_unknown("lora.", section, cls)
@@ -182,8 +191,16 @@ class GRPOSettings:
     vllm_importance_sampling: bool = True
 
     def __post_init__(self) -> None:
-        for key in ("group_size", "num_iterations", "steps_per_generation", "batch_size", "grad_accum", "epochs",
-                    "max_prompt_tokens", "max_completion_length"):
+        for key in (
+            "group_size",
+            "num_iterations",
+            "steps_per_generation",
+            "batch_size",
+            "grad_accum",
+            "epochs",
+            "max_prompt_tokens",
+            "max_completion_length",
+        ):
             object.__setattr__(self, key, _check_positive_int(key, getattr(self, key)))
         if self.group_size < 2:
             _fail("group_size", self.group_size, "an integer >= 2 (a group needs two rollouts to compare)")
@@ -212,8 +229,11 @@ class GRPOSettings:
         if not _is_int(self.seed) or not 0 <= self.seed < 2**32:
             _fail("seed", self.seed, "an integer in [0, 2**32)")
         object.__setattr__(self, "seed", int(self.seed))
-        object.__setattr__(self, "gradient_checkpointing",
-                           _check_tristate("gradient_checkpointing", self.gradient_checkpointing))
+        object.__setattr__(
+            self,
+            "gradient_checkpointing",
+            _check_tristate("gradient_checkpointing", self.gradient_checkpointing),
+        )
         object.__setattr__(self, "bf16", _check_tristate("bf16", self.bf16))
         if not _is_int(self.checkpoint_steps) or self.checkpoint_steps < 0:
             _fail("checkpoint_steps", self.checkpoint_steps, "an integer >= 0 (0: no checkpoints)")
@@ -221,10 +241,13 @@ class GRPOSettings:
         self._check_rollout_engine()
         generation_batch = self.batch_size * self.steps_per_generation
         if generation_batch % self.group_size:
-            _fail("batch_size", self.batch_size,
-                  f"batch_size x steps_per_generation ({self.batch_size} x {self.steps_per_generation} = "
-                  f"{generation_batch}) to be a multiple of group_size ({self.group_size}), so every generation "
-                  "holds whole groups")
+            _fail(
+                "batch_size",
+                self.batch_size,
+                f"batch_size x steps_per_generation ({self.batch_size} x {self.steps_per_generation} = "
+                f"{generation_batch}) to be a multiple of group_size ({self.group_size}), so every generation "
+                "holds whole groups",
+            )
 
     def _check_rollout_engine(self) -> None:
         self._check_choice("rollout_engine", ROLLOUT_ENGINES)
@@ -234,14 +257,23 @@ class GRPOSettings:
             if not isinstance(getattr(self, key), bool):
                 _fail(key, getattr(self, key), "true or false")
         url = self.vllm_server_url
-        if url is not None and (not isinstance(url, str) or not url.startswith(("http://", "https://"))
-                                or len(url.split("://", 1)[1].strip("/")) == 0):
+        if url is not None and (
+            not isinstance(url, str)
+            or not url.startswith(("http://", "https://"))
+            or len(url.split("://", 1)[1].strip("/")) == 0
+        ):
             _fail("vllm_server_url", url, "an http:// or https:// address of a `trl vllm-serve` server")
         if self.rollout_engine == "vllm" and self.vllm_mode == "server" and url is None:
-            _fail("vllm_server_url", url, "the address of the `trl vllm-serve` server when vllm_mode is \"server\"")
+            _fail(
+                "vllm_server_url",
+                url,
+                'the address of the `trl vllm-serve` server when vllm_mode is "server"',
+            )
 
     def _set_float(self, key: str, low: float, high: float | None, *, low_open: bool = False) -> None:
-        object.__setattr__(self, key, _check_float_range(key, getattr(self, key), low, high, low_open=low_open))
+        object.__setattr__(
+            self, key, _check_float_range(key, getattr(self, key), low, high, low_open=low_open)
+        )
 
     def _check_choice(self, key: str, choices: tuple[str, ...]) -> None:
         if getattr(self, key) not in choices:
@@ -291,7 +323,7 @@ class GRPOSettings:
     # ------------------------------------------------------------------ building
 
     @classmethod
-    def from_dict(cls, section: Mapping[str, Any] | None) -> "GRPOSettings":
+    def from_dict(cls, section: Mapping[str, Any] | None) -> GRPOSettings:
         """Merge ``section`` over the defaults; refuse unknown keys, bad values, and clip
         values set explicitly on a schedule where they cannot act."""
         section = section if section is not None else {}
@@ -300,20 +332,28 @@ class GRPOSettings:
             if key not in section:
                 continue
             if settings.rollout_engine != "vllm":
-                _fail(key, section[key], "no value unless rollout_engine is \"vllm\"")
+                _fail(key, section[key], 'no value unless rollout_engine is "vllm"')
             if mode is not None and settings.vllm_mode != mode:
-                _fail(key, section[key], f"no value unless vllm_mode is \"{mode}\"")
+                _fail(key, section[key], f'no value unless vllm_mode is "{mode}"')
         if settings.estimator != "grpo" and "scale_rewards" in section:
-            _fail("scale_rewards", section["scale_rewards"],
-                  "no value unless estimator is \"grpo\" (the task-relative estimator always whitens)")
+            _fail(
+                "scale_rewards",
+                section["scale_rewards"],
+                'no value unless estimator is "grpo" (the task-relative estimator always whitens)',
+            )
         if "checkpoint_steps" in section and settings.checkpoint_interval != settings.checkpoint_steps:
-            _fail("checkpoint_steps", settings.checkpoint_steps,
-                  f"a multiple of {settings.steps_per_checkpoint_cycle} (a checkpoint must fall where a generation "
-                  f"is used up: grad_accum={settings.grad_accum}, steps_per_generation={settings.steps_per_generation}, "
-                  f"num_iterations={settings.num_iterations})")
+            _fail(
+                "checkpoint_steps",
+                settings.checkpoint_steps,
+                f"a multiple of {settings.steps_per_checkpoint_cycle} (a checkpoint must fall where a generation "
+                f"is used up: grad_accum={settings.grad_accum}, steps_per_generation={settings.steps_per_generation}, "
+                f"num_iterations={settings.num_iterations})",
+            )
         if not settings.clipping_acts:
             if {"epsilon_low", "epsilon_high"} & set(section):
-                raise UserError(f"training setting 'epsilon_low'/'epsilon_high': {settings.clipping_message()}")
+                raise UserError(
+                    f"training setting 'epsilon_low'/'epsilon_high': {settings.clipping_message()}"
+                )
         return settings
 
     def to_record(self) -> dict[str, Any]:
@@ -337,7 +377,7 @@ def settings_with_lora(cls: type, section: Mapping[str, Any], what: str):
     values = dict(section)
     if "lora" in values:
         if values.get("finetune", cls.finetune) == "full":
-            _fail("lora", values["lora"], "no LoRA settings unless finetune is \"lora\"")
+            _fail("lora", values["lora"], 'no LoRA settings unless finetune is "lora"')
         values["lora"] = LoraSettings.from_dict(values["lora"])
     return cls(**values)
 
@@ -363,8 +403,9 @@ def _refuse_unknown(prefix: str, section: Mapping[str, Any], cls: type) -> None:
         )
 
 
-def grpo_config_kwargs(settings: GRPOSettings, *, output_dir: str, use_cpu: bool, bf16: bool,
-                       gradient_checkpointing: bool) -> dict[str, Any]:
+def grpo_config_kwargs(
+    settings: GRPOSettings, *, output_dir: str, use_cpu: bool, bf16: bool, gradient_checkpointing: bool
+) -> dict[str, Any]:
     """Keyword arguments for ``trl.GRPOConfig`` (names checked against trl 1.16).
 
     ``bf16`` and ``gradient_checkpointing`` are the resolved (machine-dependent) values.
