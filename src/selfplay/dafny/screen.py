@@ -67,10 +67,10 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
 
-from ..errors import UserError
+from ..specverify import problems as shared
+from ..specverify.problems import Problem, ScreenResult
 from .source import (
     FUNCTION_KINDS,
     MAX_SOURCE_CHARS,
@@ -194,66 +194,10 @@ _STATEMENT_WORDS = frozenset(
 _SCAN_BUDGET = 500_000
 
 
-@dataclass(frozen=True)
-class Problem:
-    """One reason to refuse: ``code`` (a key of :data:`REASONS`), a human ``detail`` and
-    the 1-based ``line`` it was found on (None when it concerns the whole text)."""
+class _Problems(shared.Problems):
+    """Problems of a Dafny text (codes of :data:`REASONS`)."""
 
-    code: str
-    detail: str
-    line: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-class _Problems:
-    """Problems in the order found; the same code on the same line is kept once."""
-
-    def __init__(self) -> None:
-        self.items: list[Problem] = []
-        self._seen: set[tuple[str, int | None]] = set()
-
-    def add(self, code: str, detail: str, line: int | None = None) -> None:
-        assert code in REASONS, code
-        if (code, line) not in self._seen:
-            self._seen.add((code, line))
-            self.items.append(Problem(code, detail, line))
-
-    def sorted(self) -> list[Problem]:
-        """The problems by line (whole-text ones first), in the order found within a line."""
-        return sorted(self.items, key=lambda p: p.line or 0)
-
-    def codes(self) -> list[str]:
-        """The distinct codes, in the order of :meth:`sorted`."""
-        return list(dict.fromkeys(p.code for p in self.sorted()))
-
-
-@dataclass(frozen=True)
-class ScreenResult:
-    """The screen's verdict: ``ok`` when nothing was found; ``reasons`` the distinct codes;
-    ``problems`` every finding with its detail and line, ordered by line (findings about
-    the whole text first); ``reasons`` follow the same order."""
-
-    ok: bool
-    reasons: list[str]
-    problems: list[Problem] = field(default_factory=list)
-
-    def summary(self) -> str:
-        """One line: ``accepted`` or ``refused: code (line N: detail); ...``."""
-        if self.ok:
-            return "accepted"
-        parts = [
-            f"{p.code} ({'line ' + str(p.line) + ': ' if p.line else ''}{p.detail})" for p in self.problems
-        ]
-        return "refused: " + "; ".join(parts)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "reasons": list(self.reasons),
-            "problems": [p.to_dict() for p in self.problems],
-        }
+    reasons = REASONS
 
 
 @dataclass(frozen=True)
@@ -271,16 +215,8 @@ class Spec:
         return self.target.name
 
 
-class SpecError(UserError):
-    """A text that is not a usable spec; ``reasons`` holds the codes, ``problems`` the details."""
-
-    def __init__(self, problems: list[Problem]) -> None:
-        self.problems = problems
-        self.reasons = list(dict.fromkeys(p.code for p in problems))
-        first = problems[0]
-        where = f"line {first.line}: " if first.line else ""
-        more = f" (and {len(problems) - 1} more: {', '.join(self.reasons[1:])})" if len(problems) > 1 else ""
-        super().__init__(f"not a valid spec: {first.code}: {where}{first.detail}{more}")
+class SpecError(shared.SpecError):
+    """A text that is not a usable Dafny spec (one line naming every reason)."""
 
 
 # --------------------------------------------------------------------------- shared checks

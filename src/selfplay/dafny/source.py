@@ -66,6 +66,10 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import UserError
+from ..specverify.brackets import CLOSE as _CLOSE
+from ..specverify.brackets import OPEN as _OPEN
+from ..specverify.brackets import bracket_partners, syntax_error
+from ..specverify.lexing import CODE_BLANKS, Segment, blank, block_comment_end, is_odd, line_of, longest_first
 
 MAX_SOURCE_CHARS = 100_000
 """Longer texts are refused by the callers before they are lexed (model answers are a
@@ -206,7 +210,7 @@ _LINE_ENDS = "\n\r\x0b\x0c\x85\u2028\u2029"
 _CHAR_LITERAL_RE = re.compile(r"'(?:[^'\\\r\n]|\\(?:u[0-9A-Fa-f]{4}|['\"\\0nrt]))'")
 _IDENT_RE = re.compile(r"[A-Za-z0-9_?']+")
 _NUMBER_RE = re.compile(r"0x[0-9A-Fa-f_]+|[0-9][0-9_]*(?:\.[0-9][0-9_]*)?")
-_OPERATORS = sorted(
+_OPERATORS = longest_first(
     [
         "<==>",
         "==>",
@@ -226,12 +230,8 @@ _OPERATORS = sorted(
         "->",
         "~>",
         "!!",
-    ],
-    key=len,
-    reverse=True,
+    ]
 )
-_OPEN = {"(": ")", "[": "]", "{": "}"}
-_CLOSE = {v: k for k, v in _OPEN.items()}
 
 
 class DafnySyntaxError(UserError):
@@ -239,15 +239,6 @@ class DafnySyntaxError(UserError):
 
 
 # --------------------------------------------------------------------------- lexing
-
-
-@dataclass(frozen=True)
-class Segment:
-    """``text[start:end]`` is one ``kind`` of thing: ``code``, ``comment``, ``string`` or ``char``."""
-
-    kind: str
-    start: int
-    end: int
 
 
 @dataclass(frozen=True)
@@ -299,12 +290,12 @@ class Lexed:
             if seg.kind == "code":
                 out.append(piece)
             elif seg.kind == "comment":
-                out.append(re.sub(r"[^\n]", " ", piece))
+                out.append(blank(piece))
             else:  # keep the delimiters, blank the contents
                 head = 2 if piece.startswith('@"') else 1
                 closed = len(piece) > head and piece[-1] == piece[head - 1]
                 inner = piece[head:-1] if closed else piece[head:]
-                out.append(piece[:head] + re.sub(r"[^\n]", " ", inner) + (piece[-1] if closed else ""))
+                out.append(piece[:head] + blank(inner) + (piece[-1] if closed else ""))
         return "".join(out)
 
     def line_of(self, offset: int) -> int:
@@ -317,29 +308,6 @@ class Lexed:
         for attr in self.attributes:
             skip.update(range(attr.first_token, attr.last_token + 1))
         return [tok for k, tok in enumerate(self.tokens) if k not in skip]
-
-
-def line_of(text: str, offset: int) -> int:
-    """The 1-based line of ``text[offset]``."""
-    return text.count("\n", 0, max(0, offset)) + 1
-
-
-def _block_comment_end(text: str, i: int) -> int | None:
-    """Where the nested ``/*`` comment opened at ``i`` ends (None: never closed)."""
-    depth = 0
-    n = len(text)
-    while i < n:
-        if text.startswith("/*", i):
-            depth += 1
-            i += 2
-        elif text.startswith("*/", i):
-            depth -= 1
-            i += 2
-            if depth == 0:
-                return i
-        else:
-            i += 1
-    return None
 
 
 def _string_end(text: str, i: int) -> int | None:
@@ -375,10 +343,6 @@ def _verbatim_end(text: str, i: int) -> int | None:
     return None
 
 
-def _is_odd(c: str) -> bool:
-    return not (" " <= c <= "~" or c in "\t\n\r")
-
-
 def lex(text: str) -> Lexed:
     """Cut ``text`` into segments and code tokens (never raises; see :class:`Lexed`)."""
     n = len(text)
@@ -395,7 +359,7 @@ def lex(text: str) -> Lexed:
 
     while i < n:
         c = text[i]
-        if c in " \t\n\r":
+        if c in CODE_BLANKS:
             i += 1
             continue
         if text.startswith("//", i):
@@ -407,7 +371,7 @@ def lex(text: str) -> Lexed:
             code_start = i = j
             continue
         if text.startswith("/*", i):
-            end = _block_comment_end(text, i)
+            end = block_comment_end(text, i)
             if end is None:
                 unterminated, end = "block_comment", n
             close_code(i)
@@ -452,7 +416,7 @@ def lex(text: str) -> Lexed:
                 i += len(op)
                 break
         else:
-            if _is_odd(c):
+            if is_odd(c):
                 odd.append(i)
             tokens.append(Token("op", c, i, i + 1))
             i += 1
@@ -643,31 +607,15 @@ class Program:
 
 
 def _fail(text: str, offset: int, message: str) -> DafnySyntaxError:
-    return DafnySyntaxError(f"line {line_of(text, offset)}: {message}")
+    return syntax_error(DafnySyntaxError, text, offset, message)
 
 
 def _bracket_partners(text: str, toks: list[Token]) -> list[int]:
     """For each bracket token the index of its partner (-1 for other tokens); raises on
-    an unbalanced or mismatched bracket."""
-    partner = [-1] * len(toks)
-    stack: list[int] = []
-    for k, tok in enumerate(toks):
-        if tok.text in _OPEN:
-            stack.append(k)
-        elif tok.text in _CLOSE:
-            if not stack:
-                raise _fail(text, tok.start, f"unmatched '{tok.text}'")
-            opener = stack.pop()
-            if toks[opener].text != _CLOSE[tok.text]:
-                raise _fail(
-                    text,
-                    tok.start,
-                    f"'{tok.text}' closes '{toks[opener].text}' opened on line "
-                    f"{line_of(text, toks[opener].start)}",
-                )
-            partner[opener], partner[k] = k, opener
-    if stack:
-        tok = toks[stack[-1]]
+    an unbalanced or mismatched bracket (every bracket must be closed)."""
+    partner, still_open = bracket_partners(text, toks, DafnySyntaxError)
+    if still_open:
+        tok = toks[still_open[-1]]
         raise _fail(text, tok.start, f"'{tok.text}' is never closed")
     return partner
 

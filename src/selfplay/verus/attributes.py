@@ -18,9 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..specverify.brackets import OPEN as _OPEN
 from .lexer import Token
-
-_OPEN = {"(": ")", "[": "]", "{": "}"}
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..errors import UserError
+from ..specverify.brackets import CLOSE as _CLOSE
+from ..specverify.brackets import OPEN as _OPEN
+from ..specverify.brackets import bracket_partners, syntax_error
 from .attributes import Attribute, find_attributes
 from .lexer import Lexed, Token, lex, line_of
 
@@ -140,9 +143,6 @@ WORD_OPERATORS = frozenset(
         "as",
     }
 )
-
-_OPEN = {"(": ")", "[": "]", "{": "}"}
-_CLOSE = {v: k for k, v in _OPEN.items()}
 
 
 class VerusSyntaxError(UserError):
@@ -259,27 +259,13 @@ class Program:
 
 
 def _fail(text: str, offset: int, message: str) -> VerusSyntaxError:
-    return VerusSyntaxError(f"line {line_of(text, offset)}: {message}")
+    return syntax_error(VerusSyntaxError, text, offset, message)
 
 
 def _partners(text: str, toks: tuple[Token, ...], open_end: bool) -> list[int]:
-    partner = [-1] * len(toks)
-    stack: list[int] = []
-    for k, tok in enumerate(toks):
-        if tok.text in _OPEN:
-            stack.append(k)
-        elif tok.text in _CLOSE:
-            if not stack:
-                raise _fail(text, tok.start, f"unmatched '{tok.text}'")
-            opener = stack.pop()
-            if toks[opener].text != _CLOSE[tok.text]:
-                raise _fail(
-                    text,
-                    tok.start,
-                    f"'{tok.text}' closes '{toks[opener].text}' opened on line "
-                    f"{line_of(text, toks[opener].start)}",
-                )
-            partner[opener], partner[k] = k, opener
+    """Matching brackets; with ``open_end`` a last ``{`` or a ``verus! {`` may stay open
+    (its partner is then one past the last token)."""
+    partner, stack = bracket_partners(text, toks, VerusSyntaxError)
     for opener in stack:
         tok = toks[opener]
         last = opener == len(toks) - 1

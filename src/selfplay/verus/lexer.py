@@ -33,13 +33,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..specverify.lexing import CODE_BLANKS, Segment, blank, block_comment_end, is_odd, line_of, longest_first
+
+__all__ = ["SEGMENT_KINDS", "TOKEN_KINDS", "Lexed", "Segment", "Token", "lex", "line_of"]
+
 SEGMENT_KINDS = ("code", "comment", "string", "char")
 TOKEN_KINDS = ("ident", "lifetime", "number", "string", "char", "op")
 
 # Multi-character operators, longest first. Verus adds ==>, <==, <==>, =~=, !~=,
 # =~~=, !~~=, and the prefix forms &&& and ||| (which must not be read as || and |:
 # a lone | may open a closure's or quantifier's parameter list).
-_OPERATORS = sorted(
+_OPERATORS = longest_first(
     [
         "<==>",
         "==>",
@@ -74,9 +78,7 @@ _OPERATORS = sorted(
         "<<",
         ">>",
         "..",
-    ],
-    key=len,
-    reverse=True,
+    ]
 )
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _RAW_IDENT_RE = re.compile(r"r#([A-Za-z_][A-Za-z0-9_]*)")
@@ -87,16 +89,6 @@ _NUMBER_RE = re.compile(
 _SUFFIX_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _STRING_START_RE = re.compile(r'(?:b|c)?"')
 _RAW_STRING_START_RE = re.compile(r'(?:b|c)?r(#*)"')
-_BLANKS = " \t\n\r"
-
-
-@dataclass(frozen=True)
-class Segment:
-    """``text[start:end]`` is one ``kind`` of thing (see :data:`SEGMENT_KINDS`)."""
-
-    kind: str
-    start: int
-    end: int
 
 
 @dataclass(frozen=True)
@@ -140,30 +132,8 @@ class Lexed:
             if seg.kind == "code":
                 out.append(piece)
             else:
-                out.append(re.sub(r"[^\n]", " ", piece))
+                out.append(blank(piece))
         return "".join(out)
-
-
-def line_of(text: str, offset: int) -> int:
-    """The 1-based line of ``text[offset]``."""
-    return text.count("\n", 0, max(0, offset)) + 1
-
-
-def _block_comment_end(text: str, i: int) -> int | None:
-    depth = 0
-    n = len(text)
-    while i < n:
-        if text.startswith("/*", i):
-            depth += 1
-            i += 2
-        elif text.startswith("*/", i):
-            depth -= 1
-            i += 2
-            if depth == 0:
-                return i
-        else:
-            i += 1
-    return None
 
 
 def _string_end(text: str, quote: int) -> int | None:
@@ -209,10 +179,6 @@ def _char_literal_end(text: str, i: int) -> int | None:
     return None
 
 
-def _is_odd(c: str) -> bool:
-    return not (" " <= c <= "~" or c in "\t\n\r")
-
-
 def lex(text: str) -> Lexed:
     """Cut ``text`` into segments and code tokens (never raises; see :class:`Lexed`)."""
     n = len(text)
@@ -240,7 +206,7 @@ def lex(text: str) -> Lexed:
 
     while i < n:
         c = text[i]
-        if c in _BLANKS:
+        if c in CODE_BLANKS:
             i += 1
             continue
         if text.startswith("//", i):
@@ -251,7 +217,7 @@ def lex(text: str) -> Lexed:
             code_start = i = j
             continue
         if text.startswith("/*", i):
-            end = _block_comment_end(text, i)
+            end = block_comment_end(text, i)
             if end is None:
                 unterminated, end = "block_comment", n
             close_code(i)
@@ -311,7 +277,7 @@ def lex(text: str) -> Lexed:
                 i += len(op)
                 break
         else:
-            if _is_odd(c):
+            if is_odd(c):
                 odd.append(i)
             tokens.append(Token("op", c, i, i + 1, c))
             i += 1

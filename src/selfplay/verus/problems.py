@@ -1,13 +1,13 @@
-"""Reasons to refuse a Verus spec or solution: every code with its meaning, and the
-records that carry them (the same shapes as the Dafny screen's)."""
+"""Reasons to refuse a Verus spec or solution: every code with its meaning. The records
+that carry them are the shared front-end's (:mod:`selfplay.specverify.problems`)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
-
-from ..errors import UserError
+from ..specverify import problems as shared
+from ..specverify.problems import Problem, ScreenResult
 from .declarations import MAX_SOURCE_CHARS
+
+__all__ = ["REASONS", "Problem", "Problems", "ScreenResult", "SpecError"]
 
 REASONS: dict[str, str] = {
     # reading
@@ -52,78 +52,13 @@ REASONS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class Problem:
-    """One reason to refuse: ``code`` (a key of :data:`REASONS`), a human ``detail``, and
-    the 1-based ``line`` it was found on (None when it concerns the whole text)."""
+class Problems(shared.Problems):
+    """Problems of a Verus text (codes of :data:`REASONS`)."""
 
-    code: str
-    detail: str
-    line: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    reasons = REASONS
 
 
-class Problems:
-    """Problems in the order found; the same code on the same line is kept once."""
+class SpecError(shared.SpecError):
+    """A text that is not a usable Verus spec (one line naming every reason)."""
 
-    def __init__(self) -> None:
-        self.items: list[Problem] = []
-        self._seen: set[tuple[str, int | None]] = set()
-
-    def add(self, code: str, detail: str, line: int | None = None) -> None:
-        assert code in REASONS, code
-        if (code, line) not in self._seen:
-            self._seen.add((code, line))
-            self.items.append(Problem(code, detail, line))
-
-    def drop(self, code: str, lines: set[int | None]) -> None:
-        """Forget the problems with this code on these lines."""
-        self.items = [p for p in self.items if not (p.code == code and p.line in lines)]
-        self._seen = {(p.code, p.line) for p in self.items}
-
-    def sorted(self) -> list[Problem]:
-        """By line (whole-text problems first), in the order found within a line."""
-        return sorted(self.items, key=lambda p: p.line or 0)
-
-    def codes(self) -> list[str]:
-        return list(dict.fromkeys(p.code for p in self.sorted()))
-
-
-@dataclass(frozen=True)
-class ScreenResult:
-    """The screen's verdict: ``ok`` when nothing was found; ``reasons`` the distinct
-    codes; ``problems`` every finding, ordered by line (whole-text ones first)."""
-
-    ok: bool
-    reasons: list[str]
-    problems: list[Problem] = field(default_factory=list)
-
-    def summary(self) -> str:
-        """One line: ``accepted`` or ``refused: code (line N: detail); ...``."""
-        if self.ok:
-            return "accepted"
-        parts = [
-            f"{p.code} ({'line ' + str(p.line) + ': ' if p.line else ''}{p.detail})" for p in self.problems
-        ]
-        return "refused: " + "; ".join(parts)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "reasons": list(self.reasons),
-            "problems": [p.to_dict() for p in self.problems],
-        }
-
-
-class SpecError(UserError):
-    """A text that is not a usable spec; ``reasons`` holds the codes, ``problems`` the details."""
-
-    def __init__(self, problems: list[Problem]) -> None:
-        self.problems = problems
-        self.reasons = list(dict.fromkeys(p.code for p in problems))
-        first = problems[0]
-        where = f"line {first.line}: " if first.line else ""
-        more = f" (and {len(problems) - 1} more: {', '.join(self.reasons[1:])})" if len(problems) > 1 else ""
-        super().__init__(f"not a valid Verus spec: {first.code}: {where}{first.detail}{more}")
+    language = "Verus "
