@@ -66,10 +66,10 @@ implementation verified (the summary counts alone cannot tell).
 from __future__ import annotations
 
 import bisect
-import re
 from dataclasses import dataclass, field
 
 from ..specverify import problems as shared
+from ..specverify import screen as front
 from ..specverify.problems import Problem, ScreenResult
 from .source import (
     FUNCTION_KINDS,
@@ -224,26 +224,16 @@ class SpecError(shared.SpecError):
 
 def _read(text: str, problems: _Problems) -> tuple[Lexed | None, Program | None]:
     """Lex and parse, recording why not; the lexing is returned whenever there is one."""
-    if len(text) > MAX_SOURCE_CHARS:
-        problems.add("too_large", f"{len(text)} characters")
-        return None, None
-    lexed = lex(text)
-    if not lexed.tokens and lexed.unterminated is None:
-        problems.add("empty", "no code")
-        return lexed, None
-    try:
-        return lexed, parse(text)
-    except DafnySyntaxError as exc:
-        problems.add("syntax", str(exc))
-        return lexed, None
+    return front.read_source(
+        text, problems, max_chars=MAX_SOURCE_CHARS, lex=lex, parse=parse, syntax_error=DafnySyntaxError
+    )
 
 
 def _escape_hatches(lexed: Lexed, program: Program | None, problems: _Problems) -> None:
     """Words, attributes and odd characters anywhere in the code; bodiless declarations,
     loops and forall statements where the text could be parsed."""
     text = lexed.text
-    for offset in lexed.odd_chars[:20]:
-        problems.add("odd_character", f"character {ascii(text[offset])} in code", line_of(text, offset))
+    front.report_odd_characters(lexed, problems)
     toks = program.tokens if program is not None else tuple(lexed.structure_tokens())
     for tok in lexed.tokens:
         if tok.kind == "ident" and tok.text in _KEYWORD_CODES:
@@ -369,8 +359,7 @@ def _has_body(program: Program, k: int, budget: list[int]) -> bool | None:
 def inspect_spec(text: str) -> tuple[Spec | None, list[Problem]]:
     """Read a spec: the Spec (None when refused) and every problem found."""
     problems = _Problems()
-    if not isinstance(text, str):
-        problems.add("syntax", f"a spec must be text, not {type(text).__name__}")
+    if front.refuse_non_text(text, "spec", problems):
         return None, problems.items
     lexed, program = _read(text, problems)
     if lexed is not None:
@@ -382,13 +371,7 @@ def inspect_spec(text: str) -> tuple[Spec | None, list[Problem]]:
     names: dict[str, int] = {}
     for decl in program.declarations:
         if decl.name is not None:
-            if decl.name in names:
-                problems.add(
-                    "duplicate_name",
-                    f"'{decl.name}' is declared on lines {names[decl.name]} and {decl.line}",
-                    decl.line,
-                )
-            names.setdefault(decl.name, decl.line)
+            front.note_name(names, decl, problems)
         if decl.kind in _NOT_ALLOWED_KINDS:
             problems.add(_NOT_ALLOWED_KINDS[decl.kind], f"{decl.kind} {decl.name or ''}".strip(), decl.line)
             continue
@@ -435,10 +418,7 @@ def inspect_spec(text: str) -> tuple[Spec | None, list[Problem]]:
 def parse_spec(text: str) -> Spec:
     """The :class:`Spec` in ``text``; raises :class:`SpecError` (a one-line UserError
     that carries every reason) when it is not one."""
-    spec, problems = inspect_spec(text)
-    if spec is None:
-        raise SpecError(problems or [Problem("syntax", "not a spec")])
-    return spec
+    return front.spec_or_raise(inspect_spec(text), SpecError)
 
 
 # --------------------------------------------------------------------------- solutions
@@ -447,12 +427,12 @@ def parse_spec(text: str) -> Spec:
 def screen_solution(spec: Spec | str, solution_text: str) -> ScreenResult:
     """Screen a solution of ``spec`` (a Spec, or spec text, which must parse) before
     verification; see the module docstring for what is refused."""
-    if isinstance(spec, str):
-        spec = parse_spec(spec)
-    problems = _Problems()
-    if not isinstance(solution_text, str):
-        problems.add("syntax", f"a solution must be text, not {type(solution_text).__name__}")
-        return ScreenResult(False, problems.codes(), problems.sorted())
+    return front.screen(
+        spec, solution_text, parse_spec=parse_spec, problems=_Problems(), check=_check_solution
+    )
+
+
+def _check_solution(spec: Spec, solution_text: str, problems: _Problems) -> None:
     lexed, program = _read(solution_text, problems)
     if lexed is not None:
         _escape_hatches(lexed, program, problems)
@@ -462,41 +442,13 @@ def screen_solution(spec: Spec | str, solution_text: str) -> ScreenResult:
                 problems.add(
                     _NOT_ALLOWED_KINDS[decl.kind], f"{decl.kind} {decl.name or ''}".strip(), decl.line
                 )
-        _spec_part(spec, program, problems)
-    return ScreenResult(not problems.items, problems.codes(), problems.sorted())
-
-
-def _spec_part(spec: Spec, program: Program, problems: _Problems) -> None:
-    """Is every spec declaration, and the target's header, in the solution byte for byte?"""
-    for helper in spec.helpers:
-        assert helper.name is not None
-        same = program.named(helper.name)
-        verbatim = [d for d in same if d.kind == helper.kind and d.text == helper.text]
-        if not same:
-            problems.add("spec_decl_missing", f"{helper.kind} {helper.name} is missing")
-        elif not verbatim:
-            problems.add(
-                "spec_decl_changed", f"{helper.kind} {helper.name} differs from the spec's", same[0].line
-            )
-        elif len(same) > 1:
-            extra = next(d for d in same if d is not verbatim[0])
-            problems.add("redefines_spec_decl", f"'{helper.name}' is declared again", extra.line)
-    target = spec.target
-    same = program.named(spec.target_name)
-    if not same:
-        problems.add("target_missing", f"no declaration named {spec.target_name}")
-        return
-    exact = [d for d in same if d.header == target.header]
-    if not exact:
-        problems.add("target_header_changed", _header_difference(target, same[0]), same[0].line)
-    elif len(same) > 1:
-        extra = next(d for d in same if d is not exact[0])
-        problems.add("redefines_spec_decl", f"'{spec.target_name}' is declared again", extra.line)
-
-
-def _normal(text: str) -> str:
-    """Code with comments blanked and runs of blanks collapsed (for describing changes)."""
-    return re.sub(r"\s+", " ", lex(text).masked()).strip()
+        front.compare_spec_part(
+            spec,
+            program.named,
+            problems,
+            target_missing=f"no declaration named {spec.target_name}",
+            header_difference=_header_difference,
+        )
 
 
 def _header_difference(spec_decl: Declaration, decl: Declaration) -> str:
@@ -506,23 +458,4 @@ def _header_difference(spec_decl: Declaration, decl: Declaration) -> str:
         want = " ".join(spec_decl.modifiers + (spec_decl.kind,))
         return f"declared as '{got}', the spec says '{want}'"
 
-    def signature(d: Declaration) -> str:
-        cut = d.clauses[0].start - d.start if d.clauses else len(d.header)
-        return _normal(d.header[:cut])
-
-    if signature(decl) != signature(spec_decl):
-        return f"signature changed: '{signature(decl)[:80]}' instead of '{signature(spec_decl)[:80]}'"
-    want = [(c.keyword, _normal(c.expression)) for c in spec_decl.clauses]
-    got = [(c.keyword, _normal(c.expression)) for c in decl.clauses]
-    added = [c for c in got if c not in want]
-    removed = [c for c in want if c not in got]
-    if added or removed:
-        parts = []
-        if removed:
-            parts.append("removed " + ", ".join(f"{k} {e[:60]}" for k, e in removed))
-        if added:
-            parts.append("added " + ", ".join(f"{k} {e[:60]}" for k, e in added))
-        return "clauses changed: " + "; ".join(parts)
-    if got != want:
-        return "clauses reordered"
-    return "blanks or comments inside the header differ (it must be copied byte for byte)"
+    return front.clause_difference(spec_decl, decl, lex)

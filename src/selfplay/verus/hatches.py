@@ -78,6 +78,7 @@ and the same constructs in a spec or an answer are refused.
 
 from __future__ import annotations
 
+from ..specverify.screen import report_odd_characters
 from .declarations import Program
 from .lexer import Lexed, line_of
 from .problems import Problems
@@ -182,8 +183,7 @@ def find_escape_hatches(lexed: Lexed, program: Program | None, problems: Problem
     anywhere (also when the text could not be read as items), and, when it could,
     bodiless functions, refused item kinds and reserved names."""
     text = lexed.text
-    for offset in lexed.odd_chars[:20]:
-        problems.add("odd_character", f"character {ascii(text[offset])} in code", line_of(text, offset))
+    report_odd_characters(lexed, problems)
     toks = lexed.tokens
     for k, tok in enumerate(toks):
         word = tok.word

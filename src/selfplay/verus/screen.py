@@ -36,8 +36,7 @@ Verus user), and it does not check that the answer compiles: Verus does.
 
 from __future__ import annotations
 
-import re
-
+from ..specverify import screen as front
 from .declarations import Declaration, Program
 from .lexer import lex
 from .problems import Problems, ScreenResult
@@ -47,19 +46,18 @@ from .spec import Spec, outside_items, parse_spec, read
 def screen_solution(spec: Spec | str, solution_text: str) -> ScreenResult:
     """Screen a solution of ``spec`` (a Spec, or spec text, which must be a valid spec);
     see the module docstring for what is refused."""
-    if isinstance(spec, str):
-        spec = parse_spec(spec)
-    problems = Problems()
-    if not isinstance(solution_text, str):
-        problems.add("syntax", f"a solution must be text, not {type(solution_text).__name__}")
-        return ScreenResult(False, problems.codes(), problems.sorted())
+    return front.screen(
+        spec, solution_text, parse_spec=parse_spec, problems=Problems(), check=_check_solution
+    )
+
+
+def _check_solution(spec: Spec, solution_text: str, problems: Problems) -> None:
     program = read(solution_text, problems, open_end=False)
     if program is not None:
         if not program.blocks:
             problems.add("no_verus_block", "no verus! { ... } block")
         outside_items(program, problems)
         spec_part(spec, program, problems)
-    return ScreenResult(not problems.items, problems.codes(), problems.sorted())
 
 
 def extract_spec_part(spec: Spec | str, solution_text: str) -> dict[str, str] | None:
@@ -76,40 +74,14 @@ def spec_part(spec: Spec, program: Program, problems: Problems) -> dict[str, str
     """Compare the solution's copy of the spec with the spec; record every difference
     and return what was found: declaration name -> its text in the solution (for the
     target, its header)."""
-    found: dict[str, str] = {}
-    for helper in spec.helpers:
-        assert helper.name is not None
-        same = program.named(helper.name, "verus")
-        verbatim = [d for d in same if d.kind == helper.kind and d.text == helper.text]
-        if not same:
-            problems.add("spec_decl_missing", f"{helper.kind} {helper.name} is missing")
-        elif not verbatim:
-            problems.add(
-                "spec_decl_changed", f"{helper.kind} {helper.name} differs from the spec's", same[0].line
-            )
-        elif len(same) > 1:
-            extra = next(d for d in same if d is not verbatim[0])
-            problems.add("redefines_spec_decl", f"'{helper.name}' is declared again", extra.line)
-        if same:
-            found[helper.name] = (verbatim or same)[0].text
-    target = spec.target
-    same = program.named(spec.target_name, "verus")
-    if not same:
-        problems.add("target_missing", f"no fn named {spec.target_name} inside verus! {{ }}")
-        return found
-    exact = [d for d in same if d.kind == "fn" and d.header == target.header]
-    if not exact:
-        problems.add("target_header_changed", header_difference(target, same[0]), same[0].line)
-    elif len(same) > 1:
-        extra = next(d for d in same if d is not exact[0])
-        problems.add("redefines_spec_decl", f"'{spec.target_name}' is declared again", extra.line)
-    found[spec.target_name] = (exact or same)[0].header
-    return found
-
-
-def _normal(text: str) -> str:
-    """Code with comments and literals blanked and runs of blanks collapsed."""
-    return re.sub(r"\s+", " ", lex(text).masked()).strip()
+    return front.compare_spec_part(
+        spec,
+        lambda name: program.named(name, "verus"),
+        problems,
+        target_missing=f"no fn named {spec.target_name} inside verus! {{ }}",
+        header_difference=header_difference,
+        target_like=lambda decl: decl.kind == "fn",
+    )
 
 
 def header_difference(spec_decl: Declaration, decl: Declaration) -> str:
@@ -121,23 +93,4 @@ def header_difference(spec_decl: Declaration, decl: Declaration) -> str:
         want = " ".join((*spec_decl.qualifiers, "fn"))
         return f"declared as '{got}', the spec says '{want}'"
 
-    def signature(d: Declaration) -> str:
-        cut = d.clauses[0].start - d.start if d.clauses else len(d.header)
-        return _normal(d.header[:cut])
-
-    if signature(decl) != signature(spec_decl):
-        return f"signature changed: '{signature(decl)[:80]}' instead of '{signature(spec_decl)[:80]}'"
-    want = [(c.keyword, _normal(c.expression)) for c in spec_decl.clauses]
-    got = [(c.keyword, _normal(c.expression)) for c in decl.clauses]
-    added = [c for c in got if c not in want]
-    removed = [c for c in want if c not in got]
-    if added or removed:
-        parts = []
-        if removed:
-            parts.append("removed " + ", ".join(f"{k} {e[:60]}" for k, e in removed))
-        if added:
-            parts.append("added " + ", ".join(f"{k} {e[:60]}" for k, e in added))
-        return "clauses changed: " + "; ".join(parts)
-    if got != want:
-        return "clauses reordered"
-    return "blanks or comments inside the header differ (it must be copied byte for byte)"
+    return front.clause_difference(spec_decl, decl, lex)

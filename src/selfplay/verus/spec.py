@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..specverify import screen as front
 from .declarations import MAX_SOURCE_CHARS, Declaration, Program, VerusSyntaxError, parse
 from .hatches import find_escape_hatches
 from .lexer import lex
@@ -65,20 +66,16 @@ class Spec:
 
 def read(text: str, problems: Problems, *, open_end: bool) -> Program | None:
     """Lex, screen and parse ``text``, recording why not; the Program when it parses."""
-    if len(text) > MAX_SOURCE_CHARS:
-        problems.add("too_large", f"{len(text)} characters")
-        return None
-    lexed = lex(text)
-    if not lexed.tokens and lexed.unterminated is None:
-        problems.add("empty", "no code")
-        return None
-    program: Program | None
-    try:
-        program = parse(text, open_end=open_end)
-    except VerusSyntaxError as exc:
-        problems.add("syntax", str(exc))
-        program = None
-    find_escape_hatches(lexed, program, problems)
+    lexed, program = front.read_source(
+        text,
+        problems,
+        max_chars=MAX_SOURCE_CHARS,
+        lex=lex,
+        parse=lambda t: parse(t, open_end=open_end),
+        syntax_error=VerusSyntaxError,
+    )
+    if lexed is not None:  # (a text without code has no escape hatch to find)
+        find_escape_hatches(lexed, program, problems)
     return program
 
 
@@ -100,8 +97,7 @@ def outside_items(program: Program, problems: Problems) -> None:
 def inspect_spec(text: str) -> tuple[Spec | None, list[Problem]]:
     """Read a spec: the Spec (None when refused) and every problem found."""
     problems = Problems()
-    if not isinstance(text, str):
-        problems.add("syntax", f"a spec must be text, not {type(text).__name__}")
+    if front.refuse_non_text(text, "spec", problems):
         return None, problems.items
     program = read(text, problems, open_end=True)
     if program is None:
@@ -117,13 +113,7 @@ def inspect_spec(text: str) -> tuple[Spec | None, list[Problem]]:
     bodiless_ok: set[int | None] = set()
     for decl in inside:
         if decl.name is not None and decl.kind not in IGNORED_KINDS:
-            if decl.name in names:
-                problems.add(
-                    "duplicate_name",
-                    f"'{decl.name}' is declared on lines {names[decl.name]} and {decl.line}",
-                    decl.line,
-                )
-            names.setdefault(decl.name, decl.line)
+            front.note_name(names, decl, problems)
         if decl.open_body and decl.kind != "fn":
             problems.add(
                 "syntax", f"{decl.kind} {decl.name or ''} is never closed".replace("  ", " "), decl.line
@@ -179,7 +169,4 @@ def inspect_spec(text: str) -> tuple[Spec | None, list[Problem]]:
 def parse_spec(text: str) -> Spec:
     """The :class:`Spec` in ``text``; raises :class:`SpecError` (a one-line UserError
     carrying every reason) when it is not one."""
-    spec, problems = inspect_spec(text)
-    if spec is None:
-        raise SpecError(problems or [Problem("syntax", "not a spec")])
-    return spec
+    return front.spec_or_raise(inspect_spec(text), SpecError)
