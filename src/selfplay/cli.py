@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .bundle.cli import add_parser as add_bundle
     from .containers.cli import add_parser as add_containers
+    from .docs_gen.cli import add_parser as add_docs
     from .plan.cli import add_parser as add_plan
     from .sandbox.cli import add_parser as add_sandbox
 
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_bundle(commands)
     add_containers(commands)
     add_plan(commands)
+    add_docs(commands)
     return parser
 
 
