@@ -109,3 +109,14 @@ def test_committed_map_is_current_and_lists_every_output_of_every_shipped_config
     assert len(maps) == len(paper_map.shipped_configs(REPO)) >= 9
     assert paper_map.missing_outputs(PAGE.read_text(), maps) == []
     assert PAGE.read_text() == text, "docs/paper-map.md is not current: run `selfplay docs`"
+
+
+def test_report_outputs_outside_all_are_listed_as_on_request(default_map):
+    """Paper 000's Table 8 needs every regime's run, so `all` never builds it; the map still
+    leads from it to its rule and function."""
+    on_request = {o.name: o for o in default_map.on_request["seq"]}
+    table8 = on_request["Table 8"]
+    assert table8.rule == "seq_table8"
+    assert "results/tables/seq/table8.md" in table8.paths
+    assert table8.functions == ["selfplay.report.seq.table8"]
+    assert not set(table8.paths) & set(default_map.targets)

@@ -54,6 +54,9 @@ class ConfigMap:
     configfiles: tuple[str, ...]  # () is the embedded default, config.yaml
     targets: list[str]  # every input of rule all, in order
     sections: dict[str, list[Output]]  # track (or EVAL_SECTION) -> its outputs
+    # track (or EVAL_SECTION) -> the report outputs of rules that rule all does not run
+    # (tables that need other runs' results, optional figures): built when named
+    on_request: dict[str, list[Output]] = field(default_factory=dict)
 
 
 def shipped_configs(repo: Path) -> list[tuple[str, ...]]:
@@ -173,6 +176,11 @@ def _title(rule) -> str:
     return title if isinstance(title, str) else ""
 
 
+def _docstring_sentence(rule) -> str:
+    text = " ".join((rule.docstring or "").split())
+    return text.split(". ", 1)[0].rstrip(".") if text else ""
+
+
 def _outputs(paths: list[str], producers: dict, repo: Path, src: Path) -> list[Output]:
     grouped: dict[tuple[str, str], Output] = {}
     for path in paths:
@@ -195,7 +203,7 @@ def _outputs(paths: list[str], producers: dict, repo: Path, src: Path) -> list[O
             paths=[path],
             rule=rule.name,
             rules_file=Path(rule.snakefile).resolve().relative_to(repo).as_posix(),
-            wildcards={k: str(v) for k, v in rule.get_wildcards(path).items()},
+            wildcards={k: str(v) for k, v in (rule.get_wildcards(path) or {}).items()},
             script=script,
             functions=functions,
         )
@@ -234,6 +242,16 @@ def map_config(repo: Path, configfiles: tuple[str, ...]) -> ConfigMap:
             g = workflow.globals
             groups = {t: [str(p) for p in g["TRACK_OUTPUTS"][t]["report"]()] for t in g["TRACKS"]}
             groups[EVAL_SECTION] = [str(p) for p in g["EVAL_REPORTS"]]
+            made = set(producers.values())
+            extra: dict[str, list[str]] = {}
+            extra_producers = {}
+            for rule in rules:
+                reported = [str(f) for f in rule.output if f.flags.get("report")]
+                if not reported or rule in made:
+                    continue
+                stem = Path(rule.snakefile).stem
+                extra.setdefault(EVAL_SECTION if stem == "evaluate" else stem, []).extend(reported)
+                extra_producers.update({p: rule for p in reported})
     placed = {p for paths in groups.values() for p in paths}
     stray = [t for t in targets if t not in placed]
     if stray:  # rule all builds something no track lists: the map must not drop it
@@ -245,7 +263,11 @@ def map_config(repo: Path, configfiles: tuple[str, ...]) -> ConfigMap:
         for name, paths in groups.items()
         if paths
     }
-    return ConfigMap(configfiles, targets, sections)
+    on_request = {name: _outputs(paths, extra_producers, repo, src) for name, paths in extra.items()}
+    for outputs in on_request.values():
+        for o in outputs:
+            o.title = o.title or _docstring_sentence(extra_producers[o.paths[0]])
+    return ConfigMap(configfiles, targets, sections, on_request)
 
 
 def _link(text: str, target: str) -> str:
@@ -319,6 +341,12 @@ def render(repo: Path, maps: list[ConfigMap]) -> str:
             count = sum(len(o.paths) for o in outputs)
             lines += [f"### {config_label(m.configfiles)}", "", f"{len(outputs)} outputs, {count} files.", ""]
             lines += _rows(outputs, src) + [""]
+            if m.on_request.get(track):
+                lines += [
+                    "Not built by `all` with this config; built when the path is named as a target:",
+                    "",
+                ]
+                lines += _rows(m.on_request[track], src) + [""]
     return "\n".join(lines)
 
 
