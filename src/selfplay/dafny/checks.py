@@ -16,15 +16,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..specverify.checks import Backend
 from .runner import DafnyJob, DafnySettings, DafnyVerdict, verify
-from .screen import Spec, inspect_spec, screen_solution
+from .screen import Spec, inspect_spec, parse_spec, screen_solution
 from .spec_files import (
     INCONCLUSIVE,
-    POSTCONDITIONS,
-    PRECONDITIONS,
     REFUTED,
-    VALIDITY,
     VERIFIED,
+    SpecVerdict,
     spec_check_files,
     spec_verdict,
 )
@@ -40,49 +39,57 @@ def outcome_of(verdict: DafnyVerdict) -> str:
     return INCONCLUSIVE
 
 
+class DafnyBackend(Backend):
+    """Dafny behind the shared front-end: a spec check's files are verified without
+    ``/noCheating:1`` only for the validity stub; a solution is verified as written with
+    ``/noCheating:1`` and counts when Dafny reports the target's own body verified.
+    A solution of a spec text that is not a spec raises :class:`~.screen.SpecError`."""
+
+    name = "dafny"
+
+    def inspect_spec(self, text: str):
+        return inspect_spec(text)
+
+    def spec_check_jobs(self, index: int, spec: Spec) -> list[DafnyJob]:
+        return [
+            DafnyJob(f"{index}:{f.check}", f.text, no_cheating=f.no_cheating) for f in spec_check_files(spec)
+        ]
+
+    def outcome_of(self, verdict: DafnyVerdict, check: str) -> str:
+        return outcome_of(verdict)
+
+    def spec_verdict(self, validity: str, preconditions: str | None, postconditions: str) -> SpecVerdict:
+        return spec_verdict(validity, preconditions, postconditions)
+
+    def solution_spec(self, spec: Spec | str) -> tuple[Spec, None]:
+        return (parse_spec(spec) if isinstance(spec, str) else spec), None
+
+    def screen_solution(self, spec: Spec, text: str):
+        return screen_solution(spec, text)
+
+    def solution_job(self, name: str, spec: Spec, text: str) -> DafnyJob:
+        return DafnyJob(name, text, no_cheating=True)
+
+    def verify(
+        self, jobs: list[DafnyJob], settings: DafnySettings | None, sandbox: Any
+    ) -> list[DafnyVerdict]:
+        return verify(jobs, settings, sandbox)
+
+    def target_proved(self, verdict: DafnyVerdict, spec: Spec) -> bool:
+        return verdict.proved(spec.target.name)
+
+
+BACKEND = DafnyBackend()
+
+
 def check_specs(
     texts: Sequence[str], settings: DafnySettings | None = None, sandbox: Any = None
 ) -> list[dict]:
     """One record per spec text: ``ok``, ``reason`` (None when ok, else ``spec:<code>``
     for a text that is not a spec in the shared data model, or a code of
-    spec_files.SPEC_VERDICT_REASONS), ``detail``, ``target`` and each check's outcome."""
-    records: list[dict] = []
-    jobs: list[DafnyJob] = []
-    for i, text in enumerate(texts):
-        spec, problems = inspect_spec(text)
-        if spec is None:
-            first = problems[0] if problems else None
-            records.append(
-                {
-                    "ok": False,
-                    "reason": f"spec:{first.code if first else 'unreadable'}",
-                    "detail": first.detail if first else "not a spec",
-                    "target": None,
-                    "checks": {},
-                }
-            )
-            continue
-        records.append({"ok": None, "target": spec.target.name, "checks": {}})
-        for f in spec_check_files(spec):
-            jobs.append(DafnyJob(f"{i}:{f.check}", f.text, no_cheating=f.no_cheating))
-    if jobs:
-        for job, verdict in zip(jobs, verify(jobs, settings, sandbox)):
-            index, check = job.name.split(":", 1)
-            records[int(index)]["checks"][check] = {
-                "outcome": outcome_of(verdict),
-                "status": verdict.status,
-                "messages": verdict.messages[:5],
-            }
-    for record in records:
-        if record["ok"] is None:
-            checks = record["checks"]
-            verdict = spec_verdict(
-                checks[VALIDITY]["outcome"],
-                checks[PRECONDITIONS]["outcome"] if PRECONDITIONS in checks else None,
-                checks[POSTCONDITIONS]["outcome"],
-            )
-            record.update(ok=verdict.ok, reason=None if verdict.ok else verdict.code, detail=verdict.detail)
-    return records
+    spec_files.SPEC_VERDICT_REASONS), ``detail``, ``target`` and each check's outcome
+    (see :meth:`selfplay.specverify.checks.Backend.check_specs`)."""
+    return BACKEND.check_specs(texts, settings, sandbox)
 
 
 def verify_solutions(
@@ -91,27 +98,6 @@ def verify_solutions(
     """One record per (spec, solution text): ``verified``, ``reason`` (None when
     verified; ``screen:<codes>`` when the screen refused it, ``dafny:<status>`` when
     Dafny did not accept the file, ``target_not_verified`` when it did but never
-    verified the target's body), the screen's problems and Dafny's verdict."""
-    records: list[dict] = []
-    jobs: list[tuple[int, DafnyJob, str]] = []
-    for i, (spec, text) in enumerate(pairs):
-        screen = screen_solution(spec, text)
-        record: dict = {"verified": False, "screen": screen.to_dict(), "dafny": None}
-        if not screen.ok:
-            record["reason"] = "screen:" + ",".join(screen.reasons)
-        else:
-            target = (spec if isinstance(spec, Spec) else inspect_spec(spec)[0]).target.name
-            jobs.append((i, DafnyJob(str(i), text, no_cheating=True), target))
-        records.append(record)
-    if jobs:
-        verdicts = verify([job for _, job, _ in jobs], settings, sandbox)
-        for (i, _, target), verdict in zip(jobs, verdicts):
-            record = records[i]
-            record["dafny"] = verdict.to_dict()
-            if verdict.proved(target):
-                record.update(verified=True, reason=None)
-            elif verdict.status == "verified":
-                record["reason"] = "target_not_verified"
-            else:
-                record["reason"] = f"dafny:{verdict.status}"
-    return records
+    verified the target's body), the screen's problems and Dafny's verdict (``dafny``)
+    (see :meth:`selfplay.specverify.checks.Backend.verify_solutions`)."""
+    return BACKEND.verify_solutions(pairs, settings, sandbox)

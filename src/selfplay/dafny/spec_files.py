@@ -51,7 +51,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..spec_verdict import (  # noqa: F401
+from ..specverify.spec_verdict import (  # noqa: F401
     CHECKS,
     INCONCLUSIVE,
     OUTCOMES,
@@ -62,16 +62,13 @@ from ..spec_verdict import (  # noqa: F401
     VERIFIED,
     SpecVerdict,
     combine,
+    verdict_reasons,
 )
 from .screen import Spec
 
-SPEC_VERDICT_REASONS = {
-    "spec_ok": "the spec is well-formed and neither its requires nor its ensures are vacuous",
-    "spec_invalid": "the spec does not verify with a stub body (ill-formed clauses or helpers)",
-    "vacuous_requires": "the requires clauses are contradictory: no input satisfies them",
-    "vacuous_ensures": "the ensures clauses hold for any result: they constrain nothing",
-    "spec_check_inconclusive": "a spec check timed out or could not be run to a clear answer",
-}
+SPEC_VERDICT_REASONS = verdict_reasons(
+    spec_invalid="the spec does not verify with a stub body (ill-formed clauses or helpers)"
+)
 
 
 @dataclass(frozen=True)
@@ -147,7 +144,7 @@ def spec_check_files(spec: Spec) -> list[SpecCheckFile]:
 
 
 def spec_verdict(validity: str, preconditions: str | None, postconditions: str | None) -> SpecVerdict:
-    """The spec's verdict from its checks' outcomes (selfplay.spec_verdict.combine)."""
+    """The spec's verdict from its checks' outcomes (selfplay.specverify.spec_verdict.combine)."""
     return combine(validity, preconditions, postconditions, SPEC_VERDICT_REASONS)
 
 

@@ -19,17 +19,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..specverify.checks import Backend
 from .runner import VerusJob, VerusVerdict, verify
 from .screen import screen_solution
 from .settings import VerusSettings
 from .spec import Spec, inspect_spec
 from .spec_files import (
     INCONCLUSIVE,
-    POSTCONDITIONS,
-    PRECONDITIONS,
     REFUTED,
     VALIDITY,
     VERIFIED,
+    SpecVerdict,
     solution_file,
     spec_check_files,
     spec_verdict,
@@ -57,6 +57,52 @@ def outcome_of(verdict: VerusVerdict, check: str) -> str:
     return INCONCLUSIVE
 
 
+class VerusBackend(Backend):
+    """Verus behind the shared front-end: one file per job; a solution gets ``main``
+    added when it has none and counts when Verus reports at least
+    :data:`MIN_VERIFIED` functions verified. A solution of a spec text that is not a
+    spec gets a record with reason ``spec:<codes>`` (Verus does not run)."""
+
+    name = "verus"
+
+    def inspect_spec(self, text: str):
+        return inspect_spec(text)
+
+    def spec_check_jobs(self, index: int, spec: Spec) -> list[VerusJob]:
+        return [VerusJob(f"{index}:{f.check}", f.text) for f in spec_check_files(spec)]
+
+    def outcome_of(self, verdict: VerusVerdict, check: str) -> str:
+        return outcome_of(verdict, check)
+
+    def spec_verdict(self, validity: str, preconditions: str | None, postconditions: str) -> SpecVerdict:
+        return spec_verdict(validity, preconditions, postconditions)
+
+    def solution_spec(self, spec: Spec | str) -> tuple[Spec | None, str | None]:
+        if not isinstance(spec, str):
+            return spec, None
+        parsed, problems = inspect_spec(spec)
+        if parsed is None:
+            return None, "spec:" + (",".join(dict.fromkeys(p.code for p in problems)) or "unreadable")
+        return parsed, None
+
+    def screen_solution(self, spec: Spec, text: str):
+        return screen_solution(spec, text)
+
+    def solution_job(self, name: str, spec: Spec, text: str) -> VerusJob:
+        return VerusJob(name, solution_file(spec, text))
+
+    def verify(
+        self, jobs: list[VerusJob], settings: VerusSettings | None, sandbox: Any
+    ) -> list[VerusVerdict]:
+        return verify(jobs, settings, sandbox)
+
+    def target_proved(self, verdict: VerusVerdict, spec: Spec) -> bool:
+        return verdict.verified >= MIN_VERIFIED
+
+
+BACKEND = VerusBackend()
+
+
 def check_specs(
     texts: Sequence[str], settings: VerusSettings | None = None, sandbox: Any = None
 ) -> list[dict]:
@@ -64,43 +110,7 @@ def check_specs(
     text that is not a spec or uses an escape hatch; else a code of
     spec_files.SPEC_VERDICT_REASONS), ``detail``, ``target`` (the function to implement)
     and ``checks`` (per check: ``outcome``, ``status`` and the first messages)."""
-    records: list[dict] = []
-    jobs: list[VerusJob] = []
-    for i, text in enumerate(texts):
-        spec, problems = inspect_spec(text)
-        if spec is None:
-            first = problems[0] if problems else None
-            records.append(
-                {
-                    "ok": False,
-                    "reason": f"spec:{first.code if first else 'unreadable'}",
-                    "detail": first.detail if first else "not a spec",
-                    "target": None,
-                    "checks": {},
-                }
-            )
-            continue
-        records.append({"ok": None, "target": spec.target.name, "checks": {}})
-        for f in spec_check_files(spec):
-            jobs.append(VerusJob(f"{i}:{f.check}", f.text))
-    if jobs:
-        for job, verdict in zip(jobs, verify(jobs, settings, sandbox)):
-            index, check = job.name.split(":", 1)
-            records[int(index)]["checks"][check] = {
-                "outcome": outcome_of(verdict, check),
-                "status": verdict.status,
-                "messages": verdict.messages[:5],
-            }
-    for record in records:
-        if record["ok"] is None:
-            checks = record["checks"]
-            verdict = spec_verdict(
-                checks[VALIDITY]["outcome"],
-                checks[PRECONDITIONS]["outcome"] if PRECONDITIONS in checks else None,
-                checks[POSTCONDITIONS]["outcome"],
-            )
-            record.update(ok=verdict.ok, reason=None if verdict.ok else verdict.code, detail=verdict.detail)
-    return records
+    return BACKEND.check_specs(texts, settings, sandbox)
 
 
 def verify_solutions(
@@ -111,32 +121,4 @@ def verify_solutions(
     Verus did not accept the file, ``target_not_verified`` when it did but reported
     fewer than :data:`MIN_VERIFIED` verified functions), the screen's findings
     (``screen``) and Verus's verdict (``verus``, None when it did not run)."""
-    records: list[dict] = []
-    jobs: list[tuple[int, VerusJob]] = []
-    for i, (spec, text) in enumerate(pairs):
-        if isinstance(spec, str):
-            parsed, problems = inspect_spec(spec)
-            if parsed is None:
-                codes = ",".join(dict.fromkeys(p.code for p in problems)) or "unreadable"
-                records.append({"verified": False, "reason": f"spec:{codes}", "screen": None, "verus": None})
-                continue
-            spec = parsed
-        screen = screen_solution(spec, text)
-        record: dict = {"verified": False, "screen": screen.to_dict(), "verus": None}
-        if not screen.ok:
-            record["reason"] = "screen:" + ",".join(screen.reasons)
-        else:
-            jobs.append((i, VerusJob(str(i), solution_file(spec, text))))
-        records.append(record)
-    if jobs:
-        verdicts = verify([job for _, job in jobs], settings, sandbox)
-        for (i, _), verdict in zip(jobs, verdicts):
-            record = records[i]
-            record["verus"] = verdict.to_dict()
-            if verdict.status != "verified":
-                record["reason"] = f"verus:{verdict.status}"
-            elif verdict.verified < MIN_VERIFIED:
-                record["reason"] = "target_not_verified"
-            else:
-                record.update(verified=True, reason=None)
-    return records
+    return BACKEND.verify_solutions(pairs, settings, sandbox)

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..spec_verdict import (  # noqa: F401
+from ..specverify.spec_verdict import (  # noqa: F401
     CHECKS,
     INCONCLUSIVE,
     OUTCOMES,
@@ -58,6 +58,7 @@ from ..spec_verdict import (  # noqa: F401
     VERIFIED,
     SpecVerdict,
     combine,
+    verdict_reasons,
 )
 from .declarations import VerusSyntaxError, parse
 from .spec import Spec
@@ -65,13 +66,9 @@ from .spec import Spec
 ARBITRARY_HELPER = "selfplay_arbitrary_value"
 MAIN = "fn main() {}"
 
-SPEC_VERDICT_REASONS = {
-    "spec_ok": "the spec is well-formed and neither its requires nor its ensures are vacuous",
-    "spec_invalid": "the spec does not compile or does not verify with a stub body",
-    "vacuous_requires": "the requires clauses are contradictory: no input satisfies them",
-    "vacuous_ensures": "the ensures clauses hold for any result: they constrain nothing",
-    "spec_check_inconclusive": "a spec check timed out or could not be run to a clear answer",
-}
+SPEC_VERDICT_REASONS = verdict_reasons(
+    spec_invalid="the spec does not compile or does not verify with a stub body"
+)
 
 
 @dataclass(frozen=True)
@@ -182,7 +179,7 @@ def spec_check_files(spec: Spec) -> list[SpecCheckFile]:
 
 
 def spec_verdict(validity: str, preconditions: str | None, postconditions: str | None) -> SpecVerdict:
-    """The spec's verdict from its checks' outcomes (selfplay.spec_verdict.combine)."""
+    """The spec's verdict from its checks' outcomes (selfplay.specverify.spec_verdict.combine)."""
     return combine(validity, preconditions, postconditions, SPEC_VERDICT_REASONS)
 
 

@@ -20,6 +20,18 @@ INCONCLUSIVE = "inconclusive"
 OUTCOMES = (VERIFIED, REFUTED, INCONCLUSIVE)
 
 
+def verdict_reasons(spec_invalid: str) -> dict[str, str]:
+    """The verdict codes with their meanings; only why a spec is invalid is worded by
+    each verifier (``spec_invalid``)."""
+    return {
+        "spec_ok": "the spec is well-formed and neither its requires nor its ensures are vacuous",
+        "spec_invalid": spec_invalid,
+        "vacuous_requires": "the requires clauses are contradictory: no input satisfies them",
+        "vacuous_ensures": "the ensures clauses hold for any result: they constrain nothing",
+        "spec_check_inconclusive": "a spec check timed out or could not be run to a clear answer",
+    }
+
+
 @dataclass(frozen=True)
 class SpecVerdict:
     """The outcome of a spec's checks: ``ok``, a ``code`` (a key of the verifier's
