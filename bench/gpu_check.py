@@ -383,8 +383,7 @@ def resolve_jobs(cfg: dict) -> list[dict]:
     import inspect
 
     from selfplay.errors import UserError
-    from selfplay.llm.factory import checked_settings
-    from selfplay.pipeline.agents import generation_backend_config
+    from selfplay.llm.factory import checked_settings, generation_backend_config
     from selfplay.train.rl.grpo import _device_flags
     from selfplay.train.rl.settings import GRPOSettings
     from selfplay.train.settings import resolve_for_device, training_device, validate_settings

@@ -26,8 +26,7 @@ def named(key: str, check: Callable[[], object]) -> object:
 
 def check_backend(cfg: dict, model_dir: str, key: str = "backend") -> None:
     """The backend the generation jobs build from ``cfg["backend"]`` and ``cfg["model"]``."""
-    from ..llm.factory import checked_settings
-    from ..pipeline.agents import generation_backend_config
+    from ..llm.factory import checked_settings, generation_backend_config
 
     named(key, lambda: checked_settings(generation_backend_config(cfg, model_dir)))
 

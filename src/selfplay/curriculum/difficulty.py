@@ -11,7 +11,9 @@ from __future__ import annotations
 import math
 import operator
 
+MIN_DIFFICULTY = 0
 MAX_DIFFICULTY = 10
+ANY_DIFFICULTY = "Any"  # the level a prompt names when Alice may choose any difficulty
 
 
 def difficulty(n_correct: int, n: int) -> float:
@@ -48,3 +50,32 @@ def is_hard(d: float, threshold: float, strictly_above: bool = False) -> bool:
     """True for instances at or above the threshold (SInQ, threshold 5), or strictly
     above it with ``strictly_above`` (paper 000: hard means d > tau, tau = 3)."""
     return d > threshold if strictly_above else d >= threshold
+
+
+def prompt_level(difficulty: int | str) -> str:
+    """The level a prompt's ``Difficulty level: D`` line names: an integer 0-10 (as int
+    or digits) or ``"Any"``; ValueError for anything else."""
+    if isinstance(difficulty, bool):
+        raise ValueError("difficulty must be an integer 0-10 or 'Any', not a bool")
+    if isinstance(difficulty, int):
+        if not MIN_DIFFICULTY <= difficulty <= MAX_DIFFICULTY:
+            raise ValueError(f"difficulty must be within 0-10, got {difficulty}")
+        return str(difficulty)
+    if isinstance(difficulty, str):
+        if difficulty == ANY_DIFFICULTY:
+            return difficulty
+        if (
+            difficulty.isascii()
+            and difficulty.isdigit()
+            and MIN_DIFFICULTY <= int(difficulty) <= MAX_DIFFICULTY
+        ):
+            return str(int(difficulty))
+    raise ValueError(f"difficulty must be an integer 0-10 or 'Any', got {difficulty!r}")
+
+
+def difficulty_answer(d: int) -> str:
+    """The one-line answer a player trains on when asked to predict an instance's
+    difficulty (SInQ's and the Haskell track's difficulty-prediction records)."""
+    if isinstance(d, bool) or not isinstance(d, int) or not MIN_DIFFICULTY <= d <= MAX_DIFFICULTY:
+        raise ValueError(f"difficulty answer needs an integer 0-10, got {d!r}")
+    return f"Difficulty level: {d}"

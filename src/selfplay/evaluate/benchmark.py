@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..llm.answer_format import AnswerFormat, lark_string
+from ..llm.answer_format import AnswerFormat, fenced_body, lark_string
 from ..metrics import pass_at_ks
 from ..metrics.classification import binary_scores, majority_vote
 from .modes import EvalMode
@@ -263,6 +263,20 @@ class CodegenBenchmark(Benchmark):
     all failed. ``runnable_only`` adds, labelled, pass@k over the items that ran."""
 
     task = "codegen"
+    # The answer format (llm/answer_format.py): one fenced block in ``answer_language`` of
+    # at most ``code_chars`` characters, after (chain of thought) at most
+    # ``reasoning_chars`` characters of reasoning that open no fence. None: free text.
+    answer_language: ClassVar[str] = "python"
+    reasoning_chars: ClassVar[int | None] = None
+    code_chars: ClassVar[int | None] = None
+
+    def answer_format(self, item: dict, cot: bool) -> AnswerFormat | None:
+        if self.code_chars is None:
+            return None
+        lead = f"/([^`]|`[^`]|``[^`]){{0,{self.reasoning_chars}}}/ " if cot else ""
+        opening = lark_string("```" + self.answer_language + "\n")
+        grammar = f"start: {lead}{opening} BODY\nBODY: /{fenced_body(self.code_chars)}/\n"
+        return AnswerFormat(f"{self.name}:{'cot' if cot else 'plain'}", grammar)
 
     def summarise(
         self,

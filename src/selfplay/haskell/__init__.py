@@ -10,6 +10,8 @@
 * ``ghc_check`` - fast, isolated compile-and-run checks: one confined GHC build per
   batch, one sandboxed process per check.
 * ``divergence`` - what counts as P and Q behaving differently on an input.
+* ``answers``   - reading the Haskell code out of a model's answer (fences, the
+  reasoning before ``</think>``, module headers), for the track and the benchmarks.
 * ``liquid``    - Liquid Haskell proofs: parsing, file assembly, the exact-equivalence
   statement check, escape-hatch refusal, running the checker and its verdicts.
 """

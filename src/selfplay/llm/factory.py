@@ -64,5 +64,18 @@ def make_backend(cfg: dict) -> Backend:
     return cls(**settings)
 
 
+def generation_backend_config(cfg: dict, model_dir: str | None) -> dict:
+    """The settings :func:`make_backend` gets for a workflow config: its ``backend``
+    section plus the model to load (``model_dir``, or for ``openai`` the model's name)."""
+    bcfg = dict(cfg["backend"])
+    if bcfg["name"] != "replay":
+        if not model_dir:
+            raise UserError("generation needs a model folder (model_dir) for backend " + bcfg["name"])
+        bcfg.setdefault("model", str(model_dir))
+        if bcfg["name"] == "openai":
+            bcfg["model"] = cfg["model"].get("path") or cfg["model"]["name"]
+    return bcfg
+
+
 def describe_choices() -> dict[str, Any]:
     return {name: f"{mod}.{cls}" for name, (mod, cls) in BACKENDS.items()}

@@ -106,7 +106,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ...errors import UserError
-from ...llm.answer_format import AnswerFormat, fenced_body, lark_string
 from ...sandbox.encoding import decode_value
 from ...verifier_canary import checked_sandbox
 from ..benchmark import CodegenBenchmark, Sample, fenced
@@ -670,10 +669,9 @@ class _BigCodeBench(CodegenBenchmark):
             task += "\n\nReason about the task step by step first, then give the complete program."
         return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": task}]
 
-    def answer_format(self, item: dict, cot: bool) -> AnswerFormat | None:
-        lead = "/([^`]|`[^`]|``[^`]){0,3000}/ " if cot else ""
-        grammar = f"start: {lead}{lark_string('```python' + chr(10))} BODY\nBODY: /{fenced_body(6000)}/\n"
-        return AnswerFormat(f"{self.name}:{'cot' if cot else 'plain'}", grammar)
+    # the answer format: one ```python block (CodegenBenchmark.answer_format)
+    reasoning_chars = 3000
+    code_chars = 6000
 
     def program(self, item: dict, code: str, calibrated: bool) -> str:
         if calibrated:

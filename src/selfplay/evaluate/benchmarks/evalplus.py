@@ -46,7 +46,6 @@ from pathlib import Path
 from typing import ClassVar
 
 from ...errors import UserError
-from ...llm.answer_format import AnswerFormat, fenced_body, lark_string
 from ...sandbox.encoding import Opaque, decode_value, encode_value
 from ...verifier_canary import checked_sandbox
 from ..benchmark import CodegenBenchmark, Sample, fenced, unrunnable
@@ -460,10 +459,9 @@ class _EvalPlusBase(CodegenBenchmark):
             task += "\n\nExplain your approach briefly first, then give the code."
         return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": task}]
 
-    def answer_format(self, item: dict, cot: bool) -> AnswerFormat | None:
-        lead = "/([^`]|`[^`]|``[^`]){0,1500}/ " if cot else ""
-        grammar = f"start: {lead}{lark_string('```python' + chr(10))} BODY\nBODY: /{fenced_body(3000)}/\n"
-        return AnswerFormat(f"{self.name}:{'cot' if cot else 'plain'}", grammar)
+    # the answer format: one ```python block (CodegenBenchmark.answer_format)
+    reasoning_chars = 1500
+    code_chars = 3000
 
     # --- preparing items -----------------------------------------------------
 

@@ -89,7 +89,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ...errors import UserError
-from ...llm.answer_format import AnswerFormat, fenced_body, lark_string
 from ...sandbox.encoding import decode_value
 from ...verifier_canary import checked_sandbox
 from ..benchmark import CodegenBenchmark, Sample, fenced, fenced_blocks
@@ -665,10 +664,9 @@ class LiveCodeBench(CodegenBenchmark):
             parts.append("Reply with the complete program in one ```python code block.")
         return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n".join(parts)}]
 
-    def answer_format(self, item: dict, cot: bool) -> AnswerFormat | None:
-        lead = "/([^`]|`[^`]|``[^`]){0,3000}/ " if cot else ""
-        grammar = f"start: {lead}{lark_string('```python' + chr(10))} BODY\nBODY: /{fenced_body(6000)}/\n"
-        return AnswerFormat(f"{self.name}:{'cot' if cot else 'plain'}", grammar)
+    # the answer format: one ```python block (CodegenBenchmark.answer_format)
+    reasoning_chars = 3000
+    code_chars = 6000
 
     def training_items(self, source: str | None, settings: dict) -> tuple[list[dict], list[dict]]:
         """The problems before ``train_before`` (the training split of rule eval_training_split)."""

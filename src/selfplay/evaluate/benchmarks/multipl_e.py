@@ -33,9 +33,8 @@ from pathlib import Path
 from typing import ClassVar
 
 from ...errors import UserError
+from ...haskell.answers import parse_haskell_answer
 from ...haskell.ghc_check import CheckRequest, GhcChecker, GhcSettings
-from ...llm.answer_format import AnswerFormat, fenced_body, lark_string
-from ...tracks.seq.translate import parse_translation
 from ...verifier_canary import check_ghc
 from ..benchmark import CodegenBenchmark, Sample, fenced, fenced_blocks
 from ..modes import EvalMode
@@ -64,7 +63,7 @@ def codegen_messages(problem: dict, cot: bool = False) -> list[dict]:
 def completion_program(problem: dict, text: str) -> tuple[str | None, str | None]:
     """The program to compile for one sample: the answer's block, with the signature
     added when the model wrote only equations. (None, reason) when there is no code."""
-    code, reason = parse_translation(text)
+    code, reason = parse_haskell_answer(text)
     if code is None:
         return None, reason
     if not re.search(rf"(?m)^{re.escape(problem['entry_point'])}\s*::", code):
@@ -266,10 +265,10 @@ class _HaskellCodegen(CodegenBenchmark):
     def messages(self, item: dict, cot: bool) -> list[dict]:
         return codegen_messages(item, cot)
 
-    def answer_format(self, item: dict, cot: bool) -> AnswerFormat | None:
-        lead = "/([^`]|`[^`]|``[^`]){0,1500}/ " if cot else ""
-        grammar = f"start: {lead}{lark_string('```haskell' + chr(10))} BODY\nBODY: /{fenced_body(2000)}/\n"
-        return AnswerFormat(f"{self.name}:{'cot' if cot else 'plain'}", grammar)
+    # the answer format: one ```haskell block (CodegenBenchmark.answer_format)
+    answer_language = "haskell"
+    reasoning_chars = 1500
+    code_chars = 2000
 
     def score(
         self, items: dict[str, dict], samples: list[Sample], mode: EvalMode, cfg: dict, workers: int = 2

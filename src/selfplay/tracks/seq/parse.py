@@ -13,16 +13,13 @@ import re
 from dataclasses import dataclass, field
 
 from ...errors import UserError
+from ...haskell.answers import FENCE, HASKELL_LANGS, MAX_OUTPUT_CHARS, MODULE_HEADER, final_answer
 from ...haskell.literals import validate_arguments
 from ...haskell.signature import defines_top_level, find_signature, rename_function
 from ...haskell.types import parse_type, render_type
 
-MAX_OUTPUT_CHARS = 64 * 1024
 PROGRAM_MARKER = re.compile(r"Generated\s+Program\s*`?Q`?\s*:?", re.I)
 INPUT_MARKER = re.compile(r"Diverging\s+Input\s*`?x`?\s*:?", re.I)
-FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.S)
-HASKELL_LANGS = {"", "haskell", "hs", "lhaskell"}
-MODULE_HEADER = re.compile(r"^\s*module\s+[A-Z][\w.]*\s*(\([^)]*\))?\s*where\s*$", re.M)
 VERDICT = re.compile(r"#+\s*Equivalent\s*\??\s*\n+\s*[*_]*\s*(yes|no)\b", re.I)
 
 
@@ -44,12 +41,6 @@ class AliceAnswer:
 
 def _reject(reason: str, detail: str) -> AliceAnswer:
     return AliceAnswer(False, reason, detail)
-
-
-def final_answer(text: str) -> str:
-    """The part after the reasoning: what follows the last ``</think>`` (all of it if none)."""
-    end = text.rfind("</think>")
-    return text[end + len("</think>") :] if end >= 0 else text
 
 
 def _blocks(text: str) -> list[tuple[int, str, str]]:

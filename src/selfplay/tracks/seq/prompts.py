@@ -18,7 +18,8 @@ the paper's do.
 
 from __future__ import annotations
 
-from ..sinq.prompts import ANY_DIFFICULTY, _check_difficulty, difficulty_answer  # noqa: F401  (same scale and answer line)
+from ...curriculum.difficulty import ANY_DIFFICULTY, difficulty_answer  # noqa: F401  (same scale and answer line)
+from ...curriculum.difficulty import prompt_level as _check_difficulty
 
 THINK = "<think>"
 

@@ -8,9 +8,9 @@ supported argument types, a generated type-correct input, and a GHC compile and 
 
 from __future__ import annotations
 
+from ...haskell.answers import parse_haskell_answer as parse_translation  # noqa: F401 (the stage's reader)
 from ...llm.base import GenerationRequest, SamplingParams
 from ...records import derive_seed
-from .parse import FENCE, HASKELL_LANGS, MAX_OUTPUT_CHARS, MODULE_HEADER, final_answer
 
 TRANSLATE_SYSTEM = """\
 You translate Python functions into Haskell. Write one pure Haskell function that \
@@ -30,15 +30,3 @@ def translate_request(source: dict, cfg: dict) -> GenerationRequest:
     seed = derive_seed(cfg["seed"], "seq-translate", source["id"])
     sampling = SamplingParams.from_config(cfg["seq"]["translate"]["sampling"], 1, seed)
     return GenerationRequest(messages=translate_messages(source["code"]), sampling=sampling)
-
-
-def parse_translation(text: str) -> tuple[str | None, str | None]:
-    """(Haskell code, None) or (None, reason): too_long, no_code_block, several_code_blocks."""
-    if len(text) > MAX_OUTPUT_CHARS:
-        return None, "too_long"
-    blocks = [m.group(2) for m in FENCE.finditer(final_answer(text)) if m.group(1).lower() in HASKELL_LANGS]
-    if not blocks:
-        return None, "no_code_block"
-    if len(blocks) > 1 and len(set(b.strip() for b in blocks)) > 1:
-        return None, "several_code_blocks"
-    return MODULE_HEADER.sub("", blocks[0]).strip("\n") + "\n", None

@@ -19,9 +19,7 @@ program with or without a final newline gives the same prompt.
 
 from __future__ import annotations
 
-ANY_DIFFICULTY = "Any"
-MIN_DIFFICULTY = 0
-MAX_DIFFICULTY = 10
+from ...curriculum.difficulty import ANY_DIFFICULTY, difficulty_answer, prompt_level  # noqa: F401 (the scale is shared)
 
 ALICE_SYSTEM = """\
 You are a skilled Python programmer who designs tricky test cases. You will be shown \
@@ -115,32 +113,13 @@ DIFFICULTY_QUESTION = (
 )
 
 
-def _check_difficulty(difficulty: int | str) -> str:
-    if isinstance(difficulty, bool):
-        raise ValueError("difficulty must be an integer 0-10 or 'Any', not a bool")
-    if isinstance(difficulty, int):
-        if not MIN_DIFFICULTY <= difficulty <= MAX_DIFFICULTY:
-            raise ValueError(f"difficulty must be within 0-10, got {difficulty}")
-        return str(difficulty)
-    if isinstance(difficulty, str):
-        if difficulty == ANY_DIFFICULTY:
-            return difficulty
-        if (
-            difficulty.isascii()
-            and difficulty.isdigit()
-            and MIN_DIFFICULTY <= int(difficulty) <= MAX_DIFFICULTY
-        ):
-            return str(int(difficulty))
-    raise ValueError(f"difficulty must be an integer 0-10 or 'Any', got {difficulty!r}")
-
-
 def _code_block(code: str) -> str:
     body = code.rstrip("\r\n")
     return f"```python\n{body}\n```"
 
 
 def alice_user_message(code: str, entry_point: str, difficulty: int | str) -> str:
-    level = _check_difficulty(difficulty)
+    level = prompt_level(difficulty)
     return f"Difficulty level: {level}\nEntry point function: {entry_point}\n\n{_code_block(code)}"
 
 
@@ -170,10 +149,3 @@ def bob_messages(code_p: str, code_q: str, entry_point: str) -> list[dict]:
         {"role": "system", "content": BOB_SYSTEM},
         {"role": "user", "content": bob_user_message(code_p, code_q, entry_point)},
     ]
-
-
-def difficulty_answer(d: int) -> str:
-    """The expected answer to :data:`DIFFICULTY_QUESTION` for an integer difficulty."""
-    if isinstance(d, bool) or not isinstance(d, int) or not MIN_DIFFICULTY <= d <= MAX_DIFFICULTY:
-        raise ValueError(f"difficulty answer needs an integer 0-10, got {d!r}")
-    return f"Difficulty level: {d}"
