@@ -110,6 +110,13 @@ from importlib import metadata
 from typing import Any
 
 from ..errors import MissingToolError
+from ..specverify.runs import (
+    MAX_TEXT_CHARS,  # noqa: F401 (the limit, read here by callers)
+    add_stats,
+    borrowed_sandbox,
+    early_refusal,
+    fill_missing,
+)
 from .source import lex
 
 INSTALL_HINT = "install the Debian package `dafny` (apt-get install dafny)"
@@ -119,7 +126,6 @@ STATUSES = ("verified", "failed", "parse_error", "resolution_error", "timeout", 
 IMPL_STATUSES = ("verified", "error", "timeout", "inconclusive")
 MODULE_PREFIX = "SelfplayJob"
 SOLO_FILE = "program.dfy"
-MAX_TEXT_CHARS = 200_000
 MAX_MESSAGES = 50
 MAX_MESSAGE_CHARS = 500
 MIN_SPLIT_JOBS = 4
@@ -896,11 +902,8 @@ def _partition(indices: list[int], batch_size: int, workers: int) -> list[list[i
 
 def _early_verdict(job: DafnyJob) -> DafnyVerdict | None:
     """A verdict for text no Dafny run should see."""
-    if "\x00" in job.text:
-        why = "the program contains a NUL character"
-    elif len(job.text) > MAX_TEXT_CHARS:
-        why = f"the program is longer than {MAX_TEXT_CHARS} characters"
-    else:
+    why = early_refusal(job.text)
+    if why is None:
         return None
     return DafnyVerdict(job.name, "parse_error", messages=[f"{SOLO_FILE}: {why} (not run)"], detail=why)
 
@@ -938,23 +941,15 @@ def verify(
     batched = [part for ks in groups.values() for part in _partition(ks, settings.batch_size, workers)]
     units = batched + units
     if units:
-        own = sandbox is None
-        if own:
-            from ..sandbox import Sandbox, SandboxLimits
+        from ..sandbox import SandboxLimits
 
-            sandbox = Sandbox(
-                workers=settings.workers,
-                tool_dirs=tool_dirs(settings),
-                limits=SandboxLimits(
-                    memory_mb=settings.memory_mb,
-                    max_processes=128,
-                    max_open_files=256,
-                    max_file_mb=16,
-                    tmpfs_mb=128,
-                ),
-            )
-        try:
-            runner = _Runner(items, settings, sandbox, dafny, z3)
+        limits = SandboxLimits(
+            memory_mb=settings.memory_mb, max_processes=128, max_open_files=256, max_file_mb=16, tmpfs_mb=128
+        )
+        with borrowed_sandbox(
+            sandbox, workers=settings.workers, tool_dirs=lambda: tool_dirs(settings), limits=limits
+        ) as box:
+            runner = _Runner(items, settings, box, dafny, z3)
             with ThreadPoolExecutor(max(1, workers), thread_name_prefix="dafny") as pool:
                 pending = {pool.submit(runner.execute, unit) for unit in units}
                 while pending:
@@ -964,13 +959,7 @@ def verify(
                         for k, verdict in finished.items():
                             verdicts[k] = verdict
                         pending |= {pool.submit(runner.execute, unit) for unit in more}
-            if stats is not None:
-                for key, value in runner.stats.items():
-                    stats[key] = stats.get(key, 0) + value
-        finally:
-            if own:
-                sandbox.close()
-    return [
-        v if v is not None else DafnyVerdict(items[k].name, "crash", detail="no verdict (internal error)")
-        for k, v in enumerate(verdicts)
-    ]
+            add_stats(stats, runner.stats)
+    return fill_missing(
+        verdicts, lambda k: DafnyVerdict(items[k].name, "crash", detail="no verdict (internal error)")
+    )

@@ -39,6 +39,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..specverify.runs import (
+    MAX_TEXT_CHARS,  # noqa: F401 (the limit, read here by callers)
+    add_stats,
+    borrowed_sandbox,
+    early_refusal,
+    fill_missing,
+)
 from .output import read_output
 from .settings import VerusSettings, check_verus, sandbox_env, tool_dirs, verus_available
 
@@ -55,7 +62,6 @@ __all__ = [
 
 STATUSES = ("verified", "failed", "compile_error", "timeout", "crash")
 FILE_NAME = "program.rs"
-MAX_TEXT_CHARS = 200_000
 OUTPUT_KB = 1024
 _NO_TOOL_EXIT = 97
 
@@ -141,30 +147,32 @@ def driver_script(command: Sequence[str]) -> str:
 
 def _early_verdict(job: VerusJob) -> VerusVerdict | None:
     """A verdict for text no Verus run should see."""
-    if "\x00" in job.text:
-        why = "the program contains a NUL character"
-    elif len(job.text) > MAX_TEXT_CHARS:
-        why = f"the program is longer than {MAX_TEXT_CHARS} characters"
-    else:
+    why = early_refusal(job.text)
+    if why is None:
         return None
     return VerusVerdict(job.name, "compile_error", detail=f"{why} (not run)")
 
 
+def _limits(settings: VerusSettings) -> Any:
+    """The rlimits of one Verus run (and of a private sandbox's workers)."""
+    from ..sandbox import SandboxLimits
+
+    return SandboxLimits(
+        memory_mb=settings.memory_mb,
+        max_processes=settings.max_processes,
+        max_open_files=1024,
+        max_file_mb=256,
+        tmpfs_mb=512,
+    )
+
+
 class _Runner:
     def __init__(self, settings: VerusSettings, sandbox: Any, command: list[str]):
-        from ..sandbox import SandboxLimits
-
         self.settings = settings
         self.sandbox = sandbox
         self.driver = driver_script(command)
         self.env = sandbox_env(settings, command)
-        self.limits = SandboxLimits(
-            memory_mb=settings.memory_mb,
-            max_processes=settings.max_processes,
-            max_open_files=1024,
-            max_file_mb=256,
-            tmpfs_mb=512,
-        )
+        self.limits = _limits(settings)
         self.lock = threading.Lock()
         self.stats = {"processes": 0, "retries": 0}
 
@@ -268,34 +276,15 @@ def verify(
     verdicts: list[VerusVerdict | None] = [_early_verdict(job) for job in items]
     todo = [k for k, v in enumerate(verdicts) if v is None]
     if todo:
-        own = sandbox is None
-        if own:
-            from ..sandbox import Sandbox, SandboxLimits
-
-            sandbox = Sandbox(
-                workers=settings.workers,
-                tool_dirs=tool_dirs(settings),
-                limits=SandboxLimits(
-                    memory_mb=settings.memory_mb,
-                    max_processes=settings.max_processes,
-                    max_open_files=1024,
-                    max_file_mb=256,
-                    tmpfs_mb=512,
-                ),
-            )
-        try:
-            runner = _Runner(settings, sandbox, command)
-            workers = max(1, getattr(sandbox, "workers", None) or settings.workers)
+        with borrowed_sandbox(
+            sandbox, workers=settings.workers, tool_dirs=lambda: tool_dirs(settings), limits=_limits(settings)
+        ) as box:
+            runner = _Runner(settings, box, command)
+            workers = max(1, getattr(box, "workers", None) or settings.workers)
             with ThreadPoolExecutor(workers, thread_name_prefix="verus") as pool:
                 for k, verdict in zip(todo, pool.map(lambda k: runner.run(items[k]), todo)):
                     verdicts[k] = verdict
-            if stats is not None:
-                for key, value in runner.stats.items():
-                    stats[key] = stats.get(key, 0) + value
-        finally:
-            if own:
-                sandbox.close()
-    return [
-        v if v is not None else VerusVerdict(items[k].name, "crash", detail="no verdict (internal error)")
-        for k, v in enumerate(verdicts)
-    ]
+            add_stats(stats, runner.stats)
+    return fill_missing(
+        verdicts, lambda k: VerusVerdict(items[k].name, "crash", detail="no verdict (internal error)")
+    )
