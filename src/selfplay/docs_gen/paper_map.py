@@ -11,8 +11,8 @@ rule ``all`` is followed to
   from the script's syntax tree (the logging wrapper and record readers left out).
 
 An output's paper name ("Table 4", "Figure 12") comes from its file name, which the rules
-keep equal to the paper's number, and its title from the rule's ``title`` param where the
-rule has one. Tracks' outputs are grouped under their paper (selfplay.tracks.registry);
+keep equal to the paper's number, and its title from the rule's ``title`` param, else from
+the label of its entry in Snakemake's report (``report(..., labels=...)``). Tracks' outputs are grouped under their paper (selfplay.tracks.registry);
 the benchmark layer's own reports get a section of their own.
 """
 
@@ -171,9 +171,30 @@ def _output_name(path: str) -> str:
     return f"{m.group(1).capitalize()} {m.group(2)}" if m else stem
 
 
-def _title(rule) -> str:
+def _title(rule, path: str, wildcards: dict[str, str]) -> str:
+    """The rule's ``title`` param, else the label its report entry for ``path`` carries (the
+    name Snakemake's HTML report shows), wildcards filled in; "" when neither says more
+    than the output's name."""
     title = getattr(rule.params, "title", None) if "title" in rule.params.keys() else None
-    return title if isinstance(title, str) else ""
+    if isinstance(title, str):
+        return title
+    for out in rule.output:
+        entry = out.flags.get("report")
+        if entry is not None and out.match(path) and entry.labels:
+            label = str(next(iter(entry.labels.values())))
+            try:
+                label = label.format(**wildcards)
+            except (KeyError, IndexError, ValueError):
+                pass
+            return label.removesuffix(" (CSV)")
+    return ""
+
+
+def _beyond_name(title: str, name: str) -> str:
+    """What ``title`` says beyond the output's ``name`` ("Haskell track Table 4: PySecDB ..."
+    -> "PySecDB ..."; "figure1" for Figure 1 -> "")."""
+    title = title.split(f"{name}: ", 1)[1] if f"{name}: " in title else title
+    return "" if re.sub(r"\s", "", title.lower()) == re.sub(r"\s", "", name.lower()) else title
 
 
 def _docstring_sentence(rule) -> str:
@@ -186,8 +207,11 @@ def _outputs(paths: list[str], producers: dict, repo: Path, src: Path) -> list[O
     for path in paths:
         rule = producers[path]
         key = (str(Path(path).with_suffix("")), rule.name)
+        wildcards = {k: str(v) for k, v in (rule.get_wildcards(path) or {}).items()}
         if key in grouped:
             grouped[key].paths.append(path)
+            if path.endswith((".md", ".png")):  # the table's or figure's own label, not its CSV's
+                grouped[key].title = _title(rule, path, wildcards) or grouped[key].title
             continue
         script = ""
         functions: list[str] = []
@@ -199,11 +223,11 @@ def _outputs(paths: list[str], producers: dict, repo: Path, src: Path) -> list[O
                 check_defined(name, src)
         grouped[key] = Output(
             name=_output_name(path),
-            title=_title(rule),
+            title=_title(rule, path, wildcards),
             paths=[path],
             rule=rule.name,
             rules_file=Path(rule.snakefile).resolve().relative_to(repo).as_posix(),
-            wildcards={k: str(v) for k, v in (rule.get_wildcards(path) or {}).items()},
+            wildcards=wildcards,
             script=script,
             functions=functions,
         )
@@ -266,7 +290,7 @@ def map_config(repo: Path, configfiles: tuple[str, ...]) -> ConfigMap:
     on_request = {name: _outputs(paths, extra_producers, repo, src) for name, paths in extra.items()}
     for outputs in on_request.values():
         for o in outputs:
-            o.title = o.title or _docstring_sentence(extra_producers[o.paths[0]])
+            o.title = _beyond_name(o.title, o.name) or _docstring_sentence(extra_producers[o.paths[0]])
     return ConfigMap(configfiles, targets, sections, on_request)
 
 
@@ -284,8 +308,9 @@ def _rows(outputs: list[Output], src: Path) -> list[str]:
     lines = ["| Output | Target path | Rule | Script | Library function |", "| --- | --- | --- | --- | --- |"]
     for o in outputs:
         name = f"**{o.name}**" if _NUMBERED.match(Path(o.paths[0]).stem) else f"`{o.name}` (no paper number)"
-        if o.title:  # "Haskell track Table 4: PySecDB ..." says its number once
-            name += ": " + (o.title.split(f"{o.name}: ", 1)[1] if f"{o.name}: " in o.title else o.title)
+        title = _beyond_name(o.title, o.name)
+        if title:
+            name += f": {title}"
         rule = _link(f"`{o.rule}`", o.rules_file)
         if o.wildcards:
             rule += " (" + ", ".join(f"{k}={v}" for k, v in o.wildcards.items()) + ")"
