@@ -5,7 +5,7 @@ VENV := .venv/bin
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test rehearse install install-test report bench clean-results
+.PHONY: run test test-fast lint rehearse install install-test report bench clean-results
 
 install:
 	scripts/install.sh default
@@ -23,6 +23,17 @@ run: install
 # take about an hour together on 2 cores, past what CI allows beside the rest: `make rehearse`.
 test: install-test
 	$(VENV)/python -m pytest -ra --durations=40 -m "not rehearsal"
+
+# The edit loop: what is installed already, without the real model's workflows, the SLURM
+# cluster and the rehearsals (markers in pyproject.toml), then ruff. `make test` stays what CI runs.
+test-fast:
+	$(VENV)/python -m pytest -q -x -m "not slow and not rehearsal and not cluster"
+
+# Fix what the style tests report: lint fixes and formatting (tests/test_code_style.py).
+lint:
+	$(VENV)/ruff check --fix .
+	$(VENV)/ruff format .
+	$(VENV)/snakefmt Snakefile rules/
 
 rehearse: install-test
 	$(VENV)/python -m pytest -ra -s -m rehearsal

@@ -30,6 +30,18 @@ def tiny_model_dir() -> Path:
     return target
 
 
+@pytest.fixture(scope="session")
+def tok(tiny_model_dir):
+    """The tiny model's tokenizer and its llguidance tokenizer: (hf, ll), what
+    ``text_matches`` needs to check a text against an answer format."""
+    import transformers
+
+    from selfplay.llm.answer_format import ll_tokenizer_for
+
+    hf = transformers.AutoTokenizer.from_pretrained(str(tiny_model_dir))
+    return hf, ll_tokenizer_for(hf)
+
+
 # ----------------------------------------------------------------------------- SLURM
 def etc_slurm_files() -> dict:
     """/etc/slurm's two config files: name -> (mtime, sha256), None where absent."""
@@ -80,3 +92,11 @@ def cluster(etc_slurm_before):
     finally:
         if c.started:
             c.stop()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that use the real SLURM cluster carry the `cluster` marker, so the fast tier
+    (`make test-fast`: not slow, rehearsal or cluster) leaves them out by fixture, not by list."""
+    for item in items:
+        if "cluster" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.cluster)

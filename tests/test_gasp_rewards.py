@@ -1,5 +1,5 @@
 """GASP's teacher and solver rewards (paper 004, Eq. 4-9): the values at N = 10 against
-the table worked out by hand in ../shared/notes/gasp-azr-facts.md, the band edges decided
+a table worked out by hand from the equations, the band edges decided
 on the integer count, the closed forms of Eq. 4 and 5, and the settings' refusals."""
 
 import math
