@@ -22,3 +22,20 @@ itself can serve as ``replay_training_from`` and its recordings as replay files.
 
 BUNDLE_FORMAT = "selfplay-bundle/1"
 META_NAME = "bundle.json"
+
+
+def snakemake_command(snakefile, directory, *args: str) -> list[str]:
+    """``python -m snakemake`` on ``snakefile`` in ``directory`` with ``args``: how a
+    bundle runs Snakemake (its report, its archive, its replay), under this interpreter."""
+    import sys
+
+    return [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(snakefile),
+        "--directory",
+        str(directory),
+        *args,
+    ]

@@ -34,7 +34,7 @@ import yaml
 
 from ..errors import UserError
 from ..records import write_json, write_text_atomic
-from . import BUNDLE_FORMAT, META_NAME
+from . import BUNDLE_FORMAT, META_NAME, snakemake_command
 from .manifest import build_manifest, file_entry, write_manifest
 from .restore import WEIGHT_SUFFIXES
 
@@ -197,21 +197,16 @@ def snakemake_report(snakefile: str, workdir: str, configfile: Path, dest: Path,
     with tempfile.TemporaryDirectory(prefix="selfplay-report-") as tmp:
         html = Path(tmp) / "report.html"
         proc = _run(
-            [
-                sys.executable,
-                "-m",
-                "snakemake",
-                "--snakefile",
-                str(snakefile),
-                "--directory",
-                str(Path(workdir).resolve()),
+            snakemake_command(
+                snakefile,
+                Path(workdir).resolve(),
                 "--configfile",
                 str(configfile),
                 "--config",
                 f"tracks=[{','.join(tracks)}]",
                 "--report",
                 str(html),
-            ],
+            ),
             "snakemake --report",
         )
         if proc.returncode != 0 or not html.is_file():
@@ -228,17 +223,7 @@ def snakemake_archive(snakefile: str, repo: Path, dest: Path) -> bool:
     with tempfile.TemporaryDirectory(prefix="selfplay-archive-") as tmp:
         tar_path = Path(tmp) / "workflow.tar.gz"
         proc = _run(
-            [
-                sys.executable,
-                "-m",
-                "snakemake",
-                "--snakefile",
-                str(snakefile),
-                "--directory",
-                str(repo),
-                "--archive",
-                str(tar_path),
-            ],
+            snakemake_command(snakefile, repo, "--archive", str(tar_path)),
             "snakemake --archive",
             cwd=str(repo),
         )

@@ -19,7 +19,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tarfile
 import zlib
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ import yaml
 
 from ..errors import UserError
 from ..records import read_json, read_jsonl, sha256_file
-from . import META_NAME
+from . import META_NAME, snakemake_command
 from .manifest import MANIFEST_NAME, BundleCheckError, check_manifest
 
 NO_MODEL = "model-not-available-in-replay"
@@ -128,19 +127,9 @@ def prepare_workdir(root: Path, workdir: Path, cfg: dict) -> None:
 
 
 def run_snakemake(snakefile: Path, workdir: Path, cores: str, log_path: Path, retrain: bool) -> None:
-    cmd = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(snakefile),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(workdir / "config.yaml"),
-        "--cores",
-        str(cores),
-    ]
+    cmd = snakemake_command(
+        snakefile, workdir, "--configfile", str(workdir / "config.yaml"), "--cores", str(cores)
+    )
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     if not retrain:
         env["CUDA_VISIBLE_DEVICES"] = ""  # nothing downstream of generation needs a GPU

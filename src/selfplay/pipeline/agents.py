@@ -97,20 +97,8 @@ def resolve_policy(model_dir: str | None, trained_dir: str | None) -> tuple[str 
     return model_dir, adapter
 
 
-def generation_backend_config(cfg: dict, model_dir: str | None) -> dict:
-    """The settings the backend factory gets: config ``backend`` plus the model to load."""
-    bcfg = dict(cfg["backend"])
-    if bcfg["name"] != "replay":
-        if not model_dir:
-            raise UserError("generation needs a model folder (model_dir) for backend " + bcfg["name"])
-        bcfg.setdefault("model", str(model_dir))
-        if bcfg["name"] == "openai":
-            bcfg["model"] = cfg["model"].get("path") or cfg["model"]["name"]
-    return bcfg
-
-
 def make_generation_backend(cfg: dict, model_dir: str | None):
-    from ..llm.factory import make_backend
+    from ..llm.factory import generation_backend_config, make_backend
 
     return make_backend(generation_backend_config(cfg, model_dir))
 
@@ -133,6 +121,48 @@ def generate_to_file(cfg: dict, model_dir, requests, metas, out: str, what: str)
     log.info(
         "%s: %d requests, %d outputs -> %s", what, len(records), sum(len(r["outputs"]) for r in records), out
     )
+
+
+# --- Bob: the solver of the two equivalence games (SInQ, the Haskell track) -------
+
+
+def verified_instances(candidates_path: str) -> dict[str, dict]:
+    """The verified candidates of a stage, by id: the instances Bob is asked about."""
+    return {c["id"]: c for c in read_jsonl(candidates_path) if c["verified"]}
+
+
+def bob_generate_for(
+    cfg: dict,
+    stage: str,
+    who: str,
+    candidates_path: str,
+    model_dir: str | None,
+    adapter_dir: str | None,
+    out: str,
+    bob_request,
+    what: str,
+) -> None:
+    """Bob's recorded answers to every verified instance: ``bob_request(instance, stage,
+    who, cfg, adapter)`` is the track's prompt; each answer's meta names its instance."""
+    instances = list(verified_instances(candidates_path).values())
+    adapter = resolve_adapter(adapter_dir)
+    requests = [bob_request(inst, stage, who, cfg, adapter) for inst in instances]
+    metas = [
+        {"role": "bob", "who": who, "stage": stage, "instance_id": inst["id"], "adapter_dir": adapter}
+        for inst in instances
+    ]
+    generate_to_file(cfg, model_dir, requests, metas, out, what)
+
+
+def answered_instance(instances: dict[str, dict], record: dict, bob_path: str, candidates_path: str) -> dict:
+    """The instance a recorded Bob answer is about; UserError when it is not one of them."""
+    inst = instances.get(record["meta"]["instance_id"])
+    if inst is None:
+        raise UserError(
+            f"{bob_path}: Bob answered instance {record['meta']['instance_id']} "
+            f"that is not a verified candidate in {candidates_path}"
+        )
+    return inst
 
 
 def train_agent(

@@ -24,7 +24,7 @@ from ..tracks.seq.sources import filter_programs
 from ..tracks.seq.translate import parse_translation, translate_request
 from ..tracks.seq.verify import candidates_from_generations, score_bob
 from ..tracks.stages import select_stage_sources, shard_of
-from .agents import generate_to_file, resolve_adapter
+from .agents import answered_instance, bob_generate_for, generate_to_file, resolve_adapter, verified_instances
 from .trainsets import accumulated_labeled, write_bob_trainset
 
 log = logging.getLogger("selfplay")
@@ -256,26 +256,16 @@ def bob_generate(
     adapter_dir: str | None,
     out: str,
 ) -> None:
-    instances = [c for c in read_jsonl(candidates_path) if c["verified"]]
-    adapter = resolve_adapter(adapter_dir)
-    requests = [bob_request(inst, stage, who, cfg, adapter) for inst in instances]
-    metas = [
-        {"role": "bob", "who": who, "stage": stage, "instance_id": inst["id"], "adapter_dir": adapter}
-        for inst in instances
-    ]
-    generate_to_file(cfg, model_dir, requests, metas, out, f"seq bob[{who}] {stage}")
+    bob_generate_for(
+        cfg, stage, who, candidates_path, model_dir, adapter_dir, out, bob_request, f"seq bob[{who}] {stage}"
+    )
 
 
 def label_instances(stage: str, who: str, candidates_path: str, bob_path: str, out: str) -> None:
-    instances = {c["id"]: c for c in read_jsonl(candidates_path) if c["verified"]}
+    instances = verified_instances(candidates_path)
     labeled = []
     for rec in read_jsonl(bob_path):
-        inst = instances.get(rec["meta"]["instance_id"])
-        if inst is None:
-            raise UserError(
-                f"{bob_path}: Bob answered instance {rec['meta']['instance_id']} "
-                f"that is not a verified candidate in {candidates_path}"
-            )
+        inst = answered_instance(instances, rec, bob_path, candidates_path)
         labeled.append(score_bob(inst, rec, who))
     write_jsonl(out, labeled)
     log.info("seq %s bob[%s]: %d instances labelled", stage, who, len(labeled))

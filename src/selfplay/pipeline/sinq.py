@@ -18,7 +18,16 @@ from ..records import read_jsonl, write_jsonl
 from ..tracks.sinq import examples
 from ..tracks.sinq.game import alice_request, bob_request, select_stage_sources, shard_of
 from ..tracks.sinq.verify import candidates_from_generation, score_bob
-from .agents import TRAINING_RECORD, generate_to_file, resolve_adapter, restore_agent_training, train_agent  # noqa: F401
+from .agents import (  # noqa: F401
+    TRAINING_RECORD,
+    answered_instance,
+    bob_generate_for,
+    generate_to_file,
+    resolve_adapter,
+    restore_agent_training,
+    train_agent,
+    verified_instances,
+)
 from .trainsets import accumulated_labeled, write_bob_trainset
 
 log = logging.getLogger("selfplay")
@@ -102,27 +111,17 @@ def bob_generate(
     adapter_dir: str | None,
     out: str,
 ) -> None:
-    instances = [c for c in read_jsonl(candidates_path) if c["verified"]]
-    adapter = resolve_adapter(adapter_dir)
-    requests = [bob_request(inst, stage, who, cfg, adapter) for inst in instances]
-    metas = [
-        {"role": "bob", "who": who, "stage": stage, "instance_id": inst["id"], "adapter_dir": adapter}
-        for inst in instances
-    ]
-    generate_to_file(cfg, model_dir, requests, metas, out, f"bob[{who}] {stage}")
+    bob_generate_for(
+        cfg, stage, who, candidates_path, model_dir, adapter_dir, out, bob_request, f"bob[{who}] {stage}"
+    )
 
 
 def label_instances(cfg: dict, stage: str, who: str, candidates_path: str, bob_path: str, out: str) -> None:
-    instances = {c["id"]: c for c in read_jsonl(candidates_path) if c["verified"]}
+    instances = verified_instances(candidates_path)
     labeled = []
     with _sandbox(cfg) as sb:
         for rec in read_jsonl(bob_path):
-            inst = instances.get(rec["meta"]["instance_id"])
-            if inst is None:
-                raise UserError(
-                    f"{bob_path}: Bob answered instance {rec['meta']['instance_id']} "
-                    f"that is not a verified candidate in {candidates_path}"
-                )
+            inst = answered_instance(instances, rec, bob_path, candidates_path)
             labeled.append(score_bob(inst, rec, stage, who, cfg, sb))
     runtime = runtime_record()
     for item in labeled:

@@ -304,12 +304,7 @@ class ForkServer:
                 workdir,
             )
         except TemplateGone as exc:
-            return {
-                "status": "error",
-                "detail": f"sandbox server fault: {exc}",
-                "restart": True,
-                "not_started": True,
-            }
+            return _not_started(exc)
         try:
             outcome = self._watch(pid, read_end, deadline, started)
         finally:
@@ -558,12 +553,7 @@ class ForkServer:
         try:
             pid = self._spawn(job, [stdin, out_w, err_w, st_w], [out_r, err_r, st_r], workdir)
         except TemplateGone as exc:
-            return {
-                "status": "error",
-                "detail": f"sandbox server fault: {exc}",
-                "restart": True,
-                "not_started": True,
-            }
+            return _not_started(exc)
         try:
             outcome = self._watch_command(
                 pid, out_r, err_r, st_r, deadline, started, limits.memory_mb, spec["max_output"]
@@ -880,6 +870,12 @@ def main(config_json: str) -> None:
         if server.work_base and not server.cfg.get("mountns"):
             shutil.rmtree(server.work_base, ignore_errors=True)
     os._exit(code)
+
+
+def _not_started(exc: TemplateGone) -> dict[str, Any]:
+    """The reply when a job could not be started because the template process is gone:
+    the server is replaced, and the job may be retried (it never ran)."""
+    return {"status": "error", "detail": f"sandbox server fault: {exc}", "restart": True, "not_started": True}
 
 
 def _lift_flags(outcome: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any]:
