@@ -23,7 +23,6 @@ from .spec_files import (
     INCONCLUSIVE,
     REFUTED,
     VERIFIED,
-    SpecVerdict,
     spec_check_files,
     spec_verdict,
 )
@@ -47,8 +46,10 @@ class DafnyBackend(Backend):
 
     name = "dafny"
 
-    def inspect_spec(self, text: str):
-        return inspect_spec(text)
+    inspect_spec = staticmethod(inspect_spec)
+    spec_verdict = staticmethod(spec_verdict)
+    screen_solution = staticmethod(screen_solution)
+    verify = staticmethod(verify)
 
     def spec_check_jobs(self, index: int, spec: Spec) -> list[DafnyJob]:
         return [
@@ -58,22 +59,11 @@ class DafnyBackend(Backend):
     def outcome_of(self, verdict: DafnyVerdict, check: str) -> str:
         return outcome_of(verdict)
 
-    def spec_verdict(self, validity: str, preconditions: str | None, postconditions: str) -> SpecVerdict:
-        return spec_verdict(validity, preconditions, postconditions)
-
     def solution_spec(self, spec: Spec | str) -> tuple[Spec, None]:
         return (parse_spec(spec) if isinstance(spec, str) else spec), None
 
-    def screen_solution(self, spec: Spec, text: str):
-        return screen_solution(spec, text)
-
     def solution_job(self, name: str, spec: Spec, text: str) -> DafnyJob:
         return DafnyJob(name, text, no_cheating=True)
-
-    def verify(
-        self, jobs: list[DafnyJob], settings: DafnySettings | None, sandbox: Any
-    ) -> list[DafnyVerdict]:
-        return verify(jobs, settings, sandbox)
 
     def target_proved(self, verdict: DafnyVerdict, spec: Spec) -> bool:
         return verdict.proved(spec.target.name)

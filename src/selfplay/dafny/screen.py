@@ -70,6 +70,7 @@ from dataclasses import dataclass, field
 
 from ..specverify import problems as shared
 from ..specverify import screen as front
+from ..specverify.clauses import clause_difference
 from ..specverify.problems import Problem, ScreenResult
 from .source import (
     FUNCTION_KINDS,
@@ -458,4 +459,4 @@ def _header_difference(spec_decl: Declaration, decl: Declaration) -> str:
         want = " ".join(spec_decl.modifiers + (spec_decl.kind,))
         return f"declared as '{got}', the spec says '{want}'"
 
-    return front.clause_difference(spec_decl, decl, lex)
+    return clause_difference(spec_decl, decl, lex)

@@ -69,7 +69,8 @@ from ..errors import UserError
 from ..specverify.brackets import CLOSE as _CLOSE
 from ..specverify.brackets import OPEN as _OPEN
 from ..specverify.brackets import bracket_partners, syntax_error
-from ..specverify.lexing import CODE_BLANKS, Segment, blank, block_comment_end, is_odd, line_of, longest_first
+from ..specverify.clauses import Clause
+from ..specverify.lexing import CODE_BLANKS, Segment, blank, comment_at, is_odd, line_of, longest_first
 
 MAX_SOURCE_CHARS = 100_000
 """Longer texts are refused by the callers before they are lexed (model answers are a
@@ -362,18 +363,11 @@ def lex(text: str) -> Lexed:
         if c in CODE_BLANKS:
             i += 1
             continue
-        if text.startswith("//", i):
-            j = i + 2
-            while j < n and text[j] not in _LINE_ENDS:
-                j += 1
-            close_code(i)
-            segments.append(Segment("comment", i, j))
-            code_start = i = j
-            continue
-        if text.startswith("/*", i):
-            end = block_comment_end(text, i)
-            if end is None:
-                unterminated, end = "block_comment", n
+        comment = comment_at(text, i, _LINE_ENDS)
+        if comment is not None:
+            end, closed = comment
+            if not closed:
+                unterminated = "block_comment"
             close_code(i)
             segments.append(Segment("comment", i, end))
             code_start = i = end
@@ -517,19 +511,6 @@ class ExprState:
 
 
 # --------------------------------------------------------------------------- declarations
-
-
-@dataclass(frozen=True)
-class Clause:
-    """One specification clause of a header: ``keyword`` (``requires``, ``free ensures`` ...),
-    the raw text from the keyword to the end of its expression (a trailing ``;`` included),
-    its span, and the ``expression`` after the keyword(s) (without that ``;``)."""
-
-    keyword: str
-    text: str
-    start: int
-    end: int
-    expression: str
 
 
 @dataclass(frozen=True)

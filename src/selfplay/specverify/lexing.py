@@ -45,6 +45,23 @@ def block_comment_end(text: str, i: int) -> int | None:
     return None
 
 
+def comment_at(text: str, i: int, line_ends: str = "\n") -> tuple[int, bool] | None:
+    """The comment starting at ``i``, if one does: where it ends and whether it is
+    closed. A ``//`` comment runs up to (not including) the first of ``line_ends``, or
+    to the end; a ``/*`` comment to its matching ``*/`` (nested), or, never closed,
+    to the end of the text."""
+    if text.startswith("//", i):
+        n = len(text)
+        j = i + 2
+        while j < n and text[j] not in line_ends:
+            j += 1
+        return j, True
+    if text.startswith("/*", i):
+        end = block_comment_end(text, i)
+        return (len(text), False) if end is None else (end, True)
+    return None
+
+
 def is_odd(c: str) -> bool:
     """Is ``c`` a character code may not hold (outside printable ASCII and the blanks)?"""
     return not (" " <= c <= "~" or c in "\t\n\r")

@@ -5,11 +5,10 @@ holds no code, or when it does not parse (each with its code), its escape hatche
 looked for on whatever could be lexed (the back-end's own list). A solution must then
 hold the spec's declarations byte for byte and the target's header byte for byte;
 :func:`compare_spec_part` records every difference the same way for both, and
-:func:`clause_difference` says in one line how a changed header differs."""
+:func:`.clauses.clause_difference` says in one line how a changed header differs."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -142,34 +141,3 @@ def compare_spec_part(
         problems.add("redefines_spec_decl", f"'{spec.target_name}' is declared again", extra.line)
     found[spec.target_name] = (exact or same)[0].header
     return found
-
-
-def clause_difference(spec_decl: Any, decl: Any, lex: Callable[[str], Any]) -> str:
-    """One line saying how a target header with the spec's kind differs from the spec's:
-    its signature (the header before the first clause), its clauses (added, removed,
-    reordered), or only blanks and comments. Code is compared with comments and
-    literals blanked (``lex``) and runs of blanks collapsed."""
-
-    def normal(text: str) -> str:
-        return re.sub(r"\s+", " ", lex(text).masked()).strip()
-
-    def signature(d: Any) -> str:
-        cut = d.clauses[0].start - d.start if d.clauses else len(d.header)
-        return normal(d.header[:cut])
-
-    if signature(decl) != signature(spec_decl):
-        return f"signature changed: '{signature(decl)[:80]}' instead of '{signature(spec_decl)[:80]}'"
-    want = [(c.keyword, normal(c.expression)) for c in spec_decl.clauses]
-    got = [(c.keyword, normal(c.expression)) for c in decl.clauses]
-    added = [c for c in got if c not in want]
-    removed = [c for c in want if c not in got]
-    if added or removed:
-        parts = []
-        if removed:
-            parts.append("removed " + ", ".join(f"{k} {e[:60]}" for k, e in removed))
-        if added:
-            parts.append("added " + ", ".join(f"{k} {e[:60]}" for k, e in added))
-        return "clauses changed: " + "; ".join(parts)
-    if got != want:
-        return "clauses reordered"
-    return "blanks or comments inside the header differ (it must be copied byte for byte)"

@@ -29,7 +29,6 @@ from .spec_files import (
     REFUTED,
     VALIDITY,
     VERIFIED,
-    SpecVerdict,
     solution_file,
     spec_check_files,
     spec_verdict,
@@ -65,17 +64,14 @@ class VerusBackend(Backend):
 
     name = "verus"
 
-    def inspect_spec(self, text: str):
-        return inspect_spec(text)
+    inspect_spec = staticmethod(inspect_spec)
+    outcome_of = staticmethod(outcome_of)
+    spec_verdict = staticmethod(spec_verdict)
+    screen_solution = staticmethod(screen_solution)
+    verify = staticmethod(verify)
 
     def spec_check_jobs(self, index: int, spec: Spec) -> list[VerusJob]:
         return [VerusJob(f"{index}:{f.check}", f.text) for f in spec_check_files(spec)]
-
-    def outcome_of(self, verdict: VerusVerdict, check: str) -> str:
-        return outcome_of(verdict, check)
-
-    def spec_verdict(self, validity: str, preconditions: str | None, postconditions: str) -> SpecVerdict:
-        return spec_verdict(validity, preconditions, postconditions)
 
     def solution_spec(self, spec: Spec | str) -> tuple[Spec | None, str | None]:
         if not isinstance(spec, str):
@@ -85,16 +81,8 @@ class VerusBackend(Backend):
             return None, "spec:" + (",".join(dict.fromkeys(p.code for p in problems)) or "unreadable")
         return parsed, None
 
-    def screen_solution(self, spec: Spec, text: str):
-        return screen_solution(spec, text)
-
     def solution_job(self, name: str, spec: Spec, text: str) -> VerusJob:
         return VerusJob(name, solution_file(spec, text))
-
-    def verify(
-        self, jobs: list[VerusJob], settings: VerusSettings | None, sandbox: Any
-    ) -> list[VerusVerdict]:
-        return verify(jobs, settings, sandbox)
 
     def target_proved(self, verdict: VerusVerdict, spec: Spec) -> bool:
         return verdict.verified >= MIN_VERIFIED

@@ -54,6 +54,7 @@ from ..errors import UserError
 from ..specverify.brackets import CLOSE as _CLOSE
 from ..specverify.brackets import OPEN as _OPEN
 from ..specverify.brackets import bracket_partners, syntax_error
+from ..specverify.clauses import Clause
 from .attributes import Attribute, find_attributes
 from .lexer import Lexed, Token, lex, line_of
 
@@ -147,19 +148,6 @@ WORD_OPERATORS = frozenset(
 
 class VerusSyntaxError(UserError):
     """The text cannot be read as Rust + Verus items (one line, with a line number)."""
-
-
-@dataclass(frozen=True)
-class Clause:
-    """One header clause: its ``keyword``, its raw text from the keyword to the end of
-    its last token, its span, and its ``expression`` (the text after the keyword, a
-    trailing comma dropped)."""
-
-    keyword: str
-    text: str
-    start: int
-    end: int
-    expression: str
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..specverify.lexing import CODE_BLANKS, Segment, blank, block_comment_end, is_odd, line_of, longest_first
+from ..specverify.lexing import CODE_BLANKS, Segment, blank, comment_at, is_odd, line_of, longest_first
 
 __all__ = ["SEGMENT_KINDS", "TOKEN_KINDS", "Lexed", "Segment", "Token", "lex", "line_of"]
 
@@ -209,17 +209,11 @@ def lex(text: str) -> Lexed:
         if c in CODE_BLANKS:
             i += 1
             continue
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            close_code(i)
-            segments.append(Segment("comment", i, j))
-            code_start = i = j
-            continue
-        if text.startswith("/*", i):
-            end = block_comment_end(text, i)
-            if end is None:
-                unterminated, end = "block_comment", n
+        comment = comment_at(text, i)
+        if comment is not None:
+            end, closed = comment
+            if not closed:
+                unterminated = "block_comment"
             close_code(i)
             segments.append(Segment("comment", i, end))
             code_start = i = end

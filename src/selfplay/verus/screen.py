@@ -37,6 +37,7 @@ Verus user), and it does not check that the answer compiles: Verus does.
 from __future__ import annotations
 
 from ..specverify import screen as front
+from ..specverify.clauses import clause_difference
 from .declarations import Declaration, Program
 from .lexer import lex
 from .problems import Problems, ScreenResult
@@ -93,4 +94,4 @@ def header_difference(spec_decl: Declaration, decl: Declaration) -> str:
         want = " ".join((*spec_decl.qualifiers, "fn"))
         return f"declared as '{got}', the spec says '{want}'"
 
-    return front.clause_difference(spec_decl, decl, lex)
+    return clause_difference(spec_decl, decl, lex)
