@@ -2,11 +2,14 @@
 # track registry, the model, the per-stage file lists, the input functions of the
 # generation and training rules, and the resources each kind of job asks for.
 import sys
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
+from selfplay import layout as results_layout
 from selfplay.config import configured_tracks, prepare_config
+from selfplay.evaluate import model_tags
 from selfplay.config.slices import config_slice
 from selfplay.evaluate.registry import ADAPTERS, downloads_of
 from selfplay.evaluate.registry import benchmark as benchmark_adapter
@@ -57,7 +60,8 @@ MODEL_NAME = config["model"]["name"]
 # Filled by each track's rules file: name -> {"report": fn() -> targets, "bundle": fn() -> parts}
 TRACK_OUTPUTS = {}
 # track -> a function from an evaluated model tag to the folder it names, for tags of the
-# track's own (e.g. GASP's checkpoints ck_<method>_s<seed>_i<k>); None: not its tag.
+# track's own kinds (selfplay.evaluate.model_tags.TrackTagKind, e.g. GASP's checkpoints
+# ck_<method>_s<seed>_i<k>); None: not its tag. selfplay.layout.eval_adapter asks it first.
 TRACK_MODEL_TAGS = {}
 # track -> a function from an evaluated model tag to the model spec it loads in place of the
 # track's model (a released checkpoint), or None
@@ -87,73 +91,32 @@ def train_gpus():
 # --- a track's files ----------------------------------------------------------
 
 
-def exp_dir(track):
-    return f"results/{track}/{config[track]['experiment']}"
-
-
-def log_dir(track):
-    return f"logs/{track}/{config[track]['experiment']}"
-
-
-def bench_dir(track):
-    return f"benchmarks/{track}/{config[track]['experiment']}"
-
-
-def n_rounds(track):
-    return int(config[track]["rounds"])
-
-
-def shard_ids(track):
-    return list(range(int(config[track]["shards"])))
-
-
-def stages(track):
-    """round1..roundR, then the intrinsic evaluation's two halves."""
-    return [f"round{r}" for r in range(1, n_rounds(track) + 1)] + ["eval_train", "eval_test"]
-
-
-def stage_split(stage):
-    """The half of the sources a stage draws from (rounds: train)."""
-    return "train" if stage.startswith("round") else stage.split("_", 1)[1]
+# The results layout (selfplay.layout) bound to this run's config.
+exp_dir = partial(results_layout.exp_dir, config)
+log_dir = partial(results_layout.log_dir, config)
+bench_dir = partial(results_layout.bench_dir, config)
+n_rounds = partial(results_layout.n_rounds, config)
+shard_ids = partial(results_layout.shard_ids, config)
+stages = partial(results_layout.stages, config)
+stage_split = results_layout.stage_split
+whos_of = results_layout.whos_of
+shard_files = partial(results_layout.shard_files, config)
+labeled = partial(results_layout.labeled, config)
+candidates = partial(results_layout.candidates, config)
+rounds_labeled = partial(results_layout.rounds_labeled, config)
+alice_adapter = partial(results_layout.alice_adapter, config)
+bob_adapter = partial(results_layout.bob_adapter, config)
+grpo_adapter = partial(results_layout.grpo_adapter, config)
+eval_file = partial(results_layout.eval_file, config)
+eval_files = partial(results_layout.eval_files, config)
+eval_items_files = partial(results_layout.eval_items_files, config)
+eval_summary = partial(results_layout.eval_summary, config)
 
 
 def stage_count_key(track, stage):
     """The config key that sets how many sources a stage uses."""
     key = "per_round" if stage.startswith("round") else f"eval_{stage_split(stage)}"
     return f"{track}.sources.{key}"
-
-
-def shard_files(track, stage, folder):
-    return [f"{exp_dir(track)}/{stage}/{folder}/shard{s}.jsonl" for s in shard_ids(track)]
-
-
-def labeled(track, stage, who):
-    return shard_files(track, stage, f"labeled_{who}")
-
-
-def candidates(track, stage):
-    return shard_files(track, stage, "candidates")
-
-
-def rounds_labeled(track, upto):
-    """The untrained-Bob labels of rounds 1..upto (Alice's accumulated training data)."""
-    return [p for r in range(1, upto + 1) for p in labeled(track, f"round{r}", "untrained")]
-
-
-# --- adapters ------------------------------------------------------------------
-
-
-def alice_adapter(track, r):
-    return f"{exp_dir(track)}/round{r}/adapter_alice"
-
-
-def bob_adapter(track):
-    return f"{exp_dir(track)}/bob/adapter"
-
-
-def grpo_adapter(track, r):
-    """The policy trained by RL (GRPO) on round r's data."""
-    return f"{exp_dir(track)}/grpo/r{r}/adapter"
 
 
 def alice_adapter_input(track):
@@ -252,11 +215,6 @@ def training_restore_input(output_pattern):
 # --- bundles -------------------------------------------------------------------
 
 
-def whos_of(stage):
-    """Whose answers a stage has: the untrained Bob always, the trained one in the evaluation."""
-    return ("untrained",) if stage.startswith("round") else ("untrained", "trained")
-
-
 def track_bundle_parts(track, data, recordings, verdicts, tables, figures, trainsets=None, adapters=None):
     """A track's files for the bundle, by part (selfplay.bundle.pack): what the track
     lists, plus what every track has (training sets, adapters, logs and benchmarks).
@@ -325,60 +283,15 @@ def eval_bundle_parts():
     }
 
 
-def eval_dir(track):
-    return f"{exp_dir(track)}/eval"
-
-
 def eval_runs(track):
     """(benchmark, mode, model) of every evaluation the track's config asks for."""
     return track_runs(config[track])
 
 
-def eval_file(track, bench, mode, model, kind):
-    """kind: "" (generations), ".scored" (one row per sample) or ".json" (metrics)."""
-    base = f"{eval_dir(track)}/{bench}/{model}/{mode}"
-    return base + (".json" if kind == ".json" else f"{kind}.jsonl")
-
-
-def eval_files(track, kind, benches=None):
-    return [
-        eval_file(track, b, m, t, kind) for b, m, t in eval_runs(track) if benches is None or b in benches
-    ]
-
-
-def eval_items_files(track):
-    """The prepared items of every benchmark a track runs (bundle data)."""
-    return [f"resources/data/eval/{b}.jsonl" for b in config[track]["benchmarks"]["runs"]]
-
-
-def eval_summary(track, bench, mode, model):
-    return eval_file(track, bench, mode, model, ".json")
-
-
 def eval_adapter_input(track):
-    """The adapter a model tag names: base = none, bob = the trained Bob, alice = the last
-    round's Alice, alice_r<k> = round k's Alice, grpo_r<k> = the RL policy trained on round
-    k's data."""
-
-    def _adapter(wildcards):
-        tag = wildcards.model
-        if tag == "base" or other_model(config[track], tag):
-            return []
-        if track in TRACK_MODEL_TAGS:
-            found = TRACK_MODEL_TAGS[track](tag)
-            if found is not None:
-                return found
-        if tag == "bob":
-            return bob_adapter(track)
-        if tag == "alice":
-            return alice_adapter(track, n_rounds(track))
-        if tag.startswith("alice_r") and tag[len("alice_r") :].isdigit():
-            return alice_adapter(track, int(tag[len("alice_r") :]))
-        if tag.startswith("grpo_r") and tag[len("grpo_r") :].isdigit():
-            return grpo_adapter(track, int(tag[len("grpo_r") :]))
-        raise ValueError(f"{track}.benchmarks.models: unknown model tag {tag!r}")
-
-    return _adapter
+    """The adapter the evaluated model tag names (selfplay.layout.eval_adapter; the
+    track's own tag kinds through TRACK_MODEL_TAGS)."""
+    return lambda w: results_layout.eval_adapter(config, track, w.model, TRACK_MODEL_TAGS.get(track))
 
 
 def eval_tag_model(track, tag):
@@ -483,7 +396,7 @@ def eval_score_cfg(wildcards):
 
 
 def _eval_generate_rule(track):
-    return f"results/{track}/{config[track]['experiment']}/eval/{{bench}}/{{model}}/{{mode}}.jsonl"
+    return eval_file(track, "{bench}", "{mode}", "{model}", "")
 
 
 # --- what the run builds -------------------------------------------------------

@@ -492,9 +492,8 @@ rule evolve_table3:
     input:
         **{f"{t}|{b}": eval_summary("evolve", b, m, t) for b, m, t in EVOLVE_TABLE3_RUNS},
         **{
-            f"training_{t}": grpo_adapter("evolve", int(t[len("grpo_r") :]))
-            for t in EVOLVE_TABLE3_MODELS
-            if t.startswith("grpo_r")
+            f"training_{t}": grpo_adapter("evolve", k)
+            for t, k in model_tags.rounds_of(EVOLVE_TABLE3_MODELS, "grpo_round").items()
         },
     output:
         csv=report(

@@ -5,9 +5,10 @@
 # one update on its recorded rollouts (Task-Relative REINFORCE++); every eval_every-th
 # checkpoint goes through the benchmark layer. Paths: selfplay.tracks.gasp.layout;
 # steps: selfplay.pipeline.gasp; tables and figures: selfplay.report.gasp.
-from selfplay.pipeline.gasp import eval_iterations, run_settings
 from selfplay.tracks.gasp import layout as gasp_layout
 from selfplay.tracks.gasp.methods import METHODS as GASP_METHODS
+from selfplay.tracks.gasp.outputs import bundle_files as gasp_bundle_files
+from selfplay.tracks.gasp.outputs import gasp_outputs
 
 GASP_ROOT = exp_dir("gasp")
 GASP_LOG = log_dir("gasp")
@@ -15,64 +16,12 @@ GASP_BENCH = bench_dir("gasp")
 GASP_CFG = config["gasp"]
 GASP_RUN = f"{GASP_ROOT}/{{gmethod}}/s{{gseed}}"
 GASP_PHASE = f"{GASP_RUN}/iter{{gi}}/{{gphase}}"
-GASP_SCHEDULE = {m: run_settings(config, m) for m in GASP_CFG["methods"]}
-GASP_RUNS = [(m, s) for m in GASP_CFG["methods"] for s in GASP_CFG["seeds"]]
-GASP_EVAL_ITERS = {m: eval_iterations(v["iterations"], v["eval_every"]) for m, v in GASP_SCHEDULE.items()}
-GASP_EV = GASP_CFG["evaluation"]
-GASP_SAMPLED = (GASP_EV["sampled"]["benchmark"], GASP_EV["sampled"]["mode"])
-GASP_GOALS = (GASP_EV["goalposts"]["benchmark"], GASP_EV["goalposts"]["mode"])
-GASP_GREEDY = [(b, GASP_EV["greedy"]["mode"]) for b in GASP_EV["greedy"]["benchmarks"]]
-# the released AZR checkpoint (paper 004's AZR row), evaluated as the model tag "azr"
-GASP_AZR = GASP_CFG["azr_checkpoint"]
-if GASP_AZR:
-    MODELS[GASP_AZR["name"]] = GASP_AZR
-# every evaluated model: the base model, the AZR checkpoint, and each run's checkpoints
-GASP_TAGS = (
-    ["base"]
-    + (["azr"] if GASP_AZR else [])
-    + [gasp_layout.model_tag(m, s, i) for m, s in GASP_RUNS for i in GASP_EVAL_ITERS[m]]
-)
-GASP_EVALS = [(b, md, t) for b, md in [GASP_SAMPLED, GASP_GOALS] + GASP_GREEDY for t in GASP_TAGS]
-GASP_ITERS = {(m, s): range(1, GASP_SCHEDULE[m]["iterations"] + 1) for m, s in GASP_RUNS}
-GASP_PHASE_DIRS = [
-    gasp_layout.phase_dir(GASP_ROOT, m, s, i, p)
-    for m, s in GASP_RUNS
-    for i in GASP_ITERS[(m, s)]
-    for p in gasp_layout.phase_order(m)
-]
-GASP_FIGURES = (3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14)
-GASP_REPORT = [
-    f"results/tables/gasp/{t}.{e}"
-    for t in ("table1", "table2", "table3", "table4", "yield")
-    for e in ("csv", "md")
-] + [f"results/figures/gasp/figure{i}.{e}" for i in GASP_FIGURES for e in ("png", "pdf")]
-
-# the goalpost filter (goalposts.source: filter): H, and the scored files of every filter
-# model on the training split, in the order the filters apply
-GASP_FILTERED = f"{GASP_ROOT}/goalposts_filtered.jsonl"
-GASP_FILTER = GASP_CFG["goalposts"]["filter"]
-GASP_FILTER_RUNS = [
-    (t, eval_file("gasp", GASP_FILTER["benchmark"], GASP_FILTER["mode"], t, ".scored"))
-    for name in GASP_FILTER["models"]
-    for t in (
-        [name]
-        if name in ("base", "azr")
-        else [
-            gasp_layout.model_tag(name, s, i)
-            for s in GASP_CFG["seeds"]
-            for i in GASP_EVAL_ITERS.get(name, [])
-        ]
-    )
-]
-
-TRACK_MODEL_TAGS["gasp"] = lambda tag: (
-    []
-    if tag == "azr" and GASP_AZR
-    else (
-        gasp_layout.checkpoint(GASP_ROOT, *gasp_layout.parse_tag(tag)) if gasp_layout.parse_tag(tag) else None
-    )
-)
-TRACK_TAG_MODELS["gasp"] = lambda tag: GASP_AZR if tag == "azr" else None
+# the runs, their phase folders, the evaluated checkpoints and the tables and figures
+GASP_OUT = gasp_outputs(config)
+if GASP_OUT.azr:
+    MODELS[GASP_OUT.azr["name"]] = GASP_OUT.azr
+TRACK_MODEL_TAGS["gasp"] = GASP_OUT.tag_adapter
+TRACK_TAG_MODELS["gasp"] = GASP_OUT.tag_model
 
 
 wildcard_constraints:
@@ -82,30 +31,8 @@ wildcard_constraints:
 
 
 TRACK_OUTPUTS["gasp"] = {
-    "report": lambda: GASP_REPORT,
-    "bundle": lambda: track_bundle_parts(
-        "gasp",
-        data=[f"{GASP_ROOT}/goalposts.jsonl"] + eval_items_files("gasp"),
-        recordings=[
-            f"{d}/{f}"
-            for d in GASP_PHASE_DIRS
-            for f in ("teacher.jsonl", "student.jsonl")
-            if f != "teacher.jsonl" or not gasp_layout.answers_phase(d)
-        ]
-        + [eval_file("gasp", b, md, t, "") for b, md, t in GASP_EVALS],
-        verdicts=[
-            f"{d}/{f}"
-            for d in GASP_PHASE_DIRS
-            for f in ("candidates.jsonl", "answers.jsonl")
-            if (f == "answers.jsonl") == gasp_layout.answers_phase(d)
-        ]
-        + [eval_file("gasp", b, md, t, ".scored") for b, md, t in GASP_EVALS],
-        tables=[p for p in GASP_REPORT if p.startswith("results/tables/")]
-        + [f"results/figures/gasp/figure{i}.csv" for i in GASP_FIGURES],
-        figures=[p for p in GASP_REPORT if p.startswith("results/figures/")],
-        trainsets=[f"{d}/rollouts.jsonl" for d in GASP_PHASE_DIRS],
-        adapters=[f"{d}/state" for d in GASP_PHASE_DIRS],
-    ),
+    "report": lambda: GASP_OUT.report,
+    "bundle": lambda: track_bundle_parts("gasp", **gasp_bundle_files(config, GASP_OUT)),
 }
 
 
@@ -113,7 +40,7 @@ rule gasp_goalposts:
     """The goalposts the teacher is shown (shipped problems, a file of LiveCodeBench rows,
     or the goalpost filter's output)."""
     input:
-        lambda w: {"path": [GASP_CFG["goalposts"]["path"]], "filter": [GASP_FILTERED], "shipped": []}[
+        lambda w: {"path": [GASP_CFG["goalposts"]["path"]], "filter": [GASP_OUT.filtered], "shipped": []}[
             GASP_CFG["goalposts"]["source"]
         ],
     output:
@@ -136,9 +63,9 @@ rule gasp_goalpost_filter:
     which filter solved it."""
     input:
         rows=f"{GASP_ROOT}/real_rows.jsonl",
-        scored=lambda w: [s for _, s in GASP_FILTER_RUNS],
+        scored=lambda w: [s for _, s in GASP_OUT.filter_runs],
     output:
-        rows=GASP_FILTERED,
+        rows=GASP_OUT.filtered,
         records=f"{GASP_ROOT}/goalpost_filter.jsonl",
     log:
         f"{GASP_LOG}/goalpost_filter.log",
@@ -146,7 +73,7 @@ rule gasp_goalpost_filter:
     container:
         image("python")
     params:
-        filters=[f for f, _ in GASP_FILTER_RUNS],
+        filters=[f for f, _ in GASP_OUT.filter_runs],
         samples=config["evaluation"]["modes"][GASP_CFG["goalposts"]["filter"]["mode"]]["samples"],
     script:
         "../workflow_scripts/gasp_goalpost_filter.py"
@@ -301,7 +228,7 @@ rule gasp_dissimilarity:
     input:
         accepted=lambda w: [
             f
-            for i in GASP_ITERS[(w.gmethod, int(w.gseed))]
+            for i in GASP_OUT.iters[(w.gmethod, int(w.gseed))]
             for f in gasp_layout.accepted_files(GASP_ROOT, w.gmethod, w.gseed, i)
         ],
     output:
@@ -321,7 +248,7 @@ rule gasp_dissimilarity:
 
 rule gasp_yield:
     input:
-        phases=lambda w: [f"{d}/phase.json" for d in GASP_PHASE_DIRS],
+        phases=lambda w: [f"{d}/phase.json" for d in GASP_OUT.phase_dirs],
     output:
         csv=report(
             "results/tables/gasp/yield.csv",
@@ -342,10 +269,10 @@ rule gasp_yield:
                     f"{d}/phase.json",
                     f"{d}/answers.jsonl" if gasp_layout.answers_phase(d) else f"{d}/candidates.jsonl",
                 )
-                for d in GASP_PHASE_DIRS
+                for d in GASP_OUT.phase_dirs
                 if d.startswith(gasp_layout.run_dir(GASP_ROOT, m, s) + "/")
             ]
-            for m, s in GASP_RUNS
+            for m, s in GASP_OUT.runs
         },
     script:
         "../workflow_scripts/gasp_yield.py"
@@ -382,7 +309,7 @@ rule gasp_dissimilarity_figure:
     input:
         lambda w: [
             f"{gasp_layout.run_dir(GASP_ROOT, m, s)}/dissimilarity.jsonl"
-            for m, s in GASP_RUNS
+            for m, s in GASP_OUT.runs
             if gasp_layout.teacher_phases(m)
         ],
     output:
@@ -402,7 +329,7 @@ rule gasp_dissimilarity_figure:
     params:
         runs=lambda w: {
             f"{m} s{s}": f"{gasp_layout.run_dir(GASP_ROOT, m, s)}/dissimilarity.jsonl"
-            for m, s in GASP_RUNS
+            for m, s in GASP_OUT.runs
             if gasp_layout.teacher_phases(m)
         },
     script:
@@ -414,9 +341,9 @@ rule gasp_eval_tables:
     every checkpoint (per seed the checkpoint with the best pass@20 or pass@1 on the
     evaluation split, as the paper selects)."""
     input:
-        sampled=[eval_summary("gasp", *GASP_SAMPLED, t) for t in GASP_TAGS],
-        goalposts=[eval_file("gasp", *GASP_GOALS, t, ".scored") for t in GASP_TAGS],
-        greedy=[eval_summary("gasp", b, md, t) for b, md in GASP_GREEDY for t in GASP_TAGS],
+        sampled=[eval_summary("gasp", *GASP_OUT.sampled, t) for t in GASP_OUT.tags],
+        goalposts=[eval_file("gasp", *GASP_OUT.goalposts, t, ".scored") for t in GASP_OUT.tags],
+        greedy=[eval_summary("gasp", b, md, t) for b, md in GASP_OUT.greedy for t in GASP_OUT.tags],
     output:
         **{
             f"table{i}_{e}": (
@@ -444,12 +371,12 @@ rule gasp_eval_tables:
         image("python")
     params:
         cfg=cfg_of(
-            "model.name", "gasp.evaluation", "gasp.azr_checkpoint", f"evaluation.modes.{GASP_SAMPLED[1]}"
+            "model.name", "gasp.evaluation", "gasp.azr_checkpoint", f"evaluation.modes.{GASP_OUT.sampled[1]}"
         ),
-        tags=GASP_TAGS,
-        sampled=GASP_SAMPLED,
-        goalposts=GASP_GOALS,
-        greedy=GASP_GREEDY,
+        tags=GASP_OUT.tags,
+        sampled=GASP_OUT.sampled,
+        goalposts=GASP_OUT.goalposts,
+        greedy=GASP_OUT.greedy,
         methods=GASP_CFG["methods"],
     script:
         "../workflow_scripts/gasp_eval_tables.py"

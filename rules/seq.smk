@@ -8,77 +8,18 @@
 # image; generation and training the gpu image (used only with --sdm apptainer).
 from selfplay.data.haskell_datasets import HSX_REPO, OPINSTRUCT_REPO, hub_file_url
 from selfplay.evaluate.benchmarks.equibench import CATEGORIES as EQUIBENCH_CATEGORIES
-from selfplay.evaluate.layout import model_label
-from selfplay.tracks.seq.evaluation import (
-    BASE_VS_TRAINED,
-    CLASSIFICATION_METRICS,
-    CODEGEN,
-    EQUIBENCH_FIGURES,
-    ROUND_FIGURES,
-    table7_rows,
-)
+from selfplay.evaluate.model_tags import label as model_label
+from selfplay.tracks.seq.evaluation import CLASSIFICATION_METRICS, EQUIBENCH_FIGURES
+from selfplay.tracks.seq.outputs import TRANSLATE_DIR as SEQ_TRANSLATE
+from selfplay.tracks.seq.outputs import bundle_files, seq_outputs
 
 SEQ = config["seq"]
 SEQ_EXP = exp_dir("seq")
 SEQ_LOG = log_dir("seq")
 SEQ_BENCH = bench_dir("seq")
-SEQ_ATTEMPTS = int(SEQ["proof"]["attempts"])
-SEQ_DATASET = SEQ["sources"]["dataset"]
-# one folder per experiment: the regimes E0-E3 side by side
-SEQ_TABLES = f"results/tables/seq/{SEQ['experiment']}"
-SEQ_FIGURES = f"results/figures/seq/{SEQ['experiment']}"
-# The translation to Haskell does not depend on the regime: E1-E3 reuse E0's.
-SEQ_TRANSLATE = "results/seq/translate"
-# Table 3's models: the base model, the final Alice (alice_r<R>), the trained Bob
-SEQ_FINAL_ALICE = f"alice_r{n_rounds('seq')}"
-SEQ_CODEGEN_AGENTS = {"base": "base", "alice": SEQ_FINAL_ALICE, "bob": "bob"}
-# Table 3's benchmarks: the Haskell code generation ones the config runs
-SEQ_RUNS = eval_runs("seq")
-SEQ_CODEGEN = [b for b in CODEGEN if b in SEQ["benchmarks"]["runs"]]
-SEQ_FIRST_MODE = {}
-for _b, _m, _t in SEQ_RUNS:
-    SEQ_FIRST_MODE.setdefault(_b, _m)
-SEQ_HAS = {(b, t) for b, _, t in SEQ_RUNS}
-# Tables 4-5 and Figures 4-5: base vs trained Bob, where the run evaluates both
-SEQ_BVT = {
-    n: spec
-    for n, spec in BASE_VS_TRAINED.items()
-    if {(spec["benchmark"], "base"), (spec["benchmark"], "bob")} <= SEQ_HAS
-}
-SEQ_EQUIBENCH = {("equibench", "base"), ("equibench", "bob")} <= SEQ_HAS
-# The per-round figures of Alice: code benchmarks evaluated with every round's adapter
-SEQ_ROUND_BENCHES = [
-    b for b in SEQ_CODEGEN if all((b, f"alice_r{r}") in SEQ_HAS for r in range(1, n_rounds("seq") + 1))
-]
-SEQ_ROUND_FIGURE = {
-    b: (
-        f"figure{ROUND_FIGURES[SEQ['experiment']][b]}"
-        if b in ROUND_FIGURES.get(SEQ["experiment"], {})
-        else f"alice_rounds_{b}"
-    )
-    for b in SEQ_ROUND_BENCHES
-}
-# Table 3's cells: each benchmark in its first mode
-SEQ_CODEGEN_FILES = {
-    f"{b}_{a}": eval_summary("seq", b, next(m for r, m, _ in eval_runs("seq") if r == b), tag)
-    for b in SEQ_CODEGEN
-    for a, tag in SEQ_CODEGEN_AGENTS.items()
-}
-SEQ_EVAL_TABLES = [f"{SEQ_TABLES}/{n}.md" for n in SEQ_BVT]
-SEQ_EVAL_FIGURES = [f"{SEQ_FIGURES}/{n}.png" for n in (EQUIBENCH_FIGURES if SEQ_EQUIBENCH else {})] + [
-    f"{SEQ_FIGURES}/{n}.png" for n in SEQ_ROUND_FIGURE.values()
-]
-# Table 8's columns: the regimes' experiments (null: this run alone)
-SEQ_REGIME_RUNS = SEQ["regimes"]["experiments"] or [SEQ["experiment"]]
-# The translation model is a setting of its own (the paper: DeepSeek-R1-Distill-Llama-70B).
-SEQ_TRANSLATOR = SEQ["translate"]["model"] or config["model"]
-MODELS[SEQ_TRANSLATOR["name"]] = SEQ_TRANSLATOR
-SEQ_REPORTS = [f"{SEQ_TABLES}/{t}.md" for t in ("table2", "table6", "data_yield")] + [
-    f"{SEQ_FIGURES}/figure{n}.png" for n in (3, 6, 7)
-]
-if SEQ_CODEGEN:
-    SEQ_REPORTS.append(f"{SEQ_TABLES}/table3.md")
-SEQ_REPORTS += SEQ_EVAL_TABLES + SEQ_EVAL_FIGURES
+# what the config builds: tables, figures and the benchmark cells they read
+SEQ_OUT = seq_outputs(config)
+MODELS[SEQ_OUT.translator["name"]] = SEQ_OUT.translator
 
 
 wildcard_constraints:
@@ -86,42 +27,8 @@ wildcard_constraints:
 
 
 TRACK_OUTPUTS["seq"] = {
-    "report": lambda: list(SEQ_REPORTS),
-    "bundle": lambda: track_bundle_parts(
-        "seq",
-        data=[
-            f"resources/data/seq/{SEQ_DATASET}_{split}{kind}.jsonl"
-            for split in ("train", "test")
-            for kind in ("", ".rejected")
-        ]
-        + eval_items_files("seq"),
-        recordings=[f"{SEQ_TRANSLATE}/generations.jsonl"]
-        + [
-            p
-            for s in stages("seq")
-            for folder in ["alice"]
-            + [f"proof_gen{a}" for a in range(1, SEQ_ATTEMPTS + 1)]
-            + [f"bob_{who}" for who in whos_of(s)]
-            for p in shard_files("seq", s, folder)
-        ]
-        + eval_files("seq", ""),
-        verdicts=[f"{SEQ_TRANSLATE}/translated.jsonl"]
-        + [
-            p
-            for s in stages("seq")
-            for folder in ["checked"]
-            + [f"proof_check{a}" for a in range(1, SEQ_ATTEMPTS + 1)]
-            + ["candidates"]
-            + [f"labeled_{who}" for who in whos_of(s)]
-            for p in shard_files("seq", s, folder)
-        ]
-        + eval_files("seq", ".scored"),
-        # each Markdown table's CSV twin and each figure's data are compared byte for byte too
-        tables=[p for p in SEQ_REPORTS if p.endswith(".md")]
-        + [p[: -len(".md")] + ".csv" for p in SEQ_REPORTS if p.endswith(".md")]
-        + [p[: -len(".png")] + ".csv" for p in SEQ_REPORTS if p.endswith(".png")],
-        figures=[p for p in SEQ_REPORTS if p.endswith(".png")],
-    ),
+    "report": lambda: list(SEQ_OUT.reports),
+    "bundle": lambda: track_bundle_parts("seq", **bundle_files(config, SEQ_OUT)),
 }
 
 
@@ -223,10 +130,10 @@ rule seq_translate_generate:
     input:
         python=(
             "resources/data/seq/opinstruct_python.jsonl"
-            if SEQ_DATASET == "opinstruct"
+            if SEQ_OUT.dataset == "opinstruct"
             else "resources/data/sinq/humaneval_train.jsonl"
         ),
-        model=lambda w: generation_model_input(spec=SEQ_TRANSLATOR),
+        model=lambda w: generation_model_input(spec=SEQ_OUT.translator),
     output:
         f"{SEQ_TRANSLATE}/generations.jsonl",
     log:
@@ -240,7 +147,7 @@ rule seq_translate_generate:
         **resources_of("translate"),
     params:
         cfg=cfg_of(*GENERATION_KEYS, "seq.translate"),
-        model_dir=lambda w: generation_model_param(spec=SEQ_TRANSLATOR),
+        model_dir=lambda w: generation_model_param(spec=SEQ_OUT.translator),
     script:
         "../workflow_scripts/seq_translate_generate.py"
 
@@ -269,7 +176,7 @@ rule seq_translate_filter:
 
 rule seq_alice_generate:
     input:
-        sources=lambda w: f"resources/data/seq/{SEQ_DATASET}_{stage_split(w.stage)}.jsonl",
+        sources=lambda w: f"resources/data/seq/{SEQ_OUT.dataset}_{stage_split(w.stage)}.jsonl",
         model=generation_model_input,
         adapter=alice_adapter_input("seq"),
         # regimes E2/E3: SEQ share and P from E0's yields, read by the job (seq.regime)
@@ -302,7 +209,7 @@ rule seq_alice_generate:
 rule seq_check:
     input:
         generations=f"{SEQ_EXP}/{{stage}}/alice/shard{{shard}}.jsonl",
-        sources=lambda w: f"resources/data/seq/{SEQ_DATASET}_{stage_split(w.stage)}.jsonl",
+        sources=lambda w: f"resources/data/seq/{SEQ_OUT.dataset}_{stage_split(w.stage)}.jsonl",
     output:
         f"{SEQ_EXP}/{{stage}}/checked/shard{{shard}}.jsonl",
     log:
@@ -373,7 +280,7 @@ rule seq_settle:
         checked=f"{SEQ_EXP}/{{stage}}/checked/shard{{shard}}.jsonl",
         checks=expand(
             f"{SEQ_EXP}/{{{{stage}}}}/proof_check{{a}}/shard{{{{shard}}}}.jsonl",
-            a=range(1, SEQ_ATTEMPTS + 1),
+            a=range(1, SEQ_OUT.attempts + 1),
         ),
     output:
         f"{SEQ_EXP}/{{stage}}/candidates/shard{{shard}}.jsonl",
@@ -462,13 +369,13 @@ rule seq_table2:
         },
     output:
         csv=report(
-            f"{SEQ_TABLES}/table2.csv",
+            f"{SEQ_OUT.tables}/table2.csv",
             caption="../report/seq_table2.rst",
             category="Haskell track (paper 000)",
             labels={"table": "Table 2 (CSV)"},
         ),
         md=report(
-            f"{SEQ_TABLES}/table2.md",
+            f"{SEQ_OUT.tables}/table2.md",
             caption="../report/seq_table2.rst",
             category="Haskell track (paper 000)",
             labels={"table": "Table 2"},
@@ -482,7 +389,7 @@ rule seq_table2:
             "reference": "Reference programs",
             "opinstruct": "OpInstruct-HSx",
             "hsx": "OpInstruct-HSx",
-        }[SEQ_DATASET],
+        }[SEQ_OUT.dataset],
     script:
         "../workflow_scripts/seq_table2.py"
 
@@ -492,13 +399,13 @@ rule seq_table6:
         **{f"round{r}": candidates("seq", f"round{r}") for r in range(1, n_rounds("seq") + 1)},
     output:
         csv=report(
-            f"{SEQ_TABLES}/table6.csv",
+            f"{SEQ_OUT.tables}/table6.csv",
             caption="../report/seq_table6.rst",
             category="Haskell track (paper 000)",
             labels={"table": "Table 6 (CSV)"},
         ),
         md=report(
-            f"{SEQ_TABLES}/table6.md",
+            f"{SEQ_OUT.tables}/table6.md",
             caption="../report/seq_table6.rst",
             category="Haskell track (paper 000)",
             labels={"table": "Table 6"},
@@ -516,16 +423,16 @@ rule seq_table6:
 rule seq_data_yield:
     input:
         **{
-            f"sources_{split}{suffix}": f"resources/data/seq/{SEQ_DATASET}_{split}{kind}.jsonl"
+            f"sources_{split}{suffix}": f"resources/data/seq/{SEQ_OUT.dataset}_{split}{kind}.jsonl"
             for split in ("train", "test")
             for suffix, kind in (("", ""), ("_rejected", ".rejected"))
         },
         translated=f"{SEQ_TRANSLATE}/translated.jsonl",
         translated_rejected=f"{SEQ_TRANSLATE}/translated.rejected.jsonl",
     output:
-        csv=f"{SEQ_TABLES}/data_yield.csv",
+        csv=f"{SEQ_OUT.tables}/data_yield.csv",
         md=report(
-            f"{SEQ_TABLES}/data_yield.md",
+            f"{SEQ_OUT.tables}/data_yield.md",
             caption="../report/seq_data_yield.rst",
             category="Haskell track (paper 000)",
             labels={"table": "Source pipeline"},
@@ -535,7 +442,7 @@ rule seq_data_yield:
     container:
         image("python")
     params:
-        dataset=SEQ_DATASET,
+        dataset=SEQ_OUT.dataset,
     script:
         "../workflow_scripts/seq_data_yield.py"
 
@@ -545,13 +452,13 @@ rule seq_figure3:
         **{f"round{r}": labeled("seq", f"round{r}", "untrained") for r in range(1, n_rounds("seq") + 1)},
     output:
         png=report(
-            f"{SEQ_FIGURES}/figure3.png",
+            f"{SEQ_OUT.figures}/figure3.png",
             caption="../report/seq_figure3.rst",
             category="Haskell track (paper 000)",
             labels={"figure": "Figure 3"},
         ),
-        pdf=f"{SEQ_FIGURES}/figure3.pdf",
-        csv=f"{SEQ_FIGURES}/figure3.csv",
+        pdf=f"{SEQ_OUT.figures}/figure3.pdf",
+        csv=f"{SEQ_OUT.figures}/figure3.csv",
     log:
         f"{SEQ_LOG}/report/figure3.log",
     container:
@@ -565,13 +472,13 @@ rule seq_figure6:
         **{f"round{r}": candidates("seq", f"round{r}") for r in range(1, n_rounds("seq") + 1)},
     output:
         png=report(
-            f"{SEQ_FIGURES}/figure6.png",
+            f"{SEQ_OUT.figures}/figure6.png",
             caption="../report/seq_figure6.rst",
             category="Haskell track (paper 000)",
             labels={"figure": "Figure 6"},
         ),
-        pdf=f"{SEQ_FIGURES}/figure6.pdf",
-        csv=f"{SEQ_FIGURES}/figure6.csv",
+        pdf=f"{SEQ_OUT.figures}/figure6.pdf",
+        csv=f"{SEQ_OUT.figures}/figure6.csv",
     log:
         f"{SEQ_LOG}/report/figure6.log",
     container:
@@ -585,13 +492,13 @@ rule seq_figure7:
         **{f"round{r}": labeled("seq", f"round{r}", "untrained") for r in range(1, n_rounds("seq") + 1)},
     output:
         png=report(
-            f"{SEQ_FIGURES}/figure7.png",
+            f"{SEQ_OUT.figures}/figure7.png",
             caption="../report/seq_figure7.rst",
             category="Haskell track (paper 000)",
             labels={"figure": "Figure 7"},
         ),
-        pdf=f"{SEQ_FIGURES}/figure7.pdf",
-        csv=f"{SEQ_FIGURES}/figure7.csv",
+        pdf=f"{SEQ_OUT.figures}/figure7.pdf",
+        csv=f"{SEQ_OUT.figures}/figure7.csv",
     log:
         f"{SEQ_LOG}/report/figure7.log",
     container:
@@ -603,7 +510,7 @@ rule seq_figure7:
 rule seq_regimes:
     """Paper 000, Appendix F: E2's SEQ share and E3's P from this run's (E0's) yields."""
     input:
-        f"{SEQ_TABLES}/table6.csv",
+        f"{SEQ_OUT.tables}/table6.csv",
     output:
         f"{SEQ_EXP}/regimes.json",
     log:
@@ -641,7 +548,7 @@ rule seq_table8:
     """Verified generations per regime over all rounds; each regime is its own run
     (config/papers/seq*.yaml), so their Table 6 files must exist already."""
     input:
-        [f"results/tables/seq/{e}/table6.csv" for e in SEQ_REGIME_RUNS],
+        SEQ_OUT.regime_table6,
     output:
         csv=report(
             "results/tables/seq/table8.csv",
@@ -660,7 +567,7 @@ rule seq_table8:
     container:
         image("python")
     params:
-        experiments=SEQ_REGIME_RUNS,
+        experiments=SEQ_OUT.regime_runs,
     script:
         "../workflow_scripts/seq_table8.py"
 
@@ -672,16 +579,16 @@ rule seq_table8:
 
 rule seq_table3:
     input:
-        **SEQ_CODEGEN_FILES,
+        **SEQ_OUT.codegen_files,
     output:
         csv=report(
-            f"{SEQ_TABLES}/table3.csv",
+            f"{SEQ_OUT.tables}/table3.csv",
             caption="../report/seq_table3.rst",
             category="Haskell track (paper 000)",
             labels={"table": "Table 3 (CSV)"},
         ),
         md=report(
-            f"{SEQ_TABLES}/table3.md",
+            f"{SEQ_OUT.tables}/table3.md",
             caption="../report/seq_table3.rst",
             category="Haskell track (paper 000)",
             labels={"table": "Table 3"},
@@ -691,7 +598,7 @@ rule seq_table3:
     container:
         image("python")
     params:
-        benchmarks=SEQ_CODEGEN,
+        benchmarks=SEQ_OUT.codegen,
     script:
         "../workflow_scripts/seq_table3.py"
 
@@ -699,23 +606,23 @@ rule seq_table3:
 # --- Tables 4-5, Figures 4-5: base vs trained Bob; the per-round figures of Alice -------
 
 
-for _name, _spec in SEQ_BVT.items():
+for _name, _spec in SEQ_OUT.base_vs_trained.items():
 
     rule:
         name:
             f"seq_{_name}"
         input:
-            base=eval_summary("seq", _spec["benchmark"], SEQ_FIRST_MODE[_spec["benchmark"]], "base"),
-            trained=eval_summary("seq", _spec["benchmark"], SEQ_FIRST_MODE[_spec["benchmark"]], "bob"),
+            base=eval_summary("seq", _spec["benchmark"], SEQ_OUT.first_mode[_spec["benchmark"]], "base"),
+            trained=eval_summary("seq", _spec["benchmark"], SEQ_OUT.first_mode[_spec["benchmark"]], "bob"),
         output:
             csv=report(
-                f"{SEQ_TABLES}/{_name}.csv",
+                f"{SEQ_OUT.tables}/{_name}.csv",
                 caption="../report/seq_benchmarks.rst",
                 category="Haskell track (paper 000)",
                 labels={"table": f"{_spec['title']} (CSV)"},
             ),
             md=report(
-                f"{SEQ_TABLES}/{_name}.md",
+                f"{SEQ_OUT.tables}/{_name}.md",
                 caption="../report/seq_benchmarks.rst",
                 category="Haskell track (paper 000)",
                 labels={"table": _spec["title"]},
@@ -732,22 +639,25 @@ for _name, _spec in SEQ_BVT.items():
             "../workflow_scripts/eval_base_vs_trained.py"
 
 
-for _name, _spec in EQUIBENCH_FIGURES.items() if SEQ_EQUIBENCH else []:
+for _name, _spec in EQUIBENCH_FIGURES.items() if SEQ_OUT.equibench else []:
 
     rule:
         name:
             f"seq_{_name}"
         input:
-            **{t: eval_summary("seq", "equibench", SEQ_FIRST_MODE["equibench"], t) for t in ("base", "bob")},
+            **{
+                t: eval_summary("seq", "equibench", SEQ_OUT.first_mode["equibench"], t)
+                for t in ("base", "bob")
+            },
         output:
             png=report(
-                f"{SEQ_FIGURES}/{_name}.png",
+                f"{SEQ_OUT.figures}/{_name}.png",
                 caption="../report/seq_benchmarks.rst",
                 category="Haskell track (paper 000)",
                 labels={"figure": _spec["title"]},
             ),
-            pdf=f"{SEQ_FIGURES}/{_name}.pdf",
-            csv=f"{SEQ_FIGURES}/{_name}.csv",
+            pdf=f"{SEQ_OUT.figures}/{_name}.pdf",
+            csv=f"{SEQ_OUT.figures}/{_name}.csv",
         log:
             f"{SEQ_LOG}/report/{_name}.log",
         container:
@@ -761,25 +671,22 @@ for _name, _spec in EQUIBENCH_FIGURES.items() if SEQ_EQUIBENCH else []:
             "../workflow_scripts/eval_bars.py"
 
 
-for _bench, _name in SEQ_ROUND_FIGURE.items():
+for _bench, _name in SEQ_OUT.round_figures.items():
 
     rule:
         name:
             f"seq_{_name}"
         input:
-            **{
-                f"round{r}": eval_summary("seq", _bench, SEQ_FIRST_MODE[_bench], f"alice_r{r}")
-                for r in range(1, n_rounds("seq") + 1)
-            },
+            **SEQ_OUT.round_inputs(config, _bench),
         output:
             png=report(
-                f"{SEQ_FIGURES}/{_name}.png",
+                f"{SEQ_OUT.figures}/{_name}.png",
                 caption="../report/seq_benchmarks.rst",
                 category="Haskell track (paper 000)",
                 labels={"figure": f"Alice per round: {_bench}"},
             ),
-            pdf=f"{SEQ_FIGURES}/{_name}.pdf",
-            csv=f"{SEQ_FIGURES}/{_name}.csv",
+            pdf=f"{SEQ_OUT.figures}/{_name}.pdf",
+            csv=f"{SEQ_OUT.figures}/{_name}.csv",
         log:
             f"{SEQ_LOG}/report/{_name}.log",
         container:
@@ -793,16 +700,10 @@ for _bench, _name in SEQ_ROUND_FIGURE.items():
 # --- Table 7 and Figure 19: across the regimes' runs (asked for by name, after every
 # regime of seq.regimes.experiments has run: their files must exist) -------------------
 
-SEQ_TABLE7_ROWS = table7_rows(SEQ_RUNS, SEQ_FINAL_ALICE, list(EQUIBENCH_CATEGORIES))
-
 
 rule seq_table7:
     input:
-        **{
-            f"{e}|{r['benchmark']}|{r['mode']}|{r['model']}": f"results/seq/{e}/eval/{r['benchmark']}/{r['model']}/{r['mode']}.json"
-            for e in SEQ_REGIME_RUNS
-            for r in SEQ_TABLE7_ROWS
-        },
+        **SEQ_OUT.table7_inputs,
     output:
         csv=report(
             "results/tables/seq/table7.csv",
@@ -821,15 +722,15 @@ rule seq_table7:
     container:
         image("python")
     params:
-        rows=SEQ_TABLE7_ROWS,
-        experiments=SEQ_REGIME_RUNS,
+        rows=SEQ_OUT.table7_rows,
+        experiments=SEQ_OUT.regime_runs,
     script:
         "../workflow_scripts/seq_table7.py"
 
 
 rule seq_figure19:
     input:
-        [f"results/tables/seq/{e}/table6.csv" for e in SEQ_REGIME_RUNS],
+        SEQ_OUT.regime_table6,
     output:
         png=report(
             "results/figures/seq/figure19.png",
@@ -844,7 +745,7 @@ rule seq_figure19:
     container:
         image("python")
     params:
-        experiments=SEQ_REGIME_RUNS,
+        experiments=SEQ_OUT.regime_runs,
     script:
         "../workflow_scripts/seq_figure19.py"
 

@@ -6,72 +6,20 @@
 # N answers -> labels. Training: rules/agents.smk. Each job gets the config values it
 # reads as params (cfg_of), so a changed setting reruns exactly what depends on it.
 from selfplay.data.sources import mbpp_url
-from selfplay.evaluate.layout import column_label, table_layout
 from selfplay.tracks.sinq.evaluation import FIGURE3, FIGURE4, TABLES as SINQ_EVAL_TABLES
+from selfplay.tracks.sinq.outputs import bundle_files as sinq_bundle_files
+from selfplay.tracks.sinq.outputs import sinq_outputs
 
 SINQ_EXP = exp_dir("sinq")
 SINQ_LOG = log_dir("sinq")
 SINQ_BENCH = bench_dir("sinq")
 SINQ_DATASET = config["sinq"]["sources"]["dataset"]
-# Paper 001's benchmark tables (Section 3.4): each one whose benchmarks the config runs.
-SINQ_EVAL = config["sinq"]["benchmarks"]
-SINQ_EVAL_LAYOUT = {
-    name: table_layout(eval_runs("sinq"), spec["benchmarks"]) for name, spec in SINQ_EVAL_TABLES.items()
-}
-SINQ_EVAL_LAYOUT = {name: layout for name, layout in SINQ_EVAL_LAYOUT.items() if layout[0]}
-SINQ_EVAL_REPORTS = [f"results/tables/sinq/{n}.{ext}" for n in SINQ_EVAL_LAYOUT for ext in ("csv", "md")]
-if FIGURE3["benchmark"] in SINQ_EVAL["runs"]:
-    SINQ_EVAL_REPORTS += [f"results/figures/sinq/figure3.{ext}" for ext in ("png", "pdf")]
-# Figure 4: the identifier swap runs that include models served elsewhere
-SINQ_OTHER = {m["tag"]: m for m in SINQ_EVAL["other_models"]}
-SINQ_FIGURE4_RUNS = [(b, m, t) for b, m, t in eval_runs("sinq") if b == FIGURE4["benchmark"]]
-if not any(t in SINQ_OTHER for _, _, t in SINQ_FIGURE4_RUNS):
-    SINQ_FIGURE4_RUNS = []
-if SINQ_FIGURE4_RUNS:
-    SINQ_EVAL_REPORTS += [f"results/figures/sinq/figure4.{ext}" for ext in ("png", "pdf")]
+# the tables and figures, and the benchmark runs each draws
+SINQ_OUT = sinq_outputs(config)
 
 TRACK_OUTPUTS["sinq"] = {
-    "report": lambda: [
-        "results/tables/sinq/table1.csv",
-        "results/tables/sinq/table1.md",
-        "results/tables/sinq/yield.csv",
-        "results/tables/sinq/yield.md",
-        "results/figures/sinq/figure2.png",
-        "results/figures/sinq/figure2.pdf",
-    ]
-    + SINQ_EVAL_REPORTS,
-    "bundle": lambda: track_bundle_parts(
-        "sinq",
-        data=sorted({f"resources/data/sinq/{SINQ_DATASET}_{stage_split(s)}.jsonl" for s in stages("sinq")})
-        + eval_items_files("sinq"),
-        recordings=[
-            p
-            for s in stages("sinq")
-            for folder in ["alice"] + [f"bob_{who}" for who in whos_of(s)]
-            for p in shard_files("sinq", s, folder)
-        ]
-        + eval_files("sinq", ""),
-        verdicts=[
-            p
-            for s in stages("sinq")
-            for p in candidates("sinq", s) + [q for who in whos_of(s) for q in labeled("sinq", s, who)]
-        ]
-        + eval_files("sinq", ".scored"),
-        # compared byte for byte by `selfplay bundle replay`; figures are kept as they are
-        tables=[
-            "results/tables/sinq/table1.csv",
-            "results/tables/sinq/table1.md",
-            "results/tables/sinq/yield.csv",
-            "results/tables/sinq/yield.md",
-            "results/tables/sinq/yield_reasons.csv",
-            "results/figures/sinq/figure2.csv",
-        ]
-        + [p for p in SINQ_EVAL_REPORTS if not p.endswith((".png", ".pdf"))]
-        + ([f"results/figures/sinq/figure3.csv"] if FIGURE3["benchmark"] in SINQ_EVAL["runs"] else [])
-        + (["results/figures/sinq/figure4.csv"] if SINQ_FIGURE4_RUNS else []),
-        figures=["results/figures/sinq/figure2.png", "results/figures/sinq/figure2.pdf"]
-        + [p for p in SINQ_EVAL_REPORTS if p.endswith((".png", ".pdf"))],
-    ),
+    "report": lambda: SINQ_OUT.reports,
+    "bundle": lambda: track_bundle_parts("sinq", **sinq_bundle_files(config, SINQ_OUT)),
 }
 
 
@@ -325,7 +273,7 @@ rule sinq_figure2:
 # --- paper 001's benchmark tables (Section 3.4) and Figure 3 ----------------------
 
 
-for _name, (_rows, _columns, _cells) in SINQ_EVAL_LAYOUT.items():
+for _name, (_rows, _columns, _cells) in SINQ_OUT.layouts.items():
 
     rule:
         name:
@@ -365,11 +313,7 @@ for _name, (_rows, _columns, _cells) in SINQ_EVAL_LAYOUT.items():
 
 rule sinq_figure3:
     input:
-        **{
-            f"{t}|{m}": eval_summary("sinq", b, m, t)
-            for b, m, t in eval_runs("sinq")
-            if b == FIGURE3["benchmark"]
-        },
+        **{f"{t}|{m}": eval_summary("sinq", b, m, t) for b, m, t in SINQ_OUT.figure3_runs},
     output:
         png=report(
             "results/figures/sinq/figure3.png",
@@ -384,7 +328,7 @@ rule sinq_figure3:
     container:
         image("python")
     params:
-        labels={f"{t}|{m}": column_label(m, t) for b, m, t in eval_runs("sinq") if b == FIGURE3["benchmark"]},
+        labels=SINQ_OUT.figure3_labels,
         metric=FIGURE3["metric"],
         title=FIGURE3["title"],
         groups=None,
@@ -394,7 +338,7 @@ rule sinq_figure3:
 
 rule sinq_figure4:
     input:
-        **{f"{t}|{m}": eval_summary("sinq", b, m, t) for b, m, t in SINQ_FIGURE4_RUNS},
+        **{f"{t}|{m}": eval_summary("sinq", b, m, t) for b, m, t in SINQ_OUT.figure4_runs},
     output:
         png=report(
             "results/figures/sinq/figure4.png",
@@ -409,14 +353,7 @@ rule sinq_figure4:
     container:
         image("python")
     params:
-        labels={
-            f"{t}|{m}": (
-                SINQ_OTHER[t]["model"] + (" CoT" if m == "cot" else "")
-                if t in SINQ_OTHER
-                else column_label(m, t)
-            )
-            for b, m, t in SINQ_FIGURE4_RUNS
-        },
+        labels=SINQ_OUT.figure4_labels,
         metric=FIGURE4["metric"],
         title=FIGURE4["title"],
         groups=None,

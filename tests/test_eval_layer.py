@@ -22,9 +22,10 @@ from selfplay.evaluate.benchmarks.evalplus import (
     human_eval_rows,
 )
 from selfplay.evaluate.layout import table_layout
+from selfplay.evaluate.model_tags import expand as expand_models
 from selfplay.evaluate.modes import EvalMode
 from selfplay.evaluate.python_calls import args_source, judge, parse_args, run_calls, same_value
-from selfplay.evaluate.settings import check_evaluation, expand_models, track_runs
+from selfplay.evaluate.settings import check_evaluation, track_runs
 from selfplay.metrics.classification import binary_scores, majority_vote
 from selfplay.sandbox import Sandbox
 

@@ -179,7 +179,9 @@ def test_an_update_with_nothing_to_train_on_names_the_state_to_keep(tmp_path):
     "iterations,every,expected", [(2, 2, [2]), (5, 2, [2, 4, 5]), (48, 2, list(range(2, 49, 2))), (3, 5, [3])]
 )
 def test_evaluated_checkpoints(iterations, every, expected):
-    assert steps.eval_iterations(iterations, every) == expected
+    from selfplay.tracks.gasp.outputs import eval_iterations
+
+    assert eval_iterations(iterations, every) == expected
 
 
 def test_buffer_dissimilarity_per_iteration(tmp_path):

@@ -4,20 +4,14 @@ its cells read. The tracks name their tables' benchmarks; this does the rest."""
 
 from __future__ import annotations
 
+from . import model_tags
 from .registry import benchmark
 
-MODEL_LABELS = {"base": "Base", "bob": "Trained Bob", "alice": "Trained Alice"}
 MODE_SUFFIX = {"greedy": "", "majority": " Maj", "cot": " CoT", "sampled": ""}
 
 
-def model_label(tag: str) -> str:
-    if tag.startswith("alice_r"):
-        return f"Alice round {tag[len('alice_r') :]}"
-    return MODEL_LABELS.get(tag, tag)
-
-
 def column_label(mode: str, model: str) -> str:
-    return model_label(model) + MODE_SUFFIX.get(mode, f" ({mode})")
+    return model_tags.label(model) + MODE_SUFFIX.get(mode, f" ({mode})")
 
 
 def table_layout(runs: list[tuple[str, str, str]], benches: list[str]):

@@ -7,10 +7,9 @@ from __future__ import annotations
 import re
 
 from ..errors import UserError
+from . import model_tags
 from .modes import EvalMode
 from .registry import ADAPTERS, benchmark
-
-FIXED_TAGS = ("base", "bob", "alice", "alice_rounds", "grpo_rounds")
 
 
 def run_spec(spec) -> tuple[list[str], list[str] | None]:
@@ -18,24 +17,6 @@ def run_spec(spec) -> tuple[list[str], list[str] | None]:
     if isinstance(spec, dict):
         return list(spec["modes"]), (list(spec["models"]) if spec.get("models") else None)
     return list(spec), None
-
-
-def expand_models(tags: list[str], rounds: int) -> list[str]:
-    """Model tags as files name them: ``alice_rounds`` written out as alice_r1..alice_r<R>,
-    ``alice`` (the final Alice) as alice_r<R>, so it is sampled once, and ``grpo_rounds``
-    (one RL policy per round's data, rounds 0..R) as grpo_r0..grpo_r<R>."""
-    out: list[str] = []
-    for tag in tags:
-        if tag == "alice_rounds":
-            expanded = [f"alice_r{r}" for r in range(1, rounds + 1)]
-        elif tag == "grpo_rounds":
-            expanded = [f"grpo_r{r}" for r in range(0, rounds + 1)]
-        else:
-            expanded = [f"alice_r{rounds}" if tag == "alice" else tag]
-        for t in expanded:
-            if t not in out:
-                out.append(t)
-    return out
 
 
 def track_runs(track_cfg: dict) -> list[tuple[str, str, str]]:
@@ -46,7 +27,7 @@ def track_runs(track_cfg: dict) -> list[tuple[str, str, str]]:
     for bench, spec in section["runs"].items():
         modes, models = run_spec(spec)
         for mode in modes:
-            for tag in expand_models(models or section["models"], rounds):
+            for tag in model_tags.expand(models or section["models"], rounds):
                 runs.append((bench, mode, tag))
     return runs
 
@@ -68,23 +49,6 @@ def model_tag_patterns(track_cfg: dict, any_tag: str) -> dict[str, str]:
     return {"own": f"(?!(?:{names})(?![A-Za-z0-9_])){any_tag}", "client": f"(?:{names})"}
 
 
-def check_model_tag(tag: str, rounds: int, others: tuple[str, ...] = ()) -> None:
-    m = re.fullmatch(r"alice_r(\d+)", tag)
-    g = re.fullmatch(r"grpo_r(\d+)", tag)
-    if (
-        tag in FIXED_TAGS
-        or tag in others
-        or (m and 1 <= int(m.group(1)) <= rounds)
-        or (g and int(g.group(1)) <= rounds)
-    ):
-        return
-    raise UserError(
-        f"unknown model {tag!r}: use base, bob, alice, alice_rounds, alice_r<k> with "
-        f"1 <= k <= {rounds} (the track's rounds), grpo_rounds, grpo_r<k> with 0 <= k <= {rounds}, "
-        "or a tag of other_models"
-    )
-
-
 def check_evaluation(cfg: dict, track: str) -> None:
     """Raise UserError naming the key of the first problem in ``<track>.benchmarks``."""
     ev = cfg[track].get("benchmarks")
@@ -94,15 +58,15 @@ def check_evaluation(cfg: dict, track: str) -> None:
         name: EvalMode.from_config(name, section) for name, section in cfg["evaluation"]["modes"].items()
     }
     others = tuple(m["tag"] for m in ev.get("other_models", []))
-    clash = [t for t in others if t in FIXED_TAGS or re.fullmatch(r"(alice|grpo)_r\d+", t)]
+    clash = [t for t in others if model_tags.is_shared(t)]
     if clash or len(set(others)) != len(others):
         raise UserError(
             f"config key {track}.benchmarks.other_models: tags must be unique and differ from "
-            f"base, bob, alice, alice_rounds and alice_r<k> (got {list(others)})"
+            f"the shared tags base, bob, alice, alice_rounds, alice_r<k>, grpo_rounds and grpo_r<k> (got {list(others)})"
         )
     for tag in ev["models"]:
         try:
-            check_model_tag(tag, int(cfg[track].get("rounds", 0)), others)
+            model_tags.check(tag, int(cfg[track].get("rounds", 0)), others)
         except UserError as exc:
             raise UserError(f"config key {track}.benchmarks.models: {exc}") from None
     for name, spec in ev["runs"].items():
@@ -110,7 +74,7 @@ def check_evaluation(cfg: dict, track: str) -> None:
         mode_names, models = run_spec(spec)
         for tag in models or []:
             try:
-                check_model_tag(tag, int(cfg[track].get("rounds", 0)), others)
+                model_tags.check(tag, int(cfg[track].get("rounds", 0)), others)
             except UserError as exc:
                 raise UserError(f"config key {key}.models: {exc}") from None
         if name not in ADAPTERS:

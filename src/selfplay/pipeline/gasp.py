@@ -46,23 +46,6 @@ log = logging.getLogger("selfplay")
 # --- settings -----------------------------------------------------------------------
 
 
-def run_settings(cfg: dict, method_name: str) -> dict[str, Any]:
-    """The iteration schedule of one method: the track's, with its ``overrides``."""
-    g = cfg["gasp"]
-    over = g.get("overrides", {}).get(method_name, {})
-    iterations = int(over.get("iterations", g["iterations"]))
-    every = int(over.get("eval_every", g["eval_every"]))
-    return {"iterations": iterations, "eval_every": every}
-
-
-def eval_iterations(iterations: int, every: int) -> list[int]:
-    """The checkpoints evaluated: every ``every``-th iteration and the last one."""
-    its = list(range(every, iterations + 1, every))
-    if not its or its[-1] != iterations:
-        its.append(iterations)
-    return its
-
-
 def _sampling(section: dict, n: int, seed: int):
     from ..llm.base import SamplingParams
 

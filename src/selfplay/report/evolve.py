@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from ..evaluate import model_tags
 from ..records import read_jsonl
 from ..tracks.evolve.rounds import METHODS, method_counts, pool_pass_at_k
 from ..tracks.evolve.seeds import LABELS, SOURCES
@@ -243,12 +244,8 @@ TABLE3_COLUMNS = (
 )
 
 
-def model_label(tag: str) -> str:
-    return (
-        "Base model"
-        if tag == "base"
-        else (f"GRPO on r{tag[len('grpo_r') :]}" if tag.startswith("grpo_r") else tag)
-    )
+# Table 3 names the untrained model as the paper does; other tags as the benchmark layer does
+TABLE3_NAMES = {"base": "Base model"}
 
 
 def training_note(record: dict) -> str:
@@ -279,7 +276,7 @@ def table3(
     loaded = {key: read_json(path) for key, path in summaries.items()}
     rows = []
     for tag in models:
-        row = {"Model": model_label(tag)}
+        row = {"Model": model_tags.label(tag, TABLE3_NAMES)}
         for label, benches in TABLE3_COLUMNS:
             values = [loaded[(tag, b)].get("pass@1") for b in benches if (tag, b) in loaded]
             values = [v for v in values if v is not None]

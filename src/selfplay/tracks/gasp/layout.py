@@ -14,11 +14,11 @@ it with the model tag ``ck_<method>_s<seed>_i<iteration>``.
 
 from __future__ import annotations
 
-import re
-
+from ...evaluate.model_tags import TrackTagKind
 from .methods import method
 
-TAG = re.compile(r"ck_([a-z_]+)_s(\d+)_i(\d+)")
+# the benchmark layer's tag of a checkpoint (a tag kind of GASP's own)
+CHECKPOINT_TAG = TrackTagKind("ck_{method}_s{seed}_i{iteration}", method=str, seed=int, iteration=int)
 PHASE_FILES = (
     "candidates.jsonl",
     "accepted.jsonl",
@@ -96,9 +96,10 @@ def answers_phase(phase_folder: str) -> bool:
 
 
 def model_tag(method_name: str, seed: int, iteration: int) -> str:
-    return f"ck_{method_name}_s{seed}_i{iteration}"
+    return CHECKPOINT_TAG.build(method=method_name, seed=seed, iteration=iteration)
 
 
 def parse_tag(tag: str) -> tuple[str, int, int] | None:
-    m = TAG.fullmatch(tag)
-    return (m.group(1), int(m.group(2)), int(m.group(3))) if m else None
+    """(method, seed, iteration) of a checkpoint's tag, or None for any other tag."""
+    fields = CHECKPOINT_TAG.parse(tag)
+    return (fields["method"], fields["seed"], fields["iteration"]) if fields else None

@@ -9,11 +9,13 @@ is built the shared way (psv.rft): RFT and PSV differ only from the first propos
 
 from __future__ import annotations
 
+from ...layout import exp_dir
 from .methods import BUILT_IN, method_settings, train_settings
 
 
 def root(cfg: dict) -> str:
-    return f"results/psv/{cfg['psv']['experiment']}"
+    """The PSV run's folder (selfplay.layout: every track's run folder)."""
+    return exp_dir(cfg, "psv")
 
 
 def problem_set(cfg: dict, name: str) -> str:

@@ -1,0 +1,146 @@
+"""What a GASP config (paper 004) builds: each method's iteration schedule, the runs
+(method, seed), every phase folder, the checkpoints the benchmark layer evaluates and
+their tags, the goalpost filter's inputs, and the tables and figures. rules/gasp.smk
+wires these into rules; the logic lives here so it is tested without Snakemake.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ... import layout as results_layout
+from ...evaluate import model_tags
+from . import layout
+
+AZR = "azr"  # the tag of the released AZR checkpoint (gasp.azr_checkpoint)
+FIGURES = (3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14)
+
+
+def run_settings(cfg: dict, method_name: str) -> dict[str, Any]:
+    """The iteration schedule of one method: the track's, with its ``overrides``."""
+    g = cfg["gasp"]
+    over = g.get("overrides", {}).get(method_name, {})
+    iterations = int(over.get("iterations", g["iterations"]))
+    every = int(over.get("eval_every", g["eval_every"]))
+    return {"iterations": iterations, "eval_every": every}
+
+
+def eval_iterations(iterations: int, every: int) -> list[int]:
+    """The checkpoints evaluated: every ``every``-th iteration and the last one."""
+    its = list(range(every, iterations + 1, every))
+    if not its or its[-1] != iterations:
+        its.append(iterations)
+    return its
+
+
+@dataclass(frozen=True)
+class GaspOutputs:
+    root: str  # results/gasp/<experiment>
+    runs: list[tuple[str, int]]  # (method, seed)
+    iters: dict[tuple[str, int], range]  # (method, seed) -> its iterations 1..I
+    phase_dirs: list[str]  # every phase folder of every run, in order
+    azr: dict | None  # the released AZR checkpoint's model spec (gasp.azr_checkpoint)
+    tags: list[str]  # the evaluated models: base, azr, every evaluated checkpoint
+    sampled: tuple[str, str]  # (benchmark, mode) of the sampled evaluation
+    goalposts: tuple[str, str]  # (benchmark, mode) of the goalposts' evaluation
+    greedy: list[tuple[str, str]]  # (benchmark, mode) of each greedy evaluation
+    evals: list[tuple[str, str, str]]  # (benchmark, mode, tag) of every evaluation
+    filtered: str  # the goalpost filter's rows
+    filter_runs: list[tuple[str, str]]  # (tag, scored file) of each goalpost filter model
+    report: list[str]  # what `all` builds for the track
+
+    def tag_adapter(self, tag: str):
+        """The folder a GASP tag's model loads: [] for AZR (a model of its own, no adapter),
+        a checkpoint's state folder, or None when the tag is not GASP's."""
+        if tag == AZR and self.azr:
+            return []
+        parsed = layout.parse_tag(tag)
+        return layout.checkpoint(self.root, *parsed) if parsed else None
+
+    def tag_model(self, tag: str) -> dict | None:
+        """The model spec a tag loads instead of the track's model (AZR), or None."""
+        return self.azr if tag == AZR else None
+
+
+def gasp_outputs(cfg: dict) -> GaspOutputs:
+    g = cfg["gasp"]
+    root = results_layout.exp_dir(cfg, "gasp")
+    schedule = {m: run_settings(cfg, m) for m in g["methods"]}
+    runs = [(m, s) for m in g["methods"] for s in g["seeds"]]
+    eval_iters = {m: eval_iterations(v["iterations"], v["eval_every"]) for m, v in schedule.items()}
+    ev = g["evaluation"]
+    sampled = (ev["sampled"]["benchmark"], ev["sampled"]["mode"])
+    goalposts = (ev["goalposts"]["benchmark"], ev["goalposts"]["mode"])
+    greedy = [(b, ev["greedy"]["mode"]) for b in ev["greedy"]["benchmarks"]]
+    azr = g["azr_checkpoint"]
+    tags = (
+        [model_tags.BASE]
+        + ([AZR] if azr else [])
+        + [layout.model_tag(m, s, i) for m, s in runs for i in eval_iters[m]]
+    )
+    iters = {(m, s): range(1, schedule[m]["iterations"] + 1) for m, s in runs}
+    phase_dirs = [
+        layout.phase_dir(root, m, s, i, p)
+        for m, s in runs
+        for i in iters[(m, s)]
+        for p in layout.phase_order(m)
+    ]
+    report = [
+        f"results/tables/gasp/{t}.{e}"
+        for t in ("table1", "table2", "table3", "table4", "yield")
+        for e in ("csv", "md")
+    ] + [f"results/figures/gasp/figure{i}.{e}" for i in FIGURES for e in ("png", "pdf")]
+    filt = g["goalposts"]["filter"]
+    filter_runs = [
+        (t, results_layout.eval_file(cfg, "gasp", filt["benchmark"], filt["mode"], t, ".scored"))
+        for name in filt["models"]
+        for t in (
+            [name]
+            if name in (model_tags.BASE, AZR)
+            else [layout.model_tag(name, s, i) for s in g["seeds"] for i in eval_iters.get(name, [])]
+        )
+    ]
+    return GaspOutputs(
+        root=root,
+        runs=runs,
+        iters=iters,
+        phase_dirs=phase_dirs,
+        azr=azr,
+        tags=tags,
+        sampled=sampled,
+        goalposts=goalposts,
+        greedy=greedy,
+        evals=[(b, md, t) for b, md in [sampled, goalposts] + greedy for t in tags],
+        filtered=f"{root}/goalposts_filtered.jsonl",
+        filter_runs=filter_runs,
+        report=report,
+    )
+
+
+def bundle_files(cfg: dict, out: GaspOutputs) -> dict[str, list[str]]:
+    """The track's files for a bundle, by part (rules/common.smk's track_bundle_parts adds
+    the logs): a teacher phase's recordings and candidates, a solver phase's answers, every
+    phase's rollouts (its training set) and state (its adapter)."""
+    return {
+        "data": [f"{out.root}/goalposts.jsonl"] + results_layout.eval_items_files(cfg, "gasp"),
+        "recordings": [
+            f"{d}/{f}"
+            for d in out.phase_dirs
+            for f in ("teacher.jsonl", "student.jsonl")
+            if f != "teacher.jsonl" or not layout.answers_phase(d)
+        ]
+        + [results_layout.eval_file(cfg, "gasp", b, md, t, "") for b, md, t in out.evals],
+        "verdicts": [
+            f"{d}/{f}"
+            for d in out.phase_dirs
+            for f in ("candidates.jsonl", "answers.jsonl")
+            if (f == "answers.jsonl") == layout.answers_phase(d)
+        ]
+        + [results_layout.eval_file(cfg, "gasp", b, md, t, ".scored") for b, md, t in out.evals],
+        "tables": [p for p in out.report if p.startswith("results/tables/")]
+        + [f"results/figures/gasp/figure{i}.csv" for i in FIGURES],
+        "figures": [p for p in out.report if p.startswith("results/figures/")],
+        "trainsets": [f"{d}/rollouts.jsonl" for d in out.phase_dirs],
+        "adapters": [f"{d}/state" for d in out.phase_dirs],
+    }

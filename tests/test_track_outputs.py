@@ -1,0 +1,126 @@
+"""What the SInQ and GASP configs build (selfplay.tracks.<track>.outputs, formerly Python
+at the top of their rules files): the paper configs' evaluated tags, filter inputs and
+tables, and the optional figures left out where the evaluation runs lack their models."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from test_config_loading import load_as_snakemake
+
+from selfplay.config import prepare_config
+from selfplay.tracks.gasp import layout as gasp_layout
+from selfplay.tracks.gasp.outputs import bundle_files as gasp_bundle
+from selfplay.tracks.gasp.outputs import gasp_outputs
+from selfplay.tracks.sinq.outputs import bundle_files as sinq_bundle
+from selfplay.tracks.sinq.outputs import sinq_outputs
+
+
+def paper(name: str) -> dict:
+    cfg = load_as_snakemake((f"config/papers/{name}.yaml",))
+    prepare_config(cfg, "unused")
+    return cfg
+
+
+@pytest.fixture(scope="module")
+def gasp_cfg():
+    return paper("gasp")
+
+
+@pytest.fixture(scope="module")
+def sinq_cfg():
+    return paper("sinq")
+
+
+def test_gasp_evaluates_each_methods_checkpoints_on_its_own_schedule(gasp_cfg):
+    cfg = copy.deepcopy(gasp_cfg)
+    g = cfg["gasp"]
+    g["methods"], g["seeds"] = ["gasp", "real_rl"], [0, 1]
+    g["iterations"], g["eval_every"] = 5, 2
+    g["overrides"] = {"real_rl": {"iterations": 3, "eval_every": 5}}
+    out = gasp_outputs(cfg)
+    assert out.tags == ["base", "azr"] + [
+        "ck_gasp_s0_i2",
+        "ck_gasp_s0_i4",
+        "ck_gasp_s0_i5",
+        "ck_gasp_s1_i2",
+        "ck_gasp_s1_i4",
+        "ck_gasp_s1_i5",
+        "ck_real_rl_s0_i3",
+        "ck_real_rl_s1_i3",
+    ]
+    assert len(out.evals) == len(out.tags) * (2 + len(g["evaluation"]["greedy"]["benchmarks"]))
+    assert out.iters[("real_rl", 1)] == range(1, 4)
+    assert (
+        len(out.phase_dirs)
+        == len(set(out.phase_dirs))
+        == 2 * (5 * len(gasp_layout.phase_order("gasp")) + 3 * len(gasp_layout.phase_order("real_rl")))
+    )
+
+
+def test_gasp_tags_name_their_checkpoint_and_azr_its_own_model(gasp_cfg):
+    out = gasp_outputs(gasp_cfg)
+    root = f"results/gasp/{gasp_cfg['gasp']['experiment']}"
+    assert out.tag_adapter("ck_gasp_s1_i2") == gasp_layout.checkpoint(root, "gasp", 1, 2)
+    assert out.tag_adapter("azr") == [] and out.tag_model("azr") == out.azr
+    assert out.tag_adapter("base") is None and out.tag_adapter("grpo_r1") is None
+    assert out.tag_model("ck_gasp_s1_i2") is None
+    no_azr = copy.deepcopy(gasp_cfg)
+    no_azr["gasp"]["azr_checkpoint"] = None
+    out = gasp_outputs(no_azr)
+    assert "azr" not in out.tags and out.tag_adapter("azr") is None
+
+
+def test_gasp_goalpost_filter_reads_each_filter_models_scores(gasp_cfg):
+    out = gasp_outputs(gasp_cfg)
+    filt = gasp_cfg["gasp"]["goalposts"]["filter"]
+    tags = [t for t, _ in out.filter_runs]
+    for name in filt["models"]:
+        assert any(t == name or t.startswith(f"ck_{name}_s") for t in tags)
+    for t, scored in out.filter_runs:
+        assert scored.endswith(f"/eval/{filt['benchmark']}/{t}/{filt['mode']}.scored.jsonl")
+
+
+def test_gasp_bundle_parts(gasp_cfg):
+    out = gasp_outputs(gasp_cfg)
+    parts = gasp_bundle(gasp_cfg, out)
+    solver = next(d for d in out.phase_dirs if gasp_layout.answers_phase(d))
+    teacher = next(d for d in out.phase_dirs if not gasp_layout.answers_phase(d))
+    assert (
+        f"{solver}/answers.jsonl" in parts["verdicts"]
+        and f"{solver}/teacher.jsonl" not in parts["recordings"]
+    )
+    assert (
+        f"{teacher}/candidates.jsonl" in parts["verdicts"]
+        and f"{teacher}/teacher.jsonl" in parts["recordings"]
+    )
+    assert parts["adapters"] == [f"{d}/state" for d in out.phase_dirs]
+
+
+def test_sinq_paper_config_builds_every_benchmark_table_and_both_figures(sinq_cfg):
+    out = sinq_outputs(sinq_cfg)
+    assert set(out.layouts) == {"table2", "table3", "table4"}
+    assert (
+        "results/figures/sinq/figure3.png" in out.reports
+        and "results/figures/sinq/figure4.png" in out.reports
+    )
+    assert (
+        out.figure4_labels["o1|cot"] == "o1-2024-12-17 CoT"
+        and out.figure4_labels["bob|greedy"] == "Trained Bob"
+    )
+    assert out.figure3_labels["base|cot"] == "Base CoT"
+    parts = sinq_bundle(sinq_cfg, out)
+    assert "results/figures/sinq/figure4.csv" in parts["tables"]
+
+
+def test_sinq_figure4_needs_a_served_model(sinq_cfg):
+    cfg = copy.deepcopy(sinq_cfg)
+    cfg["sinq"]["benchmarks"]["other_models"] = []
+    runs = cfg["sinq"]["benchmarks"]["runs"]
+    for name, spec in list(runs.items()):
+        if isinstance(spec, dict):  # per-benchmark model lists may name the removed models
+            runs[name] = spec["modes"]
+    out = sinq_outputs(cfg)
+    assert out.figure4_runs == [] and not any("figure4" in p for p in out.reports)
+    assert "figure4.csv" not in " ".join(sinq_bundle(cfg, out)["tables"])
