@@ -57,18 +57,18 @@ rule gasp_goalposts:
         "../workflow_scripts/gasp_goalposts.py"
 
 
-rule gasp_goalpost_filter:
-    """Sec. 3.2: the training problems no filter model solves (pass@n = 0 under each, in
-    order), written as LiveCodeBench rows, and per problem the record of why it stayed or
-    which filter solved it."""
+rule gasp_goalpost_prefilter:
+    """Sec. 3.2, stages 1-2: the training problems no filter model of goalposts.filter.models
+    solves (pass@n = 0 under each, in order), written as LiveCodeBench rows (what the final
+    RL filter trains on), and per problem the record of why it stayed or which filter solved it."""
     input:
         rows=f"{GASP_ROOT}/real_rows.jsonl",
         scored=lambda w: [s for _, s in GASP_OUT.filter_runs],
     output:
-        rows=GASP_OUT.filtered,
-        records=f"{GASP_ROOT}/goalpost_filter.jsonl",
+        rows=GASP_OUT.prefiltered,
+        records=GASP_OUT.prefilter_records,
     log:
-        f"{GASP_LOG}/goalpost_filter.log",
+        f"{GASP_LOG}/goalpost_prefilter.log",
     localrule: True
     container:
         image("python")
@@ -77,6 +77,31 @@ rule gasp_goalpost_filter:
         samples=config["evaluation"]["modes"][GASP_CFG["goalposts"]["filter"]["mode"]]["samples"],
     script:
         "../workflow_scripts/gasp_goalpost_filter.py"
+
+
+rule gasp_goalpost_filter:
+    """Sec. 3.2, stage 3 ("Final RL filter"): of the prefilter's problems, those no checkpoint
+    of the final RL run (method filter_rl, trained on them) solves: H, and per training
+    problem the record of the stage and filter that removed it, or that it stayed. With
+    goalposts.filter.final_rl null, H is the prefilter's rows."""
+    input:
+        rows=GASP_OUT.prefiltered,
+        records=GASP_OUT.prefilter_records,
+        scored=lambda w: [s for _, s in GASP_OUT.final_filter_runs],
+    output:
+        rows=GASP_OUT.filtered,
+        records=GASP_OUT.filter_records,
+    log:
+        f"{GASP_LOG}/goalpost_filter.log",
+    localrule: True
+    container:
+        image("python")
+    params:
+        cfg=cfg_of("gasp.goalposts.filter.final_rl"),
+        filters=[f for f, _ in GASP_OUT.final_filter_runs],
+        samples=config["evaluation"]["modes"][GASP_CFG["goalposts"]["filter"]["mode"]]["samples"],
+    script:
+        "../workflow_scripts/gasp_goalpost_final_filter.py"
 
 
 rule gasp_teacher_phase:
@@ -157,7 +182,7 @@ rule gasp_real_rows:
     container:
         image("python")
     params:
-        cfg=cfg_of("gasp.real_data.source", "gasp.goalposts"),
+        cfg=cfg_of("gasp.real_data.source", "gasp.goalposts.source", "gasp.goalposts.path"),
     script:
         "../workflow_scripts/gasp_real_rows.py"
 
@@ -168,7 +193,7 @@ rule gasp_real_phase:
     input:
         model=generation_model_input,
         state=lambda w: gasp_layout.previous_state(GASP_ROOT, w.gmethod, w.gseed, int(w.gi), "real") or [],
-        rows=f"{GASP_ROOT}/real_rows.jsonl",
+        rows=lambda w: GASP_OUT.real_rows(w.gmethod),
     output:
         **{f.split(".")[0]: f"{GASP_RUN}/iter{{gi}}/real/{f}" for f in gasp_layout.SOLVER_FILES},
         summary=f"{GASP_RUN}/iter{{gi}}/real/phase.json",

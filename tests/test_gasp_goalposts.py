@@ -388,3 +388,83 @@ def test_training_split_rows_read_back_as_the_same_items():
         assert lcb.item_from_row(row, 1 << 20) == (item, None)
     with pytest.raises(UserError, match="overlap the evaluation"):
         gp.training_split(None, {"train_before": "2024-12-01"})
+
+
+def test_the_final_rl_stage_removes_what_its_checkpoints_solved_and_records_why(tmp_path):
+    """Sec. 3.2's third stage on the prefilter's output: the final RL run's checkpoints
+    are scored on the whole training split (they are evaluated on the filter's benchmark),
+    but only what stages 1-2 left is looked at; a problem one of them solves leaves H
+    with stage final_rl, the rest stays, and every record says why."""
+    candidates = gp.load_rows()
+    ids = [r["question_id"] for r in candidates]
+    base = [s for pid in ids for s in _samples(pid, 4, 1 if pid == "gasp-gp-02" else 0)]
+    rows, records = gp.filter_goalposts(candidates, {"base": base}, samples=4)
+    assert by_stage(records) == {"prefilter": ["gasp-gp-02"], None: [p for p in ids if p != "gasp-gp-02"]}
+    # two checkpoints of the final RL run: step 1 solves 04, step 2 solves 04 and 06; both
+    # also "solve" 02, which the prefilter already removed (not looked at again)
+    step1 = [s for pid in ids for s in _samples(pid, 4, 1 if pid in ("gasp-gp-02", "gasp-gp-04") else 0)]
+    step2 = [
+        s
+        for pid in ids
+        for s in _samples(pid, 4, 2 if pid in ("gasp-gp-02", "gasp-gp-04", "gasp-gp-06") else 0)
+    ]
+    write_jsonl(tmp_path / "pre.jsonl", rows)
+    write_jsonl(tmp_path / "pre.records.jsonl", records)
+    write_jsonl(tmp_path / "s1.scored.jsonl", step1)
+    write_jsonl(tmp_path / "s2.scored.jsonl", step2)
+    summary = gp.final_filter_files(
+        tmp_path / "pre.jsonl",
+        tmp_path / "pre.records.jsonl",
+        {
+            "ck_filter_rl_s0_i1": tmp_path / "s1.scored.jsonl",
+            "ck_filter_rl_s0_i2": tmp_path / "s2.scored.jsonl",
+        },
+        tmp_path / "h.jsonl",
+        tmp_path / "h.records.jsonl",
+        samples=4,
+    )
+    solved = {"gasp-gp-02", "gasp-gp-04", "gasp-gp-06"}
+    assert summary == {"prefiltered": 7, "kept": 5, "filters": ["ck_filter_rl_s0_i1", "ck_filter_rl_s0_i2"]}
+    assert read_jsonl(tmp_path / "h.jsonl") == [r for r in candidates if r["question_id"] not in solved]
+    final = read_jsonl(tmp_path / "h.records.jsonl")
+    by_id = {r["id"]: r for r in final}
+    assert [r["id"] for r in final] == ids
+    assert by_stage(final) == {
+        "prefilter": ["gasp-gp-02"],
+        "final_rl": ["gasp-gp-04", "gasp-gp-06"],
+        None: [p for p in ids if p not in solved],
+    }
+    assert by_id["gasp-gp-02"] == {r["id"]: r for r in records}["gasp-gp-02"]  # unchanged
+    assert by_id["gasp-gp-04"]["reason"] == "solved by ck_filter_rl_s0_i1 (1 of 4 samples passed)"
+    assert by_id["gasp-gp-04"]["solved_by"] == ["ck_filter_rl_s0_i1", "ck_filter_rl_s0_i2"]
+    assert by_id["gasp-gp-06"]["reason"] == "solved by ck_filter_rl_s0_i2 (2 of 4 samples passed)"
+    assert by_id["gasp-gp-06"]["filters"] == [
+        {"filter": "base", "n": 4, "passes": 0},
+        {"filter": "ck_filter_rl_s0_i1", "n": 4, "passes": 0},
+        {"filter": "ck_filter_rl_s0_i2", "n": 4, "passes": 2},
+    ]
+    assert by_id["gasp-gp-01"]["kept"] and by_id["gasp-gp-01"]["reason"] == "pass@n = 0 under all 3 filters"
+
+
+def by_stage(records: list[dict]) -> dict:
+    out: dict = {}
+    for r in records:
+        assert r["kept"] == (r["stage"] is None)
+        out.setdefault(r["stage"], []).append(r["id"])
+    return out
+
+
+def test_without_a_final_rl_run_h_is_the_prefilters_output_and_bad_inputs_stop():
+    candidates = gp.load_rows()[:3]
+    a, b, c = (r["question_id"] for r in candidates)
+    base = _samples(a, 2, 1) + _samples(b, 2, 0) + _samples(c, 2, 0)
+    rows, records = gp.filter_goalposts(candidates, {"base": base})
+    assert gp.final_filter(rows, records, {}) == (rows, records)  # goalposts.filter.final_rl: null
+    with pytest.raises(UserError, match=f"goalpost filter ck_filter_rl_s0_i1: '{c}' is still standing"):
+        gp.final_filter(rows, records, {"ck_filter_rl_s0_i1": _samples(a, 2, 0) + _samples(b, 2, 0)})
+    with pytest.raises(UserError, match="not a candidate"):
+        gp.final_filter(rows, records, {"ck": _samples(b, 2, 0) + _samples(c, 2, 0) + _samples("x", 2, 0)})
+    with pytest.raises(UserError, match="has 2 scored samples, expected 100"):
+        gp.final_filter(rows, records, {"ck": _samples(b, 2, 0) + _samples(c, 2, 0)}, samples=100)
+    with pytest.raises(UserError, match=f"rows and records disagree on what stayed \\({a}\\)"):
+        gp.final_filter(candidates, records, {"ck": base})

@@ -36,6 +36,7 @@ EXTRA = {
     "gasp.methods": "count: three of the eight methods, one per code path (teacher phases, real-data phase, both)",
     "gasp.eval_every": "count: every checkpoint evaluated (one iteration)",
     "gasp.overrides.real_rl.eval_every": "count: every checkpoint evaluated (one iteration)",
+    "gasp.goalposts.filter.final_rl.eval_every": "count: the final RL filter's one checkpoint scored",
     "gasp.teacher.candidates_per_attempt": "count: candidates per generation step",
     "gasp.teacher.target_accepted": "count: M",
     "gasp.teacher.max_attempts": "count: generation steps per phase",
@@ -59,19 +60,29 @@ def test_every_table_and_figure_of_the_paper_is_built(run, record_property):
     for fig in (3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14):
         assert f"results/figures/gasp/figure{fig}.png" in run.targets
     jobs = run.jobs
-    assert jobs["gasp_goalpost_filter"] == 1
-    assert jobs["gasp_real_phase"] == 2  # real_rl and gasp_real_rl, one iteration each
+    assert jobs["gasp_goalpost_prefilter"] == jobs["gasp_goalpost_filter"] == 1
+    # real_rl, gasp_real_rl and the final RL filter (filter_rl), one iteration each
+    assert jobs["gasp_real_phase"] == 3
     assert jobs["gasp_solver_phase"] == 2  # gasp and gasp_real_rl
 
 
 def test_the_goalposts_are_the_training_problems_no_filter_solved(run):
     records = read_jsonl(run.workdir / EXP / "goalpost_filter.jsonl")
     assert len(records) == 2  # the smoke file's training problems
-    names = [f["filter"] for f in records[0]["filters"]]
-    # the base model, the Real-data RL checkpoint, the released AZR checkpoint (here a tiny stand-in)
-    assert names == ["base", "ck_real_rl_s0_i1", "azr"]
+    # stages 1-2: the base model, the Real-data RL checkpoint, the released AZR checkpoint
+    # (here a tiny stand-in); stage 3: the final RL run's checkpoint, trained on what they left
+    stages = ["base", "ck_real_rl_s0_i1", "azr", "ck_filter_rl_s0_i1"]
+    for r in records:
+        names = [f["filter"] for f in r["filters"]]
+        assert names == stages[: len(names)] and (r["stage"] is None) == r["kept"]
+        assert r["kept"] == (names == stages)
+    prefiltered = read_jsonl(run.workdir / EXP / "goalposts_prefiltered.jsonl")
     kept = read_jsonl(run.workdir / EXP / "goalposts_filtered.jsonl")
     assert [r["question_id"] for r in kept] == [r["id"] for r in records if r["kept"]]
+    assert {r["question_id"] for r in kept} <= {r["question_id"] for r in prefiltered}
+    # the final RL run drew its problems from the prefilter's rows only
+    final_rl = read_jsonl(run.workdir / EXP / "filter_rl/s0/iter1/real/answers.jsonl")
+    assert final_rl and {a["task_id"] for a in final_rl} <= {r["question_id"] for r in prefiltered}
 
 
 def test_the_phases_ran_on_vllm_and_the_updates_chained_the_states(run):

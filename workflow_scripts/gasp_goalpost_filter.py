@@ -1,4 +1,4 @@
-# GASP's goalpost filter, Sec. 3.2 (rule gasp_goalpost_filter).
+# GASP's goalpost filter, Sec. 3.2 stages 1-2 (rule gasp_goalpost_prefilter).
 from selfplay.pipeline.step import step
 from selfplay.tracks.gasp.goalposts import filter_files
 

@@ -25,8 +25,11 @@ per sample with ``id``, ``sample`` and ``passed``) of one model on the candidate
 are applied in the order given; a problem an earlier filter solved need not be scored by
 the later ones (the final RL run is trained and scored on what is left), but a problem
 still standing must be scored by every filter, or the filter is incomplete and this stops.
-So the filter runs twice: with the filters of (1) and (2), giving the rows the final RL run
-trains on (``real_data.prompt_records`` of them), then with all of them, giving H.
+So the filter runs in two steps: :func:`filter_goalposts` with the filters of (1) and (2)
+on the whole training split (the *prefilter*: the rows the final RL run, the method
+``filter_rl``, trains on), then :func:`final_filter` with the final RL run's checkpoints
+on what the prefilter left, giving H. Each record names the ``stage`` that removed its
+problem (``prefilter`` or ``final_rl``; None while it stays).
 """
 
 from __future__ import annotations
@@ -156,8 +159,14 @@ def _tally(name: str, rows: list[dict], candidates: set[str]) -> dict[str, list[
     return out
 
 
+PREFILTER, FINAL_RL = "prefilter", "final_rl"  # the filter's two steps (a record's stage)
+
+
 def filter_goalposts(
-    candidates: list[dict], scored: Mapping[str, list[dict]], samples: int | None = None
+    candidates: list[dict],
+    scored: Mapping[str, list[dict]],
+    samples: int | None = None,
+    stage: str = PREFILTER,
 ) -> tuple[list[dict], list[dict]]:
     """(kept rows, records): the candidates (LiveCodeBench rows) no filter solved.
 
@@ -169,8 +178,9 @@ def filter_goalposts(
     have drawn per problem it scored.
 
     One record per candidate, in candidate order: ``{"id", "title", "kept", "reason",
-    "solved_by": [filters with passes > 0], "filters": [{"filter", "n", "passes"}, ...]}``
-    (every filter that scored it, in filter order)."""
+    "stage": ``stage`` when a filter solved it else None, "solved_by": [filters with
+    passes > 0], "filters": [{"filter", "n", "passes"}, ...]}`` (every filter that scored
+    it, in filter order)."""
     if not scored:
         raise UserError("goalpost filter: no filters given (each needs its scored rows)")
     ids = []
@@ -214,6 +224,7 @@ def filter_goalposts(
                 "title": row.get("question_title"),
                 "kept": not solved_by,
                 "reason": reason,
+                "stage": stage if solved_by else None,
                 "solved_by": solved_by,
                 "filters": entries,
             }
@@ -236,3 +247,61 @@ def filter_files(
     write_jsonl(rows_out, kept)
     write_jsonl(records_out, records)
     return {"candidates": len(candidates), "kept": len(kept), "filters": list(scored)}
+
+
+def final_filter_files(
+    rows_path: str | Path,
+    records_path: str | Path,
+    scored_paths: Mapping[str, str | Path],
+    rows_out: str | Path,
+    records_out: str | Path,
+    samples: int | None = None,
+) -> dict[str, Any]:
+    """:func:`final_filter` file to file: the prefilter's rows and records and each final
+    RL checkpoint's ``.scored.jsonl`` -> H as LiveCodeBench rows, and the records."""
+    rows = read_jsonl(rows_path)
+    scored = {name: read_jsonl(path) for name, path in scored_paths.items()}
+    kept, records = final_filter(rows, read_jsonl(records_path), scored, samples)
+    write_jsonl(rows_out, kept)
+    write_jsonl(records_out, records)
+    return {"prefiltered": len(rows), "kept": len(kept), "filters": list(scored)}
+
+
+def final_filter(
+    rows: list[dict], records: list[dict], scored: Mapping[str, list[dict]], samples: int | None = None
+) -> tuple[list[dict], list[dict]]:
+    """(H, records): Sec. 3.2's third stage on the prefilter's output.
+
+    ``rows`` and ``records`` are what :func:`filter_goalposts` kept and recorded (the
+    prefilter); ``scored`` maps each final RL checkpoint's tag to its scored rows, which
+    may cover the whole training split (a problem the prefilter removed is not looked at
+    again). A kept problem any of them solves (pass@n > 0) leaves H with stage
+    ``final_rl``; every record of a problem still standing gains the final filters'
+    entries. Empty ``scored`` (no final RL run, ``goalposts.filter.final_rl`` null):
+    H is the prefilter's rows and the records are unchanged."""
+    rows, records = list(rows), [dict(r) for r in records]
+    if not scored:
+        return rows, records
+    known = {str(r.get("id")) for r in records}
+    for name, srows in scored.items():
+        _tally(name, list(srows), known)  # every row well formed and for a training problem
+    standing = {str(r.get("question_id")) for r in rows}
+    marked = {str(r["id"]) for r in records if r.get("kept")}
+    if standing != marked:
+        raise UserError(
+            "goalpost filter final_rl: the prefilter's rows and records disagree on what stayed "
+            f"({', '.join(sorted(standing ^ marked))})"
+        )
+    narrowed = {name: [r for r in srows if str(r["id"]) in standing] for name, srows in scored.items()}
+    kept, final = filter_goalposts(rows, narrowed, samples, stage=FINAL_RL) if rows else ([], [])
+    by_id = {r["id"]: r for r in final}
+    for rec in records:
+        last = by_id.get(str(rec["id"]))
+        if last is None:
+            continue
+        rec["filters"] = list(rec["filters"]) + last["filters"]
+        rec.update(kept=last["kept"], stage=last["stage"], solved_by=last["solved_by"])
+        rec["reason"] = (
+            last["reason"] if not last["kept"] else f"pass@n = 0 under all {len(rec['filters'])} filters"
+        )
+    return kept, records

@@ -17,6 +17,7 @@ onestep_hard       onestep (onestep_hard)     yes      io, f     yes     solver
 unguided           propose (unguided)         yes      io, f     no      solver
 gasp_real_rl       lemma, lift                yes      io, f     yes     solver, real
 real_rl            (none)                     -        -         no      real
+filter_rl          (none)                     -        -         no      real
 =================  =========================  =======  ========  ======  ===========
 
 ``real`` is an RLVR update on problems of the real training split (Sec. 3.4): a batch
@@ -24,6 +25,13 @@ drawn per iteration, each answered ``real_data.samples`` times and judged on all
 LiveCodeBench tests. ``gasp_real_rl`` is the paper's joint variant (after each GASP
 iteration); ``real_rl`` is the Real-data RL baseline (App. D: GRPO, n = 8), run as the
 same chain of recorded jobs, one iteration = one update.
+
+``filter_rl`` is the goalpost filter's third stage (Sec. 3.2, "Final RL filter"): the
+Real-data RL baseline's phase and update, trained only on the problems the first two
+stages left (the prefilter's rows) instead of the whole training split. It is no method
+of the tables (``gasp.methods`` cannot name it, see ``TABLE_METHODS``): it runs only when
+``goalposts.source`` is filter and ``goalposts.filter.final_rl`` is set, and its
+checkpoints are scored only on the filter's benchmark.
 
 ``unguided`` is our stand-in for the paper's AZR row (unguided self-play): the teacher
 writes a task with no goalpost in view and is rewarded as Absolute Zero rewards its
@@ -102,8 +110,23 @@ METHODS: dict[str, Method] = {
             real_data_training=True,
             title="Real-data RL",
         ),
+        Method(
+            "filter_rl",
+            (),
+            novelty=False,
+            axes=(),
+            solver=False,
+            real_data=True,
+            real_data_training=True,
+            title="Final RL filter (goalposts)",
+        ),
     )
 }
+
+# the goalpost filter's final RL run (Sec. 3.2, stage 3): a method of the filter only
+FILTER_RL = "filter_rl"
+# the methods gasp.methods may name (the tables' rows)
+TABLE_METHODS = tuple(m for m in METHODS if m != FILTER_RL)
 
 
 def method(name: str) -> Method:

@@ -12,14 +12,26 @@ from typing import Any
 from ... import layout as results_layout
 from ...evaluate import model_tags
 from . import layout
+from .methods import FILTER_RL
 
 AZR = "azr"  # the tag of the released AZR checkpoint (gasp.azr_checkpoint)
 FIGURES = (3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14)
 
 
+def final_rl(cfg: dict) -> dict | None:
+    """The goalpost filter's final RL run (``goalposts.filter.final_rl``), or None where
+    it does not run (off, or goalposts that do not come from the filter)."""
+    gp = cfg["gasp"]["goalposts"]
+    return gp["filter"].get("final_rl") if gp["source"] == "filter" else None
+
+
 def run_settings(cfg: dict, method_name: str) -> dict[str, Any]:
-    """The iteration schedule of one method: the track's, with its ``overrides``."""
+    """The iteration schedule of one method: the track's, with its ``overrides`` (the
+    final RL filter's: ``goalposts.filter.final_rl``)."""
     g = cfg["gasp"]
+    if method_name == FILTER_RL:
+        f = final_rl(cfg) or {}
+        return {"iterations": int(f["iterations"]), "eval_every": int(f["eval_every"])}
     over = g.get("overrides", {}).get(method_name, {})
     iterations = int(over.get("iterations", g["iterations"]))
     every = int(over.get("eval_every", g["eval_every"]))
@@ -46,8 +58,12 @@ class GaspOutputs:
     goalposts: tuple[str, str]  # (benchmark, mode) of the goalposts' evaluation
     greedy: list[tuple[str, str]]  # (benchmark, mode) of each greedy evaluation
     evals: list[tuple[str, str, str]]  # (benchmark, mode, tag) of every evaluation
-    filtered: str  # the goalpost filter's rows
-    filter_runs: list[tuple[str, str]]  # (tag, scored file) of each goalpost filter model
+    filtered: str  # the goalpost filter's rows (H)
+    filter_records: str  # per training problem, why it stayed in H or which filter solved it
+    prefiltered: str  # the rows the filter's stages 1-2 leave (what filter_rl trains on)
+    prefilter_records: str  # the records of stages 1-2
+    filter_runs: list[tuple[str, str]]  # (tag, scored file) of each goalpost filter model of stages 1-2
+    final_filter_runs: list[tuple[str, str]]  # (tag, scored file) of each final RL (filter_rl) checkpoint
     report: list[str]  # what `all` builds for the track
 
     def tag_adapter(self, tag: str):
@@ -57,6 +73,11 @@ class GaspOutputs:
             return []
         parsed = layout.parse_tag(tag)
         return layout.checkpoint(self.root, *parsed) if parsed else None
+
+    def real_rows(self, method_name: str) -> str:
+        """The training problems a method's real-data phases draw from: the whole split, or
+        for the final RL filter what the filter's first stages left."""
+        return self.prefiltered if method_name == FILTER_RL else f"{self.root}/real_rows.jsonl"
 
     def tag_model(self, tag: str) -> dict | None:
         """The model spec a tag loads instead of the track's model (AZR), or None."""
@@ -101,6 +122,21 @@ def gasp_outputs(cfg: dict) -> GaspOutputs:
             else [layout.model_tag(name, s, i) for s in g["seeds"] for i in eval_iters.get(name, [])]
         )
     ]
+    final = final_rl(cfg)
+    # stage 3 (goalposts.filter.final_rl): every evaluated checkpoint of each final RL seed
+    final_tags = (
+        [
+            layout.model_tag(FILTER_RL, s, i)
+            for s in final["seeds"]
+            for i in eval_iterations(int(final["iterations"]), int(final["eval_every"]))
+        ]
+        if final
+        else []
+    )
+    final_filter_runs = [
+        (t, results_layout.eval_file(cfg, "gasp", filt["benchmark"], filt["mode"], t, ".scored"))
+        for t in final_tags
+    ]
     return GaspOutputs(
         root=root,
         runs=runs,
@@ -113,7 +149,11 @@ def gasp_outputs(cfg: dict) -> GaspOutputs:
         greedy=greedy,
         evals=[(b, md, t) for b, md in [sampled, goalposts] + greedy for t in tags],
         filtered=f"{root}/goalposts_filtered.jsonl",
+        filter_records=f"{root}/goalpost_filter.jsonl",
+        prefiltered=f"{root}/goalposts_prefiltered.jsonl",
+        prefilter_records=f"{root}/goalpost_prefilter.jsonl",
         filter_runs=filter_runs,
+        final_filter_runs=final_filter_runs,
         report=report,
     )
 

@@ -8,19 +8,30 @@ from ...config.components import named
 from ...errors import UserError
 
 
+def _table_method(key: str, name: str) -> None:
+    """Refuse a name that is no method of the tables (the final RL filter is none)."""
+    from .methods import FILTER_RL, TABLE_METHODS
+
+    if name not in TABLE_METHODS:
+        hint = (
+            " (the goalpost filter's final RL run is gasp.goalposts.filter.final_rl)"
+            if name == FILTER_RL
+            else ""
+        )
+        raise UserError(
+            f"config key {key}: {name!r} is not a GASP method of the tables; known: {', '.join(TABLE_METHODS)}{hint}"
+        )
+
+
 def check(cfg: dict) -> None:
     from ...train.rl.recorded import RecordedUpdateSettings
     from . import judge, novelty, rewards, validity
-    from .methods import METHODS, method
 
     g = cfg["gasp"]
     for name in g["methods"]:
-        method(name)
+        _table_method("gasp.methods", name)
     for name in g.get("overrides", {}):
-        if name not in METHODS:
-            raise UserError(
-                f"config key gasp.overrides.{name}: not a GASP method; known: {', '.join(METHODS)}"
-            )
+        _table_method(f"gasp.overrides.{name}", name)
     named(
         "gasp.teacher.rewards",
         lambda: rewards.TeacherRewards.from_dict(g["teacher"]["rewards"], "gasp.teacher.rewards"),
