@@ -136,6 +136,14 @@ def test_the_released_azr_checkpoint_is_evaluated_as_its_own_model_and_filters_g
 
 
 def test_the_final_rl_filter_is_no_method_of_the_tables():
+    from dataclasses import replace
+
+    from selfplay.tracks.gasp.methods import METHODS, TABLE_METHODS
+
+    # Real-data RL (same phases, estimator and settings) on the prefilter's rows
+    real = METHODS["real_rl"]
+    assert replace(METHODS["filter_rl"], name=real.name, title=real.title) == real
+    assert "filter_rl" not in TABLE_METHODS
     cfg = filled()
     cfg["gasp"]["methods"] = ["gasp", "filter_rl"]
     with pytest.raises(

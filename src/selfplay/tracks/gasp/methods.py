@@ -41,7 +41,7 @@ checkpoint instead; a paper-scale config can add it as a downloaded model for th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...errors import UserError
 
@@ -83,6 +83,19 @@ TEACHER_PHASES = ("lemma", "lift", "onestep", "propose")
 
 LEMMA = Phase("lemma", "lemma", "goalpost")
 LIFT = Phase("lift", "lift", "lemma")
+REAL_RL = Method(
+    "real_rl",
+    (),
+    novelty=False,
+    axes=(),
+    solver=False,
+    real_data=True,
+    real_data_training=True,
+    title="Real-data RL",
+)
+# the goalpost filter's final RL run (Sec. 3.2, stage 3): Real-data RL on other rows, a
+# method of the filter only
+FILTER_RL = "filter_rl"
 
 METHODS: dict[str, Method] = {
     m.name: m
@@ -100,31 +113,11 @@ METHODS: dict[str, Method] = {
             real_data_training=True,
             title="GASP + Real-data RL",
         ),
-        Method(
-            "real_rl",
-            (),
-            novelty=False,
-            axes=(),
-            solver=False,
-            real_data=True,
-            real_data_training=True,
-            title="Real-data RL",
-        ),
-        Method(
-            "filter_rl",
-            (),
-            novelty=False,
-            axes=(),
-            solver=False,
-            real_data=True,
-            real_data_training=True,
-            title="Final RL filter (goalposts)",
-        ),
+        REAL_RL,
+        replace(REAL_RL, name=FILTER_RL, title="Final RL filter (goalposts)"),
     )
 }
 
-# the goalpost filter's final RL run (Sec. 3.2, stage 3): a method of the filter only
-FILTER_RL = "filter_rl"
 # the methods gasp.methods may name (the tables' rows)
 TABLE_METHODS = tuple(m for m in METHODS if m != FILTER_RL)
 
