@@ -88,14 +88,8 @@ def bundle_files(cfg: dict, out: SinqOutputs) -> dict[str, list[str]]:
         ]
         + layout.eval_files(cfg, "sinq", ".scored"),
         # compared byte for byte by `selfplay bundle replay`; figures are kept as they are
-        "tables": [
-            "results/tables/sinq/table1.csv",
-            "results/tables/sinq/table1.md",
-            "results/tables/sinq/yield.csv",
-            "results/tables/sinq/yield.md",
-            "results/tables/sinq/yield_reasons.csv",
-            "results/figures/sinq/figure2.csv",
-        ]
+        "tables": [p for p in GAME_REPORTS if p.endswith((".csv", ".md"))]
+        + ["results/tables/sinq/yield_reasons.csv", "results/figures/sinq/figure2.csv"]
         + [p for p in out.eval_reports if not p.endswith((".png", ".pdf"))]
         + (
             ["results/figures/sinq/figure3.csv"]
@@ -103,6 +97,5 @@ def bundle_files(cfg: dict, out: SinqOutputs) -> dict[str, list[str]]:
             else []
         )
         + (["results/figures/sinq/figure4.csv"] if out.figure4_runs else []),
-        "figures": ["results/figures/sinq/figure2.png", "results/figures/sinq/figure2.pdf"]
-        + [p for p in out.eval_reports if p.endswith((".png", ".pdf"))],
+        "figures": [p for p in out.reports if p.endswith((".png", ".pdf"))],
     }
