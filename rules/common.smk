@@ -13,7 +13,7 @@ from selfplay.evaluate import model_tags
 from selfplay.config.slices import config_slice
 from selfplay.evaluate.registry import ADAPTERS, downloads_of
 from selfplay.evaluate.registry import benchmark as benchmark_adapter
-from selfplay.evaluate.settings import model_tag_patterns, other_model, track_runs
+from selfplay.evaluate.settings import other_model, other_tags, track_runs
 from selfplay.containers.registry import load_images
 from selfplay.errors import UserError
 from selfplay.tracks.registry import TRACKS as REGISTRY

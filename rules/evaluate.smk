@@ -92,7 +92,7 @@ for _track in LOADED_TRACKS:
     # HTTP client: it holds no GPU and runs on the machine Snakemake runs on (a login
     # node), which reaches the public APIs and the server you start for a local model.
     # A client has no cluster time limit: its cells are one job whatever the shards.
-    for _kind, _models in model_tag_patterns(config[_track], EVAL_NAME).items():
+    for _kind, _models in model_tags.wildcard_patterns(other_tags(config[_track]), EVAL_NAME).items():
         _client = _kind == "client"
 
         rule:

@@ -5,6 +5,8 @@ shared one) fails here."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from selfplay import layout
@@ -155,3 +157,14 @@ def test_a_track_kind_is_asked_first_and_an_unknown_tag_fails():
     for bad in ("alice_rounds", "alice_rx", "claude"):
         with pytest.raises(ValueError, match="unknown model tag"):
             layout.eval_adapter(CFG, "seq", bad, ck)
+
+
+def test_wildcard_patterns_split_served_models_from_loaded_ones():
+    any_tag = r"[a-z][a-z0-9_]*"
+    assert model_tags.wildcard_patterns([], any_tag) == {"own": any_tag}
+    patterns = model_tags.wildcard_patterns(["o1", "r1"], any_tag)
+    own, client = (re.compile(patterns[k] + "/greedy") for k in ("own", "client"))
+    for tag in ("base", "bob", "alice_r1", "o1x", "r1_distill"):
+        assert own.fullmatch(f"{tag}/greedy") and not client.fullmatch(f"{tag}/greedy")
+    for tag in ("o1", "r1"):
+        assert client.fullmatch(f"{tag}/greedy") and not own.fullmatch(f"{tag}/greedy")

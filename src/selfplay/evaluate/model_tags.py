@@ -131,6 +131,17 @@ def label(tag: str, names: dict[str, str] | None = None) -> str:
     return LABELS.get(tag, tag)
 
 
+def wildcard_patterns(others: list[str], any_tag: str) -> dict[str, str]:
+    """Wildcard patterns splitting a track's evaluated tags (``any_tag`` matches every tag):
+    ``own`` for the models its jobs load, and, when it has ``other_models`` (their tags:
+    ``others``), ``client`` for those served elsewhere, whose jobs are HTTP clients."""
+    if not others:
+        return {"own": any_tag}
+    names = "|".join(re.escape(tag) for tag in others)
+    # not one of those tags followed by anything but a tag character (the file name goes on)
+    return {"own": f"(?!(?:{names})(?![A-Za-z0-9_])){any_tag}", "client": f"(?:{names})"}
+
+
 class TrackTagKind:
     """A tag kind a track declares for models of its own, from a template whose fields
     are numbers or lower-case names, e.g. ``TrackTagKind("ck_{method}_s{seed}_i{iteration}",

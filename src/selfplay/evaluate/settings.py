@@ -4,8 +4,6 @@ benchmark, and every model tag names a model the track has."""
 
 from __future__ import annotations
 
-import re
-
 from ..errors import UserError
 from . import model_tags
 from .modes import EvalMode
@@ -32,21 +30,14 @@ def track_runs(track_cfg: dict) -> list[tuple[str, str, str]]:
     return runs
 
 
+def other_tags(track_cfg: dict) -> list[str]:
+    """The tags of a track's ``other_models`` (models behind an OpenAI-compatible server)."""
+    return [m["tag"] for m in track_cfg.get("benchmarks", {}).get("other_models", [])]
+
+
 def other_model(track_cfg: dict, tag: str) -> dict | None:
     """The ``other_models`` entry (a model behind an OpenAI-compatible server) named ``tag``."""
     return next((m for m in track_cfg.get("benchmarks", {}).get("other_models", []) if m["tag"] == tag), None)
-
-
-def model_tag_patterns(track_cfg: dict, any_tag: str) -> dict[str, str]:
-    """Wildcard patterns splitting a track's evaluated model tags (``any_tag`` matches
-    every tag): ``own`` for the models its jobs load, and, when it has ``other_models``,
-    ``client`` for those served elsewhere, whose jobs are HTTP clients."""
-    others = [m["tag"] for m in track_cfg.get("benchmarks", {}).get("other_models", [])]
-    if not others:
-        return {"own": any_tag}
-    names = "|".join(re.escape(tag) for tag in others)
-    # not one of those tags followed by anything but a tag character (the file name goes on)
-    return {"own": f"(?!(?:{names})(?![A-Za-z0-9_])){any_tag}", "client": f"(?:{names})"}
 
 
 def check_evaluation(cfg: dict, track: str) -> None:
@@ -57,7 +48,7 @@ def check_evaluation(cfg: dict, track: str) -> None:
     modes = {
         name: EvalMode.from_config(name, section) for name, section in cfg["evaluation"]["modes"].items()
     }
-    others = tuple(m["tag"] for m in ev.get("other_models", []))
+    others = tuple(other_tags(cfg[track]))
     clash = [t for t in others if model_tags.is_shared(t)]
     if clash or len(set(others)) != len(others):
         raise UserError(
