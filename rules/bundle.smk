@@ -3,15 +3,11 @@
 # every table from it without a model. Not part of `all`: ask for it by name. Each
 # track's rules file lists its parts (TRACK_OUTPUTS[track]["bundle"]).
 
+from selfplay.bundle.pack import merge_parts
+
 BUNDLE_NAME = config["bundle"]["name"] or config[TRACKS[0]]["experiment"]
-BUNDLE_PARTS = {}
-for _track in TRACKS:
-    for _part, _files in TRACK_OUTPUTS[_track]["bundle"]().items():
-        BUNDLE_PARTS.setdefault(_part, []).extend(_files)
-# the benchmark layer's own check (evaluation.check), shared by the tracks
-for _part, _files in eval_bundle_parts().items():
-    _have = BUNDLE_PARTS.setdefault(_part, [])
-    _have.extend(f for f in _files if f not in _have)
+# each track's parts, then the benchmark layer's own check (evaluation.check)
+BUNDLE_PARTS = merge_parts([TRACK_OUTPUTS[t]["bundle"]() for t in TRACKS], eval_bundle_parts())
 
 
 rule bundle:

@@ -124,3 +124,17 @@ def test_sinq_figure4_needs_a_served_model(sinq_cfg):
     out = sinq_outputs(cfg)
     assert out.figure4_runs == [] and not any("figure4" in p for p in out.reports)
     assert "figure4.csv" not in " ".join(sinq_bundle(cfg, out)["tables"])
+
+
+def test_the_bundle_takes_each_tracks_parts_in_order_then_the_shared_check_once():
+    from selfplay.bundle.pack import merge_parts
+
+    tracks = [{"data": ["a", "shared"], "tables": ["t1"]}, {"data": ["b"], "log_dirs": ["logs/x"]}]
+    shared = {"data": ["shared", "c", "c"], "log_dirs": ["logs/eval"], "recordings": ["r"]}
+    assert merge_parts(tracks, shared) == {
+        "data": ["a", "shared", "b", "c"],
+        "tables": ["t1"],
+        "log_dirs": ["logs/x", "logs/eval"],
+        "recordings": ["r"],
+    }
+    assert merge_parts(tracks, {}) == {"data": ["a", "shared", "b"], "tables": ["t1"], "log_dirs": ["logs/x"]}

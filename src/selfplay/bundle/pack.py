@@ -51,6 +51,23 @@ PART_KINDS = {
     "tables": "table",
     "figures": "figure",
 }
+
+
+def merge_parts(
+    track_parts: list[dict[str, list[str]]], shared: dict[str, list[str]]
+) -> dict[str, list[str]]:
+    """The files the bundle rule hands over, by part: each track's (rules/<track>.smk) in the
+    order of the tracks, then the shared benchmark layer's own check's, less what is there."""
+    parts: dict[str, list[str]] = {}
+    for track in track_parts:
+        for part, files in track.items():
+            parts.setdefault(part, []).extend(files)
+    for part, files in shared.items():
+        have = parts.setdefault(part, [])
+        have.extend(f for f in files if f not in have)
+    return parts
+
+
 # Workflow files added to workflow/ whether or not git and `snakemake --archive` saw them.
 SOURCE_PATHS = (
     "Snakefile",
