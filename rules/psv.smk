@@ -6,7 +6,6 @@
 # Iteration 0 (the base model solving the seed set) is method `base`, shared by all
 # methods of S. Paths: selfplay.tracks.psv.layout; steps: selfplay.pipeline.psv.
 from selfplay.tracks.psv import layout as psv_layout
-from selfplay.tracks.psv.methods import BUILT_IN as PSV_BASELINES
 from selfplay.tracks.psv import verifier as psv_verifier
 
 PSV_ROOT = psv_layout.root(config)
@@ -15,24 +14,6 @@ PSV_BENCH = bench_dir("psv")
 PSV_CFG = config["psv"]
 PSV_RUN = f"{PSV_ROOT}/{{setting}}/{{method}}/seed{{rseed}}"
 PSV_TABLE1 = PSV_CFG["tables"]["table1"]
-PSV_LOOPS = [m for m in PSV_TABLE1 if m not in PSV_BASELINES]
-# Every PSV table and figure (`snakemake psv_all`); `all` builds PSV_REPORT, the ones
-# that need no extra self-play runs beyond Table 1's methods.
-PSV_EVERYTHING = [f"results/tables/psv/table{i}.{ext}" for i in (1, 2, 3, 6) for ext in ("csv", "md")] + [
-    f"results/figures/psv/figure{i}.{ext}" for i in (1, 4, 5, 6) for ext in ("png", "pdf")
-]
-PSV_REPORT = [
-    "results/tables/psv/table1.csv",
-    "results/tables/psv/table1.md",
-    "results/tables/psv/yield.csv",
-    "results/tables/psv/yield.md",
-    "results/figures/psv/figure1.png",
-    "results/figures/psv/figure1.pdf",
-    "results/figures/psv/figure4.png",
-    "results/figures/psv/figure4.pdf",
-]
-
-
 PSV_T6 = PSV_CFG["table6"]
 PSV_T6_DIR = psv_layout.table6_dir(config)
 PSV_T6_MODELS = {m["name"]: m for m in PSV_T6["models"]}
@@ -51,68 +32,8 @@ wildcard_constraints:
 
 
 TRACK_OUTPUTS["psv"] = {
-    "report": lambda: PSV_REPORT,
-    "bundle": lambda: track_bundle_parts(
-        "psv",
-        # a downloaded set goes into a bundle only when its config says it may be redistributed
-        data=[
-            psv_layout.problem_set(config, n)
-            for n, v in PSV_CFG["problem_sets"].items()
-            if v["source"] == "embedded" or v.get("redistribute")
-        ],
-        recordings=[
-            p.replace("solutions.jsonl", "solve.jsonl")
-            for runs in psv_layout.yield_files(config, PSV_TABLE1).values()
-            for it in runs.values()
-            for p in [it["solutions"]]
-        ]
-        + [
-            it["proposals"].replace("proposals.jsonl", "propose.jsonl")
-            for runs in psv_layout.yield_files(config, PSV_TABLE1).values()
-            for it in runs.values()
-            if it["proposals"]
-        ]
-        + [
-            p.replace("scores.jsonl", "generations.jsonl")
-            for p in psv_layout.score_files(config, PSV_TABLE1).values()
-        ],
-        verdicts=[
-            it[k]
-            for runs in psv_layout.yield_files(config, PSV_TABLE1).values()
-            for it in runs.values()
-            for k in ("solutions", "proposals")
-            if it[k]
-        ]
-        + list(psv_layout.score_files(config, PSV_TABLE1).values()),
-        tables=[
-            "results/tables/psv/table1.csv",
-            "results/tables/psv/table1.md",
-            "results/tables/psv/yield.csv",
-            "results/tables/psv/yield.md",
-            "results/tables/psv/yield_reasons.csv",
-            "results/figures/psv/figure1.csv",
-            "results/figures/psv/figure4.csv",
-        ],
-        figures=[p for p in PSV_REPORT if p.startswith("results/figures/")],
-        trainsets=sorted(
-            {
-                psv_layout.trainset(config, s, m, r, t)
-                for s in PSV_CFG["settings"]
-                for m in PSV_LOOPS
-                for r in PSV_CFG["seeds"]
-                for t in range(1, psv_layout.iterations(config, m) + 1)
-            }
-        ),
-        adapters=sorted(
-            {
-                psv_layout.adapter(config, s, m, r, t)
-                for s in PSV_CFG["settings"]
-                for m in PSV_LOOPS
-                for r in PSV_CFG["seeds"]
-                for t in range(1, psv_layout.iterations(config, m) + 1)
-            }
-        ),
-    ),
+    "report": lambda: psv_layout.REPORT,
+    "bundle": lambda: track_bundle_parts("psv", **psv_layout.bundle_files(config)),
 }
 
 
@@ -122,7 +43,7 @@ PSV_VERIFY_WORKERS = psv_verifier.verify_workers(config)
 
 rule psv_all:
     input:
-        PSV_EVERYTHING + ["results/tables/psv/yield.md"],
+        psv_layout.EVERYTHING + ["results/tables/psv/yield.md"],
     localrule: True
 
 

@@ -138,3 +138,21 @@ def test_the_bundle_takes_each_tracks_parts_in_order_then_the_shared_check_once(
         "recordings": ["r"],
     }
     assert merge_parts(tracks, {}) == {"data": ["a", "shared", "b"], "tables": ["t1"], "log_dirs": ["logs/x"]}
+
+
+def test_psv_bundle_holds_table1s_runs_and_only_redistributable_sets():
+    from selfplay.tracks.psv import layout as psv_layout
+
+    cfg = paper("psv")
+    parts = psv_layout.bundle_files(cfg)
+    sets = cfg["psv"]["problem_sets"]
+    shared = [n for n, v in sets.items() if v["source"] == "embedded" or v.get("redistribute")]
+    assert parts["data"] == [psv_layout.problem_set(cfg, n) for n in shared]
+    assert not any("dafny2verus" in p for p in parts["data"])  # no licence: never bundled
+    assert parts["trainsets"] == sorted(set(parts["trainsets"])) and parts["adapters"]
+    assert all(p.endswith("/train_solver.jsonl") for p in parts["trainsets"])
+    solves = [p for p in parts["recordings"] if p.endswith("/solve.jsonl")]
+    assert [p.replace("/solve.jsonl", "/solutions.jsonl") for p in solves] == [
+        p for p in parts["verdicts"] if p.endswith("/solutions.jsonl")
+    ]
+    assert parts["figures"] == [p for p in psv_layout.REPORT if p.startswith("results/figures/")]

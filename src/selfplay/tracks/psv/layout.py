@@ -142,3 +142,63 @@ def table6_scores(cfg: dict) -> dict[tuple, str]:
         for c in [BASELINE, *t6["conditions"]]
         for e in t6["eval_sets"]
     }
+
+
+# --- what a run builds ----------------------------------------------------------------
+
+# Every PSV table and figure (`snakemake psv_all`); `all` builds REPORT, the ones that need
+# no self-play runs beyond Table 1's methods.
+EVERYTHING = [f"results/tables/psv/table{i}.{ext}" for i in (1, 2, 3, 6) for ext in ("csv", "md")] + [
+    f"results/figures/psv/figure{i}.{ext}" for i in (1, 4, 5, 6) for ext in ("png", "pdf")
+]
+REPORT = [
+    "results/tables/psv/table1.csv",
+    "results/tables/psv/table1.md",
+    "results/tables/psv/yield.csv",
+    "results/tables/psv/yield.md",
+    "results/figures/psv/figure1.png",
+    "results/figures/psv/figure1.pdf",
+    "results/figures/psv/figure4.png",
+    "results/figures/psv/figure4.pdf",
+]
+
+
+def bundle_files(cfg: dict) -> dict[str, list[str]]:
+    """The run's files for a bundle, by part (rules/common.smk's track_bundle_parts adds the
+    logs): Table 1's methods' recordings, verdicts, training sets and adapters."""
+    psv = cfg["psv"]
+    methods = psv["tables"]["table1"]
+    loops = [m for m in methods if m not in BUILT_IN]
+    runs = [it for iters in yield_files(cfg, methods).values() for it in iters.values()]
+    scored = list(score_files(cfg, methods).values())
+    models = [
+        (s, m, r, t)
+        for s in psv["settings"]
+        for m in loops
+        for r in psv["seeds"]
+        for t in range(1, iterations(cfg, m) + 1)
+    ]
+    return {
+        # a downloaded set goes into a bundle only when its config says it may be redistributed
+        "data": [
+            problem_set(cfg, n)
+            for n, v in psv["problem_sets"].items()
+            if v["source"] == "embedded" or v.get("redistribute")
+        ],
+        "recordings": [it["solutions"].replace("solutions.jsonl", "solve.jsonl") for it in runs]
+        + [it["proposals"].replace("proposals.jsonl", "propose.jsonl") for it in runs if it["proposals"]]
+        + [p.replace("scores.jsonl", "generations.jsonl") for p in scored],
+        "verdicts": [it[k] for it in runs for k in ("solutions", "proposals") if it[k]] + scored,
+        "tables": [
+            "results/tables/psv/table1.csv",
+            "results/tables/psv/table1.md",
+            "results/tables/psv/yield.csv",
+            "results/tables/psv/yield.md",
+            "results/tables/psv/yield_reasons.csv",
+            "results/figures/psv/figure1.csv",
+            "results/figures/psv/figure4.csv",
+        ],
+        "figures": [p for p in REPORT if p.startswith("results/figures/")],
+        "trainsets": sorted({trainset(cfg, *model) for model in models}),
+        "adapters": sorted({adapter(cfg, *model) for model in models}),
+    }
