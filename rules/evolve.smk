@@ -3,6 +3,9 @@
 # pass matrices -> rounds of adversarial and discriminative test generation, each
 # round's suite filtered into a dataset -> GRPO from the base model on each round's
 # dataset -> the benchmark layer (Table 3). Steps: selfplay.pipeline.evolve.
+from selfplay.tracks.evolve.outputs import bundle_files as evolve_bundle_files
+from selfplay.tracks.evolve.outputs import evolve_outputs
+
 EVOLVE_ROOT = exp_dir("evolve")
 EVOLVE_LOG = log_dir("evolve")
 EVOLVE_BENCH = bench_dir("evolve")
@@ -15,18 +18,8 @@ EVOLVE_SOURCES = EVOLVE_CFG["seeds"]["sources"]
 EVOLVE_GENERATOR = EVOLVE_CFG["generator"] or config["model"]
 for _spec in [EVOLVE_GENERATOR, *EVOLVE_CFG["models"].values()]:
     MODELS[_spec["name"]] = _spec
-EVOLVE_TABLE3_RUNS = [(b, m, t) for b, m, t in eval_runs("evolve")] if "benchmarks" in EVOLVE_CFG else []
-EVOLVE_TABLE3_MODELS = list(dict.fromkeys(t for _, _, t in EVOLVE_TABLE3_RUNS))
-# each round's (suite, matrix, dataset) files
-EVOLVE_ROUND_FILES = {
-    r: [f"{EVOLVE_ROOT}/round{r}/{f}.jsonl" for f in ("suite", "matrix", "dataset")] for r in EVOLVE_ROUNDS
-}
-
-EVOLVE_REPORT = (
-    [f"results/tables/evolve/{t}.{e}" for t in ("table1", "table2", "yield") for e in ("csv", "md")]
-    + [f"results/figures/evolve/figure{i}.{e}" for i in (1, 2, 4, 5, 6) for e in ("png", "pdf")]
-    + ([f"results/tables/evolve/table3.{e}" for e in ("csv", "md")] if EVOLVE_TABLE3_RUNS else [])
-)
+# the tables and figures, each round's files and Table 3's cells
+EVOLVE_OUT = evolve_outputs(config)
 
 
 wildcard_constraints:
@@ -36,28 +29,8 @@ wildcard_constraints:
 
 
 TRACK_OUTPUTS["evolve"] = {
-    "report": lambda: EVOLVE_REPORT,
-    "bundle": lambda: track_bundle_parts(
-        "evolve",
-        data=[
-            f"{EVOLVE_ROOT}/seeds/{f}"
-            for f in ("seeds.jsonl", "seeds.skipped.jsonl", "embeddings.npy", "embeddings.json", "dedup.json")
-        ]
-        + eval_items_files("evolve"),
-        recordings=[f"{EVOLVE_ROOT}/round0/refine.jsonl"]
-        + [f"{EVOLVE_ROOT}/pool/{m}.jsonl" for m in EVOLVE_POOL]
-        + [f"{EVOLVE_ROOT}/round{r}/evolve.jsonl" for r in EVOLVE_ROUNDS[1:]]
-        + [f"{EVOLVE_ROOT}/grpo/r{r}/rollouts.jsonl" for r in EVOLVE_ROUNDS]
-        + eval_files("evolve", ""),
-        verdicts=[f"{EVOLVE_ROOT}/pool/solutions.jsonl"]
-        + [p for r in EVOLVE_ROUNDS for p in EVOLVE_ROUND_FILES[r]]
-        + eval_files("evolve", ".scored"),
-        tables=[p for p in EVOLVE_REPORT if p.startswith("results/tables/")]
-        + [f"results/figures/evolve/figure{i}.csv" for i in (1, 2, 4, 5, 6)],
-        figures=[p for p in EVOLVE_REPORT if p.startswith("results/figures/")],
-        trainsets=[],
-        adapters=[grpo_adapter("evolve", r) for r in EVOLVE_ROUNDS],
-    ),
+    "report": lambda: EVOLVE_OUT.report,
+    "bundle": lambda: track_bundle_parts("evolve", **evolve_bundle_files(config, EVOLVE_OUT)),
 }
 
 
@@ -440,7 +413,7 @@ rule evolve_round_report:
         **{
             f"round{r}_{k}": p
             for r in EVOLVE_ROUNDS
-            for k, p in zip(("suite", "matrix", "dataset"), EVOLVE_ROUND_FILES[r])
+            for k, p in zip(("suite", "matrix", "dataset"), EVOLVE_OUT.round_files[r])
         },
     output:
         **{
@@ -490,10 +463,10 @@ rule evolve_round_report:
 
 rule evolve_table3:
     input:
-        **{f"{t}|{b}": eval_summary("evolve", b, m, t) for b, m, t in EVOLVE_TABLE3_RUNS},
+        **{f"{t}|{b}": eval_summary("evolve", b, m, t) for b, m, t in EVOLVE_OUT.table3_runs},
         **{
             f"training_{t}": grpo_adapter("evolve", k)
-            for t, k in model_tags.rounds_of(EVOLVE_TABLE3_MODELS, "grpo_round").items()
+            for t, k in model_tags.rounds_of(EVOLVE_OUT.table3_models, "grpo_round").items()
         },
     output:
         csv=report(
@@ -513,7 +486,7 @@ rule evolve_table3:
     container:
         image("python")
     params:
-        models=EVOLVE_TABLE3_MODELS,
+        models=EVOLVE_OUT.table3_models,
         # accepted differences from the papers' LiveCodeBench counts, for the caption
         notes=lcb_count_notes(EVAL["benchmarks"]["livecodebench"]),
     script:

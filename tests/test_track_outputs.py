@@ -156,3 +156,23 @@ def test_psv_bundle_holds_table1s_runs_and_only_redistributable_sets():
         p for p in parts["verdicts"] if p.endswith("/solutions.jsonl")
     ]
     assert parts["figures"] == [p for p in psv_layout.REPORT if p.startswith("results/figures/")]
+
+
+def test_evolve_table3_only_where_the_config_evaluates_and_one_adapter_per_round():
+    from selfplay.tracks.evolve.outputs import bundle_files as evolve_bundle
+    from selfplay.tracks.evolve.outputs import evolve_outputs
+
+    cfg = paper("evolve")
+    out = evolve_outputs(cfg)
+    rounds = int(cfg["evolve"]["rounds"])
+    assert out.rounds == list(range(rounds + 1))
+    assert "results/tables/evolve/table3.md" in out.report
+    assert out.table3_models[0] == "base" and f"grpo_r{rounds}" in out.table3_models
+    parts = evolve_bundle(cfg, out)
+    root = f"results/evolve/{cfg['evolve']['experiment']}"
+    assert parts["adapters"] == [f"{root}/grpo/r{r}/adapter" for r in range(rounds + 1)]
+    assert f"{root}/round{rounds}/dataset.jsonl" in parts["verdicts"]
+    assert f"{root}/round0/evolve.jsonl" not in parts["recordings"]  # round 0 refines, it does not evolve
+    no_eval = copy.deepcopy(cfg)
+    del no_eval["evolve"]["benchmarks"]
+    assert not any("table3" in p for p in evolve_outputs(no_eval).report)
