@@ -466,7 +466,7 @@ rule evolve_table3:
         **{f"{t}|{b}": eval_summary("evolve", b, m, t) for b, m, t in EVOLVE_OUT.table3_runs},
         **{
             f"training_{t}": grpo_adapter("evolve", k)
-            for t, k in model_tags.rounds_of(EVOLVE_OUT.table3_models, "grpo_round").items()
+            for t, k in model_tags.rounds_of(EVOLVE_OUT.table3_models, model_tags.GRPO_ROUND).items()
         },
     output:
         csv=report(

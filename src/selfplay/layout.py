@@ -136,8 +136,8 @@ def eval_adapter(cfg: dict, track: str, tag: str, track_tags=None) -> str | list
         return bob_adapter(cfg, track)
     if kind == model_tags.ALICE:
         return alice_adapter(cfg, track, n_rounds(cfg, track))
-    if kind == "alice_round":
+    if kind == model_tags.ALICE_ROUND:
         return alice_adapter(cfg, track, parsed.round)
-    if kind == "grpo_round":
+    if kind == model_tags.GRPO_ROUND:
         return grpo_adapter(cfg, track, parsed.round)
     raise ValueError(f"{track}.benchmarks.models: unknown model tag {tag!r}")

@@ -33,8 +33,11 @@ GRPO_ROUNDS = "grpo_rounds"
 # the tags a config may name that are not numbered
 FIXED_TAGS = (BASE, BOB, ALICE, ALICE_ROUNDS, GRPO_ROUNDS)
 
+# the numbered kinds (ModelTag.kind): round k's Alice, the RL policy of round k's data
+ALICE_ROUND = "alice_round"
+GRPO_ROUND = "grpo_round"
 _ROUND_TAG = re.compile(r"(alice|grpo)_r(\d+)")
-_ROUND_KINDS = {"alice": "alice_round", "grpo": "grpo_round"}
+_ROUND_KINDS = {"alice": ALICE_ROUND, "grpo": GRPO_ROUND}
 
 LABELS = {BASE: "Base", BOB: "Trained Bob", ALICE: "Trained Alice"}
 
@@ -105,8 +108,8 @@ def check(tag: str, rounds: int, others: tuple[str, ...] = ()) -> None:
         parsed is not None
         and (
             parsed.round is None
-            or (parsed.kind == "alice_round" and 1 <= parsed.round <= rounds)
-            or (parsed.kind == "grpo_round" and parsed.round <= rounds)
+            or (parsed.kind == ALICE_ROUND and 1 <= parsed.round <= rounds)
+            or (parsed.kind == GRPO_ROUND and parsed.round <= rounds)
         )
     ):
         return
@@ -124,9 +127,9 @@ def label(tag: str, names: dict[str, str] | None = None) -> str:
     if names and tag in names:
         return names[tag]
     parsed = parse(tag)
-    if parsed is not None and parsed.kind == "alice_round":
+    if parsed is not None and parsed.kind == ALICE_ROUND:
         return f"Alice round {parsed.round}"
-    if parsed is not None and parsed.kind == "grpo_round":
+    if parsed is not None and parsed.kind == GRPO_ROUND:
         return f"GRPO on r{parsed.round}"
     return LABELS.get(tag, tag)
 
