@@ -45,7 +45,7 @@ import yaml
 from conftest import CACHE
 from snakemake.utils import update_config
 from test_vllm_real import vllm_python
-from workflow_helpers import REPO, jobs_run
+from workflow_helpers import REPO, jobs_run, snakemake_argv
 
 from selfplay.config.rehearsal import Change, check_overlay
 
@@ -104,22 +104,9 @@ class Rehearsal:
 
 def snakemake_command(workdir: Path, configfiles: list[Path], *args: str) -> list[str]:
     """Snakemake from vLLM's virtualenv (the jobs run the same interpreter), through SLURM."""
-    return [
-        str(vllm_python()),
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        *map(str, configfiles),
-        "--executor",
-        "slurm",
-        "--profile",
-        str(PROFILE),
-        *args,
-    ]
+    config = ("--configfile", *map(str, configfiles))
+    slurm = ("--executor", "slurm", "--profile", str(PROFILE))
+    return snakemake_argv(workdir, *config, *slurm, *args, python=str(vllm_python()))
 
 
 def rehearse(

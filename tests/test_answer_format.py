@@ -10,7 +10,7 @@ import pytest
 from test_workflow_replay import ALICE_EVAL_TEST, ALICE_ROUND1, BOB_EVAL_TEST, BOB_ROUND1, TEST, TRAIN
 
 from selfplay.errors import UserError
-from selfplay.llm.answer_format import AnswerFormat, check_grammar, ll_tokenizer_for, text_matches
+from selfplay.llm.answer_format import AnswerFormat, check_grammar, text_matches
 from selfplay.llm.base import GenerationRequest, SamplingParams, recording_key
 from selfplay.records import canonical_json
 from selfplay.tracks.sinq.formats import alice_format, bob_format, parameter_names
@@ -18,14 +18,6 @@ from selfplay.tracks.sinq.parse import parse_alice, parse_bob
 
 SETTINGS = {"constrained": True, "reasoning_chars": 400, "code_chars": 2000}
 SOURCES = {**TRAIN, **TEST}
-
-
-@pytest.fixture(scope="module")
-def tok(tiny_model_dir):
-    import transformers
-
-    hf = transformers.AutoTokenizer.from_pretrained(str(tiny_model_dir))
-    return hf, ll_tokenizer_for(hf)
 
 
 def matches(fmt, text, tok):

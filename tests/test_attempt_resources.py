@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from workflow_helpers import plan_workflow
 
 from selfplay.cluster.attempts import attempt_scaled, scaled_amount
 from selfplay.config import validate_config
@@ -114,27 +115,13 @@ def test_a_bad_factor_is_one_line_naming_the_key(factor, message):
 
 @pytest.mark.slow
 def test_a_bad_factor_stops_the_plan_with_one_line(tmp_path):
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "-n",
-            "--snakefile",
-            str(REPO / "Snakefile"),
-            "--directory",
-            str(tmp_path),
-            "--cores",
-            "1",
-            "--configfile",
-            str(REPO / "config/papers/evolve.yaml"),
-            "--config",
-            "resources={'retry': {'factor': 0.5}}",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=REPO,
+    proc = plan_workflow(
+        tmp_path,
+        "--configfile",
+        str(REPO / "config/papers/evolve.yaml"),
+        "--config",
+        "resources={'retry': {'factor': 0.5}}",
+        cores="1",
     )
     assert proc.returncode != 0
     errors = [x for x in (proc.stderr + proc.stdout).splitlines() if "resources.retry.factor" in x]

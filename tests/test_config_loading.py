@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ import yaml
 from snakemake.cli import parse_config
 from snakemake.common.configfile import load_configfile
 from snakemake.utils import update_config
+from workflow_helpers import plan_workflow
 
 from selfplay.config import prepare_config, validate_config
 from selfplay.errors import UserError
@@ -125,25 +125,7 @@ def test_real_mistakes_on_the_command_line_still_fail_naming_the_key(override, m
 
 
 def dry_run(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "-n",
-            "--snakefile",
-            str(REPO / "Snakefile"),
-            "--directory",
-            str(workdir),
-            "--cores",
-            "2",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=REPO,
-    )
+    return plan_workflow(workdir, *args)
 
 
 @pytest.mark.parametrize("files", SHIPPED, ids=lambda f: "+".join(Path(p).stem for p in f) or "default")

@@ -608,16 +608,6 @@ def test_mean_over_sixteen_samples_averages_each_sample_index():
 
 
 # --------------------------------------------------------------------------- constrained decoding
-@pytest.fixture(scope="module")
-def tok(tiny_model_dir):
-    import transformers
-
-    from selfplay.llm.answer_format import ll_tokenizer_for
-
-    hf = transformers.AutoTokenizer.from_pretrained(str(tiny_model_dir))
-    return hf, ll_tokenizer_for(hf)
-
-
 @pytest.mark.parametrize("bench", BENCHES, ids=IDS)
 def test_the_answer_grammar_accepts_gold_answers_and_refuses_others(bench, tok):
     from selfplay.llm.answer_format import check_grammar, text_matches

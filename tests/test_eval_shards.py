@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import copy
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from workflow_helpers import default_config, jobs_run, run_snakemake, write_config
+from workflow_helpers import default_config, jobs_run, plan_workflow, run_snakemake, write_config
 
 from selfplay.config import validate_config
 from selfplay.errors import UserError
@@ -225,26 +223,7 @@ def paper_config(files: tuple[str, ...]) -> dict:
 
 
 def planned_jobs(files: tuple[str, ...], tmp_path: Path) -> tuple[dict[str, int], str]:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "-n",
-            "--snakefile",
-            str(REPO / "Snakefile"),
-            "--directory",
-            str(tmp_path),
-            "--cores",
-            "2",
-            "--configfile",
-            *[str(REPO / f) for f in files],
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=REPO,
-    )
+    done = plan_workflow(tmp_path, "--configfile", *[str(REPO / f) for f in files])
     assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
     counts = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", done.stdout, re.M)}
     return counts, done.stdout

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from selfplay.errors import UserError
-from selfplay.llm.answer_format import check_grammar, ll_tokenizer_for, text_matches
+from selfplay.llm.answer_format import check_grammar, text_matches
 from selfplay.tracks.gasp import parse
 from selfplay.tracks.gasp.formats import DEFAULTS, FORMS, SKELETON_REASONS, answer_format, proposal_format
 from selfplay.tracks.gasp.prompts import TEACHER_SYSTEM
@@ -27,14 +27,6 @@ def proposal(question="Return the sum of the list plus k.", code=CODE, inputs=IN
         + "".join(f"\n\n```input\n{i}\n```" for i in inputs)
         + end
     )
-
-
-@pytest.fixture(scope="module")
-def tok(tiny_model_dir):
-    import transformers
-
-    hf = transformers.AutoTokenizer.from_pretrained(str(tiny_model_dir))
-    return hf, ll_tokenizer_for(hf)
 
 
 def matches(fmt, text, tok) -> bool:

@@ -9,30 +9,15 @@ import json
 from datetime import datetime
 
 import pytest
+from test_eval_codegen_lcb_bcb import LCB_FIELDS, MODE  # LiveCodeBench's row, as its release writes it
 
 from selfplay.errors import UserError
 from selfplay.evaluate.benchmark import Sample
 from selfplay.evaluate.benchmarks import livecodebench as lcb
-from selfplay.evaluate.modes import EvalMode
 from selfplay.evaluate.registry import benchmark
 from selfplay.evaluate.settings import check_source
 from selfplay.records import read_jsonl, write_jsonl
 from selfplay.tracks.gasp import goalposts as gp
-
-MODE = EvalMode("single", 1, False, "single", {})
-LCB_FIELDS = {
-    "question_title",
-    "question_content",
-    "platform",
-    "question_id",
-    "contest_id",
-    "contest_date",
-    "starter_code",
-    "difficulty",
-    "public_test_cases",
-    "private_test_cases",
-    "metadata",
-}
 
 # Our reference solutions (the rows, like LiveCodeBench's, ship none).
 REFERENCES = {

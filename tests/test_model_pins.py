@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from workflow_helpers import plan_workflow
 
 from selfplay.errors import UserError
 from selfplay.evaluate import pins
@@ -156,29 +157,11 @@ def test_the_evolve_paper_config_downloads_the_embedder_and_feeds_it_to_the_embe
     """Planning the seeds' embeddings of the paper config: rule prepare_model downloads
     all-mpnet-base-v2 and evolve_embed takes the folder as an input (it had no download
     and loaded a hub id offline, which cannot work)."""
-    import subprocess
-    import sys
-
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "results/evolve/paper/seeds/embeddings.npy",
-            "-n",
-            "--snakefile",
-            str(REPO / "Snakefile"),
-            "--directory",
-            str(tmp_path),
-            "--cores",
-            "2",
-            "--configfile",
-            str(REPO / "config/papers/evolve.yaml"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=REPO,
+    proc = plan_workflow(
+        tmp_path,
+        "results/evolve/paper/seeds/embeddings.npy",
+        "--configfile",
+        str(REPO / "config/papers/evolve.yaml"),
     )
     assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
     jobs = plan_jobs(proc.stdout)
@@ -189,29 +172,8 @@ def test_the_evolve_paper_config_downloads_the_embedder_and_feeds_it_to_the_embe
 
 
 def test_the_embedded_default_embeds_with_the_packaged_model_and_downloads_nothing(tmp_path):
-    import subprocess
-    import sys
-
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "results/evolve/default/seeds/embeddings.npy",
-            "-n",
-            "--snakefile",
-            str(REPO / "Snakefile"),
-            "--directory",
-            str(tmp_path),
-            "--cores",
-            "2",
-            "--configfile",
-            str(REPO / "config.yaml"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=REPO,
+    proc = plan_workflow(
+        tmp_path, "results/evolve/default/seeds/embeddings.npy", "--configfile", str(REPO / "config.yaml")
     )
     assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
     embed = [j for j in plan_jobs(proc.stdout) if "rule evolve_embed:" in j]

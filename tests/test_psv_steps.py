@@ -61,6 +61,19 @@ def cfg(tmp_path=None, **methods):
     }
 
 
+def write_proposals(path, outputs: list[str], target: str = "EASY") -> None:
+    """A recorded propose step: one generation per output, each asking for ``target``."""
+    rows = [
+        {
+            "messages": [{"role": "user", "content": "x"}],
+            "outputs": [o],
+            "meta": {"index": i, "target": target},
+        }
+        for i, o in enumerate(outputs)
+    ]
+    write_jsonl(path, rows)
+
+
 def test_shipped_problems_are_checked_and_written_without_solutions(tmp_path):
     out = tmp_path / "seed.jsonl"
     psv.prepare_problem_set(cfg(), "seed", str(out))
@@ -185,17 +198,7 @@ def test_proposals_are_parsed_deduplicated_spec_checked_and_join_the_pool(tmp_pa
         f"# Reasoning\nagain.\n```dafny\n{new}{{\n```",  # repeat of the 1st
     ]
     gens = tmp_path / "propose.jsonl"
-    write_jsonl(
-        gens,
-        [
-            {
-                "messages": [{"role": "user", "content": "x"}],
-                "outputs": [o],
-                "meta": {"index": i, "target": "EASY"},
-            }
-            for i, o in enumerate(outputs)
-        ],
-    )
+    write_proposals(gens, outputs)
     out = tmp_path / "proposals.jsonl"
     stats = psv.check_proposals(cfg(), "psv", str(gens), str(pool), str(out))
     rows = read_jsonl(out)
@@ -219,17 +222,7 @@ def test_an_invalid_proposal_does_not_block_a_valid_one_of_the_same_name(tmp_pat
         "```dafny\nmethod Neg(x: int) returns (y: int)\n  ensures y == -x\n{\n```",
     ]
     gens = tmp_path / "propose.jsonl"
-    write_jsonl(
-        gens,
-        [
-            {
-                "messages": [{"role": "user", "content": "x"}],
-                "outputs": [o],
-                "meta": {"index": i, "target": "EASY"},
-            }
-            for i, o in enumerate(outputs)
-        ],
-    )
+    write_proposals(gens, outputs)
     out = tmp_path / "proposals.jsonl"
     assert psv.check_proposals(cfg(), "psv", str(gens), str(pool), str(out)) == {
         "proposed": 2,

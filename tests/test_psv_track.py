@@ -8,7 +8,7 @@ import random
 import pytest
 
 from selfplay.errors import UserError
-from selfplay.llm.answer_format import check_grammar, ll_tokenizer_for, text_matches
+from selfplay.llm.answer_format import check_grammar, text_matches
 from selfplay.tracks.psv import formats, parse, prompts
 from selfplay.tracks.psv.difficulty import difficulty_class, pass_rate
 from selfplay.tracks.psv.methods import check_methods, method_names, method_settings
@@ -205,14 +205,6 @@ def test_the_proposer_prompt_labels_examples_unless_the_ablation_hides_them():
 
 
 # --- answer formats -----------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def tok(tiny_model_dir):
-    import transformers
-
-    hf = transformers.AutoTokenizer.from_pretrained(str(tiny_model_dir))
-    return hf, ll_tokenizer_for(hf)
 
 
 def test_the_solver_format_copies_the_spec_and_leaves_the_body_free(tok):

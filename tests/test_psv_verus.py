@@ -5,6 +5,7 @@ same pipeline code scores solutions and checks proposals with either verifier.""
 from __future__ import annotations
 
 import pytest
+from test_psv_steps import write_proposals
 from test_verus_checks import FAKE, RECORDED
 
 from selfplay.errors import UserError
@@ -134,17 +135,7 @@ def test_verus_proposals_are_parsed_and_spec_checked(tmp_path):
     new = SPEC.replace("double", "triple").replace("2 * x", "3 * x")
     outputs = [f"# Reasoning\nx.\n```rust\n{new}{{\n```", f"# Reasoning\ny.\n```rust\n{SPEC}{{\n```"]
     gens = tmp_path / "propose.jsonl"
-    write_jsonl(
-        gens,
-        [
-            {
-                "messages": [{"role": "user", "content": "x"}],
-                "outputs": [o],
-                "meta": {"index": i, "target": "HARD"},
-            }
-            for i, o in enumerate(outputs)
-        ],
-    )
+    write_proposals(gens, outputs, target="HARD")
     out = tmp_path / "proposals.jsonl"
     stats = psv.check_proposals(cfg(), "psv", str(gens), str(pool), str(out))
     rows = read_jsonl(out)

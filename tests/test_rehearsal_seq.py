@@ -30,6 +30,7 @@ import subprocess
 import pytest
 import yaml
 from rehearsal import OVERLAYS, PAPERS, REPO, rehearse, snakemake_command
+from test_rehearsal_evolve import jobs as jobs_over_steps
 from workflow_helpers import jobs_run
 
 from selfplay.data.haskell_sources import load_reference_programs
@@ -102,15 +103,6 @@ def run(cluster, tmp_path_factory, tiny_model_dir):
     final = step(None, also=REGIME_WIDE)
     final.steps, final.translation_ran = [first, final], ran
     return final
-
-
-def jobs_over_steps(run) -> dict[str, int]:
-    """Jobs per rule over the run's Snakemake invocations."""
-    total: dict[str, int] = {}
-    for r in run.steps:
-        for rule, n in r.jobs.items():
-            total[rule] = total.get(rule, 0) + n
-    return total
 
 
 def test_every_table_and_figure_of_the_paper_is_built(run, record_property):

@@ -13,7 +13,7 @@ from selfplay.errors import UserError
 from selfplay.haskell.liquid.answer import parse_proof_answer
 from selfplay.haskell.literals import random_value, render_literal
 from selfplay.haskell.types import parse_type
-from selfplay.llm.answer_format import check_grammar, ll_tokenizer_for, text_matches
+from selfplay.llm.answer_format import check_grammar, text_matches
 from selfplay.tracks.seq import formats
 from selfplay.tracks.seq.formats import alice_format, bob_format, proof_format
 from selfplay.tracks.seq.parse import parse_alice, parse_bob
@@ -66,14 +66,6 @@ PROOF_HELPER_FIRST = textwrap.dedent("""\
     lemma_len_equiv :: [Int] -> Proof
     lemma_len_equiv xs = () ? helper xs
     """)
-
-
-@pytest.fixture(scope="module")
-def tok(tiny_model_dir):
-    import transformers
-
-    hf = transformers.AutoTokenizer.from_pretrained(str(tiny_model_dir))
-    return hf, ll_tokenizer_for(hf)
 
 
 def matches(fmt, text, tok) -> bool:

@@ -20,7 +20,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -28,7 +27,7 @@ import pytest
 import yaml
 from conftest import etc_slurm_files
 from test_workflow_replay import build_scenario
-from workflow_helpers import REPO, jobs_run, write_config
+from workflow_helpers import REPO, jobs_run, plan_workflow, snakemake_argv, write_config
 
 from selfplay.records import read_json, read_jsonl
 
@@ -50,22 +49,8 @@ SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+)")
 
 # ----------------------------------------------------------------------------- helpers
 def snakemake_cmd(workdir: Path, *args: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(workdir / "config.yaml"),
-        "--executor",
-        "slurm",
-        "--profile",
-        str(TEST_PROFILE),
-        *args,
-    ]
+    config = ("--configfile", str(workdir / "config.yaml"))
+    return snakemake_argv(workdir, *config, "--executor", "slurm", "--profile", str(TEST_PROFILE), *args)
 
 
 def run_on_slurm(cluster, workdir: Path, *args: str, timeout: int = 400) -> subprocess.CompletedProcess:
@@ -191,22 +176,17 @@ def test_dry_run_paper_config_scales_out(tmp_path):
         (stubs / tool).write_text(f"#!/bin/sh\necho {tool} >> '{calls}'\nexit 1\n")
         (stubs / tool).chmod(0o755)
     env = dict(os.environ, HF_HUB_OFFLINE="1", PATH=f"{stubs}{os.pathsep}{os.environ.get('PATH', '')}")
-    cmd = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "-n",
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(tmp_path),
+    t0 = time.monotonic()
+    proc = plan_workflow(
+        tmp_path,
         "--configfile",
         str(REPO / "config/papers/sinq.yaml"),
         "--profile",
         str(USER_PROFILE),
-    ]
-    t0 = time.monotonic()
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+        cores=None,
+        env=env,
+        timeout=600,
+    )
     seconds = time.monotonic() - t0
     assert proc.returncode == 0, output_of(proc)[-6000:]
     jobs = jobs_run(proc)

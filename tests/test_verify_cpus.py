@@ -19,31 +19,8 @@ REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 
 
-def planned_threads(configfile: str, rule: str) -> set[int]:
-    done = subprocess.run(
-        [SNAKEMAKE, "-n", "--cores", "64", "--configfile", configfile],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    blocks = re.split(r"\n(?=\[[^\]]+\]\nrule |rule )", done.stdout)
-    found = set()
-    for block in blocks:
-        if re.match(rf"(\[[^\]]+\]\n)?rule {rule}:", block):
-            threads = re.search(r"^\s+threads: (\d+)$", block, re.M)
-            found.add(int(threads.group(1)) if threads else 1)
-    return found
-
-
-def test_the_pass_matrix_asks_for_a_cpu_per_worker():
-    workers = yaml.safe_load((REPO / "config/papers/evolve.yaml").read_text())["evolve"]["matrix"]["workers"]
-    assert workers > 2
-    assert planned_threads("config/papers/evolve.yaml", "evolve_matrix") == {workers}
-
-
 def planned_blocks(configfile: str, rule: str) -> list[str]:
+    """The dry run's job blocks of ``rule`` for a config planned in the checkout."""
     done = subprocess.run(
         [SNAKEMAKE, "-n", "--cores", "64", "--configfile", configfile],
         cwd=REPO,
@@ -57,6 +34,21 @@ def planned_blocks(configfile: str, rule: str) -> list[str]:
         for b in re.split(r"\n(?=\[[^\]]+\]\nrule |rule )", done.stdout)
         if re.match(rf"(\[[^\]]+\]\n)?rule {rule}:", b)
     ]
+
+
+def planned_threads(configfile: str, rule: str) -> set[int]:
+    """The threads each planned job of ``rule`` asks for (1 where the plan names none)."""
+    found = set()
+    for block in planned_blocks(configfile, rule):
+        threads = re.search(r"^\s+threads: (\d+)$", block, re.M)
+        found.add(int(threads.group(1)) if threads else 1)
+    return found
+
+
+def test_the_pass_matrix_asks_for_a_cpu_per_worker():
+    workers = yaml.safe_load((REPO / "config/papers/evolve.yaml").read_text())["evolve"]["matrix"]["workers"]
+    assert workers > 2
+    assert planned_threads("config/papers/evolve.yaml", "evolve_matrix") == {workers}
 
 
 def test_psv_re_verification_jobs_declare_the_verifiers_memory():

@@ -12,10 +12,16 @@ The tiny model's own EvolveCoder answers are exercised by `make run`.
 from __future__ import annotations
 
 import json
-import tarfile
 
 import pytest
-from workflow_helpers import default_config, jobs_run, no_model_env, run_snakemake, selfplay_cli, write_config
+from workflow_helpers import (
+    bundle_and_replay,
+    default_config,
+    jobs_run,
+    run_snakemake,
+    unpack_bundle,
+    write_config,
+)
 
 from selfplay.config import validate_config
 from selfplay.records import read_json, read_jsonl, write_jsonl
@@ -135,29 +141,13 @@ def test_tables_and_figures(evolve_run):
 
 @pytest.fixture(scope="module")
 def evolve_bundle(evolve_run, tmp_path_factory):
-    workdir, *_ = evolve_run
-    proc = run_snakemake(workdir, "bundle")
-    out = tmp_path_factory.mktemp("evolve_replayed") / "replay"
-    env = no_model_env(tmp_path_factory.mktemp("no_model_site"))
-    replay = selfplay_cli(
-        "bundle",
-        "replay",
-        str(workdir / "results/bundle/evolvetrip.tar.gz"),
-        "--out",
-        str(out),
-        "--cores",
-        "2",
-        env=env,
-    )
-    return workdir, proc, out, replay
+    return bundle_and_replay(evolve_run[0], "evolvetrip", tmp_path_factory)
 
 
 def test_bundle_holds_the_evolve_run(evolve_bundle, tmp_path):
     workdir, proc, _, _ = evolve_bundle
     assert jobs_run(proc)["bundle"] == 1
-    with tarfile.open(workdir / "results/bundle/evolvetrip.tar.gz") as tar:
-        tar.extractall(tmp_path, filter="data")
-    kinds = {e["path"]: e["kind"] for e in read_json(tmp_path / "evolvetrip" / "MANIFEST.json")["files"]}
+    _, kinds = unpack_bundle(workdir, "evolvetrip", tmp_path)
     for rel, kind in [
         (f"{ROOT}/round0/refine.jsonl", "recording"),
         (f"{ROOT}/pool/track.jsonl", "recording"),

@@ -9,10 +9,15 @@ Then the run is bundled and replayed without a model: every table byte for byte.
 
 from __future__ import annotations
 
-import tarfile
-
 import pytest
-from workflow_helpers import default_config, jobs_run, no_model_env, run_snakemake, selfplay_cli, write_config
+from workflow_helpers import (
+    bundle_and_replay,
+    default_config,
+    jobs_run,
+    run_snakemake,
+    unpack_bundle,
+    write_config,
+)
 
 from selfplay.records import read_json, read_jsonl
 
@@ -76,29 +81,13 @@ def test_the_tables_and_figures_are_made(gasp_run):
 
 @pytest.fixture(scope="module")
 def gasp_bundle(gasp_run, tmp_path_factory):
-    workdir, *_ = gasp_run
-    proc = run_snakemake(workdir, "bundle")
-    out = tmp_path_factory.mktemp("gasp_replayed") / "replay"
-    env = no_model_env(tmp_path_factory.mktemp("no_model_site"))
-    replay = selfplay_cli(
-        "bundle",
-        "replay",
-        str(workdir / "results/bundle/gasptrip.tar.gz"),
-        "--out",
-        str(out),
-        "--cores",
-        "2",
-        env=env,
-    )
-    return workdir, proc, out, replay
+    return bundle_and_replay(gasp_run[0], "gasptrip", tmp_path_factory)
 
 
 def test_bundle_holds_the_gasp_run(gasp_bundle, tmp_path):
     workdir, proc, _, _ = gasp_bundle
     assert jobs_run(proc)["bundle"] == 1
-    with tarfile.open(workdir / "results/bundle/gasptrip.tar.gz") as tar:
-        tar.extractall(tmp_path, filter="data")
-    kinds = {e["path"]: e["kind"] for e in read_json(tmp_path / "gasptrip" / "MANIFEST.json")["files"]}
+    _, kinds = unpack_bundle(workdir, "gasptrip", tmp_path)
     for rel, kind in [
         (f"{RUN}/lemma/teacher.jsonl", "recording"),
         (f"{RUN}/lemma/student.jsonl", "recording"),

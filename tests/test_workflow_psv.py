@@ -11,11 +11,17 @@ without a model are made. The real model's own PSV answers are exercised by `mak
 from __future__ import annotations
 
 import json
-import tarfile
 
 import pytest
 import yaml
-from workflow_helpers import default_config, jobs_run, no_model_env, run_snakemake, selfplay_cli, write_config
+from workflow_helpers import (
+    bundle_and_replay,
+    default_config,
+    jobs_run,
+    run_snakemake,
+    unpack_bundle,
+    write_config,
+)
 
 from selfplay.dafny.runner import dafny_available
 from selfplay.data.dafny_problems import load_problems
@@ -179,30 +185,13 @@ def test_a_changed_setting_reruns_only_what_uses_it(psv_run):
 
 @pytest.fixture(scope="module")
 def psv_bundle(psv_run, tmp_path_factory):
-    workdir, _, _ = psv_run
-    proc = run_snakemake(workdir, "bundle")
-    out = tmp_path_factory.mktemp("psv_replayed") / "replay"
-    env = no_model_env(tmp_path_factory.mktemp("no_model_site"))
-    replay = selfplay_cli(
-        "bundle",
-        "replay",
-        str(workdir / "results/bundle/psvtrip.tar.gz"),
-        "--out",
-        str(out),
-        "--cores",
-        "2",
-        env=env,
-    )
-    return workdir, proc, out, replay
+    return bundle_and_replay(psv_run[0], "psvtrip", tmp_path_factory)
 
 
 def test_bundle_holds_the_psv_run(psv_bundle, tmp_path):
     workdir, proc, _, _ = psv_bundle
     assert jobs_run(proc)["bundle"] == 1
-    with tarfile.open(workdir / "results/bundle/psvtrip.tar.gz") as tar:
-        tar.extractall(tmp_path, filter="data")
-    root = tmp_path / "psvtrip"
-    kinds = {e["path"]: e["kind"] for e in read_json(root / "MANIFEST.json")["files"]}
+    root, kinds = unpack_bundle(workdir, "psvtrip", tmp_path)
     for rel, kind in [
         (f"{RUN}/base/seed1/iter0/solve.jsonl", "recording"),
         (f"{RUN}/psv/seed1/iter0/propose.jsonl", "recording"),

@@ -14,17 +14,16 @@ from __future__ import annotations
 
 import json
 import shutil
-import tarfile
 from pathlib import Path
 
 import pytest
 from workflow_helpers import (
     REPO,
+    bundle_and_replay,
     default_config,
     jobs_run,
-    no_model_env,
     run_snakemake,
-    selfplay_cli,
+    unpack_bundle,
     write_config,
 )
 
@@ -374,32 +373,15 @@ def test_without_liquid_haskell_no_proof_is_accepted(tmp_path):
 @pytest.fixture(scope="module")
 def seq_bundle(seq_run, tmp_path_factory):
     """`snakemake bundle` on the finished run, then `selfplay bundle replay` with no model library importable."""
-    workdir, _, _ = seq_run
-    proc = run_snakemake(workdir, "bundle")
-    out = tmp_path_factory.mktemp("seq_replayed") / "replay"
-    env = no_model_env(tmp_path_factory.mktemp("no_model_site"))
-    replay = selfplay_cli(
-        "bundle",
-        "replay",
-        str(workdir / "results/bundle/hstest.tar.gz"),
-        "--out",
-        str(out),
-        "--cores",
-        "2",
-        env=env,
-    )
-    return workdir, proc, out, replay
+    return bundle_and_replay(seq_run[0], "hstest", tmp_path_factory)
 
 
 def test_bundle_holds_the_haskell_run(seq_bundle, tmp_path):
     workdir, proc, _, _ = seq_bundle
     assert jobs_run(proc)["bundle"] == 1
-    with tarfile.open(workdir / "results/bundle/hstest.tar.gz") as tar:
-        tar.extractall(tmp_path, filter="data")
-    root = tmp_path / "hstest"
+    root, kinds = unpack_bundle(workdir, "hstest", tmp_path)
     meta = read_json(root / "bundle.json")
     assert meta["tracks"] == ["seq"] and meta["experiments"] == {"seq": "hstest"}
-    kinds = {e["path"]: e["kind"] for e in read_json(root / "MANIFEST.json")["files"]}
     for rel, kind in [
         (f"{EXP}/round1/alice/shard0.jsonl", "recording"),
         (f"{EXP}/round1/proof_gen2/shard1.jsonl", "recording"),

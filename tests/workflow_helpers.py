@@ -12,24 +12,26 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 
 
-def run_snakemake(
-    workdir: Path, *args: str, timeout: int = 1500, check: bool = True
-) -> subprocess.CompletedProcess:
-    """Run the project's Snakefile with `workdir` as working directory (its own config there)."""
-    cmd = [
-        sys.executable,
+def snakemake_argv(workdir: Path, *args: str, python: str = sys.executable) -> list[str]:
+    """The command line of Snakemake on the project's Snakefile with ``workdir`` as its
+    working directory (``python -m snakemake``; ``python``: another interpreter's)."""
+    return [
+        python,
         "-m",
         "snakemake",
         "--snakefile",
         str(REPO / "Snakefile"),
         "--directory",
         str(workdir),
-        "--configfile",
-        str(workdir / "config.yaml"),
-        "--cores",
-        "2",
         *args,
     ]
+
+
+def run_snakemake(
+    workdir: Path, *args: str, timeout: int = 1500, check: bool = True
+) -> subprocess.CompletedProcess:
+    """Run the project's Snakefile with `workdir` as working directory (its own config there)."""
+    cmd = snakemake_argv(workdir, "--configfile", str(workdir / "config.yaml"), "--cores", "2", *args)
     env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     if check and proc.returncode != 0:
@@ -37,6 +39,15 @@ def run_snakemake(
             f"snakemake failed ({proc.returncode}):\n{proc.stdout[-6000:]}\n{proc.stderr[-12000:]}"
         )
     return proc
+
+
+def plan_workflow(
+    workdir: Path, *args: str, cores: str | None = "2", env: dict | None = None, timeout: int = 300
+) -> subprocess.CompletedProcess:
+    """``snakemake -n`` of the project's Snakefile in ``workdir`` (no config of its own:
+    ``args`` name it), from the repository root; the process is returned unchecked."""
+    cmd = snakemake_argv(workdir, "-n", *(["--cores", cores] if cores else []), *args)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO, env=env)
 
 
 def write_config(workdir: Path, cfg: dict) -> None:
@@ -97,3 +108,30 @@ def selfplay_cli(*args: str, env: dict | None = None, timeout: int = 900) -> sub
         env=env,
         cwd=str(REPO),
     )
+
+
+def bundle_and_replay(
+    workdir: Path, name: str, tmp_path_factory
+) -> tuple[Path, subprocess.CompletedProcess, Path, subprocess.CompletedProcess]:
+    """`snakemake bundle` on a finished run, then `selfplay bundle replay` of its
+    ``results/bundle/<name>.tar.gz`` with no model library importable: (workdir, the
+    bundle run, the replay's folder, the replay run)."""
+    proc = run_snakemake(workdir, "bundle")
+    out = tmp_path_factory.mktemp(f"{name}_replayed") / "replay"
+    env = no_model_env(tmp_path_factory.mktemp("no_model_site"))
+    bundle = str(workdir / f"results/bundle/{name}.tar.gz")
+    replay = selfplay_cli("bundle", "replay", bundle, "--out", str(out), "--cores", "2", env=env)
+    return workdir, proc, out, replay
+
+
+def unpack_bundle(workdir: Path, name: str, dest: Path) -> tuple[Path, dict[str, str]]:
+    """Unpack ``results/bundle/<name>.tar.gz`` into ``dest``: (its top folder, the kind
+    its MANIFEST.json gives each file, by path)."""
+    import json
+    import tarfile
+
+    with tarfile.open(workdir / f"results/bundle/{name}.tar.gz") as tar:
+        tar.extractall(dest, filter="data")
+    root = dest / name
+    manifest = json.loads((root / "MANIFEST.json").read_text())
+    return root, {e["path"]: e["kind"] for e in manifest["files"]}
