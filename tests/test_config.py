@@ -30,7 +30,6 @@ def test_shipped_configs_are_valid(path):
         (lambda c: c["sinq"]["alice"]["sampling"].__setitem__("top_p", 1.5), "sinq.alice.sampling.top_p"),
         (lambda c: c["sinq"].__setitem__("roundz", 3), "sinq"),
         (lambda c: c["backend"].__setitem__("name", "magic"), "backend.name"),
-        (lambda c: c["sinq"]["verify"].__setitem__("timeout_min", 9.0), "sinq.verify.timeout_min"),
         (lambda c: c["sinq"]["sources"].__setitem__("dataset", "apps"), "sinq.sources.dataset"),
         (lambda c: c.__setitem__("backend", {"name": "replay"}), "backend.files"),
         (lambda c: c["model"].__setitem__("source", "hf"), "model.path"),
@@ -70,3 +69,17 @@ def test_snakemake_rejects_a_bad_config_with_one_line(tmp_path):
     assert proc.returncode != 0
     assert "Configuration error: config key sinq.rounds" in proc.stderr + proc.stdout
     assert "Traceback" not in proc.stderr
+
+
+def test_the_sinq_track_refuses_a_time_limit_range_that_runs_backwards():
+    # a game's own rule lives in its track's settings check, not in the shared config layer
+    from selfplay.config import prepare_config
+    from selfplay.tracks.sinq import settings as sinq_settings
+
+    cfg = copy.deepcopy(load("config.yaml"))
+    cfg["sinq"]["verify"]["timeout_min"] = 9.0
+    validate_config(copy.deepcopy(cfg))  # the shared layer knows nothing of it
+    with pytest.raises(UserError, match="config key sinq.verify.timeout_min"):
+        sinq_settings.check(validate_config(cfg))
+    with pytest.raises(UserError, match="config key sinq.verify.timeout_min"):
+        prepare_config(cfg, "resources/models/not-needed")

@@ -74,10 +74,6 @@ def validate_config(cfg: Any) -> dict:
     for track in cfg["tracks"]:
         if track not in cfg:
             raise UserError(f"config key tracks: lists {track} but the config has no {track} section")
-    if "sinq" in cfg:
-        verify = cfg["sinq"]["verify"]
-        if verify["timeout_min"] > verify["timeout_max"]:
-            raise UserError("config key sinq.verify.timeout_min: must not exceed sinq.verify.timeout_max")
     backend = cfg["backend"]
     if backend["name"] == "replay" and not backend.get("files"):
         raise UserError("config key backend.files: the replay backend needs at least one recordings file")
