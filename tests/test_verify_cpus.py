@@ -78,9 +78,9 @@ def test_models_served_elsewhere_are_http_clients_that_hold_no_gpu():
 
 
 def test_the_client_rule_is_local():
-    from selfplay.evaluate.settings import model_tag_patterns
+    from selfplay.evaluate.model_tags import wildcard_patterns
 
-    pattern = model_tag_patterns({"benchmarks": {"other_models": [{"tag": "o1"}]}}, r"[a-z][a-z0-9_]*")
+    pattern = wildcard_patterns(["o1"], r"[a-z][a-z0-9_]*")
     assert re.fullmatch(pattern["client"] + "/x", "o1/x")
     assert re.fullmatch(pattern["own"] + "/x", "o1_mini/x") and not re.fullmatch(
         pattern["own"] + "/x", "o1/x"
