@@ -20,6 +20,7 @@ verdicts); the flow above stays here.
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -27,7 +28,7 @@ from .problems import Problem, ScreenResult
 from .spec_verdict import POSTCONDITIONS, PRECONDITIONS, VALIDITY, SpecVerdict
 
 
-class Backend:
+class Backend(abc.ABC):
     """One verifier behind the shared front-end (see the module docstring)."""
 
     name: ClassVar[str] = ""
@@ -35,41 +36,42 @@ class Backend:
 
     # ------------------------------------------------------------ what a back-end fills in
 
+    @abc.abstractmethod
     def inspect_spec(self, text: str) -> tuple[Any | None, list[Problem]]:
         """The spec in ``text`` (None when refused) and every problem found."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def spec_check_jobs(self, index: int, spec: Any) -> list[Any]:
         """The runner jobs checking ``spec``, validity first; each named ``<index>:<check>``."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def outcome_of(self, verdict: Any, check: str) -> str:
         """A run read for the spec check ``check``: verified, refuted or inconclusive."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def spec_verdict(self, validity: str, preconditions: str | None, postconditions: str) -> SpecVerdict:
         """The checks' outcomes combined, worded in the back-end's reasons."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def solution_spec(self, spec: Any) -> tuple[Any | None, str | None]:
         """The spec a solution answers (given as a spec or its text), or None and the
         reason its solutions are refused (``spec:<codes>``); may raise instead."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def screen_solution(self, spec: Any, text: str) -> ScreenResult:
-        raise NotImplementedError
+        """The language's screen of a solution against its spec."""
 
+    @abc.abstractmethod
     def solution_job(self, name: str, spec: Any, text: str) -> Any:
         """The runner job verifying a screened solution."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def verify(self, jobs: list[Any], settings: Any, sandbox: Any) -> list[Any]:
         """Run every job; verdicts (with ``status``, ``messages`` and ``to_dict``) in order."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def target_proved(self, verdict: Any, spec: Any) -> bool:
         """Given the tool accepted the file: did it verify the target itself?"""
-        raise NotImplementedError
 
     # ------------------------------------------------------------ the shared flow
 
