@@ -42,13 +42,13 @@ from selfplay.records import write_json, write_text_atomic  # noqa: E402
 from selfplay.tracks.sinq.game import alice_request  # noqa: E402
 
 
-def step_costs(model_dir: str, context: int, steps: int) -> dict[int, float]:
+def step_costs(model_dir: str, context: int, steps: int, rows_list=(1, 4, 8, 16)) -> dict[int, float]:
     import torch
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
     costs = {}
-    for rows in (1, 4, 8, 16):
+    for rows in rows_list:
         ids = torch.randint(100, 40000, (rows, context), generator=torch.Generator().manual_seed(0))
         with torch.inference_mode():
             out = model(input_ids=ids, use_cache=True, logits_to_keep=1)

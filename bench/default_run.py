@@ -4,6 +4,12 @@ Run the default first (`make run`, from a clean results/ to time everything), th
     .venv/bin/python bench/default_run.py [--total-seconds S]
 Reads benchmarks/**/*.tsv (one per job, written by each rule's `benchmark:`), sums
 them per rule and writes bench/results/default_run.json and .md.
+
+The same 2-core machine decodes at different speeds on different days (a decoding step
+of the tiny model took 64 ms on 2026-11-26 and 106 ms on 2026-11-27), and the default
+is mostly decoding, so `--probe` also times the bare model's decoding step (one row and
+16 rows, as bench/decode_bench.py does) and sets it beside decode_bench's committed
+numbers: compare runs by that ratio, not by their wall times alone.
 """
 
 from __future__ import annotations
@@ -48,9 +54,30 @@ def rule_of(path: Path) -> str:
     return "/".join(p.split("_shard")[0] for p in parts[:-1]) or parts[0]
 
 
+def decoding_probe() -> dict:
+    """This machine's decoding step now, beside the committed decode benchmark's."""
+    import sys
+
+    import torch
+
+    sys.path.insert(0, str(REPO / "bench"))
+    from decode_bench import step_costs
+
+    torch.set_num_threads(1)
+    reference = json.loads((REPO / "bench" / "results" / "decode.json").read_text())
+    model = REPO / "resources" / "models" / "smollm2-135m-instruct"
+    now = step_costs(str(model), reference["context"], 30, rows_list=(1, 16))
+    return {
+        "now": {str(k): v for k, v in now.items()},
+        "reference": {k: reference["step_ms"][k] for k in ("1", "16")},
+        "reference_date": reference["date"],
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--total-seconds", type=float, help="wall time of the whole `make run`, measured outside")
+    ap.add_argument("--probe", action="store_true", help="time the model's decoding step on this machine now")
     args = ap.parse_args()
     per_rule: dict[str, dict] = defaultdict(lambda: {"jobs": 0, "seconds": 0.0, "max_rss_mb": 0.0})
     for tsv in sorted((REPO / "benchmarks").rglob("*.tsv")):
@@ -71,6 +98,8 @@ def main() -> None:
         "total_wall_seconds": args.total_seconds,
         "per_rule": {k: {**v, "seconds": round(v["seconds"], 1)} for k, v in sorted(per_rule.items())},
     }
+    if args.probe:
+        result["decoding_step_ms"] = decoding_probe()
     out = REPO / "bench" / "results" / "default_run.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
     lines = ["| rule | jobs | seconds | max RSS MB |", "|---|---|---|---|"]
@@ -79,6 +108,15 @@ def main() -> None:
     lines.append(f"| **sum of jobs** | | {result['total_job_seconds']} | |")
     if args.total_seconds:
         lines.append(f"| **wall, whole run** | | {args.total_seconds:.1f} | |")
+    probe = result.get("decoding_step_ms")
+    if probe:
+        lines += [
+            "",
+            f"Decoding step of the bare model on this machine after the run (ms, 700-token cache): "
+            f"1 row {probe['now']['1']}, 16 rows {probe['now']['16']}; "
+            f"bench/results/decode.json ({probe['reference_date']}): "
+            f"1 row {probe['reference']['1']}, 16 rows {probe['reference']['16']}.",
+        ]
     (out.with_suffix(".md")).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
