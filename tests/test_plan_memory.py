@@ -172,3 +172,27 @@ def test_a_translator_left_null_is_the_games_model(tmp_path):
     cfg["seq"]["translate"]["model"] = None
     needs = {n.rule: n for n in gpu_memory.gpu_jobs(cfg, str(tmp_path))}
     assert needs["seq_translate_generate"].model == cfg["model"]["name"]
+
+
+def test_full_fine_tuning_under_fsdp_holds_one_share_of_the_state_per_gpu():
+    arch = gpu_memory.architecture({"name": "qwen3-4b", "source": "hf", "path": "Qwen/Qwen3-4B"})
+    common = dict(finetune="full", dtype="float32", micro_batch=1, seq_len=4096, checkpointing=True)
+    whole = gpu_memory.training_need("r", "train", {"name": "qwen3-4b"}, arch, gpus=4, **common)
+    shard = gpu_memory.training_need("r", "train", {"name": "qwen3-4b"}, arch, gpus=4, sharded=True, **common)
+    state = whole.parts["weights, grads, AdamW moments"]
+    assert shard.parts["weights, grads, AdamW moments (1/4)"] == pytest.approx(state / 4)
+    # while a layer computes FSDP holds it whole: two layers' weights, far below the state
+    assert 0 < shard.parts["layers gathered whole (2)"] < state / 20
+    assert "FSDP full shard over 4 GPUs" in shard.what and "FSDP" not in whole.what
+    one = gpu_memory.training_need("r", "train", {"name": "qwen3-4b"}, arch, gpus=1, sharded=True, **common)
+    assert one.parts == whole.parts  # one GPU: nothing to shard over
+
+
+def test_evolve_grpo_on_several_gpus_is_planned_as_fsdp_sharded():
+    def grpo(gpus):
+        cfg = evolve_cfg([f"resources={{'train': {{'gpu': {gpus}, 'gpu_model': 'h200'}}}}"])
+        return next(n for n, _, _ in gpu_memory.check(cfg) if n.rule == "evolve_grpo")
+
+    one, four = grpo(1), grpo(4)
+    assert "FSDP" not in one.what and "FSDP full shard over 4 GPUs" in four.what
+    assert four.total < one.total - 40  # 4B x 16 bytes = ~60 GiB of state, a quarter per GPU

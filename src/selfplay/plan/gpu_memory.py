@@ -40,6 +40,7 @@ from typing import Any
 import yaml
 
 from ..errors import UserError
+from ..train.rl.launch import CONFIG_FILES as LAUNCH_CONFIGS
 from ..train.rl.settings import MASTER_DTYPE
 from .serving import served_backend, tensor_parallel
 
@@ -311,10 +312,13 @@ def training_need(
     generation_batch: int = 0,
     gpus: int = 1,
     compute_dtype: str | None = None,
+    sharded: bool = False,
 ) -> Need:
     """``dtype``: the weights' (and so the optimizer state's); ``compute_dtype``: what
     activations and the rollouts' KV cache are held in (bf16 mixed precision computes in
-    bfloat16 over float32 weights); by default the weights' dtype."""
+    bfloat16 over float32 weights); by default the weights' dtype. ``sharded``: FSDP's full
+    shard over the job's ``gpus``: each GPU holds 1/gpus of the weights, gradients and AdamW
+    moments, plus the layers gathered whole while they compute (two at a time, prefetching)."""
     pbytes = DTYPE_BYTES.get(dtype, 4)
     cbytes = DTYPE_BYTES.get(compute_dtype or dtype, pbytes)
     mixed = f" (computing in {compute_dtype})" if compute_dtype and compute_dtype != dtype else ""
@@ -327,7 +331,11 @@ def training_need(
         gpus,
     )
     params = arch.params_b * 1e9
-    if finetune == "full":
+    if finetune == "full" and sharded and gpus > 1:
+        need.what += f", FSDP full shard over {gpus} GPUs"
+        need.parts[f"weights, grads, AdamW moments (1/{gpus})"] = params * 4 * pbytes / gpus / GIB
+        need.parts["layers gathered whole (2)"] = 2 * params / arch.layers * cbytes / GIB
+    elif finetune == "full":
         need.parts["weights, grads, AdamW moments"] = params * 4 * pbytes / GIB
     else:
         lora = arch.lora_params(lora_r, lora_modules or ["q_proj", "k_proj", "v_proj", "o_proj"])
@@ -464,6 +472,9 @@ def gpu_jobs(cfg: Mapping[str, Any], workdir: str = ".", unchecked: list[str] | 
                     lora_r=int((g.get("lora") or {}).get("r", 16)),
                     generation_batch=batch * int(g.get("steps_per_generation", 2)),
                     gpus=_gpus(res, "train"),
+                    # a GRPO job on several GPUs starts accelerate with the finetune's config:
+                    # full fine-tuning shards under FSDP (selfplay.train.rl.launch)
+                    sharded="fsdp" in LAUNCH_CONFIGS.get(str(g.get("finetune", "full")), ""),
                 )
             )
         else:
