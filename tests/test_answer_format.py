@@ -247,3 +247,27 @@ def test_no_paper_config_constrains_decoding_and_the_default_does():
                 for role in roles
             }
             assert all(f["constrained"] for f in found.values())
+
+
+def test_masking_does_not_load_torch_compile_machinery(tiny_model_dir):
+    """Filling a row's mask goes through llguidance's numpy entry point: its torch module
+    runs ``torch.compile`` when imported (about a second of every generation job here)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, torch, transformers\n"
+        "from selfplay.llm.answer_format import AnswerFormat, FormatMatcher, ll_tokenizer_for\n"
+        f"hf = transformers.AutoTokenizer.from_pretrained({str(tiny_model_dir)!r})\n"
+        "m = FormatMatcher(AnswerFormat('t', 'start: \"Yes\" | \"No\"'), ll_tokenizer_for(hf))\n"
+        "mask = torch.zeros((2, (len(hf) + 31) // 32), dtype=torch.int32)\n"
+        "m.fill_mask(mask, 1)\n"
+        "bits = ((mask[1, :, None] >> torch.arange(32, dtype=torch.int32)) & 1).flatten().bool()\n"
+        "allowed = [hf.decode([t]) for t in torch.nonzero(bits).flatten().tolist()]\n"
+        "assert int(mask[0].abs().sum()) == 0 and 'Yes' in allowed and 'No' in allowed, allowed\n"
+        "assert not any(a.strip() and not ('Yes'.startswith(a) or 'No'.startswith(a)) for a in allowed), allowed\n"
+        "print(sorted(k for k in sys.modules if k.startswith('llguidance.torch')))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == "[]"

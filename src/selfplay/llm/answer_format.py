@@ -131,10 +131,15 @@ class FormatMatcher:
             raise UserError(f"answer format {answer_format.name}: {self._m.get_error().splitlines()[0]}")
 
     def fill_mask(self, bitmask, row: int) -> None:
-        """Write the allowed next tokens into ``bitmask[row]`` (int32 words, 32 tokens each)."""
-        from llguidance.torch import fill_next_token_bitmask
+        """Write the allowed next tokens into ``bitmask[row]`` (int32 words, 32 tokens each;
+        a CPU torch tensor or a numpy array). Through llguidance's numpy entry point on the
+        tensor's shared memory: its torch module decorates a kernel with ``torch.compile`` when
+        imported, which loads TorchDynamo (~3 s in every generation job) for a kernel this
+        project does not use (the backends apply the mask themselves)."""
+        from llguidance.numpy import fill_next_token_bitmask
 
-        fill_next_token_bitmask(self._m, bitmask, row)
+        array = bitmask.numpy() if hasattr(bitmask, "numpy") else bitmask
+        fill_next_token_bitmask(self._m, array, row)
 
     def consume(self, token: int) -> None:
         self._m.consume_token(int(token))
