@@ -104,9 +104,13 @@ def test_the_plan_check_sizes_the_update_and_refuses_full_fine_tuning_without_sh
     cfg = load_as_snakemake(("config/papers/gasp.yaml",))
     needs = {need.rule: need.total for need, _, _ in gpu_memory.check(cfg)}
     assert 0 < needs["gasp_update"] < 80 and "gasp_*_phase, gasp_eval_generate" in needs
-    cfg["gasp"]["update"]["finetune"] = "full"  # the paper's: all weights, AdamW state saved whole
+    cfg["gasp"]["update"].update(finetune="full", engine="data_parallel")  # all weights, state whole
     with pytest.raises(UserError, match="gasp_update needs ~1[0-9][0-9] GiB per GPU"):
         gpu_memory.check(cfg)
+    cfg["gasp"]["update"]["engine"] = "fsdp"  # the paper's way: the state split over the 4 GPUs
+    sharded = next(n for n, _, _ in gpu_memory.check(cfg) if n.rule == "gasp_update")
+    assert "full fine-tuning" in sharded.what and "FSDP full shard over 4 GPUs" in sharded.what
+    assert 0 < sharded.total < 80
 
 
 def test_the_released_azr_checkpoint_is_evaluated_as_its_own_model_and_filters_goalposts(tmp_path):

@@ -446,6 +446,7 @@ def gpu_jobs(cfg: Mapping[str, Any], workdir: str = ".", unchecked: list[str] | 
                     checkpointing=u.get("gradient_checkpointing", "auto") is not False,
                     lora_r=int((u.get("lora") or {}).get("r", 16)),
                     gpus=_gpus(res, "train"),
+                    sharded=u.get("engine") == "fsdp",
                 )
             )
             continue
