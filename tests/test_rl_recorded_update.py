@@ -8,6 +8,7 @@ the two 2-process runs). The input and settings checks run no model.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -482,6 +483,48 @@ def test_settings_record_says_when_clipping_acts():
 # --------------------------------------------------------------------------- processes
 
 
+PORTS = itertools.count(29500 + os.getpid() % 1000)  # a fresh one per run
+
+
+def torchrun(n: int, tiny: Path, batches: list[Path], settings: Path, out: Path, **env_extra: str):
+    """``python -m selfplay.train.rl.recorded`` in ``n`` CPU processes (one update per batch file)."""
+    args = ["--base-model", str(tiny), "--settings", str(settings), "--out", str(out)]
+    for batch in batches:
+        args += ["--update", str(batch)]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO / "src"), **env_extra}
+    # accelerate launch --cpu starts one process (several CPU processes need mpirun there);
+    # torch's own launcher starts N, and Accelerator(cpu=True) joins them with gloo.
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc_per_node",
+            str(n),
+            "--master_port",
+            str(next(PORTS)),
+            "-m",
+            "selfplay.train.rl.recorded",
+            *args,
+        ],
+        check=True,
+        env=env,
+        timeout=600,
+        cwd=out.parent,
+    )
+
+
+def assert_same_steps(one: dict, two: dict, norm_rel: float = 1e-5) -> None:
+    """Two training records took the same optimizer steps, up to float32 summation order."""
+    assert len(one["history"]) == len(two["history"]) > 0
+    for a, b in zip(one["history"], two["history"]):
+        assert b["loss"] == pytest.approx(a["loss"], rel=1e-5, abs=1e-7)
+        assert b["grad_norm"] == pytest.approx(a["grad_norm"], rel=norm_rel)
+        # a step's mini-batch scored before an earlier step has ratios away from 1
+        for key in ("ratio_max_deviation", "clipped_fraction", "ratio_outside_fraction", "tokens"):
+            assert b[key] == pytest.approx(a[key], rel=1e-3, abs=1e-9), key
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "finetune", [{"finetune": "full"}, {"finetune": "lora", "lora": {"r": 4, "alpha": 8, "dropout": 0.0}}]
@@ -495,46 +538,11 @@ def test_two_processes_give_the_update_of_one(tiny, tmp_path, finetune):
     settings.write_text(
         json.dumps({"learning_rate": 1e-4, "mini_batches": 2, "micro_batch_size": 1, **finetune})
     )
-    args = [
-        "-m",
-        "selfplay.train.rl.recorded",
-        "--base-model",
-        str(tiny),
-        "--update",
-        str(batch),
-        "--settings",
-        str(settings),
-    ]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO / "src")}
-    # accelerate launch --cpu starts one process (several CPU processes need mpirun there);
-    # torch's own launcher starts two, and Accelerator(cpu=True) joins them with gloo.
     for n in (1, 2):
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "torch.distributed.run",
-                "--nproc_per_node",
-                str(n),
-                "--master_port",
-                str(29500 + os.getpid() % 1000 + n),
-                *args,
-                "--out",
-                str(tmp_path / f"p{n}"),
-            ],
-            check=True,
-            env=env,
-            timeout=600,
-            cwd=tmp_path,
-        )
+        torchrun(n, tiny, [batch], settings, tmp_path / f"p{n}")
     one, two = (json.loads((tmp_path / f"p{n}" / RECORD_NAME).read_text()) for n in (1, 2))
     assert (one["processes"], two["processes"]) == (1, 2)
-    for a, b in zip(one["history"], two["history"]):
-        assert b["loss"] == pytest.approx(a["loss"], rel=1e-5, abs=1e-7)
-        assert b["grad_norm"] == pytest.approx(a["grad_norm"], rel=1e-5)
-        # the second step's mini-batch was scored before the first step: ratios away from 1
-        for key in ("ratio_max_deviation", "clipped_fraction", "ratio_outside_fraction", "tokens"):
-            assert b[key] == pytest.approx(a[key], rel=1e-3, abs=1e-9), key
+    assert_same_steps(one, two)
     assert one["history"][1]["ratio_max_deviation"] > 1e-4
     w1, w2 = policy_tensors(tmp_path / "p1"), policy_tensors(tmp_path / "p2")
     # 2 Adam steps at lr 1e-4 move weights by up to 2e-4 (LoRA's B starts at 0); the processes
@@ -623,3 +631,208 @@ def test_generate_score_update_generate_chain(tiny, tmp_path, finetune):
         assert record["step"] == phase + 1 and record["updates"][0]["trained"] == len(questions)
         state = out
     assert json.loads((state / STATE_FILE).read_text())["jobs"] == 2
+
+
+# --------------------------------------------------------------------------- FSDP (engine: fsdp)
+
+# Full fine-tuning, two optimizer steps (the second one's ratios away from 1), one completion
+# per micro-batch: with 5 completions per mini-batch, process 0 of 2 runs 3 passes and process
+# 1 runs 2 real passes and one that counts zero (FSDP's passes are collectives).
+FSDP_SETTINGS = {"learning_rate": 1e-4, "mini_batches": 2, "micro_batch_size": 1, "engine": "fsdp"}
+
+
+def sharded_state(state_dir: Path, tmp_path: Path) -> dict:
+    """The model and AdamW state a sharded (DCP) state folder holds, read back whole."""
+    from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
+
+    target = tmp_path / f"{state_dir.name}-whole.pt"
+    dcp_to_torch_save(str(state_dir / "sharded"), str(target))
+    return torch.load(target, weights_only=False)
+
+
+@pytest.fixture(scope="module")
+def fsdp_two(tiny, tmp_path_factory):
+    """One FSDP update in 2 CPU processes (gloo) on the 10 completions of both batches."""
+    root = tmp_path_factory.mktemp("fsdp")
+    batch = root / "batch.jsonl"
+    batch.write_text("".join(json.dumps(r) + "\n" for r in AZR_BATCH + SECOND_BATCH))
+    settings = root / "settings.json"
+    settings.write_text(json.dumps(FSDP_SETTINGS))
+    # What `accelerate launch` with config/accelerate/full_fsdp.yaml sets. Left on, accelerate
+    # would build its FSDP plugin (on CPU: "no available devices") and transformers would load
+    # the weights on process 0 only; the job, which shards by itself, turns it off.
+    torchrun(
+        2,
+        tiny,
+        [batch],
+        settings,
+        root / "p2",
+        ACCELERATE_USE_FSDP="true",
+        FSDP_CPU_RAM_EFFICIENT_LOADING="true",
+    )
+    return root, json.loads((root / "p2" / RECORD_NAME).read_text())
+
+
+@pytest.mark.slow  # 2 processes through torchrun (~30 s on 2 cores)
+def test_fsdp_two_processes_give_the_update_of_one_data_parallel(fsdp_two, tiny, tmp_path):
+    root, two = fsdp_two
+    settings = {**FSDP_SETTINGS, "engine": "data_parallel"}
+    one = update_on_recorded(str(tiny), [AZR_BATCH + SECOND_BATCH], settings, tmp_path / "dp")
+    assert (two["processes"], two["engine"], one["engine"]) == (2, "fsdp", "data_parallel")
+    assert two["fsdp_units"] == 3  # 2 decoder layers and the root
+    assert len(one["history"]) == 2
+    # The gradient norm's float32 sum over the 3M-element embedding gradient runs over its two
+    # shards under FSDP: measured 4.7e-6 apart (the float64 norm lies between the two).
+    assert_same_steps(one, two, norm_rel=3e-5)
+    assert one["history"][1]["ratio_max_deviation"] > 1e-4
+    w1, w2 = policy_tensors(tmp_path / "dp"), policy_tensors(root / "p2")
+    base = policy_tensors_of_model(tiny)
+    assert sorted(w1) == sorted(w2)
+    assert max((w1[n] - base[n]).abs().max().item() for n in base) > 1e-4
+    # measured: 1.4e-7 (2.6e-8 against a 1-thread torchrun reference); the steps move weights
+    # by up to 2e-4
+    assert max((w1[n] - w2[n]).abs().max().item() for n in w1) <= 1e-6
+
+
+@pytest.mark.slow  # reads the 2-process run
+def test_fsdp_state_folder_and_policy_that_loads_whole(fsdp_two, tmp_path):
+    from transformers import AutoModelForCausalLM
+
+    root, two = fsdp_two
+    state = root / "p2"
+    assert {p.name for p in state.iterdir()} == {
+        POLICY_DIR,
+        "sharded",
+        SCHEDULER_FILE,
+        RNG_FILE,
+        STATE_FILE,
+        RECORD_NAME,
+    }
+    assert {p.name for p in (state / "sharded").iterdir()} == {".metadata", "__0_0.distcp", "__1_0.distcp"}
+    saved = json.loads((state / STATE_FILE).read_text())
+    assert (saved["engine"], saved["settings"]["engine"], saved["processes"]) == ("fsdp", "fsdp", 2)
+    assert len(torch.load(state / RNG_FILE, weights_only=False)) == 2
+    whole = sharded_state(state, tmp_path)
+    model = AutoModelForCausalLM.from_pretrained(str(state / POLICY_DIR), dtype=torch.float32)
+    loaded = model.state_dict()
+    assert set(whole["model"]) <= set(loaded) and len(whole["model"]) >= 19
+    for name, tensor in whole["model"].items():
+        assert torch.equal(loaded[name], tensor), name
+    adam = whole["optimizer"]["state"]
+    assert set(adam) <= set(whole["model"]) and len(adam) >= 19  # the tied output layer has no own entry
+    assert set(policy_tensors(state)) == set(adam)  # each weight written once, under its first name
+    assert all(int(s["step"]) == 2 and s["exp_avg"].abs().max() > 0 for s in adam.values())
+
+
+@pytest.mark.slow  # 1-process FSDP jobs in this process (about a second each)
+def test_fsdp_state_across_two_jobs_equals_one_job_of_two_updates(tiny, tmp_path):
+    settings = {**FSDP_SETTINGS, "lr_scheduler": "linear", "total_steps": 10, "learning_rate": 1e-3}
+    update_on_recorded(str(tiny), [AZR_BATCH], settings, tmp_path / "job1")
+    second = update_on_recorded(
+        str(tiny), [SECOND_BATCH], settings, tmp_path / "job2", previous_state=tmp_path / "job1"
+    )
+    both = update_on_recorded(str(tiny), [AZR_BATCH, SECOND_BATCH], settings, tmp_path / "one")
+    assert second["rng_restored"] and second["step"] == 4 and second["engine"] == "fsdp"
+    a, b = policy_tensors(tmp_path / "job2"), policy_tensors(tmp_path / "one")
+    start = policy_tensors(tmp_path / "job1")
+    assert any(not torch.equal(start[n], a[n]) for n in a)
+    assert sorted(a) == sorted(b) and all(torch.equal(a[n], b[n]) for n in a)
+    two, one = sharded_state(tmp_path / "job2", tmp_path), sharded_state(tmp_path / "one", tmp_path)
+    for name, s in two["optimizer"]["state"].items():
+        assert int(s["step"]) == int(one["optimizer"]["state"][name]["step"]) == 4
+        for key in ("exp_avg", "exp_avg_sq"):
+            assert torch.equal(s[key], one["optimizer"]["state"][name][key]), (name, key)
+    assert torch.load(tmp_path / "job2" / SCHEDULER_FILE, weights_only=False) == torch.load(
+        tmp_path / "one" / SCHEDULER_FILE, weights_only=False
+    )
+    assert [(r["step"], r["loss"]) for r in both["history"][2:]] == [
+        (r["step"], r["loss"]) for r in second["history"]
+    ]
+
+
+@pytest.mark.slow  # continues the 2-process run in 1 process
+def test_fsdp_state_of_two_processes_continues_in_one(fsdp_two, tiny, tmp_path):
+    """DCP reshards: a state written by 2 processes carries into a 1-process job, which
+    then equals one 1-process job doing both updates (up to float32 summation order)."""
+    root, _ = fsdp_two
+    batch = AZR_BATCH + SECOND_BATCH
+    cont = update_on_recorded(
+        str(tiny), [SECOND_BATCH], FSDP_SETTINGS, tmp_path / "cont", previous_state=root / "p2"
+    )
+    ref = update_on_recorded(str(tiny), [batch, SECOND_BATCH], FSDP_SETTINGS, tmp_path / "ref")
+    assert cont["processes"] == 1 and not cont["rng_restored"] and cont["step"] == 4
+    for a, b in zip(ref["history"][2:], cont["history"]):
+        assert b["loss"] == pytest.approx(a["loss"], rel=1e-4, abs=1e-6)
+    w1, w2 = policy_tensors(tmp_path / "cont"), policy_tensors(tmp_path / "ref")
+    assert max((w1[n] - w2[n]).abs().max().item() for n in w1) <= 1e-6
+    s1 = sharded_state(tmp_path / "cont", tmp_path)["optimizer"]["state"]
+    s2 = sharded_state(tmp_path / "ref", tmp_path)["optimizer"]["state"]
+    # measured: weights 1.4e-7 apart; moments 3.0e-6 (exp_avg) and 8.8e-6 (exp_avg_sq) of
+    # their largest entry, from the first update's gradient clip (its float32 norm, see above)
+    for name in s2:
+        assert int(s1[name]["step"]) == int(s2[name]["step"]) == 4
+        for key in ("exp_avg", "exp_avg_sq"):
+            scale = s2[name][key].abs().max().item()
+            assert (s1[name][key] - s2[name][key]).abs().max().item() <= 5e-5 * scale, (name, key)
+
+
+def test_fsdp_with_lora_is_refused(tmp_path):
+    with pytest.raises(UserError) as err:
+        update_on_recorded("unused", [AZR_BATCH], {"engine": "fsdp", "finetune": "lora"}, tmp_path / "out")
+    message = str(err.value)
+    assert "'engine' = 'fsdp'" in message and "full fine-tuning only" in message and "\n" not in message
+    with pytest.raises(UserError, match="'engine' = 'zero3'"):
+        RecordedUpdateSettings.from_dict({"engine": "zero3"})
+
+
+def state_of(engine: str | None, folder: Path) -> Path:
+    """A state folder's policy_state.json as an engine writes it (None: written before the
+    setting existed); nothing else is read before the engine is checked."""
+    settings = RecordedUpdateSettings.from_dict({} if engine is None else {"engine": engine}).to_record()
+    from selfplay.train.rl.recorded import CARRIED, STATE_FORMAT
+
+    carried = {k: settings[k] for k in CARRIED if engine is not None or k != "engine"}
+    folder.mkdir()
+    (folder / STATE_FILE).write_text(
+        json.dumps({"format": STATE_FORMAT, "step": 1, "updates": 1, "jobs": 1, "settings": carried})
+    )
+    return folder
+
+
+@pytest.mark.parametrize(
+    "written,asked,fragment",
+    [
+        ("data_parallel", "fsdp", "'engine' = 'fsdp' differs from 'data_parallel'"),
+        (None, "fsdp", "'engine' = 'fsdp' differs from 'data_parallel'"),
+        ("fsdp", "data_parallel", "'engine' = 'data_parallel' differs from 'fsdp'"),
+    ],
+)
+def test_engine_differing_from_the_carried_state_is_refused(tmp_path, written, asked, fragment):
+    previous = state_of(written, tmp_path / "prev")
+    with pytest.raises(UserError) as err:
+        update_on_recorded(
+            "unused", [AZR_BATCH], {"engine": asked}, tmp_path / "out", previous_state=previous
+        )
+    assert fragment in str(err.value) and "\n" not in str(err.value) and not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow  # reads the 2-process run
+def test_data_parallel_job_refuses_an_fsdp_state(fsdp_two, tiny, tmp_path):
+    root, _ = fsdp_two
+    with pytest.raises(UserError, match="'engine' = 'data_parallel' differs from 'fsdp'"):
+        update_on_recorded(str(tiny), [SECOND_BATCH], {}, tmp_path / "out", previous_state=root / "p2")
+
+
+@pytest.mark.slow  # 1-process FSDP jobs in this process (about a second each)
+def test_fsdp_with_gradient_checkpointing_gives_the_same_update(tiny, tmp_path):
+    """Checkpointed layers recompute their forward pass inside backward, where FSDP gathers
+    the layer's weights a second time (on a GPU, gradient_checkpointing: auto turns it on)."""
+    settings = {"engine": "fsdp", "learning_rate": 1e-3, "ppo_epochs": 2, "micro_batch_size": 2}
+    plain = update_on_recorded(str(tiny), [AZR_BATCH], settings, tmp_path / "plain")
+    ckpt = update_on_recorded(
+        str(tiny), [AZR_BATCH], {**settings, "gradient_checkpointing": True}, tmp_path / "ckpt"
+    )
+    assert ckpt["activation_checkpointing"] is True and plain["activation_checkpointing"] is False
+    assert_same_steps(plain, ckpt)
+    w1, w2 = policy_tensors(tmp_path / "plain"), policy_tensors(tmp_path / "ckpt")
+    assert all(torch.allclose(w1[n], w2[n], atol=1e-6, rtol=0) for n in w1)

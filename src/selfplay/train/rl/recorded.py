@@ -63,28 +63,54 @@ State folder (written atomically with the SFT layer's ``staged_output``)::
     policy/              the LoRA adapter (adapter_config.json, adapter_model.safetensors)
                          or, for full fine-tuning, the whole model and its tokenizer: what a
                          generation backend loads for the next phase
-    optimizer.pt         AdamW state (moments, step counts)
+    optimizer.pt         AdamW state (moments, step counts); engine data_parallel only
+    sharded/             engine fsdp only, instead of optimizer.pt: the model's weights and
+                         AdamW state, one file per process (torch.distributed.checkpoint:
+                         .metadata, __<rank>_0.distcp)
     scheduler.pt         learning-rate scheduler state
     rng.pt               every process's Python, NumPy, torch (and CUDA) generator states
-    policy_state.json    format, base model, optimizer steps and updates so far, the
-                         settings that must stay the same from job to job
+    policy_state.json    format, base model, engine, optimizer steps and updates so far,
+                         the processes, the settings that must stay the same from job to job
     training_record.json this job's record
 
 A job reads the previous state folder (or starts from the base model and the settings),
 applies its updates, and writes the next folder. The optimizer settings (learning rate,
-weight decay, scheduler, finetune, LoRA shape) are carried: a job whose settings differ
-from its state's on one of them is refused, naming the key.
+weight decay, scheduler, finetune, LoRA shape, engine) are carried: a job whose settings
+differ from its state's on one of them is refused, naming the key (a state written before
+``engine`` existed counts as data_parallel). The process count is not carried: a
+data-parallel state holds whole tensors, and DCP reads each process's slice of a sharded
+one whatever the count that wrote it; a job whose count differs from its state's draws
+fresh random streams instead of restoring them.
 
-Processes. The job runs under accelerate's ``Accelerator`` with plain data parallelism
-(DDP): one process, or N started by ``accelerate launch`` (GPUs: the shipped
-``config/accelerate/lora_ddp.yaml``, directly or through ``selfplay.train.rl.launch``) or by
-``torchrun`` (CPU processes joined with gloo; ``accelerate launch --cpu`` starts only one).
-Every process reads the whole batch and computes the same advantages; each mini-batch's
-completions are dealt out to the processes (completion ``i`` to process ``i mod N``), each
-process accumulates its share in micro-batches of ``micro_batch_size``, and the loss of
-each is scaled so that DDP's gradient average is the gradient of the mini-batch's token
-mean. FSDP (``full_fsdp.yaml``) and DeepSpeed are refused for now: the optimizer state
-here is saved whole by the main process, which a sharded optimizer does not allow.
+Processes. The job runs in one process, or in N started by ``accelerate launch`` (GPUs:
+the shipped ``config/accelerate/*.yaml``, directly or through ``selfplay.train.rl.launch``)
+or by ``torchrun`` (CPU processes joined with gloo; ``accelerate launch --cpu`` starts only
+one); accelerate's ``Accelerator`` joins them. Every process reads the whole batch and
+computes the same advantages; each mini-batch's completions are dealt out to the
+processes (completion ``i`` to process ``i mod N``), each process accumulates its share in
+micro-batches of ``micro_batch_size``, and the loss of each is scaled so that the average
+of the processes' gradients is the gradient of the mini-batch's token mean. The setting
+``engine`` chooses how the processes hold the model:
+
+- ``data_parallel`` (default): DDP through ``accelerator.prepare``; every process holds
+  the whole model and AdamW state, gradients are all-reduced once per mini-batch, and the
+  main process saves the optimizer state whole. Launched with ``lora_ddp.yaml`` or
+  torchrun; accelerate's FSDP or DeepSpeed launch is refused.
+- ``fsdp``: PyTorch FSDP2 (``torch.distributed.fsdp.fully_shard``), full shard over a
+  one-dimensional device mesh of all processes, applied by this job: each decoder layer
+  one unit, then the root. accelerate's FSDP plugin is not used: it does not run on CPU
+  processes (gloo), where the tests run, and the job needs the same sharding under both.
+  Weights, gradients (reduce-scattered after every backward pass) and AdamW moments are
+  split over the processes; a process with fewer micro-batches than process 0 runs extra
+  passes counting zero, since every FSDP pass is a collective. With ``bf16`` the layers
+  compute in bfloat16 (FSDP's mixed precision) and reduce gradients in float32. Saving:
+  every process writes its shard into ``sharded/`` (DCP), and the weights are gathered
+  whole, offloaded to the main process's CPU, to write ``policy/`` as an ordinary model
+  folder. Loading: every process loads the whole model from ``policy/`` (or the base),
+  shards it, and reads its slice of ``sharded/``. Launched with torchrun, ``lora_ddp.yaml``
+  or ``full_fsdp.yaml``: the job turns accelerate's FSDP off for itself (its plugin would
+  wrap nothing here, and under it transformers loads the weights on the main process
+  only). Full fine-tuning only.
 """
 
 from __future__ import annotations
@@ -93,11 +119,12 @@ import argparse
 import json
 import logging
 import math
+import os
 import random
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,9 +165,12 @@ POLICY_DIR = "policy"
 OPTIMIZER_FILE = "optimizer.pt"
 SCHEDULER_FILE = "scheduler.pt"
 RNG_FILE = "rng.pt"
+SHARDED_DIR = "sharded"
 SCHEDULERS = ("constant", "constant_with_warmup", "linear", "cosine")
+ENGINES = ("data_parallel", "fsdp")
 # Settings the optimizer state and the saved policy depend on: a job must use its state's.
 CARRIED = (
+    "engine",
     "finetune",
     "lora",
     "learning_rate",
@@ -152,6 +182,8 @@ CARRIED = (
     "adam_beta2",
     "adam_epsilon",
 )
+# What a state folder written before a carried setting existed holds for it.
+CARRIED_BEFORE = {"engine": "data_parallel"}
 OLD_LOGPROBS = (
     "computed by this job from the policy state it starts each update from, before that update's first optimizer "
     "step (the generating weights when the schedule is on-policy); ratio exactly 1 when an update takes one step"
@@ -197,6 +229,10 @@ class RecordedUpdateSettings:
     seed: int = 0
     gradient_checkpointing: bool | str = "auto"
     bf16: bool | str = "auto"
+    # How the update spreads over its processes: "data_parallel" (every process holds the
+    # whole model and optimizer state) or "fsdp" (PyTorch FSDP2, full shard: weights,
+    # gradients and AdamW moments split over the processes; full fine-tuning only).
+    engine: str = "data_parallel"
 
     def __post_init__(self) -> None:
         for key in ("mini_batches", "ppo_epochs", "micro_batch_size"):
@@ -219,6 +255,7 @@ class RecordedUpdateSettings:
             ("scale_rewards", SCALE_REWARDS),
             ("finetune", FINETUNE),
             ("lr_scheduler", SCHEDULERS),
+            ("engine", ENGINES),
         ):
             if getattr(self, key) not in choices:
                 _fail(key, getattr(self, key), f"one of {', '.join(choices)}")
@@ -235,6 +272,13 @@ class RecordedUpdateSettings:
             )
         if not isinstance(self.lora, LoraSettings):
             _fail("lora", self.lora, "LoRA settings")
+        if self.engine == "fsdp" and self.finetune == "lora":
+            _fail(
+                "engine",
+                self.engine,
+                '"data_parallel" beside finetune "lora" (an adapter is small enough for every process '
+                "to hold whole; the fsdp engine shards full fine-tuning only)",
+            )
         if not _is_int(self.seed) or not 0 <= self.seed < 2**32:
             _fail("seed", self.seed, "an integer in [0, 2**32)")
         object.__setattr__(self, "seed", int(self.seed))
@@ -490,10 +534,11 @@ def read_state(folder: str | Path) -> dict[str, Any]:
 def _check_carried(state: Mapping[str, Any], settings: RecordedUpdateSettings, folder: str | Path) -> None:
     mine = settings.to_record()
     for key in CARRIED:
-        if state["settings"].get(key) != mine[key]:
+        theirs = state["settings"].get(key, CARRIED_BEFORE.get(key))
+        if theirs != mine[key]:
             raise UserError(
                 f"recorded-update setting '{key}' = {mine[key]!r} differs from "
-                f"{state['settings'].get(key)!r} in the previous policy state {str(folder)!r}; the "
+                f"{theirs!r} in the previous policy state {str(folder)!r}; the "
                 "optimizer state is carried with it"
             )
 
@@ -547,9 +592,12 @@ def _load_policy(base_model: str, settings: RecordedUpdateSettings, previous: Pa
     )
 
 
-def _save_policy(model, tokenizer, folder: Path, finetune: str) -> list[str]:
+def _save_policy(model, tokenizer, folder: Path, finetune: str, state_dict=None) -> list[str]:
     folder.mkdir()
-    model.save_pretrained(str(folder))
+    if state_dict is None:
+        model.save_pretrained(str(folder))
+    else:  # the weights gathered whole from the FSDP shards
+        model.save_pretrained(str(folder), state_dict=state_dict)
     if finetune == "lora":
         _canonical_adapter_config(folder / "adapter_config.json")
         missing = [name for name in ADAPTER_FILES if not (folder / name).is_file()]
@@ -558,6 +606,107 @@ def _save_policy(model, tokenizer, folder: Path, finetune: str) -> list[str]:
     else:
         tokenizer.save_pretrained(str(folder))
     return sorted(p.name for p in folder.iterdir() if p.is_file())
+
+
+# --------------------------------------------------------------------------- FSDP
+
+
+def _own_process_group(on_gpu: bool) -> bool:
+    """Start a one-process group when the job runs alone (FSDP needs one to build its
+    mesh); False when the launcher's group is already there."""
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        return False
+    if on_gpu:
+        import torch
+
+        dist.init_process_group(
+            "nccl", store=dist.HashStore(), rank=0, world_size=1, device_id=torch.device("cuda", 0)
+        )
+    else:
+        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    return True
+
+
+@contextmanager
+def _without_accelerate_fsdp():
+    """Started by ``accelerate launch`` with an FSDP config (``full_fsdp.yaml``), the job
+    takes the processes as plain ones: accelerate's FSDP plugin (which needs a GPU to be
+    built) stays off, and transformers loads the weights on every process instead of on
+    the main one only (the others would get empty meta tensors for accelerate to fill when
+    it wraps the model). The fsdp engine shards the model itself."""
+    key = "ACCELERATE_USE_FSDP"
+    before = os.environ.get(key)
+    os.environ[key] = "false"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = before
+
+
+def _shard_model(model, on_gpu: bool, bf16: bool) -> int:
+    """FSDP2, full shard, over all processes: each decoder layer (the model's
+    ``_no_split_modules``) its own unit, then the rest (embeddings, final norm, output
+    layer) under the root. With ``bf16`` the layers compute in bfloat16 and gradients are
+    reduced in float32; the sharded master weights stay in the load dtype. Returns the
+    number of layer units."""
+    import torch
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    mesh = init_device_mesh("cuda" if on_gpu else "cpu", (dist.get_world_size(),))
+    options: dict[str, Any] = {"mesh": mesh}
+    if bf16:
+        options["mp_policy"] = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    names = set(getattr(model, "_no_split_modules", None) or ())
+    layers = [m for m in model.modules() if type(m).__name__ in names]
+    for layer in layers:
+        fully_shard(layer, **options)
+    fully_shard(model, **options)
+    return len(layers)
+
+
+def _load_sharded(model, optimizer, folder: Path) -> None:
+    """This process's shard of the model and AdamW state from a DCP folder written by any
+    number of processes (DCP reads each shard's slice of the saved tensors)."""
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+
+    if not (folder / ".metadata").is_file():
+        raise UserError(f"previous policy state: {str(folder)!r} is not a sharded checkpoint (no .metadata)")
+    # get_state_dict gives AdamW its moment tensors (zeros, one step at rate 0) for DCP to fill.
+    model_state, optimizer_state = get_state_dict(model, optimizer)
+    state = {"model": model_state, "optimizer": optimizer_state}
+    dcp.load(state, checkpoint_id=str(folder))
+    set_state_dict(model, optimizer, model_state_dict=state["model"], optim_state_dict=state["optimizer"])
+
+
+def _save_sharded(model, optimizer, folder: Path) -> None:
+    """Every process writes its shard of the model and AdamW state (collective)."""
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.state_dict import get_state_dict
+
+    model_state, optimizer_state = get_state_dict(model, optimizer)
+    dcp.save({"model": model_state, "optimizer": optimizer_state}, checkpoint_id=str(folder))
+
+
+def _gather_full_weights(model) -> dict:
+    """The whole model's weights on the main process's CPU, {} on the others (collective).
+    A tied weight (output layer = embeddings) is kept under its first name only: gathered,
+    the two names hold separate copies, which ``save_pretrained`` would write twice."""
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+
+    weights = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
+    first: dict[int, str] = {}
+    for name, param in model.named_parameters(remove_duplicate=False):
+        if first.setdefault(id(param), name) != name:
+            weights.pop(name, None)
+    return weights
 
 
 # --------------------------------------------------------------------------- one update
@@ -595,8 +744,13 @@ def run_update(
     settings: RecordedUpdateSettings,
     pad_id: int,
     step: int,
+    sharded: bool = False,
 ) -> list[dict[str, Any]]:
-    """Apply ``mini_batches x ppo_epochs`` optimizer steps on one batch; return one row per step."""
+    """Apply ``mini_batches x ppo_epochs`` optimizer steps on one batch; return one row per step.
+
+    ``sharded``: the model is wrapped by FSDP (:func:`_shard_model`), whose every forward
+    and backward pass is a collective; a process with fewer micro-batches than process 0
+    runs extra passes on its first micro-batch whose loss counts zero."""
     import torch
 
     world, rank = accelerator.num_processes, accelerator.process_index
@@ -613,6 +767,9 @@ def run_update(
         [mine[s : s + settings.micro_batch_size] for s in range(0, len(mine), settings.micro_batch_size)]
         for mine in (part[rank::world] for part in mini_batches)
     ]
+    passes = [len(micro) for micro in plan]
+    if sharded:  # process 0 holds the most completions of every mini-batch
+        passes = [math.ceil(len(part[0::world]) / settings.micro_batch_size) for part in mini_batches]
     tensors = {}
 
     def batch(m: int, k: int):
@@ -631,11 +788,16 @@ def run_update(
         model.eval()
         with torch.no_grad():
             for m in range(len(plan)):
-                for k in range(len(plan[m])):
-                    ids, attention, _, _ = batch(m, k)
-                    old[(m, k)] = token_logprobs(model, ids, attention)
+                for k in range(passes[m]):
+                    ids, attention, _, _ = batch(m, min(k, len(plan[m]) - 1))
+                    logp = token_logprobs(model, ids, attention)
+                    if k < len(plan[m]):  # else an extra pass (sharded), kept only for its collectives
+                        old[(m, k)] = logp
     model.train()
-    params = [p for p in model.parameters() if p.requires_grad]
+    # The optimizer's parameters, not model.parameters(): after a forward pass FSDP leaves
+    # the root's weights gathered, and the module then names the whole tensors, not the
+    # shards that receive the gradients.
+    params = [p for group in optimizer.param_groups for p in group["params"]]
     rows = []
     for epoch in range(settings.ppo_epochs):
         for m, micro in enumerate(plan):
@@ -645,18 +807,24 @@ def run_update(
                 3, dtype=torch.float64, device=accelerator.device
             )  # loss, clipped, outside the range
             ratio_max = torch.zeros((), dtype=torch.float64, device=accelerator.device)
-            for k in range(len(micro)):
-                ids, attention, mask, adv = batch(m, k)
-                sync = accelerator.no_sync(model) if k < len(micro) - 1 else nullcontext()
+            for k in range(passes[m]):
+                extra = k >= len(micro)
+                ids, attention, mask, adv = batch(m, 0 if extra else k)
+                # DDP reduces gradients on the last micro-batch only; FSDP reduce-scatters
+                # them after every backward pass into the sharded gradients.
+                sync = accelerator.no_sync(model) if not sharded and k < len(micro) - 1 else nullcontext()
                 with sync:
                     logp = token_logprobs(model, ids, attention)
-                    reference = old[(m, k)] if old else logp.detach()
+                    reference = old[(m, 0 if extra else k)] if old else logp.detach()
                     per_token, ratio, clipped = clipped_token_loss(
                         logp, reference, adv, settings.epsilon_low, settings.epsilon_high
                     )
                     local = (per_token * mask).sum()
-                    # DDP averages gradients over processes: scale so the average is the token mean.
-                    accelerator.backward(local * world / tokens)
+                    # DDP and FSDP average gradients over processes: scale so the average is
+                    # the token mean.
+                    accelerator.backward(local * (0.0 if extra else world / tokens))
+                if extra:
+                    continue
                 outside = ((ratio < 1 - settings.epsilon_low) | (ratio > 1 + settings.epsilon_high)).float()
                 sums += torch.stack(
                     [
@@ -667,7 +835,11 @@ def run_update(
                 )
                 deviation = ((ratio.detach() - 1).abs() * mask).max().double()
                 ratio_max = torch.maximum(ratio_max, deviation)
-            grad_norm = accelerator.clip_grad_norm_(params, settings.max_grad_norm or float("inf"))
+            if sharded:  # the norm over all shards (a replicated DTensor)
+                grad_norm = torch.nn.utils.clip_grad_norm_(params, settings.max_grad_norm or float("inf"))
+                grad_norm = grad_norm.full_tensor() if hasattr(grad_norm, "full_tensor") else grad_norm
+            else:
+                grad_norm = accelerator.clip_grad_norm_(params, settings.max_grad_norm or float("inf"))
             lr = scheduler.get_last_lr()[0]
             optimizer.step()
             scheduler.step()
@@ -754,7 +926,7 @@ def update_on_recorded(
         raise TrainingSkipped("no scorable completion in any batch: nothing to update, no state written")
 
     torch = require_module("torch", _INSTALL_HINT)
-    transformers = require_module("transformers", _INSTALL_HINT)
+    require_module("transformers", _INSTALL_HINT)
     accelerate = require_module("accelerate", _INSTALL_HINT)
     if device == "cuda" and not torch.cuda.is_available():
         raise UserError("recorded update: device is 'cuda', but torch sees no GPU")
@@ -764,14 +936,76 @@ def update_on_recorded(
         on_gpu=on_gpu,
         bf16_supported=on_gpu and torch.cuda.is_bf16_supported(),
     )
-    accelerator = accelerate.Accelerator(cpu=not on_gpu, mixed_precision="bf16" if resolved["bf16"] else "no")
-    kind = str(accelerator.distributed_type).rsplit(".", 1)[-1]
-    if kind not in ("NO", "MULTI_CPU", "MULTI_GPU"):
-        raise UserError(
-            f"recorded update runs on plain data parallelism (DDP, e.g. config/accelerate/lora_ddp.yaml); "
-            f"launched with {kind}, which shards the optimizer state this job saves whole"
+    fsdp = settings.engine == "fsdp"
+    with _without_accelerate_fsdp() if fsdp else nullcontext():
+        # Under FSDP, bf16 is FSDP's own mixed precision (_shard_model), not accelerate's autocast.
+        accelerator = accelerate.Accelerator(
+            cpu=not on_gpu, mixed_precision="bf16" if resolved["bf16"] and not fsdp else "no"
         )
+        _check_launcher(str(accelerator.distributed_type).rsplit(".", 1)[-1], settings.engine)
+        own_group = _own_process_group(on_gpu) if fsdp else False
+        try:
+            return _run_job(
+                accelerator,
+                settings,
+                resolved,
+                base_model,
+                previous,
+                state,
+                checked,
+                out_state,
+                device,
+                dtype,
+                started,
+            )
+        finally:
+            if own_group:
+                import torch.distributed as dist
+
+                dist.destroy_process_group()
+
+
+def _check_launcher(kind: str, engine: str) -> None:
+    """The launcher starts the processes; the ``engine`` setting decides how they share
+    the model (the fsdp engine runs with accelerate's FSDP turned off,
+    :func:`_without_accelerate_fsdp`); DeepSpeed and the rest are refused."""
+    if kind in ("NO", "MULTI_CPU", "MULTI_GPU"):
+        return
+    if kind == "FSDP":
+        raise UserError(
+            "recorded update launched with accelerate's FSDP config, but the recorded-update setting "
+            "'engine' is 'data_parallel': set engine: fsdp, or launch with config/accelerate/lora_ddp.yaml"
+        )
+    raise UserError(
+        f"recorded update launched with {kind}, which it does not drive: start plain processes "
+        "(torchrun, or accelerate launch with config/accelerate/lora_ddp.yaml) and choose the sharding "
+        "with the recorded-update setting 'engine' (data_parallel or fsdp)"
+    )
+
+
+def _run_job(
+    accelerator,
+    settings: RecordedUpdateSettings,
+    resolved: dict[str, Any],
+    base_model: str | Path,
+    previous: Path | None,
+    state: dict[str, Any] | None,
+    checked: list[list[Completion]],
+    out_state: str | Path,
+    device: str,
+    dtype: str,
+    started: float,
+) -> dict[str, Any]:
+    torch = require_module("torch", _INSTALL_HINT)
+    transformers = require_module("transformers", _INSTALL_HINT)
+    accelerate = require_module("accelerate", _INSTALL_HINT)
+    fsdp = settings.engine == "fsdp"
+    on_gpu = device == "cuda"
     world, rank = accelerator.num_processes, accelerator.process_index
+    if fsdp and state is not None and not (previous / SHARDED_DIR).is_dir():
+        raise UserError(
+            f"previous policy state {str(previous)!r} says engine 'fsdp' but holds no {SHARDED_DIR}/ folder"
+        )
 
     tokenizer = load_chat_tokenizer(
         transformers,
@@ -796,6 +1030,7 @@ def update_on_recorded(
             model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
         else:
             model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    shard_units = _shard_model(model, on_gpu, bool(resolved["bf16"])) + 1 if fsdp else None
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(
         params,
@@ -812,7 +1047,10 @@ def update_on_recorded(
     )
     step, updates_before, rng_restored = 0, 0, False
     if state is not None:
-        optimizer.load_state_dict(_torch_load(previous / OPTIMIZER_FILE))
+        if fsdp:
+            _load_sharded(model, optimizer, previous / SHARDED_DIR)
+        else:
+            optimizer.load_state_dict(_torch_load(previous / OPTIMIZER_FILE))
         scheduler.load_state_dict(_torch_load(previous / SCHEDULER_FILE))
         step, updates_before = int(state["step"]), int(state["updates"])
         rng = _torch_load(previous / RNG_FILE)
@@ -821,7 +1059,8 @@ def update_on_recorded(
             rng_restored = True
         else:  # another process count: every process gets its own fresh stream
             transformers.set_seed(derive_seed(settings.seed, "recorded-update", step, rank) % 2**32)
-    model = accelerator.prepare(model)
+    if not fsdp:
+        model = accelerator.prepare(model)
 
     history, summaries = [], []
     train_started = time.perf_counter()
@@ -837,6 +1076,7 @@ def update_on_recorded(
                 settings,
                 tokenizer.pad_token_id,
                 step,
+                sharded=fsdp,
             )
             if examples
             else []
@@ -854,13 +1094,20 @@ def update_on_recorded(
         )
     train_seconds = time.perf_counter() - train_started
     rng_states = accelerate.utils.gather_object([_rng_state()])
+    full_weights = _gather_full_weights(model) if fsdp else None
 
     record: dict[str, Any] = {}
-    if accelerator.is_main_process:
-        with staged_output(out_state) as (staging, _scratch):
+    main = accelerator.is_main_process
+    with staged_output(out_state) if main else nullcontext((None, None)) as (staging, _scratch):
+        if fsdp:  # every process writes its shard into the main process's staging folder
+            staging = Path(accelerate.utils.broadcast_object_list([str(staging) if main else None])[0])
+            _save_sharded(model, optimizer, staging / SHARDED_DIR)
+            accelerator.wait_for_everyone()
+        if main:
             unwrapped = accelerator.unwrap_model(model)
-            files = _save_policy(unwrapped, tokenizer, staging / POLICY_DIR, settings.finetune)
-            torch.save(optimizer.state_dict(), staging / OPTIMIZER_FILE)
+            files = _save_policy(unwrapped, tokenizer, staging / POLICY_DIR, settings.finetune, full_weights)
+            if not fsdp:
+                torch.save(optimizer.state_dict(), staging / OPTIMIZER_FILE)
             torch.save(scheduler.state_dict(), staging / SCHEDULER_FILE)
             torch.save(list(rng_states), staging / RNG_FILE)
             carried = settings.to_record()
@@ -870,6 +1117,7 @@ def update_on_recorded(
                     "format": STATE_FORMAT,
                     "base_model": str(base_model),
                     "finetune": settings.finetune,
+                    "engine": settings.engine,
                     "step": step,
                     "updates": updates_before + len(prepared),
                     "jobs": (int(state["jobs"]) if state else 0) + 1,
@@ -884,6 +1132,13 @@ def update_on_recorded(
                 "estimator": settings.estimator,
                 "settings": settings.to_record(),
                 "resolved": resolved,
+                "engine": settings.engine,
+                "fsdp_units": shard_units,
+                "mixed_precision": (
+                    ("fsdp: bfloat16 compute, float32 gradient reduction" if fsdp else "autocast bfloat16")
+                    if resolved["bf16"]
+                    else None
+                ),
                 "activation_checkpointing": bool(
                     getattr(
                         unwrapped,
