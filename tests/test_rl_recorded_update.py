@@ -836,3 +836,24 @@ def test_fsdp_with_gradient_checkpointing_gives_the_same_update(tiny, tmp_path):
     assert_same_steps(plain, ckpt)
     w1, w2 = policy_tensors(tmp_path / "plain"), policy_tensors(tmp_path / "ckpt")
     assert all(torch.allclose(w1[n], w2[n], atol=1e-6, rtol=0) for n in w1)
+
+
+@pytest.mark.parametrize(
+    "kind,engine,fragment",
+    [
+        ("FSDP", "data_parallel", "setting 'engine' is 'data_parallel': set engine: fsdp"),
+        ("DEEPSPEED", "fsdp", "launched with DEEPSPEED"),
+        ("DEEPSPEED", "data_parallel", "launched with DEEPSPEED"),
+    ],
+)
+def test_sharding_launchers_the_engine_does_not_drive_are_refused(kind, engine, fragment):
+    """accelerate's FSDP launch reaches the job as distributed type FSDP only when the
+    job's engine left accelerate's FSDP on (data_parallel); on CPU accelerate cannot build
+    its FSDP plugin, so the check is called with the type a GPU launch gives."""
+    from selfplay.train.rl.recorded import _check_launcher
+
+    with pytest.raises(UserError) as err:
+        _check_launcher(kind, engine)
+    assert fragment in str(err.value) and "'engine'" in str(err.value) and "\n" not in str(err.value)
+    for plain in ("NO", "MULTI_CPU", "MULTI_GPU"):
+        _check_launcher(plain, engine)
