@@ -176,6 +176,40 @@ def test_an_update_with_nothing_to_train_on_names_the_state_to_keep(tmp_path):
 
 
 @pytest.mark.parametrize(
+    "update, launched",
+    [
+        ({"finetune": "lora"}, "lora_ddp.yaml"),
+        ({"finetune": "full"}, "lora_ddp.yaml"),  # all weights, every GPU holding them whole
+        ({"finetune": "full", "engine": "fsdp"}, "full_fsdp.yaml"),
+    ],
+)
+def test_an_update_on_several_gpus_launches_by_engine(monkeypatch, tmp_path, update, launched):
+    """The accelerate config follows the engine: the fsdp engine refuses a data-parallel
+    launch, and the data-parallel one refuses accelerate's FSDP (selfplay.train.rl.recorded)."""
+    from selfplay.train.rl import launch
+
+    calls = []
+
+    def fake_launch(function, kwargs, **kw):
+        calls.append((function, kw))
+        Path(kwargs["out_state"]).mkdir(parents=True)
+        (Path(kwargs["out_state"]) / "training_record.json").write_text("{}")
+
+    monkeypatch.setattr(launch, "run_launched", fake_launch)
+    monkeypatch.setattr("torch.cuda.is_available", lambda: True)  # the job's 4 GPUs, as SLURM gives them
+    cfg = config()
+    cfg["gasp"]["update"].update(update)
+    if update["finetune"] == "full":
+        cfg["gasp"]["update"].pop("lora")
+    rollouts = tmp_path / "rollouts.jsonl"
+    write_jsonl(rollouts, [{"messages": [], "outputs": ["x"], "meta": {}}])
+    steps.run_update(cfg, "gasp", 0, "model", None, str(rollouts), str(tmp_path / "state"), gpus=4)
+    ((function, kw),) = calls
+    assert function == "selfplay.train.rl.recorded:update_from_files" and kw["processes"] == 4
+    assert kw["config"].name == launched
+
+
+@pytest.mark.parametrize(
     "iterations,every,expected", [(2, 2, [2]), (5, 2, [2, 4, 5]), (48, 2, list(range(2, 49, 2))), (3, 5, [3])]
 )
 def test_evaluated_checkpoints(iterations, every, expected):

@@ -759,8 +759,9 @@ def run_update(
 ) -> dict:
     """One update on a phase's recorded rollouts: the next state folder, or, when the phase
     has nothing to train on, a folder whose ``skipped.json`` names the state to keep. With
-    more than one GPU the update runs in one process per GPU under ``accelerate launch``
-    (plain data parallelism, config/accelerate/lora_ddp.yaml)."""
+    more than one GPU the update runs in one process per GPU under ``accelerate launch``:
+    config/accelerate/lora_ddp.yaml for the data-parallel engine, full_fsdp.yaml for the
+    fsdp engine (which shards the model itself; see selfplay.train.rl.recorded)."""
     from ..train.rl.recorded import RecordedUpdateSettings, update_from_files
     from ..train.settings import training_device
     from ..train.sft import TrainingSkipped
@@ -784,12 +785,13 @@ def run_update(
         if gpus > 1:
             from ..train.rl.launch import config_file, run_launched
 
-            finetune = RecordedUpdateSettings.from_dict(settings).finetune
+            # the launch config by engine, not by finetune: full fine-tuning may run data parallel
+            engine = RecordedUpdateSettings.from_dict(settings).engine
             run_launched(
                 "selfplay.train.rl.recorded:update_from_files",
                 kwargs,
                 processes=gpus,
-                config=config_file(finetune),
+                config=config_file("full" if engine == "fsdp" else "lora"),
                 log_path=log_path,
             )
             return read_json(out / "training_record.json")
