@@ -196,3 +196,38 @@ def test_evolve_grpo_on_several_gpus_is_planned_as_fsdp_sharded():
     one, four = grpo(1), grpo(4)
     assert "FSDP" not in one.what and "FSDP full shard over 4 GPUs" in four.what
     assert four.total < one.total - 40  # 4B x 16 bytes = ~60 GiB of state, a quarter per GPU
+
+
+def _grpo_needs(**grpo):
+    cfg = evolve_cfg()
+    cfg["evolve"]["grpo"].update(grpo)
+    return {n.rule: n for n, _, _ in gpu_memory.check(cfg) if n.rule.startswith("evolve_grpo")}
+
+
+def test_grpo_with_colocated_vllm_checks_the_engine_s_share_and_the_trainer_s_rest():
+    needs = _grpo_needs()  # paper 002: vLLM colocated, 0.4 of the H200, asleep while training
+    engine, trainer = needs["evolve_grpo (its colocated vLLM engine)"], needs["evolve_grpo"]
+    assert engine.budget_share == 0.4 and "kv cache (8 rollouts x 36,864 tokens)" in engine.parts
+    # the rollouts' KV cache lives in the engine, not in the trainer's memory
+    assert not any(k.startswith("kv cache") for k in trainer.parts)
+    assert trainer.parts["vLLM asleep (its CUDA context)"] > 0 and trainer.budget_share == 1.0
+
+
+def test_an_awake_colocated_engine_leaves_training_the_rest_of_the_gpu():
+    with pytest.raises(UserError) as err:
+        _grpo_needs(vllm_sleep_mode=False)
+    assert "rule evolve_grpo needs" in str(err.value)
+    assert "(60% of it for training beside the colocated vLLM engine)" in str(err.value)
+
+
+def test_a_colocated_engine_share_too_small_for_the_rollouts_is_refused():
+    with pytest.raises(UserError) as err:
+        _grpo_needs(vllm_gpu_memory_utilization=0.2)
+    assert "rule evolve_grpo (its colocated vLLM engine) needs" in str(err.value)
+    assert "(20% of it for vLLM)" in str(err.value) and "raise vllm_gpu_memory_utilization" in str(err.value)
+
+
+def test_grpo_rollouts_from_the_trainer_s_generate_hold_their_kv_cache_in_training_memory():
+    needs = _grpo_needs(rollout_engine="transformers")
+    assert list(needs) == ["evolve_grpo"]
+    assert any(k.startswith("kv cache (8 rollouts") for k in needs["evolve_grpo"].parts)

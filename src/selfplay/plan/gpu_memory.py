@@ -255,6 +255,8 @@ class Need:
     parts: dict[str, float] = field(default_factory=dict)
     budget_share: float = 1.0  # vLLM may use only gpu_memory_utilization of the GPU
     notes: list[str] = field(default_factory=list)
+    share_of: str = "vLLM"  # what the budget share is kept for (the refusal names it)
+    hint: str | None = None  # what to change when it does not fit (else by kind of job)
 
     @property
     def total(self) -> float:
@@ -353,6 +355,42 @@ def training_need(
             need.notes.append(f"rollout KV cache {gen_peak:.1f} GiB (less than training's)")
     need.parts["overhead"] = TRAIN_OVERHEAD_GIB
     return need
+
+
+def colocated_needs(
+    trainer: Need, grpo: Mapping, spec: Mapping, arch: Architecture, rollouts: int, seq_len: int
+) -> list[Need]:
+    """GRPO with its rollouts from a vLLM engine inside the trainer (TRL's colocate mode):
+    the engine may use ``vllm_gpu_memory_utilization`` of the GPU for its weights (bf16),
+    the rollouts' KV cache and its activations; training gets the rest. With sleep mode the
+    engine frees its weights and KV cache while the policy trains, leaving its CUDA
+    context (the vLLM overhead), so training may use the whole GPU less that."""
+    util = float(grpo.get("vllm_gpu_memory_utilization", 0.3))
+    engine = Need(
+        f"{trainer.rule} (its colocated vLLM engine)",
+        trainer.kind,
+        trainer.model,
+        f"vLLM colocated in the trainer, {rollouts} rollouts x {seq_len:,} tokens",
+        trainer.gpus,
+        budget_share=util,
+        hint="raise vllm_gpu_memory_utilization, or lower steps_per_generation x batch_size or "
+        "max_completion_length",
+    )
+    engine.parts["weights (bf16)"] = arch.params_b * 1e9 * 2 / GIB
+    engine.parts[f"kv cache ({rollouts} rollouts x {seq_len:,} tokens)"] = (
+        arch.kv_bytes_per_token(2) * rollouts * seq_len / GIB
+    )
+    engine.parts["activations"] = (
+        min(VLLM_STEP_TOKENS, seq_len) * (2 * arch.intermediate + 4 * arch.hidden) * 2 / GIB
+        + VLLM_OVERHEAD_GIB
+    )
+    if grpo.get("vllm_sleep_mode"):
+        trainer.parts["vLLM asleep (its CUDA context)"] = VLLM_OVERHEAD_GIB
+        trainer.notes.append("the colocated vLLM engine sleeps while the policy trains")
+    else:
+        trainer.budget_share = 1.0 - util
+        trainer.share_of = "training beside the colocated vLLM engine"
+    return [trainer, engine]
 
 
 # --- the GPU jobs of a config ------------------------------------------------------------------
@@ -456,59 +494,61 @@ def gpu_jobs(cfg: Mapping[str, Any], workdir: str = ".", unchecked: list[str] | 
             arch = _arch_or_note(arch_of, model, "resources.train: rule evolve_grpo", unknown)
             if arch is None:
                 continue
-            out.append(
-                training_need(
-                    "evolve_grpo",
-                    "train",
-                    model,
-                    arch,
-                    finetune=str(g.get("finetune", "full")),
-                    dtype=MASTER_DTYPE,
-                    micro_batch=batch,
-                    # bf16 mixed precision on the GPU unless the config turns it off
-                    compute_dtype=MASTER_DTYPE if g.get("bf16") is False else "bfloat16",
-                    seq_len=int(g.get("max_prompt_tokens", 4096))
-                    + int(g.get("max_completion_length", 32768)),
-                    checkpointing=g.get("gradient_checkpointing", "auto") is not False,
-                    lora_r=int((g.get("lora") or {}).get("r", 16)),
-                    generation_batch=batch * int(g.get("steps_per_generation", 2)),
-                    gpus=_gpus(res, "train"),
-                    # a GRPO job on several GPUs starts accelerate with the finetune's config:
-                    # full fine-tuning shards under FSDP (selfplay.train.rl.launch)
-                    sharded="fsdp" in LAUNCH_CONFIGS.get(str(g.get("finetune", "full")), ""),
-                )
+            seq_len = int(g.get("max_prompt_tokens", 4096)) + int(g.get("max_completion_length", 32768))
+            rollouts = batch * int(g.get("steps_per_generation", 2))
+            colocated = g.get("rollout_engine") == "vllm" and g.get("vllm_mode", "colocate") == "colocate"
+            trainer = training_need(
+                "evolve_grpo",
+                "train",
+                model,
+                arch,
+                finetune=str(g.get("finetune", "full")),
+                dtype=MASTER_DTYPE,
+                micro_batch=batch,
+                # bf16 mixed precision on the GPU unless the config turns it off
+                compute_dtype=MASTER_DTYPE if g.get("bf16") is False else "bfloat16",
+                seq_len=seq_len,
+                checkpointing=g.get("gradient_checkpointing", "auto") is not False,
+                lora_r=int((g.get("lora") or {}).get("r", 16)),
+                # rollouts from the trainer's own generate hold their KV cache in its memory
+                generation_batch=0 if colocated else rollouts,
+                gpus=_gpus(res, "train"),
+                sharded="fsdp" in LAUNCH_CONFIGS.get(str(g.get("finetune", "full")), ""),
             )
-        else:
-            agents = tcfg.get("training") or {}
-            for agent, s in agents.items():
-                if not isinstance(s, dict) or "lora_r" not in s:
+            if colocated:
+                out.extend(colocated_needs(trainer, g, model, arch, rollouts, seq_len))
+            else:
+                out.append(trainer)
+            continue
+        # the SFT tracks
+        agents = tcfg.get("training") or {}
+        for agent, s in agents.items():
+            if not isinstance(s, dict) or "lora_r" not in s:
+                continue
+            rule = {"sinq": f"train_{agent}", "seq": f"train_{agent}", "psv": "psv_train_solver"}[track]
+            specs = [model] + (list((tcfg.get("table6") or {}).get("models", [])) if track == "psv" else [])
+            for spec in specs:
+                r = rule if spec is model else "psv_t6_train"
+                name = f"{r} ({spec['name']})" if r == "psv_t6_train" else r
+                arch = _arch_or_note(arch_of, spec, f"resources.train: rule {name}", unknown)
+                if arch is None:
                     continue
-                rule = {"sinq": f"train_{agent}", "seq": f"train_{agent}", "psv": "psv_train_solver"}[track]
-                specs = [model] + (
-                    list((tcfg.get("table6") or {}).get("models", [])) if track == "psv" else []
-                )
-                for spec in specs:
-                    r = rule if spec is model else "psv_t6_train"
-                    name = f"{r} ({spec['name']})" if r == "psv_t6_train" else r
-                    arch = _arch_or_note(arch_of, spec, f"resources.train: rule {name}", unknown)
-                    if arch is None:
-                        continue
-                    out.append(
-                        training_need(
-                            name,
-                            "train",
-                            spec,
-                            arch,
-                            finetune="lora",
-                            dtype=_train_dtype(s, backend),
-                            micro_batch=int(s.get("batch_size", 1)),
-                            seq_len=int(s.get("max_length", 2048)),
-                            checkpointing=bool(s.get("gradient_checkpointing", True)),
-                            lora_r=int(s["lora_r"]),
-                            lora_modules=list(s.get("target_modules") or []) or None,
-                            gpus=_gpus(res, "train"),
-                        )
+                out.append(
+                    training_need(
+                        name,
+                        "train",
+                        spec,
+                        arch,
+                        finetune="lora",
+                        dtype=_train_dtype(s, backend),
+                        micro_batch=int(s.get("batch_size", 1)),
+                        seq_len=int(s.get("max_length", 2048)),
+                        checkpointing=bool(s.get("gradient_checkpointing", True)),
+                        lora_r=int(s["lora_r"]),
+                        lora_modules=list(s.get("target_modules") or []) or None,
+                        gpus=_gpus(res, "train"),
                     )
+                )
     return out
 
 
@@ -533,8 +573,8 @@ def check(
         rows.append((need, gib, named))
         if need.total > need.budget_share * gib:
             parts = ", ".join(f"{k} {v:.1f}" for k, v in need.parts.items())
-            share = f" ({need.budget_share:.0%} of it for vLLM)" if need.budget_share < 1 else ""
-            hint = (
+            share = f" ({need.budget_share:.0%} of it for {need.share_of})" if need.budget_share < 1 else ""
+            hint = need.hint or (
                 "raise tensor_parallel_size (and the job's GPUs) or lower max_model_len"
                 if "vLLM" in need.what
                 else "lower the micro-batch or sequence length, or use LoRA"
