@@ -6,6 +6,7 @@
 # checkpoint goes through the benchmark layer. Paths: selfplay.tracks.gasp.layout;
 # steps: selfplay.pipeline.gasp; tables and figures: selfplay.report.gasp.
 from selfplay.tracks.gasp import layout as gasp_layout
+from selfplay.tracks.gasp import prune as gasp_prune
 from selfplay.tracks.gasp.methods import METHODS as GASP_METHODS
 from selfplay.tracks.gasp.outputs import bundle_files as gasp_bundle_files
 from selfplay.tracks.gasp.outputs import gasp_outputs
@@ -20,6 +21,13 @@ GASP_PHASE = f"{GASP_RUN}/iter{{gi}}/{{gphase}}"
 GASP_OUT = gasp_outputs(config)
 if GASP_OUT.azr:
     MODELS[GASP_OUT.azr["name"]] = GASP_OUT.azr
+# gasp.update.keep_states: checkpoints drops the weights of states no job needs any more;
+# the update jobs get the checkpoints they must keep (a param only then: all adds none)
+GASP_KEEP = (
+    {"evaluated": lambda w: gasp_prune.evaluated_states(config, w.gmethod, w.gseed)}
+    if gasp_prune.keep_states(GASP_CFG.get("update")) == "checkpoints"
+    else {}
+)
 TRACK_MODEL_TAGS["gasp"] = GASP_OUT.tag_adapter
 TRACK_TAG_MODELS["gasp"] = GASP_OUT.tag_model
 
@@ -243,6 +251,8 @@ rule gasp_update:
         cfg=cfg_of("seed", "gasp.update", "gasp.device", "gasp.real_data.estimator"),
         model_dir=training_model_param,
         gpus=train_gpus(),
+        # keep_states: checkpoints: the run's evaluated checkpoints, never pruned (none under all)
+        **GASP_KEEP,
     script:
         "../workflow_scripts/gasp_update.py"
 

@@ -19,4 +19,5 @@ with step(f"gasp {w.gmethod} s{w.gseed} iteration {w.gi} {w.gphase} update", sna
             gpus=snakemake.params.gpus,
             log_path=snakemake.log[0],
             phase=w.gphase,
+            evaluated=snakemake.params.get("evaluated"),
         )

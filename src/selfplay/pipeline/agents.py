@@ -41,6 +41,9 @@ def resolve_adapter(adapter_dir: str | None) -> str | None:
 # update on writes SKIPPED_STATE instead, naming the state to keep using (null: the base).
 POLICY_STATE = "policy_state.json"
 SKIPPED_STATE = "skipped.json"
+# A state whose weights a later job removed (GASP's gasp.update.keep_states) keeps its
+# records and gains PRUNED_STATE, saying what was removed and how to get the state back.
+PRUNED_STATE = "pruned.json"
 
 
 def is_policy_state(folder: str | Path | None) -> bool:
@@ -60,6 +63,12 @@ def resolve_state(folder: str | Path | None) -> Path | None:
             if not (folder / POLICY_STATE).is_file():
                 raise UserError(
                     f"{folder}: not a policy state (no {POLICY_STATE}); the update did not finish"
+                )
+            if (folder / PRUNED_STATE).is_file():
+                pruned = read_json(folder / PRUNED_STATE)
+                raise UserError(
+                    f"{folder}: its weights were pruned under {pruned.get('setting')} "
+                    f"({folder / PRUNED_STATE}); {pruned.get('advice')}"
                 )
             return folder
         if str(folder) in seen:

@@ -38,7 +38,7 @@ from typing import Any
 from ..errors import UserError
 from ..records import derive_seed, read_json, read_jsonl, write_json, write_jsonl
 from ..tracks.gasp.methods import Phase, method, phase_of
-from .agents import SKIPPED_STATE, generate_to_file, resolve_state, state_policy
+from .agents import PRUNED_STATE, SKIPPED_STATE, generate_to_file, resolve_state, state_policy
 
 log = logging.getLogger("selfplay")
 
@@ -736,7 +736,9 @@ def prepare_real_rows(cfg: dict, source_path: str | None, out: str) -> list[dict
 def update_settings(cfg: dict, method_name: str, seed: int, phase: str = "") -> dict:
     """The recorded update's settings for one phase: ``gasp.update``, with the real-data
     phase's own estimator (GRPO: one group per problem) where it runs."""
-    settings = dict(cfg["gasp"].get("update") or {})
+    from ..tracks.gasp.prune import recorded_settings
+
+    settings = recorded_settings(cfg["gasp"].get("update"))
     settings.setdefault("seed", derive_seed(cfg["seed"], "gasp", method_name, seed, "update") % (2**32))
     if phase == "real":
         settings["estimator"] = cfg["gasp"]["real_data"]["estimator"]
@@ -756,22 +758,53 @@ def run_update(
     gpus: int = 0,
     log_path: str | None = None,
     phase: str = "",
+    evaluated: list[str] | None = None,
 ) -> dict:
     """One update on a phase's recorded rollouts: the next state folder, or, when the phase
     has nothing to train on, a folder whose ``skipped.json`` names the state to keep. With
     more than one GPU the update runs in one process per GPU under ``accelerate launch``:
     config/accelerate/lora_ddp.yaml for the data-parallel engine, full_fsdp.yaml for the
-    fsdp engine (which shards the model itself; see selfplay.train.rl.recorded)."""
-    from ..train.rl.recorded import RecordedUpdateSettings, update_from_files
-    from ..train.settings import training_device
-    from ..train.sft import TrainingSkipped
+    fsdp engine (which shards the model itself; see selfplay.train.rl.recorded).
 
+    With ``gasp.update.keep_states: checkpoints``, once the new state is written the
+    weights of the state the update started from are removed unless it is one of the run's
+    ``evaluated`` checkpoints (selfplay.tracks.gasp.prune)."""
+    from ..tracks.gasp.prune import keep_states
+    from ..train.settings import training_device
+
+    pruning = keep_states(cfg["gasp"].get("update")) == "checkpoints"
+    if pruning and evaluated is None:
+        raise ValueError("gasp.update.keep_states: checkpoints needs the run's evaluated checkpoints")
     prev = resolve_state(previous) if previous else None
     out = Path(out_dir)
     if not read_jsonl(rollouts):
         return _skip(out, prev, "the phase has no rollouts (nothing to score, or on_short: skip)")
-    settings = update_settings(cfg, method_name, seed, phase)
     device = training_device(cfg["gasp"]["device"], gpus_requested=gpus)
+    record = _train(cfg, method_name, seed, model_dir, prev, rollouts, out, device, gpus, log_path, phase)
+    if pruning:
+        from ..tracks.gasp.prune import prune_previous
+
+        prune_previous(previous, evaluated, out)
+    return record
+
+
+def _train(
+    cfg: dict,
+    method_name: str,
+    seed: int,
+    model_dir: str,
+    prev: Path | None,
+    rollouts: str,
+    out: Path,
+    device: str,
+    gpus: int,
+    log_path: str | None,
+    phase: str,
+) -> dict:
+    from ..train.rl.recorded import RecordedUpdateSettings, update_from_files
+    from ..train.sft import TrainingSkipped
+
+    settings = update_settings(cfg, method_name, seed, phase)
     kwargs = {
         "base_model": str(model_dir),
         "updates": [[str(rollouts)]],
@@ -812,9 +845,13 @@ def restore_update(bundled: str, out_dir: str) -> dict:
         )
     if out.exists():
         shutil.rmtree(out)
-    shutil.copytree(src, out, ignore=shutil.ignore_patterns(".snakemake*"))
+    # a state the run pruned (gasp.update.keep_states) comes without its marker: replayed
+    # generation loads no weights, it only names the adapter; the record says it was pruned
+    shutil.copytree(src, out, ignore=shutil.ignore_patterns(".snakemake*", PRUNED_STATE))
     record = read_json(out / "training_record.json") if (out / "training_record.json").is_file() else {}
     record["restored_from_bundle"] = str(src)
+    if (src / PRUNED_STATE).is_file():
+        record["pruned_in_run"] = read_json(src / PRUNED_STATE)
     write_json(out / "training_record.json", record)
     return record
 

@@ -26,6 +26,7 @@ def _table_method(key: str, name: str) -> None:
 def check(cfg: dict) -> None:
     from ...train.rl.recorded import RecordedUpdateSettings
     from . import judge, novelty, rewards, validity
+    from .prune import keep_states, recorded_settings
 
     g = cfg["gasp"]
     for name in g["methods"]:
@@ -48,7 +49,8 @@ def check(cfg: dict) -> None:
     )
     named("gasp.validity", lambda: validity.ValiditySettings.from_dict(g["validity"], "gasp.validity"))
     named("gasp.judge", lambda: judge.JudgeSettings.from_dict(g["judge"], "gasp.judge"))
-    named("gasp.update", lambda: RecordedUpdateSettings.from_dict(g["update"]))
+    keep_states(g["update"])
+    named("gasp.update", lambda: RecordedUpdateSettings.from_dict(recorded_settings(g["update"])))
     if not any(float(w) > 0 for w in g["solver"]["forms"].values()):
         raise UserError("config key gasp.solver.forms: at least one task form needs a weight above 0")
     t = g["teacher"]

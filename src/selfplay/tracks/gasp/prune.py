@@ -1,0 +1,158 @@
+"""Dropping the weights of policy states a GASP run no longer needs (``gasp.update.keep_states``).
+
+Every phase ends in an update that writes a state folder (selfplay.train.rl.recorded), and
+with full fine-tuning of a 7B policy a state is ~122 GB. With ``keep_states: checkpoints``
+the update job, once it has written its new state, deletes the weights and optimizer files
+of the state it started from, unless a job may still load them:
+
+- the state it started from is read by exactly two jobs, the phase that made this update's
+  rollouts and this update; both have finished when the new state exists (a run is one
+  linear chain of jobs: every later phase and update reads the new state);
+- an evaluated checkpoint (every ``eval_every``-th iteration's and the last, see
+  outputs.eval_iterations) is loaded by the benchmark layer at any time: it is kept;
+- a skipped update's folder names the state to use (``skipped.json``), so the state the
+  update actually loaded is at the end of that chain: it is kept when any folder on the
+  chain is an evaluated checkpoint (the benchmark layer loads it under that checkpoint's
+  tag), and otherwise pruned like any other;
+- the base model is never touched.
+
+What stays is every record (policy_state.json, training_record.json, the adapter's or the
+model's config and tokenizer files, the scheduler and RNG states), so tables, figures and
+bundles read a pruned state as before; ``pruned.json`` says what was removed, why and by
+which job. Loading a pruned state fails with one line (``selfplay.pipeline.agents.resolve_state``
+reads the marker).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+from typing import Any
+
+from ...errors import UserError
+from ...pipeline.agents import POLICY_STATE as STATE_FILE
+from ...pipeline.agents import PRUNED_STATE as PRUNED
+from ...pipeline.agents import SKIPPED_STATE as SKIPPED
+from ...records import read_json, write_json
+
+log = logging.getLogger("selfplay")
+
+KEY = "gasp.update.keep_states"
+CHOICES = ("all", "checkpoints")
+DEFAULT = "all"
+ADVICE = (
+    "rerun from an evaluated checkpoint, or set gasp.update.keep_states: all and rerun the "
+    "update that wrote it with --forcerun"
+)
+# the heavy files of a state folder (selfplay.train.rl.recorded): the AdamW state (data
+# parallel), the FSDP shards (weights and AdamW state), and the weights inside policy/
+HEAVY_AT_TOP = ("optimizer.pt", "sharded")
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".msgpack", ".h5")
+
+
+def keep_states(update: dict | None) -> str:
+    """The ``keep_states`` of a ``gasp.update`` section (absent: all), refusing any other value."""
+    value = (update or {}).get("keep_states", DEFAULT)
+    if value not in CHOICES:
+        raise UserError(f"config key {KEY}: {value!r} is not one of {', '.join(CHOICES)}")
+    return value
+
+
+def recorded_settings(update: dict | None) -> dict:
+    """``gasp.update`` without the keys the recorded update does not read (keep_states is
+    the workflow's, not the trainer's: RecordedUpdateSettings refuses keys it does not know)."""
+    return {k: v for k, v in (update or {}).items() if k != "keep_states"}
+
+
+def evaluated_states(cfg: dict, method_name: str, seed: int | str) -> list[str]:
+    """The state folders of one run that the benchmark layer evaluates (its checkpoints at
+    the evaluation interval and the last one): what ``keep_states: checkpoints`` never prunes."""
+    from ... import layout as results_layout
+    from . import layout
+    from .outputs import eval_iterations, run_settings
+
+    root = results_layout.exp_dir(cfg, "gasp")
+    schedule = run_settings(cfg, method_name)
+    return [
+        layout.checkpoint(root, method_name, seed, i)
+        for i in eval_iterations(schedule["iterations"], schedule["eval_every"])
+    ]
+
+
+def _same(a: str | Path, b: str | Path) -> bool:
+    return Path(a).resolve() == Path(b).resolve()
+
+
+def skip_chain(previous: str | Path | None) -> list[Path]:
+    """The folders from ``previous`` along its ``skipped.json`` links: the last one is the
+    state an update started from is loaded from (empty: the base model)."""
+    chain: list[Path] = []
+    folder = previous
+    while folder is not None:
+        folder = Path(folder)
+        if any(_same(folder, seen) for seen in chain):
+            raise UserError(f"{folder / SKIPPED}: skipped states form a loop")
+        chain.append(folder)
+        marker = folder / SKIPPED
+        if not marker.is_file():
+            return chain
+        folder = read_json(marker).get("use_state")
+    return chain  # ends at the base model: nothing to prune
+
+
+def heavy_files(state: str | Path) -> list[Path]:
+    """The files and folders of a state that pruning removes: optimizer.pt, sharded/ and
+    the weights in policy/ (not its config, adapter config or tokenizer files)."""
+    state = Path(state)
+    found = [state / name for name in HEAVY_AT_TOP if (state / name).exists()]
+    policy = state / "policy"
+    if policy.is_dir():
+        found += sorted(p for p in policy.rglob("*") if p.is_file() and p.name.endswith(WEIGHT_SUFFIXES))
+    return found
+
+
+def _size(path: Path) -> int:
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return path.stat().st_size
+
+
+def prune_previous(previous: str | Path | None, evaluated: list[str], new_state: str | Path) -> dict | None:
+    """After ``new_state`` was written, remove the heavy files of the state its update
+    started from (``previous``, through any skipped updates), unless that is the base
+    model or an evaluated checkpoint (``evaluated``, also where a skipped checkpoint on
+    the chain names it). Returns the ``pruned.json`` record, or None when nothing was pruned."""
+    if not (Path(new_state) / STATE_FILE).is_file():
+        return None  # the update was skipped (or did not finish): the previous state is still the one in use
+    chain = skip_chain(previous)
+    if not chain or not (chain[-1] / STATE_FILE).is_file():
+        return None  # the base model
+    target = chain[-1]
+    if (target / PRUNED).is_file():
+        return None
+    protected = next((f for f in chain if any(_same(f, e) for e in evaluated)), None)
+    if protected is not None:
+        log.info("%s: kept (%s: %s is an evaluated checkpoint)", target, KEY, protected)
+        return None
+    removed = heavy_files(target)
+    record: dict[str, Any] = {
+        "pruned": True,
+        "setting": f"{KEY}: checkpoints",
+        "reason": "not an evaluated checkpoint, and every job that reads it has run",
+        "by": f"the update that wrote {Path(new_state)}",
+        "removed": [str(p.relative_to(target)) for p in removed],
+        "bytes": sum(_size(p) for p in removed),
+        "via_skipped": [str(f) for f in chain[:-1]],
+        "advice": ADVICE,
+    }
+    # the marker first: a job killed midway leaves a state that refuses to load, never one
+    # that loads with part of its weights gone
+    write_json(target / PRUNED, record)
+    for path in removed:
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    log.info("%s: pruned %d bytes (%s)", target, record["bytes"], record["setting"])
+    return record
