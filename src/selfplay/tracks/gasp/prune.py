@@ -30,6 +30,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from ...bundle.restore import WEIGHT_SUFFIXES  # what a bundle counts as weights: the same files
 from ...errors import UserError
 from ...pipeline.agents import POLICY_STATE as STATE_FILE
 from ...pipeline.agents import PRUNED_STATE as PRUNED
@@ -48,7 +49,6 @@ ADVICE = (
 # the heavy files of a state folder (selfplay.train.rl.recorded): the AdamW state (data
 # parallel), the FSDP shards (weights and AdamW state), and the weights inside policy/
 HEAVY_AT_TOP = ("optimizer.pt", "sharded")
-WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".msgpack", ".h5")
 
 
 def keep_states(update: dict | None) -> str:
