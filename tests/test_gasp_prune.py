@@ -212,3 +212,7 @@ def test_the_kept_states_are_the_evaluated_checkpoints():
         ["iter5", "real", "state"],
     ]
     assert all("/gasp_real_rl/s1/" in k for k in kept)
+    # a checkpoint the track's benchmark list names by its tag is evaluated too
+    cfg["gasp"]["benchmarks"]["models"] = ["base", "ck_gasp_real_rl_s1_i3", "ck_gasp_s1_i1"]
+    kept = prune.evaluated_states(cfg, "gasp_real_rl", 1)
+    assert [k.rsplit("/", 3)[1] for k in kept] == ["iter2", "iter3", "iter4", "iter5"]

@@ -66,18 +66,28 @@ def recorded_settings(update: dict | None) -> dict:
 
 
 def evaluated_states(cfg: dict, method_name: str, seed: int | str) -> list[str]:
-    """The state folders of one run that the benchmark layer evaluates (its checkpoints at
-    the evaluation interval and the last one): what ``keep_states: checkpoints`` never prunes."""
+    """The state folders of one run that the benchmark layer evaluates: its checkpoints at
+    the evaluation interval and the last one, and any checkpoint of this run that
+    ``gasp.benchmarks`` names by its tag. What ``keep_states: checkpoints`` never prunes."""
     from ... import layout as results_layout
     from . import layout
     from .outputs import eval_iterations, run_settings
 
     root = results_layout.exp_dir(cfg, "gasp")
     schedule = run_settings(cfg, method_name)
-    return [
-        layout.checkpoint(root, method_name, seed, i)
-        for i in eval_iterations(schedule["iterations"], schedule["eval_every"])
+    iterations = set(eval_iterations(schedule["iterations"], schedule["eval_every"]))
+    bench = cfg["gasp"].get("benchmarks") or {}
+    tags = list(bench.get("models") or []) + [
+        tag
+        for spec in (bench.get("runs") or {}).values()
+        if isinstance(spec, dict)
+        for tag in spec.get("models") or []
     ]
+    for tag in tags:
+        parsed = layout.parse_tag(tag)
+        if parsed and parsed[0] == method_name and str(parsed[1]) == str(seed):
+            iterations.add(parsed[2])
+    return [layout.checkpoint(root, method_name, seed, i) for i in sorted(iterations)]
 
 
 def _same(a: str | Path, b: str | Path) -> bool:
