@@ -22,8 +22,10 @@ from ..records import read_json, read_jsonl, sha256_file, sha256_tree, write_jso
 
 RECORD_NAME = "training_record.json"
 RESTORED_KEY = "restored_from_bundle"
-# Files of an adapter folder that hold weights; `bundle.include_adapters` decides whether they are packed.
-WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
+# Files of an adapter or state folder that hold weights; `bundle.include_adapters` decides
+# whether they are packed. ".distcp": a torch.distributed.checkpoint shard (an FSDP state's
+# sharded/ folder: weights and AdamW moments, one file per process).
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".distcp")
 
 
 def _check_trainset(record: dict, record_path: Path, trainset_path: str) -> str:
