@@ -16,6 +16,15 @@ from __future__ import annotations
 from .evaluate import model_tags
 from .evaluate.settings import other_model, track_runs
 
+# A policy state of the updates on recorded rollouts (train/rl/recorded.py): the folder
+# holds policy_state.json and the policy in policy/. A workflow step that had nothing to
+# update on writes SKIPPED_STATE instead, naming the state to keep using (null: the base).
+POLICY_STATE = "policy_state.json"
+SKIPPED_STATE = "skipped.json"
+# A state whose weights a later job removed (GASP's gasp.update.keep_states) keeps its
+# records and gains PRUNED_STATE, saying what was removed and how to get the state back.
+PRUNED_STATE = "pruned.json"
+
 
 def exp_dir(cfg: dict, track: str, experiment: str | None = None) -> str:
     """A track's run folder (``experiment``: another run's, default this config's)."""

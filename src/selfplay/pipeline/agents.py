@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from .. import layout
 from ..errors import UserError
 from ..records import read_json, read_jsonl, sha256_file, write_json, write_jsonl
 
@@ -36,14 +37,9 @@ def resolve_adapter(adapter_dir: str | None) -> str | None:
     return str(adapter_dir) if rec.get("trained") else rec.get("use_adapter")
 
 
-# A policy state of the updates on recorded rollouts (train/rl/recorded.py): the folder
-# holds policy_state.json and the policy in policy/. A workflow step that had nothing to
-# update on writes SKIPPED_STATE instead, naming the state to keep using (null: the base).
-POLICY_STATE = "policy_state.json"
-SKIPPED_STATE = "skipped.json"
-# A state whose weights a later job removed (GASP's gasp.update.keep_states) keeps its
-# records and gains PRUNED_STATE, saying what was removed and how to get the state back.
-PRUNED_STATE = "pruned.json"
+# The files that say what a policy state folder is (selfplay.layout): a state, a skipped
+# update naming the state to keep using, or a state whose weights were pruned.
+POLICY_STATE, SKIPPED_STATE, PRUNED_STATE = layout.POLICY_STATE, layout.SKIPPED_STATE, layout.PRUNED_STATE
 
 
 def is_policy_state(folder: str | Path | None) -> bool:

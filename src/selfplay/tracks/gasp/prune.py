@@ -32,9 +32,9 @@ from typing import Any
 
 from ...bundle.restore import WEIGHT_SUFFIXES  # what a bundle counts as weights: the same files
 from ...errors import UserError
-from ...pipeline.agents import POLICY_STATE as STATE_FILE
-from ...pipeline.agents import PRUNED_STATE as PRUNED
-from ...pipeline.agents import SKIPPED_STATE as SKIPPED
+from ...layout import POLICY_STATE as STATE_FILE
+from ...layout import PRUNED_STATE as PRUNED
+from ...layout import SKIPPED_STATE as SKIPPED
 from ...records import read_json, write_json
 
 log = logging.getLogger("selfplay")
