@@ -248,11 +248,10 @@ rule gasp_update:
     resources:
         **resources_of("train"),
     params:
+        **GASP_KEEP,
         cfg=cfg_of("seed", "gasp.update", "gasp.device", "gasp.real_data.estimator"),
         model_dir=training_model_param,
         gpus=train_gpus(),
-        # keep_states: checkpoints: the run's evaluated checkpoints, never pruned (none under all)
-        **GASP_KEEP,
     script:
         "../workflow_scripts/gasp_update.py"
 
