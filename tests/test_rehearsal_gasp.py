@@ -94,8 +94,34 @@ def test_the_phases_ran_on_vllm_and_the_updates_chained_the_states(run):
     assert all(r["reward"] == (-1.0 if r["outcome"] == "format_error" else r["reward"]) for r in rows)
     state = read_json(lemma / "state/policy_state.json")
     assert state["finetune"] == PAPER["gasp"]["update"]["finetune"]
-    # the joint variant's real-data phase generated with the LoRA adapter of the state before it
+    # the joint variant's real-data phase generated with the policy of the state before it:
+    # the fully fine-tuned model in place of the base (the paper's way), or a LoRA adapter
     real = read_jsonl(run.workdir / EXP / "gasp_real_rl/s0/iter1/real/student.jsonl")
-    assert real and all(r["adapter"] and r["adapter"].endswith("/state/policy") for r in real)
+    assert real
+    for r in real:
+        loaded = r["backend"]["model"] if state["finetune"] == "full" else r["adapter"]
+        assert loaded and "/gasp_real_rl/s0/iter1/" in loaded and loaded.endswith("/state/policy"), r[
+            "backend"
+        ]
+        assert (r["adapter"] is None) == (state["finetune"] == "full")
     record = read_json(run.workdir / EXP / "real_rl/s0/iter1/real/state/training_record.json")
     assert record.get("skipped") or record["estimator"] == PAPER["gasp"]["real_data"]["estimator"]
+
+
+def test_states_between_checkpoints_are_pruned_as_the_paper_config_asks(run):
+    """keep_states: checkpoints: the joint variant's real-data update drops the lemma state
+    it started from (through the skipped lift and solver updates), which no checkpoint
+    names; the last state, the evaluated checkpoint, stays whole."""
+    assert PAPER["gasp"]["update"]["keep_states"] == "checkpoints"
+    joint = run.workdir / EXP / "gasp_real_rl/s0/iter1"
+    lemma, real = joint / "lemma/state", joint / "real/state"
+    assert read_json(joint / "solver/state/skipped.json")["use_state"].endswith("lemma/state")
+    if not (real / "policy_state.json").is_file():  # the real-data update had nothing to train on
+        assert not (lemma / "pruned.json").exists()
+        return
+    pruned = read_json(lemma / "pruned.json")
+    assert pruned["policy_kept"] is False and "sharded" in pruned["removed"]
+    assert not (lemma / "sharded").exists()
+    assert not [p for p in (lemma / "policy").iterdir() if p.name.endswith(".safetensors")]
+    assert (real / "sharded").is_dir() and not (real / "pruned.json").exists()
+    assert [p for p in (real / "policy").iterdir() if p.name.endswith(".safetensors")]
