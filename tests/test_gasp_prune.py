@@ -115,11 +115,22 @@ def test_checkpoints_prunes_the_previous_states_heavy_files_and_keeps_its_record
     assert all((new / n).is_file() for n in HEAVY) and not (new / "pruned.json").exists()
 
 
-def test_an_evaluated_checkpoint_and_the_base_model_are_never_pruned(tmp_path, trainer):
+def test_an_evaluated_checkpoint_keeps_its_policy_and_loses_its_optimizer_state(tmp_path, trainer):
     cfg = config("checkpoints")
-    ck = make_state(tmp_path / "iter2" / "solver" / "state")
+    ck = make_state(tmp_path / "iter2" / "solver" / "state", "full")
     update(tmp_path, cfg, ck, tmp_path / "iter3" / "lemma" / "state", evaluated=[ck])
-    assert all((ck / n).is_file() for n in HEAVY) and not (ck / "pruned.json").exists()
+    assert not (ck / "optimizer.pt").exists() and not (ck / "sharded").exists()
+    assert all((ck / n).is_file() for n in HEAVY + FULL_HEAVY if n.startswith("policy/"))
+    marker = read_json(ck / "pruned.json")
+    assert marker["policy_kept"] is True and sorted(marker["removed"]) == ["optimizer.pt", "sharded"]
+    assert marker["bytes"] == 300 and "evaluated checkpoint" in marker["reason"]
+    # the benchmark layer (and any phase) still loads the fully fine-tuned model
+    assert agents.state_policy("base", str(ck)) == (str(ck / "policy"), None)
+    # training on from it needs the optimizer state: refused in one line
+    with pytest.raises(UserError) as exc:
+        update(tmp_path, cfg, ck, tmp_path / "again", evaluated=[ck])
+    text = str(exc.value)
+    assert "\n" not in text and "optimizer state was pruned" in text and "keep_states" in text
     # the first update starts from the base model: nothing to prune, nothing fails
     update(tmp_path, cfg, None, tmp_path / "iter1" / "lemma" / "state", evaluated=[ck])
     assert (tmp_path / "iter1" / "lemma" / "state" / "policy_state.json").is_file()
@@ -166,7 +177,11 @@ def test_a_skip_chain_prunes_the_state_it_leads_to_unless_it_passes_an_evaluated
     assert all((lift2 / n).is_file() for n in HEAVY)  # a skipped update prunes nothing
     lemma3 = tmp_path / "iter3" / "lemma" / "state"
     update(tmp_path, cfg, solver2, lemma3, evaluated=[solver2])
-    assert all((lift2 / n).is_file() for n in HEAVY) and not (lift2 / "pruned.json").exists()
+    # lift2 is the evaluated checkpoint's policy: kept, its optimizer state gone
+    assert (lift2 / "policy" / "adapter_model.safetensors").is_file() and not (
+        lift2 / "optimizer.pt"
+    ).exists()
+    assert read_json(lift2 / "pruned.json")["via_skipped"] == [str(solver2)]
     assert agents.state_policy("base", str(solver2)) == ("base", str(lift2 / "policy"))
     # the same chain through states nobody evaluates: the state it leads to goes
     lift3 = tmp_path / "iter3" / "lift" / "state"

@@ -48,9 +48,11 @@ def is_policy_state(folder: str | Path | None) -> bool:
     )
 
 
-def resolve_state(folder: str | Path | None) -> Path | None:
+def resolve_state(folder: str | Path | None, to_train: bool = False) -> Path | None:
     """The policy state a job should load for ``folder``: itself, or, when its update was
-    skipped, the state its ``skipped.json`` names (None: the base model)."""
+    skipped, the state its ``skipped.json`` names (None: the base model). ``to_train``: the
+    job continues training from it, so it needs the optimizer state too (an evaluated
+    checkpoint whose optimizer state was pruned still serves generation and evaluation)."""
     seen: set[str] = set()
     while folder is not None:
         folder = Path(folder)
@@ -62,10 +64,12 @@ def resolve_state(folder: str | Path | None) -> Path | None:
                 )
             if (folder / PRUNED_STATE).is_file():
                 pruned = read_json(folder / PRUNED_STATE)
-                raise UserError(
-                    f"{folder}: its weights were pruned under {pruned.get('setting')} "
-                    f"({folder / PRUNED_STATE}); {pruned.get('advice')}"
-                )
+                if to_train or not pruned.get("policy_kept"):
+                    what = "optimizer state was" if pruned.get("policy_kept") else "weights were"
+                    raise UserError(
+                        f"{folder}: its {what} pruned under {pruned.get('setting')} "
+                        f"({folder / PRUNED_STATE}); {pruned.get('advice')}"
+                    )
             return folder
         if str(folder) in seen:
             raise UserError(f"{marker}: skipped states form a loop")

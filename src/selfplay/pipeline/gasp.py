@@ -775,7 +775,7 @@ def run_update(
     pruning = keep_states(cfg["gasp"].get("update")) == "checkpoints"
     if pruning and evaluated is None:
         raise ValueError("gasp.update.keep_states: checkpoints needs the run's evaluated checkpoints")
-    prev = resolve_state(previous) if previous else None
+    prev = resolve_state(previous, to_train=True) if previous else None
     out = Path(out_dir)
     if not read_jsonl(rollouts):
         return _skip(out, prev, "the phase has no rollouts (nothing to score, or on_short: skip)")

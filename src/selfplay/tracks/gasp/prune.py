@@ -1,26 +1,30 @@
 """Dropping the weights of policy states a GASP run no longer needs (``gasp.update.keep_states``).
 
 Every phase ends in an update that writes a state folder (selfplay.train.rl.recorded), and
-with full fine-tuning of a 7B policy a state is ~122 GB. With ``keep_states: checkpoints``
-the update job, once it has written its new state, deletes the weights and optimizer files
-of the state it started from, unless a job may still load them:
+with full fine-tuning of a 7B policy a state is ~122 GB, 91 of them the FSDP shards of the
+weights and AdamW moments that only the next update reads. With ``keep_states:
+checkpoints`` the update job, once it has written its new state, deletes from the state it
+started from what no job will load any more:
 
 - the state it started from is read by exactly two jobs, the phase that made this update's
   rollouts and this update; both have finished when the new state exists (a run is one
-  linear chain of jobs: every later phase and update reads the new state);
-- an evaluated checkpoint (every ``eval_every``-th iteration's and the last, see
-  outputs.eval_iterations) is loaded by the benchmark layer at any time: it is kept;
+  linear chain of jobs: every later phase and update reads the new state). So its
+  optimizer state (``optimizer.pt``, ``sharded/``) goes in every case;
+- its weights in ``policy/`` go too, unless it is an evaluated checkpoint (every
+  ``eval_every``-th iteration's and the last, see outputs.eval_iterations), which the
+  benchmark layer and the goalpost filter load at any time;
 - a skipped update's folder names the state to use (``skipped.json``), so the state the
-  update actually loaded is at the end of that chain: it is kept when any folder on the
-  chain is an evaluated checkpoint (the benchmark layer loads it under that checkpoint's
-  tag), and otherwise pruned like any other;
-- the base model is never touched.
+  update actually loaded is at the end of that chain: its ``policy/`` is kept when any
+  folder on the chain is an evaluated checkpoint (the benchmark layer loads it under that
+  checkpoint's tag);
+- the base model is never touched, nor the run's last state (no update follows it).
 
 What stays is every record (policy_state.json, training_record.json, the adapter's or the
 model's config and tokenizer files, the scheduler and RNG states), so tables, figures and
-bundles read a pruned state as before; ``pruned.json`` says what was removed, why and by
-which job. Loading a pruned state fails with one line (``selfplay.pipeline.agents.resolve_state``
-reads the marker).
+bundles read a pruned state as before; ``pruned.json`` says what was removed, why, by
+which job, and whether the policy was kept (``policy_kept``). Loading a pruned state fails
+with one line (``selfplay.pipeline.agents.resolve_state`` reads the marker), except a kept
+policy loaded for generation or evaluation.
 """
 
 from __future__ import annotations
@@ -43,8 +47,8 @@ KEY = "gasp.update.keep_states"
 CHOICES = ("all", "checkpoints")
 DEFAULT = "all"
 ADVICE = (
-    "rerun from an evaluated checkpoint, or set gasp.update.keep_states: all and rerun the "
-    "update that wrote it with --forcerun"
+    "only its run's last state can be trained on; to remake an earlier one, set "
+    "gasp.update.keep_states: all and rerun the run from its first update with --forcerun"
 )
 # the heavy files of a state folder (selfplay.train.rl.recorded): the AdamW state (data
 # parallel), the FSDP shards (weights and AdamW state), and the weights inside policy/
@@ -129,10 +133,11 @@ def _size(path: Path) -> int:
 
 
 def prune_previous(previous: str | Path | None, evaluated: list[str], new_state: str | Path) -> dict | None:
-    """After ``new_state`` was written, remove the heavy files of the state its update
-    started from (``previous``, through any skipped updates), unless that is the base
-    model or an evaluated checkpoint (``evaluated``, also where a skipped checkpoint on
-    the chain names it). Returns the ``pruned.json`` record, or None when nothing was pruned."""
+    """After ``new_state`` was written, remove from the state its update started from
+    (``previous``, through any skipped updates) the optimizer state, and the weights too
+    unless it is an evaluated checkpoint (``evaluated``, also where a skipped checkpoint on
+    the chain names it). The base model is never touched. Returns the ``pruned.json``
+    record, or None when nothing was pruned."""
     if not (Path(new_state) / STATE_FILE).is_file():
         return None  # the update was skipped (or did not finish): the previous state is still the one in use
     chain = skip_chain(previous)
@@ -142,14 +147,22 @@ def prune_previous(previous: str | Path | None, evaluated: list[str], new_state:
     if (target / PRUNED).is_file():
         return None
     protected = next((f for f in chain if any(_same(f, e) for e in evaluated)), None)
-    if protected is not None:
-        log.info("%s: kept (%s: %s is an evaluated checkpoint)", target, KEY, protected)
-        return None
     removed = heavy_files(target)
+    if protected is not None:
+        removed = [p for p in removed if p.parent == target]  # optimizer.pt, sharded/
+        reason = (
+            f"its policy is an evaluated checkpoint's ({protected}), kept for the benchmark "
+            "layer; the optimizer state only the next update reads, and it has run"
+        )
+    else:
+        reason = "not an evaluated checkpoint, and every job that reads it has run"
+    if not removed:
+        return None
     record: dict[str, Any] = {
         "pruned": True,
         "setting": f"{KEY}: checkpoints",
-        "reason": "not an evaluated checkpoint, and every job that reads it has run",
+        "policy_kept": protected is not None,
+        "reason": reason,
         "by": f"the update that wrote {Path(new_state)}",
         "removed": [str(p.relative_to(target)) for p in removed],
         "bytes": sum(_size(p) for p in removed),
@@ -164,5 +177,5 @@ def prune_previous(previous: str | Path | None, evaluated: list[str], new_state:
             shutil.rmtree(path)
         else:
             path.unlink()
-    log.info("%s: pruned %d bytes (%s)", target, record["bytes"], record["setting"])
+    log.info("%s: pruned %d bytes (%s; %s)", target, record["bytes"], record["setting"], reason)
     return record
