@@ -1,7 +1,8 @@
-"""``gasp.update.keep_states: checkpoints`` (selfplay.tracks.gasp.prune): after an update
-has written its state, the weights of the state it started from go, unless that state is
-an evaluated checkpoint (directly or through a chain of skipped updates) or the base model;
-records stay, ``pruned.json`` says what went; loading a pruned state fails in one line.
+"""``gasp.update.keep_states: checkpoints`` (selfplay.tracks.gasp.prune): before an update
+trains, the state one step behind the one it starts from loses its optimizer state, and
+its weights unless an evaluated checkpoint loads it (directly or through skipped updates);
+the base model is never touched; records stay, ``pruned.json`` says what went; loading a
+pruned state fails in one line; a job killed while it deletes finishes when rerun.
 
 The states are small folders holding the files a real state holds (names from
 selfplay.train.rl.recorded); the trainer is replaced by a function that writes such a
@@ -39,13 +40,14 @@ RECORDS = [
 ]
 
 
-def make_state(folder: Path, finetune: str = "lora") -> Path:
+def make_state(folder: Path, finetune: str = "lora", previous: str | None = None) -> Path:
     for name in HEAVY + (FULL_HEAVY if finetune == "full" else []):
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(b"w" * 100)
     for name in RECORDS:
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(json.dumps({"finetune": finetune, "format": 1}))
+    (folder / "training_record.json").write_text(json.dumps({"previous_state": previous}))
     (folder / ".snakemake_timestamp").write_text("")
     return folder
 
@@ -61,15 +63,16 @@ def config(keep: str | None) -> dict:
 
 @pytest.fixture
 def trainer(monkeypatch):
-    """The recorded update replaced by one that writes a state folder (and records what it
-    was given: the trainer's settings must not carry keep_states)."""
+    """The recorded update replaced by one that writes a state folder recording the state
+    it started from, as the real one does (and records what it was given: the trainer's
+    settings must not carry keep_states)."""
     from selfplay.train.rl import recorded
 
     calls = []
 
     def fake_update(**kwargs):
         calls.append(kwargs)
-        make_state(Path(kwargs["out_state"]))
+        make_state(Path(kwargs["out_state"]), previous=kwargs["previous_state"])
         return {"trained": True}
 
     monkeypatch.setattr(recorded, "update_from_files", fake_update)
@@ -95,30 +98,40 @@ def update(tmp_path, cfg, previous, out, evaluated=(), rows=1):
     )
 
 
-def test_checkpoints_prunes_the_previous_states_heavy_files_and_keeps_its_records(tmp_path, trainer):
-    prev = make_state(tmp_path / "iter1" / "lemma" / "state", "full")
-    update(tmp_path, config("checkpoints"), prev, tmp_path / "iter1" / "lift" / "state")
+def whole(state: Path, names=HEAVY) -> bool:
+    return all((state / n).is_file() for n in names) and not (state / "pruned.json").exists()
+
+
+def test_checkpoints_prunes_the_state_one_behind_and_keeps_its_records(tmp_path, trainer):
+    cfg = config("checkpoints")
+    a = make_state(tmp_path / "iter1" / "lemma" / "state", "full")
+    b, c = tmp_path / "iter1" / "lift" / "state", tmp_path / "iter1" / "solver" / "state"
+    update(tmp_path, cfg, a, b)
     assert "keep_states" not in trainer[0]["settings"]
+    assert whole(a, HEAVY + FULL_HEAVY)  # b's update may still be rerun: a stays whole
+    update(tmp_path, cfg, b, c)  # b's update has finished: a goes
     for name in HEAVY + FULL_HEAVY:
-        assert not (prev / name).exists(), name
-    assert not (prev / "sharded").exists()
+        assert not (a / name).exists(), name
+    assert not (a / "sharded").exists()
     for name in RECORDS + [".snakemake_timestamp"]:
-        assert (prev / name).is_file(), name
-    marker = read_json(prev / "pruned.json")
+        assert (a / name).is_file(), name
+    marker = read_json(a / "pruned.json")
     assert sorted(marker["removed"]) == sorted(
         ["optimizer.pt", "sharded"] + [n for n in HEAVY + FULL_HEAVY if n.startswith("policy/")]
     )
     assert marker["bytes"] == 100 * 6 and "keep_states: checkpoints" in marker["setting"]
-    assert "iter1/lift/state" in marker["by"]
-    # the new state is whole
-    new = tmp_path / "iter1" / "lift" / "state"
-    assert all((new / n).is_file() for n in HEAVY) and not (new / "pruned.json").exists()
+    assert marker["policy_kept"] is False and "iter1/solver/state" in marker["by"]
+    assert marker["replaced_by"] == str(b)
+    # the run's last two states are whole
+    assert whole(b) and whole(c)
 
 
 def test_an_evaluated_checkpoint_keeps_its_policy_and_loses_its_optimizer_state(tmp_path, trainer):
     cfg = config("checkpoints")
     ck = make_state(tmp_path / "iter2" / "solver" / "state", "full")
-    update(tmp_path, cfg, ck, tmp_path / "iter3" / "lemma" / "state", evaluated=[ck])
+    n1, n2 = tmp_path / "iter3" / "lemma" / "state", tmp_path / "iter3" / "lift" / "state"
+    update(tmp_path, cfg, ck, n1, evaluated=[ck])
+    update(tmp_path, cfg, n1, n2, evaluated=[ck])
     assert not (ck / "optimizer.pt").exists() and not (ck / "sharded").exists()
     assert all((ck / n).is_file() for n in HEAVY + FULL_HEAVY if n.startswith("policy/"))
     marker = read_json(ck / "pruned.json")
@@ -134,72 +147,96 @@ def test_an_evaluated_checkpoint_keeps_its_policy_and_loses_its_optimizer_state(
     # the first update starts from the base model: nothing to prune, nothing fails
     update(tmp_path, cfg, None, tmp_path / "iter1" / "lemma" / "state", evaluated=[ck])
     assert (tmp_path / "iter1" / "lemma" / "state" / "policy_state.json").is_file()
+    update(tmp_path, cfg, tmp_path / "iter1" / "lemma" / "state", tmp_path / "iter1" / "lift" / "state")
+    assert whole(tmp_path / "iter1" / "lemma" / "state")  # its previous was the base model
 
 
 @pytest.mark.parametrize("keep", ["all", None])
 def test_all_prunes_nothing(tmp_path, trainer, keep):
     cfg = config(keep)
-    prev = make_state(tmp_path / "a")
-    update(tmp_path, cfg, prev, tmp_path / "b")
-    update(tmp_path, cfg, tmp_path / "b", tmp_path / "c")
-    for state in ("a", "b"):
-        assert (
-            all((tmp_path / state / n).is_file() for n in HEAVY)
-            and not (tmp_path / state / "pruned.json").exists()
-        )
+    make_state(tmp_path / "a")
+    for prev, new in zip("abc", "bcd"):
+        update(tmp_path, cfg, tmp_path / prev, tmp_path / new)
+    assert all(whole(tmp_path / s) for s in "abcd")
     assert keep is None or cfg["gasp"]["update"]["keep_states"] == "all"
 
 
 def test_loading_a_pruned_state_fails_in_one_line_naming_the_setting(tmp_path, trainer):
     cfg = config("checkpoints")
-    prev = make_state(tmp_path / "a")
-    update(tmp_path, cfg, prev, tmp_path / "b")
+    a = make_state(tmp_path / "a")
+    update(tmp_path, cfg, a, tmp_path / "b")
+    update(tmp_path, cfg, tmp_path / "b", tmp_path / "c")
     for load in (
-        lambda: agents.state_policy("base", str(prev)),  # a phase job, or the benchmark layer
-        lambda: update(tmp_path, cfg, prev, tmp_path / "again"),  # a rerun of the update
+        lambda: agents.state_policy("base", str(a)),  # a phase job, or the benchmark layer
+        lambda: update(tmp_path, cfg, a, tmp_path / "again"),  # a rerun of b's update
     ):
         with pytest.raises(UserError) as exc:
             load()
         text = str(exc.value)
         assert "\n" not in text and "gasp.update.keep_states" in text and "pruned" in text
-        assert "--forcerun" in text and str(prev) in text
+        assert "--forcerun" in text and str(a) in text
 
 
-def test_a_skip_chain_prunes_the_state_it_leads_to_unless_it_passes_an_evaluated_checkpoint(
-    tmp_path, trainer
-):
+def test_an_update_killed_while_it_prunes_finishes_the_deletion_when_rerun(tmp_path, trainer, monkeypatch):
+    """A cluster's time limit or a preemption can stop the job mid-deletion; Snakemake then
+    reruns it. Its rerun starts from a whole state, so it trains and finishes the pruning."""
+    from selfplay.tracks.gasp import prune as prune_module
+
     cfg = config("checkpoints")
-    # iteration 2's solver update skipped: the checkpoint ck_..._i2 (evaluated) is the lift's state
-    lift2 = make_state(tmp_path / "iter2" / "lift" / "state")
-    solver2 = tmp_path / "iter2" / "solver" / "state"
+    a, b, c = make_state(tmp_path / "a", "full"), tmp_path / "b", tmp_path / "c"
+    update(tmp_path, cfg, a, b)
+    real_rmtree = prune_module.shutil.rmtree
+
+    def killed(path, *args, **kwargs):
+        raise KeyboardInterrupt("SIGTERM from the scheduler")
+
+    monkeypatch.setattr(prune_module.shutil, "rmtree", killed)  # sharded/ goes first: killed there
+    with pytest.raises(KeyboardInterrupt):
+        update(tmp_path, cfg, b, c)
+    assert (a / "pruned.json").is_file() and (a / "sharded").is_dir() and not c.exists()
+    monkeypatch.setattr(prune_module.shutil, "rmtree", real_rmtree)
+    update(tmp_path, cfg, b, c)  # the rerun
+    assert not [n for n in HEAVY + FULL_HEAVY if (a / n).exists()]
+    assert whole(b) and (c / "policy_state.json").is_file()
+
+
+def test_a_skip_chain_prunes_the_state_it_leads_to_unless_an_evaluated_checkpoint_loads_it(tmp_path, trainer):
+    cfg = config("checkpoints")
+    lemma2 = make_state(tmp_path / "iter2" / "lemma" / "state")
+    lift2, solver2 = tmp_path / "iter2" / "lift" / "state", tmp_path / "iter2" / "solver" / "state"
+    update(tmp_path, cfg, lemma2, lift2, evaluated=[solver2])
+    # iteration 2's solver update skipped: the checkpoint ck_..._i2 (evaluated) is lift2's state
     update(tmp_path, cfg, lift2, solver2, evaluated=[solver2], rows=0)
     assert read_json(solver2 / "skipped.json")["use_state"] == str(lift2)
-    assert all((lift2 / n).is_file() for n in HEAVY)  # a skipped update prunes nothing
-    lemma3 = tmp_path / "iter3" / "lemma" / "state"
-    update(tmp_path, cfg, solver2, lemma3, evaluated=[solver2])
+    # a skipped update prunes too (lift2's update has run): lemma2, which nothing evaluated loads
+    assert read_json(lemma2 / "pruned.json")["policy_kept"] is False and whole(lift2)
+    lemma3, lift3 = tmp_path / "iter3" / "lemma" / "state", tmp_path / "iter3" / "lift" / "state"
+    update(tmp_path, cfg, solver2, lemma3, evaluated=[solver2])  # starts from lift2, through solver2
+    assert whole(lift2)  # lemma3's update may still rerun
+    update(tmp_path, cfg, lemma3, lift3, evaluated=[solver2])
     # lift2 is the evaluated checkpoint's policy: kept, its optimizer state gone
     assert (lift2 / "policy" / "adapter_model.safetensors").is_file() and not (
         lift2 / "optimizer.pt"
     ).exists()
-    assert read_json(lift2 / "pruned.json")["via_skipped"] == [str(solver2)]
+    assert read_json(lift2 / "pruned.json")["policy_kept"] is True
     assert agents.state_policy("base", str(solver2)) == ("base", str(lift2 / "policy"))
-    # the same chain through states nobody evaluates: the state it leads to goes
-    lift3 = tmp_path / "iter3" / "lift" / "state"
-    update(tmp_path, cfg, lemma3, lift3, evaluated=[solver2], rows=0)  # skipped: names lemma3
-    update(tmp_path, cfg, lift3, tmp_path / "iter3" / "solver" / "state", evaluated=[solver2])
-    assert (
-        not (lemma3 / "optimizer.pt").exists()
-        and not (lemma3 / "policy" / "adapter_model.safetensors").exists()
+    # lemma3 is one behind lift3, which this skipped update would have started from
+    update(tmp_path, cfg, lift3, tmp_path / "iter3" / "solver" / "state", evaluated=[solver2], rows=0)
+    assert read_json(lemma3 / "pruned.json")["replaced_by"] == str(lift3)
+    assert not (lemma3 / "policy" / "adapter_model.safetensors").exists()
+    assert agents.state_policy("base", str(tmp_path / "iter3" / "solver" / "state")) == (
+        "base",
+        str(lift3 / "policy"),
     )
-    assert read_json(lemma3 / "pruned.json")["via_skipped"] == [str(lift3)]
     with pytest.raises(UserError, match="pruned"):
-        agents.state_policy("base", str(lift3))
+        agents.state_policy("base", str(lemma3))
 
 
 def test_a_bundle_replay_restores_a_pruned_state_without_its_marker(tmp_path, trainer):
     cfg = config("checkpoints")
     prev = make_state(tmp_path / "bundle" / "a")
     update(tmp_path, cfg, prev, tmp_path / "bundle" / "b")
+    update(tmp_path, cfg, tmp_path / "bundle" / "b", tmp_path / "bundle" / "c")
     record = steps.restore_update(str(prev), str(tmp_path / "replay" / "a"))
     assert record["pruned_in_run"]["setting"].endswith("keep_states: checkpoints")
     assert not (tmp_path / "replay" / "a" / "pruned.json").exists()

@@ -36,6 +36,7 @@ EXTRA = {
     "gasp.methods": "count: three of the eight methods, one per code path (teacher phases, real-data phase, both)",
     "gasp.eval_every": "count: every checkpoint evaluated (one iteration)",
     "gasp.overrides.real_rl.eval_every": "count: every checkpoint evaluated (one iteration)",
+    "gasp.overrides.gasp_real_rl": "count: two iterations of the joint variant, evaluated at the paper's interval",
     "gasp.goalposts.filter.final_rl.eval_every": "count: the final RL filter's one checkpoint scored",
     "gasp.teacher.candidates_per_attempt": "count: candidates per generation step",
     "gasp.teacher.target_accepted": "count: M",
@@ -61,9 +62,9 @@ def test_every_table_and_figure_of_the_paper_is_built(run, record_property):
         assert f"results/figures/gasp/figure{fig}.png" in run.targets
     jobs = run.jobs
     assert jobs["gasp_goalpost_prefilter"] == jobs["gasp_goalpost_filter"] == 1
-    # real_rl, gasp_real_rl and the final RL filter (filter_rl), one iteration each
-    assert jobs["gasp_real_phase"] == 3
-    assert jobs["gasp_solver_phase"] == 2  # gasp and gasp_real_rl
+    # real_rl and the final RL filter (filter_rl) one iteration each, gasp_real_rl two
+    assert jobs["gasp_real_phase"] == 4
+    assert jobs["gasp_solver_phase"] == 3  # gasp (one iteration) and gasp_real_rl (two)
 
 
 def test_the_goalposts_are_the_training_problems_no_filter_solved(run):
@@ -108,20 +109,28 @@ def test_the_phases_ran_on_vllm_and_the_updates_chained_the_states(run):
     assert record.get("skipped") or record["estimator"] == PAPER["gasp"]["real_data"]["estimator"]
 
 
-def test_states_between_checkpoints_are_pruned_as_the_paper_config_asks(run):
-    """keep_states: checkpoints: the joint variant's real-data update drops the lemma state
-    it started from (through the skipped lift and solver updates), which no checkpoint
-    names; the last state, the evaluated checkpoint, stays whole."""
+def test_states_behind_the_chain_are_pruned_as_the_paper_config_asks(run):
+    """keep_states: checkpoints: each update, before it trains, prunes the state one step
+    behind the one it starts from. In the joint variant's two iterations (evaluated at
+    iteration 2 only) the lift and solver updates are skipped (nothing accepted), so the
+    trained states are lemma1, real1, lemma2, real2: iteration 2's lemma update prunes
+    lemma1, its lift update real1 (an unevaluated checkpoint); the last two stay whole."""
     assert PAPER["gasp"]["update"]["keep_states"] == "checkpoints"
-    joint = run.workdir / EXP / "gasp_real_rl/s0/iter1"
-    lemma, real = joint / "lemma/state", joint / "real/state"
-    assert read_json(joint / "solver/state/skipped.json")["use_state"].endswith("lemma/state")
-    if not (real / "policy_state.json").is_file():  # the real-data update had nothing to train on
-        assert not (lemma / "pruned.json").exists()
-        return
-    pruned = read_json(lemma / "pruned.json")
-    assert pruned["policy_kept"] is False and "sharded" in pruned["removed"]
-    assert not (lemma / "sharded").exists()
-    assert not [p for p in (lemma / "policy").iterdir() if p.name.endswith(".safetensors")]
-    assert (real / "sharded").is_dir() and not (real / "pruned.json").exists()
-    assert [p for p in (real / "policy").iterdir() if p.name.endswith(".safetensors")]
+    joint = run.workdir / EXP / "gasp_real_rl/s0"
+    trained = [joint / f"iter{i}/{p}/state" for i in (1, 2) for p in ("lemma", "real")]
+    assert all((s / "policy_state.json").is_file() for s in trained), "an update had nothing to train on"
+    lemma1, real1, lemma2, real2 = trained
+
+    def weights(state):
+        return [p for p in (state / "policy").iterdir() if p.name.endswith(".safetensors")]
+
+    for state, replaced_by in ((lemma1, real1), (real1, lemma2)):
+        pruned = read_json(state / "pruned.json")
+        assert pruned["policy_kept"] is False and "sharded" in pruned["removed"], pruned
+        assert pruned["replaced_by"] == str(replaced_by.relative_to(run.workdir))
+        assert not (state / "sharded").exists() and not weights(state)
+    for state in (lemma2, real2):  # real2: iteration 2's (evaluated) checkpoint
+        assert (state / "sharded").is_dir() and weights(state) and not (state / "pruned.json").exists()
+    # only iteration 2's checkpoint went through the benchmark layer (eval_every 2)
+    evals = run.workdir / EXP / "eval"
+    assert list(evals.glob("*/ck_gasp_real_rl_s0_i2")) and not list(evals.glob("*/ck_gasp_real_rl_s0_i1"))

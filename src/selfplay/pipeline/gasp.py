@@ -766,9 +766,9 @@ def run_update(
     config/accelerate/lora_ddp.yaml for the data-parallel engine, full_fsdp.yaml for the
     fsdp engine (which shards the model itself; see selfplay.train.rl.recorded).
 
-    With ``gasp.update.keep_states: checkpoints``, once the new state is written the
-    weights of the state the update started from are removed unless it is one of the run's
-    ``evaluated`` checkpoints (selfplay.tracks.gasp.prune)."""
+    With ``gasp.update.keep_states: checkpoints``, before it trains the update prunes the
+    state one step behind the one it starts from (its optimizer state, and its weights
+    unless one of the run's ``evaluated`` checkpoints loads it; selfplay.tracks.gasp.prune)."""
     from ..tracks.gasp.prune import keep_states
     from ..train.settings import training_device
 
@@ -777,15 +777,14 @@ def run_update(
         raise ValueError("gasp.update.keep_states: checkpoints needs the run's evaluated checkpoints")
     prev = resolve_state(previous, to_train=True) if previous else None
     out = Path(out_dir)
+    if pruning:
+        from ..tracks.gasp.prune import prune_behind
+
+        prune_behind(prev, evaluated, out)
     if not read_jsonl(rollouts):
         return _skip(out, prev, "the phase has no rollouts (nothing to score, or on_short: skip)")
     device = training_device(cfg["gasp"]["device"], gpus_requested=gpus)
-    record = _train(cfg, method_name, seed, model_dir, prev, rollouts, out, device, gpus, log_path, phase)
-    if pruning:
-        from ..tracks.gasp.prune import prune_previous
-
-        prune_previous(previous, evaluated, out)
-    return record
+    return _train(cfg, method_name, seed, model_dir, prev, rollouts, out, device, gpus, log_path, phase)
 
 
 def _train(

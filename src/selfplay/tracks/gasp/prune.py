@@ -3,21 +3,24 @@
 Every phase ends in an update that writes a state folder (selfplay.train.rl.recorded), and
 with full fine-tuning of a 7B policy a state is ~122 GB, 91 of them the FSDP shards of the
 weights and AdamW moments that only the next update reads. With ``keep_states:
-checkpoints`` the update job, once it has written its new state, deletes from the state it
-started from what no job will load any more:
+checkpoints`` each update job, before it trains, deletes from the state two steps back
+what no job will load any more. The update starts from state R (its previous state, through
+any skipped updates); R's own update started from state P. P was read by exactly two jobs,
+the phase that made the rollouts of R's update and that update, and both finished before
+this job could start (a run is one linear chain of jobs). So:
 
-- the state it started from is read by exactly two jobs, the phase that made this update's
-  rollouts and this update; both have finished when the new state exists (a run is one
-  linear chain of jobs: every later phase and update reads the new state). So its
-  optimizer state (``optimizer.pt``, ``sharded/``) goes in every case;
-- its weights in ``policy/`` go too, unless it is an evaluated checkpoint (every
-  ``eval_every``-th iteration's and the last, see outputs.eval_iterations), which the
+- P's optimizer state (``optimizer.pt``, ``sharded/``) goes in every case;
+- P's weights in ``policy/`` go too, unless P is an evaluated checkpoint, or the state an
+  evaluated checkpoint that was a skipped update names (``skipped.json``): every
+  ``eval_every``-th iteration's and the last (see outputs.eval_iterations), which the
   benchmark layer and the goalpost filter load at any time;
-- a skipped update's folder names the state to use (``skipped.json``), so the state the
-  update actually loaded is at the end of that chain: its ``policy/`` is kept when any
-  folder on the chain is an evaluated checkpoint (the benchmark layer loads it under that
-  checkpoint's tag);
-- the base model is never touched, nor the run's last state (no update follows it).
+- the base model is never touched, and a run's last two states stay whole.
+
+Pruning one state behind, not the state the update itself started from, keeps a killed
+job safe: if the job dies while it deletes (a cluster's time limit, a preemption), its
+rerun needs R, which is whole, and finishes the deletion. Pruning R right after writing
+the new state would leave a job that Snakemake reruns (it removes a failed job's output)
+from a state already half gone.
 
 What stays is every record (policy_state.json, training_record.json, the adapter's or the
 model's config and tokenizer files, the scheduler and RNG states), so tables, figures and
@@ -47,8 +50,9 @@ KEY = "gasp.update.keep_states"
 CHOICES = ("all", "checkpoints")
 DEFAULT = "all"
 ADVICE = (
-    "only its run's last state can be trained on; to remake an earlier one, set "
-    "gasp.update.keep_states: all and rerun the run from its first update with --forcerun"
+    "an update can start only from a state that still has its optimizer state (a run's last "
+    "two); to remake an earlier one, set gasp.update.keep_states: all and rerun the run from "
+    "its first update with --forcerun"
 )
 # the heavy files of a state folder (selfplay.train.rl.recorded): the AdamW state (data
 # parallel), the FSDP shards (weights and AdamW state), and the weights inside policy/
@@ -132,27 +136,38 @@ def _size(path: Path) -> int:
     return path.stat().st_size
 
 
-def prune_previous(previous: str | Path | None, evaluated: list[str], new_state: str | Path) -> dict | None:
-    """After ``new_state`` was written, remove from the state its update started from
-    (``previous``, through any skipped updates) the optimizer state, and the weights too
-    unless it is an evaluated checkpoint (``evaluated``, also where a skipped checkpoint on
-    the chain names it). The base model is never touched. Returns the ``pruned.json``
-    record, or None when nothing was pruned."""
-    if not (Path(new_state) / STATE_FILE).is_file():
-        return None  # the update was skipped (or did not finish): the previous state is still the one in use
-    chain = skip_chain(previous)
-    if not chain or not (chain[-1] / STATE_FILE).is_file():
-        return None  # the base model
-    target = chain[-1]
-    if (target / PRUNED).is_file():
+def _loads(folder: str | Path) -> Path | None:
+    """The state a folder's jobs load (the end of its skip chain), or None: the base model,
+    or a folder not written yet."""
+    if not Path(folder).is_dir():
         return None
-    protected = next((f for f in chain if any(_same(f, e) for e in evaluated)), None)
+    chain = skip_chain(folder)
+    return chain[-1] if chain and (chain[-1] / STATE_FILE).is_file() else None
+
+
+def prune_behind(start: str | Path | None, evaluated: list[str], new_state: str | Path) -> dict | None:
+    """Before the update that will write ``new_state`` from ``start`` (a state that loads:
+    resolved through skipped updates) trains, remove from the state ``start``'s own update
+    started from the optimizer state, and its weights too unless an ``evaluated``
+    checkpoint loads it. Idempotent: a job killed midway finishes the deletion when rerun.
+    Returns the ``pruned.json`` record, or None when there was nothing to prune."""
+    if start is None or not (Path(start) / "training_record.json").is_file():
+        return None
+    behind = read_json(Path(start) / "training_record.json").get("previous_state")
+    if not behind or not (Path(behind) / STATE_FILE).is_file():
+        return None  # the base model (or a state from elsewhere): never touched
+    target = Path(behind)
+    if (target / PRUNED).is_file():
+        record = read_json(target / PRUNED)
+        _remove(target, record["removed"])  # a rerun after a kill: finish what was started
+        return record
+    protected = next((e for e in evaluated if (t := _loads(e)) is not None and _same(t, target)), None)
     removed = heavy_files(target)
     if protected is not None:
         removed = [p for p in removed if p.parent == target]  # optimizer.pt, sharded/
         reason = (
-            f"its policy is an evaluated checkpoint's ({protected}), kept for the benchmark "
-            "layer; the optimizer state only the next update reads, and it has run"
+            f"the evaluated checkpoint {protected} loads its policy, kept for the benchmark "
+            "layer; its optimizer state only the update after it read, and that has run"
         )
     else:
         reason = "not an evaluated checkpoint, and every job that reads it has run"
@@ -164,18 +179,23 @@ def prune_previous(previous: str | Path | None, evaluated: list[str], new_state:
         "policy_kept": protected is not None,
         "reason": reason,
         "by": f"the update that wrote {Path(new_state)}",
+        "replaced_by": str(start),
         "removed": [str(p.relative_to(target)) for p in removed],
         "bytes": sum(_size(p) for p in removed),
-        "via_skipped": [str(f) for f in chain[:-1]],
         "advice": ADVICE,
     }
     # the marker first: a job killed midway leaves a state that refuses to load, never one
-    # that loads with part of its weights gone
+    # that loads with part of its weights gone (and its rerun finishes the deletion)
     write_json(target / PRUNED, record)
-    for path in removed:
-        if path.is_dir():
-            shutil.rmtree(path)
-        else:
-            path.unlink()
+    _remove(target, record["removed"])
     log.info("%s: pruned %d bytes (%s; %s)", target, record["bytes"], record["setting"], reason)
     return record
+
+
+def _remove(target: Path, names: list[str]) -> None:
+    for name in names:
+        path = target / name
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.exists():
+            path.unlink()
