@@ -3,8 +3,8 @@
 Every phase ends in an update that writes a state folder (selfplay.train.rl.recorded), and
 with full fine-tuning of a 7B policy a state is ~122 GB, 91 of them the FSDP shards of the
 weights and AdamW moments that only the next update reads. With ``keep_states:
-checkpoints`` each update job, before it trains, deletes from the state two steps back
-what no job will load any more. The update starts from state R (its previous state, through
+checkpoints`` each update job, before it trains, deletes from the state one step behind
+the one it starts from what no job will load any more. The update starts from state R (its previous state, through
 any skipped updates); R's own update started from state P. P was read by exactly two jobs,
 the phase that made the rollouts of R's update and that update, and both finished before
 this job could start (a run is one linear chain of jobs). So:
@@ -37,7 +37,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ...bundle.restore import WEIGHT_SUFFIXES  # what a bundle counts as weights: the same files
+from ...bundle.restore import (
+    RECORD_NAME,  # training_record.json: names the state an update started from
+    WEIGHT_SUFFIXES,  # what a bundle counts as weights: the same files
+)
 from ...errors import UserError
 from ...layout import POLICY_STATE as STATE_FILE
 from ...layout import PRUNED_STATE as PRUNED
@@ -151,9 +154,9 @@ def prune_behind(start: str | Path | None, evaluated: list[str], new_state: str 
     started from the optimizer state, and its weights too unless an ``evaluated``
     checkpoint loads it. Idempotent: a job killed midway finishes the deletion when rerun.
     Returns the ``pruned.json`` record, or None when there was nothing to prune."""
-    if start is None or not (Path(start) / "training_record.json").is_file():
+    if start is None or not (Path(start) / RECORD_NAME).is_file():
         return None
-    behind = read_json(Path(start) / "training_record.json").get("previous_state")
+    behind = read_json(Path(start) / RECORD_NAME).get("previous_state")
     if not behind or not (Path(behind) / STATE_FILE).is_file():
         return None  # the base model (or a state from elsewhere): never touched
     target = Path(behind)
