@@ -243,6 +243,27 @@ def test_adapter_changes_output_and_mixed_requests_are_grouped(backend, adapter_
 
 
 @pytest.mark.slow
+def test_a_job_without_adapters_never_imports_peft(tiny_model_dir):
+    """A generation job's record names peft's version without importing peft, which costs
+    such a job seconds (about 120 jobs of the default load the model)."""
+    import subprocess
+    from importlib import metadata
+
+    script = (
+        "import sys, json\n"
+        "from selfplay.llm.transformers_backend import TransformersBackend\n"
+        "from selfplay.llm.base import GenerationRequest, SamplingParams\n"
+        f"b = TransformersBackend({str(tiny_model_dir)!r}, threads=1, progress=False)\n"
+        "b.generate([GenerationRequest([{'role': 'user', 'content': 'hi'}], "
+        "SamplingParams(temperature=0, max_new_tokens=2))])\n"
+        "print(json.dumps([b.describe()['versions']['peft'], 'peft' in sys.modules]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [metadata.version("peft"), False]
+
+
+@pytest.mark.slow
 def test_record_then_replay_real_model(backend, adapter_dir, tmp_path):
     from selfplay.llm.recording import generate_and_record
     from selfplay.records import read_jsonl, sha256_tree

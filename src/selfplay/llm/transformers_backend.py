@@ -39,6 +39,7 @@ import warnings
 from collections import OrderedDict
 from contextlib import nullcontext
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -439,11 +440,11 @@ class TransformersBackend(Backend):
         import torch
         import transformers
 
+        # peft's version from its metadata: importing peft costs a job without adapters
+        # seconds (it pulls in transformers' model classes, scipy, sympy).
         try:
-            import peft
-
-            peft_version = peft.__version__
-        except ImportError:  # adapters unusable, base model still fine
+            peft_version = metadata.version("peft")
+        except metadata.PackageNotFoundError:  # adapters unusable, base model still fine
             peft_version = None
         model_path = Path(self.model_id)
         return {
