@@ -244,8 +244,8 @@ def test_adapter_changes_output_and_mixed_requests_are_grouped(backend, adapter_
 
 @pytest.mark.slow
 def test_a_job_without_adapters_never_imports_peft(tiny_model_dir):
-    """A generation job's record names peft's version without importing peft, which costs
-    such a job seconds (about 120 jobs of the default load the model)."""
+    """A generation job's record names peft's version without importing peft, which a job
+    without adapters does not need (about 120 jobs of the default load the model)."""
     import subprocess
     from importlib import metadata
 
