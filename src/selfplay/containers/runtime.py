@@ -15,6 +15,7 @@ import os
 import platform
 import shutil
 import subprocess
+from importlib import metadata
 from typing import Any
 
 # tool -> command that prints its version (first line kept)
@@ -53,6 +54,15 @@ def tool_version(tool: str) -> str | None:
         return None
     lines = (proc.stdout or proc.stderr).strip().splitlines()
     return lines[0].strip() if proc.returncode == 0 and lines else None
+
+
+def package_version(name: str) -> str | None:
+    """An installed Python package's version from its metadata, without importing it (some
+    packages, peft for one, take seconds to import); None when it is not installed."""
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def runtime_record(tools: tuple[str, ...] = ("python",)) -> dict[str, Any]:

@@ -40,7 +40,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..containers.runtime import runtime_record
+from ..containers.runtime import package_version, runtime_record
 from ..errors import UserError, require_module
 from ..records import sha256_tree, write_json
 from .checkpoints import checkpoint_folder, resume_key, resume_point, save_args
@@ -336,15 +336,10 @@ def staged_output(out_dir: str | os.PathLike, keep_checkpoints: bool = False) ->
 
 
 def _library_versions() -> dict[str, str]:
-    import importlib.metadata as md
-
-    versions = {}
-    for name in ("torch", "transformers", "peft", "trl", "datasets", "accelerate"):
-        try:
-            versions[name] = md.version(name)
-        except md.PackageNotFoundError:
-            versions[name] = "not installed"
-    return versions
+    return {
+        name: package_version(name) or "not installed"
+        for name in ("torch", "transformers", "peft", "trl", "datasets", "accelerate")
+    }
 
 
 def _canonical_adapter_config(path: Path) -> None:
