@@ -4,10 +4,11 @@ Every phase ends in an update that writes a state folder (selfplay.train.rl.reco
 with full fine-tuning of a 7B policy a state is ~122 GB, 91 of them the FSDP shards of the
 weights and AdamW moments that only the next update reads. With ``keep_states:
 checkpoints`` each update job, before it trains, deletes from the state one step behind
-the one it starts from what no job will load any more. The update starts from state R (its previous state, through
-any skipped updates); R's own update started from state P. P was read by exactly two jobs,
-the phase that made the rollouts of R's update and that update, and both finished before
-this job could start (a run is one linear chain of jobs). So:
+the one it starts from what no job will load any more. The update starts from state R
+(its previous state, through any skipped updates); R's own update started from state P.
+P was read by exactly two jobs, the phase that made the rollouts of R's update and that
+update, and both finished before this job could start (a run is one linear chain of
+jobs). So:
 
 - P's optimizer state (``optimizer.pt``, ``sharded/``) goes in every case;
 - P's weights in ``policy/`` go too, unless P is an evaluated checkpoint, or the state an
