@@ -12,12 +12,21 @@ import pytest
 from selfplay.errors import UserError
 from selfplay.llm.answer_format import check_grammar, text_matches
 from selfplay.tracks.gasp import parse
-from selfplay.tracks.gasp.formats import DEFAULTS, FORMS, SKELETON_REASONS, answer_format, proposal_format
+from selfplay.tracks.gasp.execution import read_call_args
+from selfplay.tracks.gasp.formats import (
+    DEFAULTS,
+    FORMS,
+    SKELETON_REASONS,
+    answer_format,
+    proposal_format,
+    task_arity,
+)
 from selfplay.tracks.gasp.prompts import TEACHER_SYSTEM
 
 CODE = "def f(xs, k):\n    return sum(xs) + k\n"
 INPUTS = ["[1, 2], 3", "[], 0", "[5], -1", "[[1, 'a'], (2,)], {1: [None]}", "{'a', 'b'}, -2.5"]
 SMALL = {"question_chars": 40, "code_chars": 60, "literal_chars": 16}
+FREE = proposal_format({"parameters": 0})  # the parameter list and the argument count left free
 
 
 def proposal(question="Return the sum of the list plus k.", code=CODE, inputs=INPUTS, end="\n") -> str:
@@ -65,6 +74,9 @@ def test_every_format_compiles_and_is_named():
         {"literal_chars": parse.MAX_LITERAL_CHARS + 1},
         {"code_chars": parse.MAX_CODE_CHARS + 1},
         {"code_chars": 15},
+        {"parameters": -1},
+        {"parameters": 7},
+        {"parameters": True},
     ],
 )
 def test_bounds_outside_what_the_parser_reads_are_refused(settings):
@@ -84,7 +96,8 @@ def test_an_unknown_form_is_refused():
         proposal(),
         proposal(end=""),
         proposal(question="Étant donné une liste, rendre 'la somme' (plus k) — vite! {x: 1}"),
-        proposal(code="def f(x):\n\treturn x\n"),
+        proposal(code="def f(x, k):\n\treturn x\n"),
+        proposal(code="def f(_xs2, k): return _xs2\n"),
         proposal(
             code="def f(grid):\n\n    def helper(row):\n        return max(row)\n    return [helper(r) for r in grid]  # ``x``\n",
             inputs=["[[1, 2], [3]]", "[[-1]]", "[[0, 0, 0]]", "[[1], [2], [3]]", "[]"],
@@ -96,9 +109,42 @@ def test_an_unknown_form_is_refused():
     ],
 )
 def test_well_formed_proposals_are_accepted_and_parse(tok, text):
-    assert matches(proposal_format(), text, tok), text
+    for fmt in (proposal_format(), FREE):
+        assert matches(fmt, text, tok), (fmt.grammar[:80], text)
     prop, why = parse.parse_proposal(text)
     assert why is None and len(prop["inputs"]) == parse.N_INPUTS
+
+
+@pytest.mark.parametrize(
+    ("text", "free"),
+    [
+        (proposal(code="def f(x):\n\treturn x\n"), True),  # one parameter, two arguments
+        (proposal(code="def f(xs: list, k):\n    return xs\n"), True),
+        (proposal(code="def f(xs, k=1):\n    return xs\n"), True),
+        (proposal(code="def f(*args):\n    return args\n"), True),
+        (proposal(code="def f(Xs, k):\n    return Xs\n"), True),
+        (proposal(code="def f(a, b, c, d):\n    return a\n", inputs=["1, 2, 3, 4"] * 5), True),
+        (proposal(code="def f():\n    return 1\n", inputs=[""] * 5), False),  # no input is empty
+    ],
+)
+def test_the_matched_signature_refuses_what_the_free_one_lets_through(tok, text, free):
+    """Parameters are 1 to 3 plain names and every input gives as many arguments; the free
+    skeleton (``parameters: 0``) leaves both to the model."""
+    assert not matches(proposal_format(), text, tok), text
+    assert matches(FREE, text, tok) == free, text
+
+
+def test_each_arity_takes_exactly_its_count_of_arguments(tok):
+    fmt = proposal_format({"parameters": 2})
+    one = proposal(
+        code="def f(s):\n    return s[::-1]\n", inputs=["'ab'", "''", "(1, 2)", "[3, 4]", "{1: 2}"]
+    )
+    two = proposal()
+    three = proposal(code="def f(a, b, c):\n    return a\n", inputs=["1, 2, 3"] * 5)
+    assert matches(fmt, one, tok) and matches(fmt, two, tok) and not matches(fmt, three, tok)
+    assert matches(proposal_format({"parameters": 3}), three, tok)
+    mixed = proposal(code="def f(s):\n    return s\n", inputs=["'ab'"] * 4 + ["'a', 'b'"])
+    assert not matches(fmt, mixed, tok) and matches(FREE, mixed, tok)
 
 
 def test_well_formed_student_answers_are_accepted_and_parse(tok):
@@ -119,6 +165,51 @@ def test_well_formed_student_answers_are_accepted_and_parse(tok):
         assert matches(answer_format(form), text, tok), text
         value, why = reader(text)
         assert why is None, (text, why)
+
+
+def test_a_student_answer_takes_the_arity_of_its_task(tok):
+    """Given the task's arity, an induction answer names exactly that many plain
+    parameters and an abduction answer gives exactly that many arguments; without one
+    (inputs of differing counts) both stay free."""
+    two_in = answer_format("induction", None, 2)
+    assert matches(two_in, "```python\ndef f(xs, k):\n    return xs[k]\n```", tok)
+    for bad in ("def f(xs):", "def f(xs, k, j):", "def f(*a):", "def f(xs, k=0):", "def f(xs: list, k):"):
+        text = f"```python\n{bad}\n    return 1\n```"
+        assert not matches(two_in, text, tok) and matches(answer_format("induction"), text, tok), bad
+    two_ab = answer_format("abduction", None, 2)
+    assert matches(two_ab, "```input\n[1, (2, 3)], 'a'\n```", tok)
+    assert not matches(two_ab, "```input\n[1, 2]\n```", tok)
+    assert not matches(two_ab, "```input\n1, 2, 3\n```", tok)
+    assert matches(answer_format("abduction", None, 1), "```input\n(1, 2)\n```", tok)  # one tuple
+    assert answer_format("deduction", None, 2).grammar == answer_format("deduction").grammar
+    with pytest.raises(UserError, match="arity"):
+        answer_format("induction", None, 0)
+
+
+def test_the_arity_of_a_task_comes_from_its_inputs():
+    def task(*inputs):
+        return {"pairs": [{"input": i, "output_repr": "0"} for i in inputs]}
+
+    assert task_arity(task("([1, 2], 3)", "([], 0)")) == 2
+    assert task_arity(task("((1, 2),)", "((3, 4),)")) == 1
+    assert task_arity(task("(1,)", "(1, 2)")) is None  # differing counts: no fixed signature
+    assert (
+        task_arity(
+            task(
+                "(1, 2, 3, 4, 5, 6, 7)",
+            )
+        )
+        is None
+    )  # more than a signature may name
+    assert (
+        task_arity(
+            task(
+                "(__import__('os'),)",
+            )
+        )
+        is None
+    )  # not literals
+    assert task_arity({}) is None
 
 
 def test_the_example_in_the_teacher_prompt_follows_the_format(tok):
@@ -189,7 +280,7 @@ def test_student_answers_that_break_their_skeleton_are_refused(tok):
 
 
 def test_the_bounds_are_exact(tok):
-    fmt = proposal_format(SMALL)
+    fmt = proposal_format({**SMALL, "parameters": 0})
     # the program counts in pieces: "def f(" 6, "x):" 3, the line break with its first space 1,
     # "   return x  # " 15, then the comment; the last line break is not counted (60 in all)
     assert matches(
@@ -206,6 +297,20 @@ def test_the_bounds_are_exact(tok):
         fmt, proposal(code="def f(x):\n    return x  # " + "c" * 36 + "\n", inputs=["1"] * 5), tok
     )
     assert not matches(fmt, proposal(inputs=["'" + "a" * 15 + "'"] * 5), tok)
+
+
+def test_a_matched_signature_keeps_the_program_within_its_bound(tok):
+    """The body's share assumes the longest names: ``def f(`` 6, a name of 12, ``):`` 2,
+    so 40 of SMALL's 60 pieces for a one-parameter body, whatever the name's length."""
+    fmt = proposal_format({**SMALL, "parameters": 1})
+    one = ["1"] * 5
+    body = "\n    return x  # "  # 16 pieces
+    assert matches(fmt, proposal(code="def f(x):" + body + "c" * 24 + "\n", inputs=one), tok)
+    assert not matches(fmt, proposal(code="def f(x):" + body + "c" * 25 + "\n", inputs=one), tok)
+    named = "def f(" + "n" * 12 + "):" + body.replace("x", "n" * 12)  # 11 more pieces in the body
+    assert matches(fmt, proposal(code=named + "c" * 13 + "\n", inputs=one), tok)
+    assert not matches(fmt, proposal(code=named + "c" * 14 + "\n", inputs=one), tok)
+    assert not matches(fmt, proposal(code="def f(" + "n" * 13 + "):\n    return 1\n", inputs=one), tok)
 
 
 def test_long_programs_and_literals_are_followed_to_their_end(tok):
@@ -266,11 +371,16 @@ def test_random_answers_drawn_through_the_grammar_never_fail_for_their_layout(to
             text = _walk(answer_format(form, SMALL), tok, rng)
             value, why = reader(text)
             assert why is None, (text, why)  # a literal by construction
-    for _ in range(6):
-        text = _walk(answer_format("induction", SMALL), tok, rng)
+    for i in range(8):
+        text = _walk(answer_format("induction", SMALL, 2 if i % 2 else None), tok, rng)
         assert parse.parse_induction(text)[1] not in SKELETON_REASONS, text
-    for _ in range(6):
-        text = _walk(proposal_format(SMALL), tok, rng)
+    for _ in range(4):
+        text = _walk(answer_format("abduction", SMALL, 2), tok, rng)
+        value, why = parse.parse_abduction(text)
+        assert why is None and len(read_call_args(value, 4000)) == 2, text
+    for i in range(8):
+        fmt = proposal_format(SMALL) if i % 2 else proposal_format({**SMALL, "parameters": 0})
+        text = _walk(fmt, tok, rng)
         prop, why = parse.parse_proposal(text)
         assert why not in SKELETON_REASONS, (text, why)  # only the program's content can fail
         # what the layout fixes is read whole: the question, five literal inputs
@@ -278,6 +388,12 @@ def test_random_answers_drawn_through_the_grammar_never_fail_for_their_layout(to
         assert len(question) <= SMALL["question_chars"]
         inputs = re.findall(r"```input\n(.*)\n```", text)
         assert len(inputs) == 5 and all(parse.read_arguments(i)[1] is None for i in inputs), text
+        if i % 2:  # matched: as many arguments as f names parameters
+            names = re.match(r"def f\(([a-z0-9_, ]*)\):", text.split("```python\n", 1)[1]).group(1)
+            arity = len(names.split(", "))
+            assert 1 <= arity <= 3 and all(
+                len(read_call_args(parse.read_arguments(a)[0], 4000)) == arity for a in inputs
+            ), text
 
 
 # --------------------------------------------------------------------------- the real model
@@ -286,8 +402,9 @@ def test_the_tiny_model_writes_complete_answers_with_the_format_on(tiny_model_di
     """SmolLM2-135M, constrained, on 4 lemma requests (two goalposts, both axes) at the
     teacher's training temperature, and once on each student form: no answer that ended
     within its token budget fails for its layout (only the program's content can fail),
-    and some proposals parse whole (measured: 4 of these 4; of 8 requests, 7 at T=1.0 and 8
-    at T=0.6, the failure a program that does not parse)."""
+    and some proposals parse whole (measured with the free skeleton: 4 of these 4; of 8
+    requests, 7 at T=1.0 and 8 at T=0.6, the failure a program that does not parse; with
+    the matched signature, today's default, 4 of these 4 on 2026-11-28)."""
     from selfplay.llm.base import GenerationRequest, SamplingParams
     from selfplay.llm.factory import make_backend
     from selfplay.tracks.gasp.goalposts import load_goalposts

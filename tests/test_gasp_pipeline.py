@@ -112,6 +112,32 @@ def test_phase_accepts_in_band_candidates_and_stops_at_m(tmp_path, monkeypatch):
     assert not (out / ".attempts").exists()
 
 
+@pytest.mark.parametrize("parameters", [3, 1, 0])
+def test_constrained_proposals_take_the_configured_signature(tmp_path, monkeypatch, parameters):
+    """gasp.teacher.signature_parameters reaches the teacher's answer format: one arity
+    alternative per allowed parameter count, none when 0 leaves the signature free."""
+    cfg = config(candidates_per_attempt=1, target_accepted=1, max_attempts=1, signature_parameters=parameters)
+    cfg["gasp"]["teacher"]["answer_format"]["constrained"] = True
+    cfg["gasp"]["student"]["answer_format"]["constrained"] = True
+    formats = []
+
+    class Recording(Scripted):
+        def generate(self, requests):
+            formats.extend(r.answer_format for r in requests)
+            return super().generate(requests)
+
+    out, summary = run_phase(
+        tmp_path, cfg, Recording([[proposal(*ADD_ONE, INPUTS[ADD_ONE])]], passes=5), monkeypatch
+    )
+    teacher = formats[0]
+    assert teacher.name == "gasp.proposal"
+    assert [f"sig{k}:" in teacher.grammar for k in range(1, 5)] == [k <= parameters for k in range(1, 5)]
+    assert summary["accepted"] == 1  # the scripted proposal itself is not decoded through the grammar
+    # the student's tries at it define f with the one parameter its inputs fill, whatever the teacher's skeleton
+    student = formats[1]
+    assert student.name == "gasp.induction" and 'def f(" PARAM "):"' in student.grammar
+
+
 def test_out_of_band_copies_and_unsafe_code_spend_the_attempts(tmp_path, monkeypatch):
     cfg = config(candidates_per_attempt=2, target_accepted=5, max_attempts=2)
     script = [

@@ -166,8 +166,18 @@ def run_teacher_phase(
     rollouts: list[dict] = []
     teacher_files: list[Path] = []
     student_files: list[Path] = []
-    t_fmt = _format(t_cfg["answer_format"], gformats.proposal_format)
-    s_fmt = _format(s_cfg["answer_format"], lambda section: gformats.answer_format("induction", section))
+    t_fmt = _format(
+        t_cfg["answer_format"],
+        lambda section: gformats.proposal_format({**section, "parameters": t_cfg["signature_parameters"]}),
+    )
+
+    def s_fmt(task: dict):
+        """The student's induction format for ``task``: its signature fixed to the task's arity."""
+        arity = gformats.task_arity(task)
+        return _format(
+            s_cfg["answer_format"], lambda section: gformats.answer_format("induction", section, arity)
+        )
+
     base_seed = derive_seed(cfg["seed"], "gasp", method_name, seed)
 
     with ExitStack() as stack:
@@ -282,7 +292,7 @@ def run_teacher_phase(
                 GenerationRequest(
                     messages=prompts.induction_messages(task),
                     adapter=adapter,
-                    answer_format=s_fmt,
+                    answer_format=s_fmt(task),
                     sampling=_sampling(
                         s_cfg["sampling"], n_tries, derive_seed(base_seed, *where, row["index"], "student")
                     ),
@@ -541,7 +551,11 @@ def run_solver_phase(
             messages = prompts.deduction_messages(task, pair)
         else:
             messages = prompts.abduction_messages(task, pair)
-        fmt = _format(sv["answer_format"], lambda section, form=form: gformats.answer_format(form, section))
+        arity = gformats.task_arity(task)
+        fmt = _format(
+            sv["answer_format"],
+            lambda section, form=form, arity=arity: gformats.answer_format(form, section, arity),
+        )
         requests.append(
             GenerationRequest(
                 messages=messages,

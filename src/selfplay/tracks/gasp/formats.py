@@ -4,10 +4,17 @@ the layout on its own).
 
 * the teacher's proposal (``gasp.proposal``): ``Question: `` and the question text, a
   ```python block opening with ``def f(``, then exactly five ```input blocks, each one
-  call's arguments as Python literals;
+  call's arguments as Python literals. With ``parameters`` at n > 0 (the default, 3)
+  the function's first line is ``def f(a, b):`` with 1 to n plain parameter names, and
+  every input gives exactly as many arguments as it names: the tiny model's proposals
+  otherwise mostly failed as calls of the wrong arity (TypeError) or on annotations
+  naming what was never imported (NameError); 0 leaves the parameter list and the
+  argument count the model's;
 * the student (``gasp.induction``, ``gasp.deduction``, ``gasp.abduction``): a ```python
   block opening with ``def f(``; an ```output block with one literal; an ```input block
-  with an argument list.
+  with an argument list. When every input of the task gives the same number of
+  arguments (:func:`task_arity`), the induction answer's ``def f(`` names exactly that
+  many plain parameters and the abduction answer gives exactly that many arguments.
 
 What the grammars fix is exactly what parse.py reads as the layout; what stays the
 model's is the question's words, the function's parameters and body, and every value.
@@ -28,6 +35,11 @@ took 151 to 312 tokens, 16 of 16 complete, where 240/480/48 ran one of 8 past 38
   character, a line break with the next line's indent counting one); its lines after
   the first are blank or indented, so the top level holds nothing but ``f`` (no stray
   calls, no second function: parse.py would refuse those);
+* ``parameters``: the most parameters a proposal's ``f`` may take, its inputs giving
+  exactly as many arguments (0: any, the parameter list unconstrained). Names are
+  lower-case identifiers of at most :data:`NAME_CHARS` characters, without
+  annotations or defaults; with a matched signature ``code_chars`` bounds the program
+  at most, not exactly (the body's share assumes the longest names);
 * ``literal_chars``: one input's or output's characters. Literals are numbers, strings
   without backslashes or backticks, None/True/False, and lists, tuples, dicts (atom
   keys) and sets (atoms) nested at most :data:`LITERAL_DEPTH` deep, items separated by
@@ -48,16 +60,18 @@ from ...errors import UserError
 from ...llm.answer_format import AnswerFormat, lark_string
 from . import parse
 
-DEFAULTS = {"question_chars": 200, "code_chars": 400, "literal_chars": 40}
+DEFAULTS = {"question_chars": 200, "code_chars": 400, "literal_chars": 40, "parameters": 3}
 FORMS = ("induction", "deduction", "abduction")
 LITERAL_DEPTH = 3
+NAME_CHARS = 12
 # the largest bounds parse.py reads whole
 _LIMITS = {
     "question_chars": parse.MAX_QUESTION_CHARS,
     "code_chars": parse.MAX_CODE_CHARS,
     "literal_chars": parse.MAX_LITERAL_CHARS,
+    "parameters": 6,
 }
-_LEAST = {"question_chars": 1, "code_chars": 16, "literal_chars": 1}
+_LEAST = {"question_chars": 1, "code_chars": 16, "literal_chars": 1, "parameters": 0}
 
 # Refusals an answer that follows its format cannot get: only the program's content can fail.
 SKELETON_REASONS = frozenset(parse.REASONS) - {
@@ -88,15 +102,20 @@ def _value(depth: int) -> str:
     )
 
 
-def _literal_terminal(name: str, chars: int, args: bool) -> str:
-    """``name``: one literal (``args``: an argument list, one or more literals), at most
-    ``chars`` characters."""
+def _literal_terminal(name: str, chars: int, args: bool | int) -> str:
+    """``name``: one literal (``args``: an argument list, one or more literals; an int n:
+    exactly n), at most ``chars`` characters."""
     value = _value(LITERAL_DEPTH)
-    body = f"({value}, )*{value}" if args else value
+    if args is True:
+        body = f"({value}, )*{value}"
+    elif args:
+        body = ", ".join([value] * int(args))
+    else:
+        body = value
     return f"{name}: /{body}/ & /[^\\n]{{1,{int(chars)}}}/\n"
 
 
-def _program(chars: int) -> str:
+def _program(chars: int, name: str = "PROGRAM", opened: int = 6) -> str:
     """PROGRAM: the rest of ``def f(`` up to and including the block's closing fence. Every
     line after the first is blank or starts with a space or a tab, so nothing but ``f``
     stands at the top level; no three backticks in a row anywhere.
@@ -106,10 +125,10 @@ def _program(chars: int) -> str:
     bound ran out of lexer states after about 1500 tokens of code): a piece is one
     character, or one or two backticks with the character after them, or a line break
     together with up to two backticks before it, up to three blank lines after it and the
-    next line's first character. ``def f(`` counts 6; the last line break and the fence
-    are not counted."""
+    next line's first character. What the skeleton writes before the terminal counts
+    ``opened`` (``def f(``: 6); the last line break and the fence are not counted."""
     piece = r"([^`\n\r]|`{1,2}[^`\n\r]|`{0,2}\n{1,4}[ \t])"
-    return f"PROGRAM: /{piece}{{0,{int(chars) - 6}}}`{{0,2}}\\n{{1,4}}```/\n"
+    return f"{name}: /{piece}{{0,{max(int(chars) - opened, 0)}}}`{{0,2}}\\n{{1,4}}```/\n"
 
 
 def _bounds(settings: dict | None) -> dict:
@@ -120,39 +139,99 @@ def _bounds(settings: dict | None) -> dict:
         ),
         "code_chars": settings.get("code_chars", DEFAULTS["code_chars"]),
         "literal_chars": settings.get("literal_chars", DEFAULTS["literal_chars"]),
+        "parameters": settings.get("parameters", DEFAULTS["parameters"]),
     }
     for key, value in out.items():
         if isinstance(value, bool) or not isinstance(value, int) or not _LEAST[key] <= value <= _LIMITS[key]:
+            why = "0: any" if key == "parameters" else "what parse.py reads"
             raise UserError(
                 f"answer_format.{key} must be an integer from {_LEAST[key]} to {_LIMITS[key]} "
-                f"(what parse.py reads), got {value!r}"
+                f"({why}), got {value!r}"
             )
     return out
 
 
 def proposal_format(settings: dict | None = None) -> AnswerFormat:
-    """The teacher's answer: question, ```python block opening ``def f(``, five ```input blocks."""
+    """The teacher's answer: question, ```python block opening ``def f(``, five ```input
+    blocks; with ``parameters`` n > 0, one alternative per arity k = 1..n, in which the
+    first line names k parameters and every input gives k arguments."""
     b = _bounds(settings)
     question = f"QUESTION: /[^`\\s*_>#][^`\\x00-\\x1F\\x7F]{{0,{b['question_chars'] - 1}}}\\n/\n"
-    one_input = lark_string("\n\n```input\n") + " ARGS " + lark_string("\n```")
-    grammar = (
-        f"start: {lark_string('Question: ')} QUESTION {lark_string('```python' + chr(10) + 'def f(')} PROGRAM "
-        + " ".join([one_input] * parse.N_INPUTS)
-        + ' "\\n"?\n'
-        + question
-        + _program(b["code_chars"])
-        + _literal_terminal("ARGS", b["literal_chars"], True)
-    )
+    opening = f"start: {lark_string('Question: ')} QUESTION {lark_string('```python' + chr(10) + 'def f(')} "
+
+    def inputs(args: str) -> str:
+        one = lark_string("\n\n```input\n") + f" {args} " + lark_string("\n```")
+        return " ".join([one] * parse.N_INPUTS)
+
+    n = b["parameters"]
+    if not n:
+        grammar = (
+            opening
+            + "PROGRAM "
+            + inputs("ARGS")
+            + ' "\\n"?\n'
+            + question
+            + _program(b["code_chars"])
+            + _literal_terminal("ARGS", b["literal_chars"], True)
+        )
+        return AnswerFormat("gasp.proposal", grammar)
+    rules, terminals = [], [question, _param_terminal()]
+    for k in range(1, n + 1):
+        rules.append(f"sig{k}: {_signature(k)} PROGRAM{k} {inputs(f'ARGS{k}')}\n")
+        terminals.append(_program(b["code_chars"], f"PROGRAM{k}", _signature_chars(k)))
+        terminals.append(_literal_terminal(f"ARGS{k}", b["literal_chars"], k))
+    alternatives = " | ".join(f"sig{k}" for k in range(1, n + 1))
+    grammar = opening + f'({alternatives}) "\\n"?\n' + "".join(rules) + "".join(terminals)
     return AnswerFormat("gasp.proposal", grammar)
 
 
-def answer_format(form: str, settings: dict | None = None) -> AnswerFormat:
-    """The student's answer in ``form``: induction, deduction or abduction."""
+def task_arity(task: dict) -> int | None:
+    """How many arguments every input of ``task`` gives (its pairs' inputs, as argument
+    tuples), or None when they differ or exceed what a signature may name."""
+    from .execution import NotALiteral, read_call_args
+
+    try:
+        counts = {len(read_call_args(pair["input"], parse.MAX_LITERAL_CHARS)) for pair in task["pairs"]}
+    except (NotALiteral, KeyError, TypeError):
+        return None
+    if len(counts) != 1:
+        return None
+    (count,) = counts
+    return count if 1 <= count <= _LIMITS["parameters"] else None
+
+
+def _signature(arity: int) -> str:
+    """The parameter list of ``def f(`` with ``arity`` plain names, and its closing ``):``."""
+    return " ".join(['PARAM ", "'] * (arity - 1) + ["PARAM", lark_string("):")])
+
+
+def _param_terminal() -> str:
+    return f"PARAM: /[a-z_][a-z0-9_]{{0,{NAME_CHARS - 1}}}/\n"
+
+
+def _signature_chars(arity: int) -> int:
+    """What ``def f(`` and a signature of ``arity`` names at their longest count."""
+    return 6 + arity * NAME_CHARS + 2 * (arity - 1) + 2
+
+
+def answer_format(form: str, settings: dict | None = None, arity: int | None = None) -> AnswerFormat:
+    """The student's answer in ``form``: induction, deduction or abduction. With ``arity``
+    (the task's argument count, :func:`task_arity`) an induction answer's ``def f(`` names
+    exactly that many plain parameters and an abduction answer gives exactly that many
+    arguments: the task's own inputs fix both, and a tiny model left free writes calls of
+    another arity."""
     b = _bounds(settings)
-    if form == "induction":
-        grammar = f'start: {lark_string("```python" + chr(10) + "def f(")} PROGRAM "\\n"?\n' + _program(
-            b["code_chars"]
+    if arity is not None and not 1 <= arity <= _LIMITS["parameters"]:
+        raise UserError(f"a task's arity must be 1 to {_LIMITS['parameters']}, got {arity!r}")
+    opening = lark_string("```python" + chr(10) + "def f(")
+    if form == "induction" and arity:
+        grammar = (
+            f'start: {opening} {_signature(arity)} PROGRAM "\\n"?\n'
+            + _program(b["code_chars"], opened=_signature_chars(arity))
+            + _param_terminal()
         )
+    elif form == "induction":
+        grammar = f'start: {opening} PROGRAM "\\n"?\n' + _program(b["code_chars"])
     elif form == "deduction":
         grammar = (
             f'start: {lark_string("```output" + chr(10))} VALUE {lark_string(chr(10) + "```")} "\\n"?\n'
@@ -161,7 +240,7 @@ def answer_format(form: str, settings: dict | None = None) -> AnswerFormat:
     elif form == "abduction":
         grammar = (
             f'start: {lark_string("```input" + chr(10))} ARGS {lark_string(chr(10) + "```")} "\\n"?\n'
-            + _literal_terminal("ARGS", b["literal_chars"], True)
+            + _literal_terminal("ARGS", b["literal_chars"], arity or True)
         )
     else:
         raise UserError(f"unknown GASP task form {form!r}; known: {', '.join(FORMS)}")
