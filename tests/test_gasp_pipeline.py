@@ -36,7 +36,9 @@ def proposal(question: str, code: str, inputs: list[str]) -> str:
 ADD_ONE = ("Add one to x.", "def f(x):\n    return x + 1")
 DOUBLE = ("Double every element of a list.", "def f(xs):\n    return [2 * v for v in xs]")
 UNSAFE = ("Read a file.", "def f(x):\n    import os\n    return os.getcwd()")
+PAIR_SUM = ("Add a and b.", "def f(a, b):\n    return a + b")
 INPUTS = {
+    PAIR_SUM: ["1, 2", "0, 0", "-1, 1", "5, 5", "2, 3"],
     ADD_ONE: ["1", "2", "3", "4", "5"],
     DOUBLE: ["[1]", "[1, 2]", "[]", "[3, 4]", "[0, 5]"],
     UNSAFE: ["1", "2", "3", "4", "5"],
@@ -136,6 +138,45 @@ def test_constrained_proposals_take_the_configured_signature(tmp_path, monkeypat
     # the student's tries at it define f with the one parameter its inputs fill, whatever the teacher's skeleton
     student = formats[1]
     assert student.name == "gasp.induction" and 'def f(" PARAM "):"' in student.grammar
+
+
+@pytest.mark.parametrize("form", ["induction", "deduction", "abduction"])
+def test_the_solver_asks_each_form_in_its_tasks_arity(tmp_path, monkeypatch, form):
+    """Constrained, the solver's answer formats follow each task's arity (one argument for
+    ADD_ONE, two for PAIR_SUM); a deduction answer is one literal whatever the arity."""
+    from selfplay.tracks.gasp.formats import answer_format
+
+    cfg = config(candidates_per_attempt=2, target_accepted=2, max_attempts=1)
+    script = [[proposal(*ADD_ONE, INPUTS[ADD_ONE]), proposal(*PAIR_SUM, INPUTS[PAIR_SUM])]]
+    out, summary = run_phase(tmp_path, cfg, Scripted(script, passes=5), monkeypatch)
+    assert summary["accepted"] == 2
+    sv = cfg["gasp"]["solver"]
+    sv["answer_format"]["constrained"] = True
+    sv["forms"] = {f: float(f == form) for f in ("induction", "deduction", "abduction")}
+    seen = []
+
+    class Unreadable(Backend):
+        """A test double for the student: records the requests, answers nothing readable."""
+
+        name = "unreadable"
+
+        def describe(self):
+            return {"name": self.name}
+
+        def generate(self, requests):
+            seen.extend(requests)
+            return [["no answer"] * r.sampling.n for r in requests]
+
+    monkeypatch.setattr(agents, "make_generation_backend", lambda cfg, model_dir: Unreadable())
+    accepted = [str(out / "accepted.jsonl")]
+    solved = steps.run_solver_phase(cfg, "gasp", 0, 1, "model", None, accepted, str(tmp_path / "solver"))
+    assert solved["tasks"] == 2
+    assert [r.answer_format.grammar for r in seen] == [
+        answer_format(form, sv["answer_format"], arity).grammar for arity in (1, 2)
+    ]
+    assert (form == "deduction") == (seen[0].answer_format.grammar == seen[1].answer_format.grammar)
+    answers = read_jsonl(tmp_path / "solver" / "answers.jsonl")
+    assert answers and not any(a["format_ok"] for a in answers)
 
 
 def test_out_of_band_copies_and_unsafe_code_spend_the_attempts(tmp_path, monkeypatch):

@@ -173,9 +173,9 @@ def run_teacher_phase(
 
     def s_fmt(task: dict):
         """The student's induction format for ``task``: its signature fixed to the task's arity."""
-        arity = gformats.task_arity(task)
         return _format(
-            s_cfg["answer_format"], lambda section: gformats.answer_format("induction", section, arity)
+            s_cfg["answer_format"],
+            lambda section: gformats.answer_format("induction", section, gformats.task_arity(task)),
         )
 
     base_seed = derive_seed(cfg["seed"], "gasp", method_name, seed)
@@ -551,10 +551,11 @@ def run_solver_phase(
             messages = prompts.deduction_messages(task, pair)
         else:
             messages = prompts.abduction_messages(task, pair)
-        arity = gformats.task_arity(task)
         fmt = _format(
             sv["answer_format"],
-            lambda section, form=form, arity=arity: gformats.answer_format(form, section, arity),
+            lambda section, form=form, task=task: gformats.answer_format(
+                form, section, gformats.task_arity(task)
+            ),
         )
         requests.append(
             GenerationRequest(
