@@ -102,16 +102,11 @@ def _value(depth: int) -> str:
     )
 
 
-def _literal_terminal(name: str, chars: int, args: bool | int) -> str:
-    """``name``: one literal (``args``: an argument list, one or more literals; an int n:
-    exactly n), at most ``chars`` characters."""
+def _literal_terminal(name: str, chars: int, count: int | None) -> str:
+    """``name``: exactly ``count`` literals separated by ``", "`` (None: one or more), at
+    most ``chars`` characters."""
     value = _value(LITERAL_DEPTH)
-    if args is True:
-        body = f"({value}, )*{value}"
-    elif args:
-        body = ", ".join([value] * int(args))
-    else:
-        body = value
+    body = f"({value}, )*{value}" if count is None else ", ".join([value] * count)
     return f"{name}: /{body}/ & /[^\\n]{{1,{int(chars)}}}/\n"
 
 
@@ -172,7 +167,7 @@ def proposal_format(settings: dict | None = None) -> AnswerFormat:
             + ' "\\n"?\n'
             + question
             + _program(b["code_chars"])
-            + _literal_terminal("ARGS", b["literal_chars"], True)
+            + _literal_terminal("ARGS", b["literal_chars"], None)
         )
         return AnswerFormat("gasp.proposal", grammar)
     rules, terminals = [], [question, _param_terminal()]
@@ -235,12 +230,12 @@ def answer_format(form: str, settings: dict | None = None, arity: int | None = N
     elif form == "deduction":
         grammar = (
             f'start: {lark_string("```output" + chr(10))} VALUE {lark_string(chr(10) + "```")} "\\n"?\n'
-            + _literal_terminal("VALUE", b["literal_chars"], False)
+            + _literal_terminal("VALUE", b["literal_chars"], 1)
         )
     elif form == "abduction":
         grammar = (
             f'start: {lark_string("```input" + chr(10))} ARGS {lark_string(chr(10) + "```")} "\\n"?\n'
-            + _literal_terminal("ARGS", b["literal_chars"], arity or True)
+            + _literal_terminal("ARGS", b["literal_chars"], arity)
         )
     else:
         raise UserError(f"unknown GASP task form {form!r}; known: {', '.join(FORMS)}")
