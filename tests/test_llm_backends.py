@@ -196,6 +196,32 @@ def test_batched_sampling_order_n_and_determinism(backend):
 
 
 @pytest.mark.slow
+def test_samples_of_one_prompt_share_one_prefill(backend):
+    """A request's n samples are prefilled once (the prompt is run for one row and its
+    cache copied) and give the texts of rows prefilled one by one (batches of one row)."""
+    reqs = [
+        GenerationRequest(
+            PROMPTS[0], SamplingParams(temperature=0.9, top_p=0.95, max_new_tokens=8, n=3, seed=5)
+        ),
+        GenerationRequest(PROMPTS[2], SamplingParams(temperature=0.0, max_new_tokens=6, n=2)),
+    ]
+    before = dict(backend.stats)
+    shared = backend.generate(reqs)
+    assert backend.stats["rows"] - before["rows"] == 4  # 3 samples, one greedy row
+    assert backend.stats["batches"] - before["batches"] == 1
+    assert backend.stats["prefilled_rows"] - before["prefilled_rows"] == 2  # one per prompt
+    batch_size = backend.batch_size
+    backend.batch_size = 1
+    try:
+        alone = backend.generate(reqs)
+    finally:
+        backend.batch_size = batch_size
+    assert backend.stats["prefilled_rows"] - before["prefilled_rows"] == 2 + 4
+    assert shared == alone
+    assert len(set(shared[0])) > 1  # three separate draws from one prefill
+
+
+@pytest.mark.slow
 def test_own_decoding_loop_matches_transformers_generate(backend):
     """Greedy text from our loop (one batch; the 3-token row leaves it early, the others go
     on with their cache rows) equals transformers' own ``generate`` on each prompt alone."""

@@ -10,6 +10,8 @@ How a ``generate`` call runs
 - Each request becomes ``n`` rows (one row if greedy: the n texts are then copies).
   Rows are sorted by prompt length and cut into batches of ``batch_size`` rows,
   left-padded (pad = eos = ``<|im_end|>`` for SmolLM2 when there is no pad token).
+  Rows of one batch that hold the same prompt (a request's samples) share one prefill:
+  the distinct prompts are run once and their cache is copied to each row.
 - Decoding is our own loop over the model's forward pass with a KV cache, not
   ``generate``: a batch is prefilled once, then each step feeds every unfinished row
   its last token, and a row that has stopped leaves the batch (its cache rows are
@@ -241,6 +243,7 @@ class TransformersBackend(Backend):
             "requests": 0,
             "rows": 0,
             "batches": 0,
+            "prefilled_rows": 0,  # rows whose prompt was run (samples of one prompt share it)
             "prompt_tokens": 0,
             "generated_tokens": 0,
             "seconds": 0.0,
@@ -339,12 +342,16 @@ class TransformersBackend(Backend):
         """Decode one batch: (text, tokens generated counting the stop token) per row."""
         import torch
 
-        width = max(len(r.prompt_ids) for r in rows)
-        input_ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
-        attention = torch.zeros((len(rows), width), dtype=torch.long)
-        for k, r in enumerate(rows):
-            input_ids[k, width - len(r.prompt_ids) :] = torch.tensor(r.prompt_ids, dtype=torch.long)
-            attention[k, width - len(r.prompt_ids) :] = 1
+        # Rows with the same prompt (a request's n samples) share one prefill: each distinct
+        # prompt is run once and its cache and last logits are copied to its rows.
+        distinct: dict[tuple[int, ...], int] = {}
+        source = [distinct.setdefault(tuple(r.prompt_ids), len(distinct)) for r in rows]
+        width = max(len(ids) for ids in distinct)
+        input_ids = torch.full((len(distinct), width), self.pad_id, dtype=torch.long)
+        attention = torch.zeros((len(distinct), width), dtype=torch.long)
+        for k, ids in enumerate(distinct):
+            input_ids[k, width - len(ids) :] = torch.tensor(ids, dtype=torch.long)
+            attention[k, width - len(ids) :] = 1
         positions = (attention.cumsum(-1) - 1).masked_fill(attention == 0, 0)
         sampler = self._RowSampler(rows, self._matchers(rows), sorted(self.stop_ids))
         generated: list[list[int]] = [[] for _ in rows]
@@ -359,6 +366,11 @@ class TransformersBackend(Backend):
                 logits_to_keep=1,
             )
             cache, logits = out.past_key_values, out.logits[:, -1, :]
+            if len(distinct) < len(rows):
+                copy = torch.tensor(source, dtype=torch.long, device=self.device)
+                cache.batch_select_indices(copy)
+                logits, attention, positions = logits[copy], attention[copy], positions[copy]
+            self.stats["prefilled_rows"] += len(distinct)
             next_position = positions[:, -1:] + 1
             finished = [False] * len(rows)
             while True:
