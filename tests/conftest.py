@@ -94,9 +94,41 @@ def cluster(etc_slurm_before):
             c.stop()
 
 
+# ----------------------------------------------------------------------------- two workers
+# `make test` runs the suite in two pytest-xdist workers (`-n 2 --dist loadgroup`). Every
+# test gets an xdist group, and a group runs whole in one worker: a module is a group of
+# its own (its module-scoped fixtures, often a whole workflow run, are built once); the
+# modules that use the real SLURM cluster (one per machine: fixed ports, /etc/slurm)
+# form one group, and so do those that start vLLM's CPU engine (its fixed ports and
+# memory). Groups holding slow tests are collected first, so the long ones start early
+# and the short ones fill the end of the run (`--no-loadscope-reorder` keeps this order).
+VLLM_MODULES = {"test_grpo_vllm", "test_tiny_random", "test_vllm_cpu_prefill", "test_vllm_real"}
+
+
+def _module_group(module: str, items: list) -> str:
+    if any("cluster" in getattr(item, "fixturenames", ()) for item in items):
+        return "cluster"
+    if module in VLLM_MODULES:
+        return "vllm"
+    return module
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests that use the real SLURM cluster carry the `cluster` marker, so the fast tier
-    (`make test-fast`: not slow, rehearsal or cluster) leaves them out by fixture, not by list."""
+    (`make test-fast`: not slow, rehearsal or cluster) leaves them out by fixture, not by
+    list; every test gets its xdist group, slow groups first (see above)."""
     for item in items:
         if "cluster" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.cluster)
+    by_module: dict[str, list] = {}
+    for item in items:
+        by_module.setdefault(item.nodeid.split("::")[0], []).append(item)
+    group_of = {}
+    for module, members in by_module.items():
+        group = _module_group(Path(module).stem, members)
+        for item in members:
+            group_of[item.nodeid] = group
+            item.add_marker(pytest.mark.xdist_group(group))
+    slow = {group_of[item.nodeid] for item in items if item.get_closest_marker("slow")}
+    order = {group: k for k, group in enumerate(dict.fromkeys(group_of[i.nodeid] for i in items))}
+    items.sort(key=lambda i: (group_of[i.nodeid] not in slow, order[group_of[i.nodeid]]))
