@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 import json
 import sys
 import threading
@@ -196,29 +197,64 @@ def test_batched_sampling_order_n_and_determinism(backend):
 
 
 @pytest.mark.slow
-def test_samples_of_one_prompt_share_one_prefill(backend):
-    """A request's n samples are prefilled once (the prompt is run for one row and its
-    cache copied) and give the texts of rows prefilled one by one (batches of one row)."""
+def test_a_batch_prefills_each_prompt_once_and_their_common_beginning_once(backend):
+    """A request's n samples are prefilled once (the prompt runs for one row and its cache
+    is copied), and the common beginning of a batch's prompts runs once for all of them;
+    the texts are those of rows prefilled one by one (batches of one row)."""
+    system = "You answer questions about numbers. Keep every answer short and plain. " * 3
     reqs = [
         GenerationRequest(
-            PROMPTS[0], SamplingParams(temperature=0.9, top_p=0.95, max_new_tokens=8, n=3, seed=5)
+            chat("Name an even number.", system=system),
+            SamplingParams(temperature=0.9, top_p=0.95, max_new_tokens=8, n=3, seed=5),
         ),
-        GenerationRequest(PROMPTS[2], SamplingParams(temperature=0.0, max_new_tokens=6, n=2)),
+        GenerationRequest(
+            chat("Is seven a prime number?", system=system), SamplingParams(temperature=0.0, max_new_tokens=6)
+        ),
+        GenerationRequest(
+            chat("What is ten minus four?", system=system), SamplingParams(temperature=0.0, max_new_tokens=6)
+        ),
     ]
-    before = dict(backend.stats)
-    shared = backend.generate(reqs)
-    assert backend.stats["rows"] - before["rows"] == 4  # 3 samples, one greedy row
-    assert backend.stats["batches"] - before["batches"] == 1
-    assert backend.stats["prefilled_rows"] - before["prefilled_rows"] == 2  # one per prompt
+    lengths = [len(backend._prompt_ids(r)) for r in reqs]
+    common = len(os.path.commonprefix([backend._prompt_ids(r) for r in reqs]))
+    assert common > 40 and min(lengths) > common
+    runs = {}
     batch_size = backend.batch_size
-    backend.batch_size = 1
     try:
-        alone = backend.generate(reqs)
+        for name, size, share in (
+            ("shared", 8, True),
+            ("unshared", 8, False),
+            ("one by one", 1, True),
+        ):
+            backend.batch_size, backend.share_prefill = size, share
+            before = dict(backend.stats)
+            runs[name] = backend.generate(reqs)
+            runs[name + " stats"] = {
+                k: backend.stats[k] - before[k]
+                for k in ("rows", "batches", "prefilled_rows", "prefilled_tokens")
+            }
     finally:
-        backend.batch_size = batch_size
-    assert backend.stats["prefilled_rows"] - before["prefilled_rows"] == 2 + 4
-    assert shared == alone
-    assert len(set(shared[0])) > 1  # three separate draws from one prefill
+        backend.batch_size, backend.share_prefill = batch_size, True
+    rows = 3 + 1 + 1
+    assert runs["shared stats"] == {
+        "rows": rows,
+        "batches": 1,
+        "prefilled_rows": 3,
+        "prefilled_tokens": common + sum(lengths) - 3 * common,
+    }
+    assert runs["unshared stats"] == {
+        "rows": rows,
+        "batches": 1,
+        "prefilled_rows": rows,
+        "prefilled_tokens": 3 * lengths[0] + lengths[1] + lengths[2],
+    }
+    assert runs["one by one stats"] == {
+        "rows": rows,
+        "batches": rows,
+        "prefilled_rows": rows,
+        "prefilled_tokens": 3 * lengths[0] + lengths[1] + lengths[2],
+    }
+    assert runs["shared"] == runs["unshared"] == runs["one by one"]
+    assert len(set(runs["shared"][0])) > 1  # three separate draws from one prefill
 
 
 @pytest.mark.slow
