@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import copy
-import os
 import json
+import os
 import sys
 import threading
 import types
