@@ -22,7 +22,7 @@ run: install
 # The dress rehearsals of the paper configs (tests marked `rehearsal`, docs/rehearsals.md)
 # take about an hour together on 2 cores, past what CI allows beside the rest: `make rehearse`.
 test: install-test
-	$(VENV)/python -m pytest -ra --durations=40 -n 2 --dist loadgroup --no-loadscope-reorder -m "not rehearsal"
+	$(VENV)/python -m pytest -ra --durations=40 -n 2 --dist loadscope --no-loadscope-reorder -m "not rehearsal"
 
 # The edit loop: what is installed already, without the real model's workflows, the SLURM
 # cluster and the rehearsals (markers in pyproject.toml), then ruff. `make test` stays what CI runs.

@@ -95,40 +95,35 @@ def cluster(etc_slurm_before):
 
 
 # ----------------------------------------------------------------------------- two workers
-# `make test` runs the suite in two pytest-xdist workers (`-n 2 --dist loadgroup`). Every
-# test gets an xdist group, and a group runs whole in one worker: a module is a group of
-# its own (its module-scoped fixtures, often a whole workflow run, are built once); the
-# modules that use the real SLURM cluster (one per machine: fixed ports, /etc/slurm)
-# form one group, and so do those that start vLLM's CPU engine (its fixed ports and
-# memory). Groups holding slow tests are collected first, so the long ones start early
-# and the short ones fill the end of the run (`--no-loadscope-reorder` keeps this order).
-VLLM_MODULES = {"test_grpo_vllm", "test_tiny_random", "test_vllm_cpu_prefill", "test_vllm_real"}
+# `make test` runs the suite in two pytest-xdist workers, a module at a time
+# (`-n 2 --dist loadscope`): a module runs whole in one worker, so its module-scoped
+# fixtures (often a whole workflow run) are built once. Modules holding slow tests are
+# collected first, so the long ones start early and the short ones fill the end of the
+# run (`--no-loadscope-reorder` keeps this order). The real SLURM cluster is one per
+# machine (fixed ports, /etc/slurm): under xdist the tests that use it must sit in one
+# module. (xdist's `loadgroup` would group across modules, but with pytest 9 its renamed
+# node ids are lost and every test becomes its own unit.)
 
 
-def _module_group(module: str, items: list) -> str:
-    if any("cluster" in getattr(item, "fixturenames", ()) for item in items):
-        return "cluster"
-    if module in VLLM_MODULES:
-        return "vllm"
-    return module
-
-
+@pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config, items):
-    """Tests that use the real SLURM cluster carry the `cluster` marker, so the fast tier
-    (`make test-fast`: not slow, rehearsal or cluster) leaves them out by fixture, not by
-    list; every test gets its xdist group, slow groups first (see above)."""
+    """Tests that use the real SLURM cluster carry the `cluster` marker (added before `-m`
+    selects), so the fast tier (`make test-fast`: not slow, rehearsal or cluster) leaves
+    them out by fixture, not by list; of the selected tests, modules with slow ones come
+    first (see above)."""
     for item in items:
         if "cluster" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.cluster)
-    by_module: dict[str, list] = {}
-    for item in items:
-        by_module.setdefault(item.nodeid.split("::")[0], []).append(item)
-    group_of = {}
-    for module, members in by_module.items():
-        group = _module_group(Path(module).stem, members)
-        for item in members:
-            group_of[item.nodeid] = group
-            item.add_marker(pytest.mark.xdist_group(group))
-    slow = {group_of[item.nodeid] for item in items if item.get_closest_marker("slow")}
-    order = {group: k for k, group in enumerate(dict.fromkeys(group_of[i.nodeid] for i in items))}
-    items.sort(key=lambda i: (group_of[i.nodeid] not in slow, order[group_of[i.nodeid]]))
+    yield
+    module = {item.nodeid: item.nodeid.split("::")[0] for item in items}
+    on_cluster = sorted({module[i.nodeid] for i in items if i.get_closest_marker("cluster")})
+    if len(on_cluster) > 1 and (
+        os.environ.get("PYTEST_XDIST_WORKER") or config.getoption("dist", "no") != "no"
+    ):
+        raise pytest.UsageError(
+            f"{len(on_cluster)} modules use the SLURM cluster ({', '.join(on_cluster)}): under pytest-xdist "
+            "they would start one each at once; run them without -n (make rehearse) or keep them in one module"
+        )
+    slow = {module[i.nodeid] for i in items if i.get_closest_marker("slow")}
+    order = {m: k for k, m in enumerate(dict.fromkeys(module.values()))}
+    items.sort(key=lambda i: (module[i.nodeid] not in slow, order[module[i.nodeid]]))
