@@ -350,11 +350,8 @@ class TransformersBackend(Backend):
         """Decode one batch: (text, tokens generated counting the stop token) per row."""
         import torch
 
-        # Rows with the same prompt (a request's n samples) share one prefill: each distinct
-        # prompt is run once and its cache and last logits are copied to its rows. The
-        # distinct prompts' common beginning (the system prompt, shared instructions and
-        # examples) is run once too, for one row, and its cache copied to every prompt
-        # before the rest of each prompt is run; at least one token of each is left.
+        # Shared prefill (module docstring): distinct prompts once, their common beginning
+        # once; each prompt keeps at least one token of its own, whose logits start it.
         if self.share_prefill:
             distinct: dict[tuple[int, ...], int] = {}
             source = [distinct.setdefault(tuple(r.prompt_ids), len(distinct)) for r in rows]
