@@ -258,6 +258,36 @@ def test_a_batch_prefills_each_prompt_once_and_their_common_beginning_once(backe
 
 
 @pytest.mark.slow
+def test_decoding_into_a_reserved_cache_gives_the_texts_of_transformers_cache(backend):
+    """The cache allocated once per batch (kv_cache.py) against transformers' DynamicCache
+    on a batch with a shared beginning, padding, shared samples and rows leaving early:
+    the same texts, sampled and greedy."""
+    system = "You answer questions about numbers. Keep every answer short and plain. " * 2
+    reqs = [
+        GenerationRequest(
+            chat("Count from one to five.", system=system),
+            SamplingParams(temperature=0.9, top_p=0.95, max_new_tokens=14, n=3, seed=2),
+        ),
+        GenerationRequest(
+            chat("Is nine odd?", system=system), SamplingParams(temperature=0.0, max_new_tokens=3)
+        ),
+        GenerationRequest(
+            chat("Name three prime numbers below twenty, please.", system=system),
+            SamplingParams(temperature=0.0, max_new_tokens=20),
+        ),
+    ]
+    texts = {}
+    try:
+        for reserve in (True, False):
+            backend.reserve_cache = reserve
+            texts[reserve] = backend.generate(reqs)
+    finally:
+        backend.reserve_cache = True
+    assert texts[True] == texts[False]
+    assert len(set(texts[True][0])) > 1 and all(texts[True][2])
+
+
+@pytest.mark.slow
 def test_own_decoding_loop_matches_transformers_generate(backend):
     """Greedy text from our loop (one batch; the 3-token row leaves it early, the others go
     on with their cache rows) equals transformers' own ``generate`` on each prompt alone."""

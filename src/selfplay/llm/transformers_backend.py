@@ -16,8 +16,8 @@ How a ``generate`` call runs
   the rest of each prompt after it, left-padded (the padding then sits between the two,
   masked, with positions counted as if it were absent). On 2 cores a prompt token costs
   about 5 ms to prefill, a 16-row decoding step about 20 ms per row.
-- Decoding is our own loop over the model's forward pass with a KV cache, not
-  ``generate``: a batch is prefilled once, then each step feeds every unfinished row
+- Decoding is our own loop over the model's forward pass with a KV cache allocated
+  once per batch (kv_cache.py), not ``generate``: a batch is prefilled once, then each step feeds every unfinished row
   its last token, and a row that has stopped leaves the batch (its cache rows are
   dropped), so a batch costs what its unfinished rows cost rather than what its
   longest row costs times the batch size (here one decoding step of 8 rows takes
@@ -52,6 +52,7 @@ from ..containers.runtime import package_version
 from ..errors import UserError, require_module
 from ..records import derive_seed, sha256_tree
 from .base import Backend, GenerationRequest, SamplingParams, check_requests, group_by_adapter
+from .kv_cache import reserved_cache
 
 DTYPES = ("float32", "bfloat16", "float16")
 
@@ -191,6 +192,9 @@ class TransformersBackend(Backend):
     # False prefills every row of a batch whole, as if no two shared a token; only
     # bench/prefill_bench.py sets it, to measure what sharing saves.
     share_prefill = True
+    # False decodes with transformers' DynamicCache, which copies every layer's cache at
+    # every step (kv_cache.py); only bench/kv_cache_bench.py sets it.
+    reserve_cache = True
 
     def __init__(
         self,
@@ -376,9 +380,13 @@ class TransformersBackend(Backend):
         attention, positions = attention.to(self.device), positions.to(self.device)
         with torch.inference_mode():
             cache = None
+            if self.reserve_cache:
+                cache = reserved_cache(model, shared + width + max(r.max_new_tokens for r in rows))
             if shared:
                 head = torch.tensor([prompts[0][:shared]], dtype=torch.long, device=self.device)
-                cache = model(input_ids=head, use_cache=True, logits_to_keep=1).past_key_values
+                cache = model(
+                    input_ids=head, past_key_values=cache, use_cache=True, logits_to_keep=1
+                ).past_key_values
                 cache.batch_repeat_interleave(len(prompts))
             out = model(
                 input_ids=input_ids.to(self.device),
