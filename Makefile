@@ -16,8 +16,10 @@ install-test:
 	scripts/install_system_test.sh
 	scripts/install_vllm.sh
 
+# SELFPLAY_WARM=1: jobs fork from a process that has imported torch and transformers once
+# (src/selfplay/pipeline/warm_start.py), instead of importing them ~100 times.
 run: install
-	$(VENV)/snakemake --profile profiles/local
+	SELFPLAY_WARM=1 $(VENV)/snakemake --profile profiles/local
 
 # The dress rehearsals of the paper configs (tests marked `rehearsal`, docs/rehearsals.md)
 # take about an hour together on 2 cores, past what CI allows beside the rest: `make rehearse`.

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from ..errors import UserError
+from .warm_start import hand_off
 
 log = logging.getLogger("selfplay")
 
@@ -24,6 +25,7 @@ def step(name: str, log_path: str | None = None, offline: bool = True):
     if offline:  # nothing in the default path may reach a model hub
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    hand_off()  # with SELFPLAY_WARM=1: the job runs in a warm child and this process exits
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if log_path:
         Path(log_path).parent.mkdir(parents=True, exist_ok=True)
