@@ -78,6 +78,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--total-seconds", type=float, help="wall time of the whole `make run`, measured outside")
     ap.add_argument("--probe", action="store_true", help="time the model's decoding step on this machine now")
+    ap.add_argument(
+        "--warm",
+        action="store_true",
+        help="the run used warm starts (make run): Snakemake measured the waiting processes' memory, not the jobs'",
+    )
     args = ap.parse_args()
     per_rule: dict[str, dict] = defaultdict(lambda: {"jobs": 0, "seconds": 0.0, "max_rss_mb": 0.0})
     for tsv in sorted((REPO / "benchmarks").rglob("*.tsv")):
@@ -96,6 +101,7 @@ def main() -> None:
         "machine": {"nproc": os.cpu_count(), "python": platform.python_version()},
         "total_job_seconds": round(sum(e["seconds"] for e in per_rule.values()), 1),
         "total_wall_seconds": args.total_seconds,
+        "warm_starts": args.warm,
         "per_rule": {k: {**v, "seconds": round(v["seconds"], 1)} for k, v in sorted(per_rule.items())},
     }
     if args.probe:
@@ -104,10 +110,18 @@ def main() -> None:
     out.write_text(json.dumps(result, indent=2) + "\n")
     lines = ["| rule | jobs | seconds | max RSS MB |", "|---|---|---|---|"]
     for k, v in sorted(per_rule.items(), key=lambda kv: -kv[1]["seconds"]):
-        lines.append(f"| {k} | {v['jobs']} | {v['seconds']:.1f} | {v['max_rss_mb']:.0f} |")
+        rss = "n/a" if args.warm else f"{v['max_rss_mb']:.0f}"
+        lines.append(f"| {k} | {v['jobs']} | {v['seconds']:.1f} | {rss} |")
     lines.append(f"| **sum of jobs** | | {result['total_job_seconds']} | |")
     if args.total_seconds:
         lines.append(f"| **wall, whole run** | | {args.total_seconds:.1f} | |")
+    if args.warm:
+        lines += [
+            "",
+            "Warm starts (SELFPLAY_WARM=1): each job ran in a child of the warm server, so Snakemake's "
+            "memory column measured the waiting process and is left out (n/a); a run without "
+            "SELFPLAY_WARM measures the jobs' memory.",
+        ]
     probe = result.get("decoding_step_ms")
     if probe:
         lines += [

@@ -105,6 +105,12 @@ def test_without_the_setting_the_job_runs_in_its_own_process(job_dir):
     assert result.returncode == 0 and probe["child"] is None and probe["torch_before"] is False
 
 
+@pytest.mark.parametrize("where", ["SLURM_JOB_ID", "APPTAINER_CONTAINER"])
+def test_cluster_and_container_jobs_never_hand_off(job_dir, where):
+    result, probe = _run(job_dir, **{where: "1"})
+    assert result.returncode == 0 and probe["child"] is None and probe["torch_before"] is False
+
+
 def test_another_import_time_environment_gets_another_server():
     base = _env()
     assert warm_start.socket_path(base) == warm_start.socket_path(dict(base, MARK="x"))

@@ -28,11 +28,14 @@ def snakemake_argv(workdir: Path, *args: str, python: str = sys.executable) -> l
 
 
 def run_snakemake(
-    workdir: Path, *args: str, timeout: int = 1500, check: bool = True
+    workdir: Path, *args: str, timeout: int = 1500, check: bool = True, warm: bool = True
 ) -> subprocess.CompletedProcess:
-    """Run the project's Snakefile with `workdir` as working directory (its own config there)."""
+    """Run the project's Snakefile with `workdir` as working directory (its own config there).
+    ``warm``: with warm starts, as `make run` runs (src/selfplay/pipeline/warm_start.py)."""
     cmd = snakemake_argv(workdir, "--configfile", str(workdir / "config.yaml"), "--cores", "2", *args)
     env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    if warm:
+        env.update(SELFPLAY_WARM="1", SELFPLAY_WARM_IDLE="60")
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     if check and proc.returncode != 0:
         raise AssertionError(

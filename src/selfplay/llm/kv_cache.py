@@ -1,10 +1,11 @@
 """A key/value cache for our decoding loop that is allocated once per batch, not per step.
 
 transformers' ``DynamicCache`` appends each step's keys and values with ``torch.cat``: every
-layer's whole cache is copied into a freshly allocated tensor at every step. On the CPU
-that copy (and the page faults of the new allocation) cost more than the model's matrix
-products: profiled on SmolLM2-135M with 16 rows and a 600-token prompt, ``aten::cat`` took
-about three quarters of a decoding step (bench/results/kv_cache.md).
+layer's whole cache is copied into a freshly allocated tensor at every step, a cost that
+grows with the prompt and the rows. Measured on SmolLM2-135M on 2 cores (one thread,
+bench/results/kv_cache.md): a 16-row step on a 600-token cache took 335 ms that way and
+246 ms here; the default run's Haskell Alice job (16 rows, long prompts) 1.46x faster,
+jobs with short prompts or few rows 1.06-1.18x.
 
 ``reserved_cache`` gives a ``DynamicCache`` whose full-attention layers write into a
 buffer sized for the whole batch at its first update (the prompt plus every token the

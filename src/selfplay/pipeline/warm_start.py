@@ -41,6 +41,8 @@ from pathlib import Path
 
 ENABLE = "SELFPLAY_WARM"  # "1": hand steps to the warm server
 CHILD = "SELFPLAY_WARM_CHILD"  # set in a forked job: it runs, it does not hand off again
+# Set in SLURM jobs and Apptainer/Singularity containers, where jobs never run warm.
+NEVER_UNDER = ("SLURM_JOB_ID", "APPTAINER_CONTAINER", "SINGULARITY_CONTAINER")
 IDLE = "SELFPLAY_WARM_IDLE"  # seconds a server waits for a job before it exits (default 300)
 # Modules whose import is the cost (the project's own modules are never imported here).
 PRELOAD = (
@@ -89,6 +91,8 @@ def hand_off() -> None:
     the job run here."""
     if os.environ.get(ENABLE) != "1" or os.environ.get(CHILD):
         return
+    if any(os.environ.get(name) for name in NEVER_UNDER):
+        return  # a cluster job or a container: its own interpreter, as documented
     script = getattr(sys.modules.get("__main__"), "__real_file__", None)  # Snakemake's script file
     if not script or not Path(script).is_file():
         return
