@@ -28,21 +28,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from machine import machine_facts  # noqa: E402
-from prefill_bench import DEFAULT_FILES, recorded_requests  # noqa: E402
+from prefill_bench import DEFAULT_FILES, recorded_requests, run  # noqa: E402
 
 from selfplay.llm.kv_cache import reserved_cache  # noqa: E402
-from selfplay.llm.transformers_backend import TransformersBackend  # noqa: E402
 from selfplay.records import write_json, write_text_atomic  # noqa: E402
-
-
-def run(model: str, requests: list, reserve: bool, batch_size: int) -> tuple[list, dict]:
-    backend = TransformersBackend(model, batch_size=batch_size, threads=1, progress=False)
-    backend.reserve_cache = reserve
-    started = time.perf_counter()
-    texts = backend.generate(requests)
-    stats = dict(backend.stats, seconds=round(time.perf_counter() - started, 2))
-    backend.close()
-    return texts, stats
 
 
 def decoding_step_ms(model_dir: str, rows: int, cached: int = 600, steps: int = 20) -> dict:
@@ -126,8 +115,8 @@ def main() -> None:
         if not path.is_file():
             raise SystemExit(f"{path}: not found; run the default first (make run)")
         requests = recorded_requests(path, max_new_tokens=10**6)
-        dynamic_texts, dynamic = run(args.model, requests, False, args.batch_size)
-        reserved_texts, reserved = run(args.model, requests, True, args.batch_size)
+        dynamic_texts, dynamic = run(args.model, requests, args.batch_size, reserve_cache=False)
+        reserved_texts, reserved = run(args.model, requests, args.batch_size, reserve_cache=True)
         if reserved_texts != dynamic_texts:
             raise SystemExit(f"{name}: the texts differ between the two caches")
         jobs.append(

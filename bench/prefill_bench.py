@@ -61,9 +61,14 @@ def recorded_requests(path: Path, max_new_tokens: int) -> list[GenerationRequest
     return requests
 
 
-def run(model: str, requests: list[GenerationRequest], share: bool, batch_size: int) -> tuple[list, dict]:
+def run(
+    model: str, requests: list[GenerationRequest], batch_size: int, **switches: bool
+) -> tuple[list, dict]:
+    """Generate ``requests`` once on a fresh backend with its class switches set
+    (``share_prefill``, ``reserve_cache``): the texts and the backend's stats with seconds."""
     backend = TransformersBackend(model, batch_size=batch_size, threads=1, progress=False)
-    backend.share_prefill = share
+    for name, value in switches.items():
+        setattr(backend, name, value)
     started = time.perf_counter()
     texts = backend.generate(requests)
     stats = dict(backend.stats, seconds=round(time.perf_counter() - started, 2))
@@ -110,8 +115,8 @@ def main() -> None:
         if not path.is_file():
             raise SystemExit(f"{name}: not found; run the default first (make run)")
         requests = recorded_requests(path, args.max_new_tokens)
-        unshared_texts, unshared = run(args.model, requests, False, args.batch_size)
-        shared_texts, shared = run(args.model, requests, True, args.batch_size)
+        unshared_texts, unshared = run(args.model, requests, args.batch_size, share_prefill=False)
+        shared_texts, shared = run(args.model, requests, args.batch_size, share_prefill=True)
         if shared_texts != unshared_texts:
             raise SystemExit(f"{name}: the texts differ with and without a shared prefill")
         jobs.append(
