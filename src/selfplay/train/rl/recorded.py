@@ -482,12 +482,18 @@ def batch_advantages(
 LOGPROB_CHUNK = 1024
 
 
-def token_logprobs(model, input_ids, attention_mask):
-    """log p(token t | tokens before t) for t = 1..T-1, shape [B, T-1], in float32."""
+def token_logprobs(model, input_ids, attention_mask, first: int = 0):
+    """log p(token t | tokens before t) for t = first+1..T-1, shape [B, T-1-first], in float32.
+
+    ``first``: the first position whose prediction counts (the earliest completion of the
+    batch starts at first+1). The LM head runs only from there on (``logits_to_keep``): a
+    prompt's positions need hidden states but no logits, and on the tiny default the head
+    over a teacher's long prompt was a fifth of an update's compute."""
     import torch
 
-    logits = model(input_ids=input_ids, attention_mask=attention_mask).logits[:, :-1]
-    targets = input_ids[:, 1:].unsqueeze(-1)
+    keep = input_ids.shape[1] - first
+    logits = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=keep).logits[:, :-1]
+    targets = input_ids[:, first + 1 :].unsqueeze(-1)
     pieces = []
     for start in range(0, logits.shape[1], LOGPROB_CHUNK):
         part = logits[:, start : start + LOGPROB_CHUNK].float()
@@ -714,7 +720,9 @@ def _gather_full_weights(model) -> dict:
 
 def _pad(examples: list[dict], advantages: list[float], pad_id: int, device):
     """Right-padded tensors of a micro-batch: ids, attention mask, the completion mask and
-    the advantage of every predicted token (shifted by one, as the log-probs are)."""
+    the advantage of every predicted token from the batch's first completion token on
+    (shifted by one, as the log-probs are), and that first predicted position
+    (:func:`token_logprobs`'s ``first``)."""
     import torch
 
     width = max(len(e["input_ids"]) for e in examples)
@@ -726,8 +734,11 @@ def _pad(examples: list[dict], advantages: list[float], pad_id: int, device):
         ids[k, :n] = torch.tensor(e["input_ids"])
         attention[k, :n] = 1
         mask[k, :n] = torch.tensor(e["completion_mask"], dtype=torch.float32)
-    adv = torch.tensor(advantages, dtype=torch.float32)[:, None].expand(-1, width - 1)
-    return ids.to(device), attention.to(device), mask[:, 1:].to(device), adv.to(device)
+    shifted = mask[:, 1:]
+    counted = shifted.any(dim=0).nonzero()
+    first = int(counted[0]) if len(counted) else width - 1
+    adv = torch.tensor(advantages, dtype=torch.float32)[:, None].expand(-1, width - 1 - first)
+    return ids.to(device), attention.to(device), shifted[:, first:].to(device), adv.to(device), first
 
 
 def _split(indices: list[int], parts: int) -> list[list[int]]:
@@ -789,8 +800,8 @@ def run_update(
         with torch.no_grad():
             for m in range(len(plan)):
                 for k in range(passes[m]):
-                    ids, attention, _, _ = batch(m, min(k, len(plan[m]) - 1))
-                    logp = token_logprobs(model, ids, attention)
+                    ids, attention, _, _, first = batch(m, min(k, len(plan[m]) - 1))
+                    logp = token_logprobs(model, ids, attention, first)
                     if k < len(plan[m]):  # else an extra pass (sharded), kept only for its collectives
                         old[(m, k)] = logp
     model.train()
@@ -809,12 +820,12 @@ def run_update(
             ratio_max = torch.zeros((), dtype=torch.float64, device=accelerator.device)
             for k in range(passes[m]):
                 extra = k >= len(micro)
-                ids, attention, mask, adv = batch(m, 0 if extra else k)
+                ids, attention, mask, adv, first = batch(m, 0 if extra else k)
                 # DDP reduces gradients on the last micro-batch only; FSDP reduce-scatters
                 # them after every backward pass into the sharded gradients.
                 sync = accelerator.no_sync(model) if not sharded and k < len(micro) - 1 else nullcontext()
                 with sync:
-                    logp = token_logprobs(model, ids, attention)
+                    logp = token_logprobs(model, ids, attention, first)
                     reference = old[(m, 0 if extra else k)] if old else logp.detach()
                     per_token, ratio, clipped = clipped_token_loss(
                         logp, reference, adv, settings.epsilon_low, settings.epsilon_high
