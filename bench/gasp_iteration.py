@@ -75,8 +75,16 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--run-dir", default=str(REPO), help="the run's working directory")
     ap.add_argument("--experiment", default="default")
+    ap.add_argument(
+        "--warm",
+        action="store_true",
+        help="the run used warm starts (make run): Snakemake measured the waiting processes' memory, not the jobs'",
+    )
     args = ap.parse_args()
     rows = collect(Path(args.run_dir), args.experiment)
+    if args.warm:
+        for r in rows:
+            r["max_rss_mb"] = None
     if not rows:
         raise SystemExit(
             f"no GASP benchmark files under {args.run_dir}/benchmarks/gasp/{args.experiment}: run it first"
@@ -97,6 +105,7 @@ def main() -> None:
         "cpus": os.cpu_count(),
         "load_average": os.getloadavg(),
         "experiment": args.experiment,
+        "warm_starts": args.warm,
         "jobs": rows,
         "per_phase": means,
         "per_iteration": [
@@ -111,7 +120,13 @@ def main() -> None:
         "",
         f"{result['cpus']} CPUs, load average {', '.join(f'{x:.2f}' for x in result['load_average'])} at the "
         "end; from each job's Snakemake benchmark file (a phase job: generation, sandbox and scoring; "
-        "an update job: one update on its rollouts).",
+        "an update job: one update on its rollouts)."
+        + (
+            " Warm starts (SELFPLAY_WARM=1): each job ran in a child of the warm server, so the "
+            "benchmark files hold the waiting process's memory; the column says n/a."
+            if args.warm
+            else ""
+        ),
         "",
         "| method | seed | iteration | phase | job | seconds | max RSS MB | candidates | accepted | ended |",
         "|---|---|---|---|---|---|---|---|---|---|",
