@@ -6,8 +6,6 @@
 # `snakemake --cores 2 bundle` packs a finished run for archiving (docs/bundle.md).
 from snakemake.utils import min_version
 
-from selfplay.plan.signatures import cache_signatures
-
 min_version("9.0")
 
 
@@ -42,11 +40,6 @@ rule all:
     default_target: True
     input:
         all_targets(),
-
-
-# Snakemake inspects a rule function's signature each time it calls it; read each once
-# (selfplay.plan.signatures: a fifth of the GASP paper config's DAG building).
-cache_signatures(workflow.rules)
 
 
 onsuccess:
