@@ -219,6 +219,24 @@ def test_lm_head_runs_from_the_first_completion_token_of_each_micro_batch(tiny, 
     assert seen == expected
 
 
+def test_padding_starts_the_window_at_the_first_predicted_completion_token():
+    from selfplay.train.rl.recorded import _pad
+
+    rows = [
+        {"input_ids": [1, 2, 3, 4, 5], "completion_mask": [0, 0, 0, 1, 1]},
+        {"input_ids": [6, 7, 8, 9], "completion_mask": [0, 0, 1, 1]},
+    ]
+    ids, attention, mask, adv, first = _pad(rows, [0.5, -2.0], 0, "cpu")
+    assert first == 1  # position 1 predicts row 1's first completion token (position 2)
+    assert ids.tolist() == [[1, 2, 3, 4, 5], [6, 7, 8, 9, 0]] and attention[1].tolist() == [1, 1, 1, 1, 0]
+    # the completion mask of the predicted tokens 2..4, as token_logprobs(first=1) scores them
+    assert mask.tolist() == [[0, 1, 1], [1, 1, 0]]
+    assert adv.tolist() == [[0.5] * 3, [-2.0] * 3]
+    # no completion token at all: the whole sequence, as without the window
+    _, _, mask, adv, first = _pad([{"input_ids": [1, 2, 3], "completion_mask": [0, 0, 0]}], [1.0], 0, "cpu")
+    assert first == 0 and mask.shape == (1, 2) and adv.shape == (1, 2) and not mask.any()
+
+
 def test_clipped_token_loss_by_hand():
     logp = torch.tensor([0.0, 0.5, -0.5, 0.1, -0.1], requires_grad=True)
     old = torch.zeros(5)

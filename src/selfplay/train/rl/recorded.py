@@ -736,7 +736,7 @@ def _pad(examples: list[dict], advantages: list[float], pad_id: int, device):
         mask[k, :n] = torch.tensor(e["completion_mask"], dtype=torch.float32)
     shifted = mask[:, 1:]
     counted = shifted.any(dim=0).nonzero()
-    first = int(counted[0]) if len(counted) else width - 1
+    first = int(counted[0]) if len(counted) else 0  # nothing to score: the whole sequence
     adv = torch.tensor(advantages, dtype=torch.float32)[:, None].expand(-1, width - 1 - first)
     return ids.to(device), attention.to(device), shifted[:, first:].to(device), adv.to(device), first
 
