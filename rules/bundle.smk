@@ -8,11 +8,16 @@ from selfplay.bundle.pack import merge_parts
 BUNDLE_NAME = config["bundle"]["name"] or config[TRACKS[0]]["experiment"]
 # each track's parts, then the benchmark layer's own check (evaluation.check)
 BUNDLE_PARTS = merge_parts([TRACK_OUTPUTS[t]["bundle"]() for t in TRACKS], eval_bundle_parts())
+# the outputs of the tracks' Snakemake checkpoints (GASP's selections): the parts that
+# follow from them (checkpointed_bundle_parts) are known once these are made
+BUNDLE_CHECKPOINTS = [f for t in TRACKS for f in TRACK_OUTPUTS[t].get("checkpoints", list)()]
 
 
 rule bundle:
     input:
         **{part: files for part, files in BUNDLE_PARTS.items() if part != "log_dirs"},
+        checkpoints=BUNDLE_CHECKPOINTS,
+        checkpointed=lambda w: [f for files in checkpointed_bundle_parts().values() for f in files],
     output:
         f"results/bundle/{BUNDLE_NAME}.tar.gz",
     log:
@@ -27,6 +32,7 @@ rule bundle:
         report=config["bundle"]["report"],
         snakefile=workflow.main_snakefile,
         log_dirs=BUNDLE_PARTS["log_dirs"],
+        checkpointed=lambda w: checkpointed_bundle_parts(),
         # the bundle records the whole config: any change makes a new bundle
         config=config,
     script:

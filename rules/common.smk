@@ -16,6 +16,8 @@ from selfplay.evaluate.registry import benchmark as benchmark_adapter
 from selfplay.evaluate.settings import other_model, other_tags, track_runs
 from selfplay.containers.registry import load_images
 from selfplay.errors import UserError
+from selfplay.bundle.pack import merge_parts
+from selfplay.records import read_json
 from selfplay.tracks.registry import TRACKS as REGISTRY
 
 
@@ -263,6 +265,29 @@ EVAL_IMAGES = {
     "haskell": "|".join(HASKELL_BENCHES) or "^$",
     "bigcodebench": "|".join(BIGCODEBENCH_BENCHES) or "^$",
 }
+
+
+def checkpointed_bundle_parts():
+    """The bundle's parts known only after the tracks' Snakemake checkpoints (GASP: the
+    greedy evaluations of each run's selected checkpoint). Call from an input or params
+    function of a job that lists the checkpoints' outputs as input. Until they are made
+    this raises Snakemake's incomplete-checkpoint exception, which makes the job wait."""
+    return merge_parts(
+        [
+            TRACK_OUTPUTS[t]["bundle_checkpointed"]()
+            for t in TRACKS
+            if "bundle_checkpointed" in TRACK_OUTPUTS[t]
+        ],
+        {},
+    )
+
+
+def checkpoint_json(rule, key, wildcard_sets):
+    """``key`` of the JSON output of the checkpoint ``rule`` for each wildcard set. Call
+    from an input or params function of a job that lists all those outputs as input, so
+    that Snakemake makes them together (a missing one raises Snakemake's
+    incomplete-checkpoint exception, which makes the job wait for it)."""
+    return [read_json(getattr(checkpoints, rule).get(**w).output[0])[key] for w in wildcard_sets]
 
 
 def eval_bundle_parts():

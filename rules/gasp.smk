@@ -8,8 +8,10 @@
 from selfplay.tracks.gasp import layout as gasp_layout
 from selfplay.tracks.gasp import prune as gasp_prune
 from selfplay.tracks.gasp.methods import METHODS as GASP_METHODS
+from selfplay.pipeline import gasp as gasp_pipeline
 from selfplay.tracks.gasp.outputs import bundle_files as gasp_bundle_files
 from selfplay.tracks.gasp.outputs import gasp_outputs
+from selfplay.tracks.gasp.outputs import selected_bundle_files as gasp_selected_bundle_files
 
 GASP_ROOT = exp_dir("gasp")
 GASP_LOG = log_dir("gasp")
@@ -41,7 +43,17 @@ wildcard_constraints:
 TRACK_OUTPUTS["gasp"] = {
     "report": lambda: GASP_OUT.report,
     "bundle": lambda: track_bundle_parts("gasp", **gasp_bundle_files(config, GASP_OUT)),
+    # Table 3's greedy evaluations follow each run's selection (a Snakemake checkpoint)
+    "checkpoints": lambda: list(GASP_OUT.selections.values()),
+    "bundle_checkpointed": lambda: gasp_selected_bundle_files(config, GASP_OUT, GASP_SELECTED_TAGS()),
 }
+# the rule Table 3's checkpoints are selected by (pass@20, or the largest k the mode reports)
+GASP_SELECTION_RULE = gasp_pipeline.selection_rule(config["evaluation"]["modes"][GASP_OUT.sampled[1]])
+
+# each run's selected checkpoint (rule gasp_selection), once every selection is made
+GASP_SELECTED_TAGS = lambda: checkpoint_json(
+    "gasp_selection", "tag", [{"gmethod": m, "gseed": s} for m, s in GASP_OUT.runs]
+)
 
 
 rule gasp_goalposts:
@@ -370,14 +382,40 @@ rule gasp_dissimilarity_figure:
         "../workflow_scripts/gasp_dissimilarity_figure.py"
 
 
+checkpoint gasp_selection:
+    """Table 3's checkpoint of one run: of its evaluated checkpoints, the one with the best
+    sampled pass@20 on the evaluation split (the paper's rule); only it, the base model and
+    AZR are evaluated greedily (rule gasp_eval_tables asks once every selection is made)."""
+    input:
+        sampled=lambda w: [
+            eval_summary("gasp", *GASP_OUT.sampled, t) for t in GASP_OUT.run_tags[(w.gmethod, int(w.gseed))]
+        ],
+    output:
+        f"{GASP_RUN}/selection.json",
+    log:
+        f"{GASP_LOG}/{{gmethod}}/s{{gseed}}/selection.log",
+    localrule: True
+    container:
+        image("python")
+    params:
+        tags=lambda w: GASP_OUT.run_tags[(w.gmethod, int(w.gseed))],
+        rule=GASP_SELECTION_RULE,
+    script:
+        "../workflow_scripts/gasp_selection.py"
+
+
 rule gasp_eval_tables:
     """Tables 1-4 and Figures 4, 5, 7-9, 11, 13, 14 from the benchmark layer's scores of
     every checkpoint (per seed the checkpoint with the best pass@20 or pass@1 on the
-    evaluation split, as the paper selects)."""
+    evaluation split, as the paper selects; Table 3's greedy scores at the selected ones)."""
     input:
         sampled=[eval_summary("gasp", *GASP_OUT.sampled, t) for t in GASP_OUT.tags],
         goalposts=[eval_file("gasp", *GASP_OUT.goalposts, t, ".scored") for t in GASP_OUT.tags],
-        greedy=[eval_summary("gasp", b, md, t) for b, md in GASP_OUT.greedy for t in GASP_OUT.tags],
+        selections=list(GASP_OUT.selections.values()),
+        greedy=[eval_summary("gasp", b, md, t) for b, md in GASP_OUT.greedy for t in GASP_OUT.greedy_tags],
+        greedy_selected=lambda w: [
+            eval_summary("gasp", b, md, t) for b, md in GASP_OUT.greedy for t in GASP_SELECTED_TAGS()
+        ],
     output:
         **{
             f"table{i}_{e}": (
@@ -408,8 +446,8 @@ rule gasp_eval_tables:
             "model.name", "gasp.evaluation", "gasp.azr_checkpoint", f"evaluation.modes.{GASP_OUT.sampled[1]}"
         ),
         tags=GASP_OUT.tags,
-        sampled=GASP_OUT.sampled,
-        goalposts=GASP_OUT.goalposts,
+        greedy_tags=GASP_OUT.greedy_tags,
+        selected_tags=lambda w: GASP_SELECTED_TAGS(),
         greedy=GASP_OUT.greedy,
         methods=GASP_CFG["methods"],
     script:

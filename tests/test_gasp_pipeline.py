@@ -17,6 +17,7 @@ import pytest
 from workflow_helpers import default_config
 
 from selfplay.config import validate_config
+from selfplay.errors import UserError
 from selfplay.llm.base import Backend
 from selfplay.pipeline import agents
 from selfplay.pipeline import gasp as steps
@@ -356,3 +357,58 @@ def test_without_rejection_sampling_copies_are_scored_and_without_the_io_axis_ev
     filtered = read_jsonl(tmp_path / "no_io_axis" / "candidates.jsonl")
     assert [r["outcome"] for r in filtered] == ["scored", "not_novel", "not_novel", "not_novel"]
     assert {r["axis"] for r in filtered} == {"f"} and {r["axis"] for r in plain} <= {"io", "f"}
+
+
+# --- Table 3's checkpoint of a run (checkpoint rule gasp_selection) -------------------
+
+
+def _metrics(tmp_path, tag, **values):
+    path = tmp_path / f"{tag}.json"
+    path.write_text(
+        json.dumps({"metric": "pass@k", "n": 20, **{k.replace("_", "@"): v for k, v in values.items()}})
+    )
+    return str(path)
+
+
+def test_the_selection_names_the_checkpoint_with_the_best_pass_at_20_the_earliest_on_a_tie(tmp_path):
+    sampled = {
+        "ck_gasp_s1_i2": _metrics(tmp_path, "a", pass_1=0.30, pass_20=0.40),
+        "ck_gasp_s1_i4": _metrics(tmp_path, "b", pass_1=0.10, pass_20=0.45),
+        "ck_gasp_s1_i6": _metrics(tmp_path, "c", pass_1=0.20, pass_20=0.45),
+    }
+    out = tmp_path / "selection.json"
+    record = steps.write_selection(sampled, "pass@20", str(out))
+    assert read_json(out) == record
+    assert (record["method"], record["seed"], record["iteration"], record["tag"]) == (
+        "gasp",
+        1,
+        4,
+        "ck_gasp_s1_i4",
+    )
+    assert record["values"] == {"ck_gasp_s1_i2": 0.40, "ck_gasp_s1_i4": 0.45, "ck_gasp_s1_i6": 0.45}
+    # by pass@1 the first checkpoint wins: the rule is the file's, not a fixed key
+    assert steps.write_selection(sampled, "pass@1", str(tmp_path / "p1.json"))["tag"] == "ck_gasp_s1_i2"
+    # the tables refuse a selection the scores no longer give, or made by another rule
+    steps.check_selections([str(out)], {("gasp", 1): 4}, "pass@20")
+    with pytest.raises(UserError, match="stale .*gasp_selection"):
+        steps.check_selections([str(out)], {("gasp", 1): 6}, "pass@20")
+    with pytest.raises(UserError, match="stale"):
+        steps.check_selections([str(out)], {("gasp", 1): 4}, "pass@5")
+
+
+@pytest.mark.parametrize(
+    "tags",
+    [["ck_gasp_s0_i2", "ck_gasp_s1_i2"], ["base", "ck_gasp_s0_i2"], []],
+    ids=["two runs", "base", "none"],
+)
+def test_a_selection_is_made_among_one_runs_checkpoints(tmp_path, tags):
+    sampled = {t: _metrics(tmp_path, t, pass_20=0.1) for t in tags}
+    with pytest.raises(UserError, match="one run's checkpoints"):
+        steps.write_selection(sampled, "pass@20", str(tmp_path / "s.json"))
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_the_selection_rule_is_pass_at_20_or_the_largest_k_below_it():
+    assert steps.selection_rule({"pass_at_k": [1, 5, 10, 20, 50, 100]}) == "pass@20"
+    assert steps.selection_rule({"pass_at_k": [1, 2]}) == "pass@2"
+    assert steps.selection_rule({}) == "pass@1"

@@ -121,3 +121,25 @@ def test_a_config_the_workflow_refuses_is_one_line_from_selfplay_plan(monkeypatc
     )
     assert main(["plan", "--configfile", str(tmp_path / "missing.yaml")]) == 2
     assert capsys.readouterr().err.strip().endswith("missing.yaml: no such file")
+
+
+def test_the_gasp_plan_names_the_greedy_jobs_its_selection_checkpoints_add():
+    """A dry run cannot list the jobs a Snakemake checkpoint decides: GASP's Table 3
+    evaluates each run's selected checkpoint greedily; the plan counts them in a note."""
+    from test_config_loading import load_as_snakemake
+
+    from selfplay.config import prepare_config
+    from selfplay.plan.estimate import checkpoint_notes
+
+    cfg = load_as_snakemake(("config/papers/gasp.yaml",))
+    prepare_config(cfg, "unused")
+    g = cfg["gasp"]
+    runs, benches = len(g["methods"]) * len(g["seeds"]), g["evaluation"]["greedy"]["benchmarks"]
+    assert (runs, len(benches)) == (24, 3)
+    (note,) = checkpoint_notes(cfg)
+    # LCB v5 216, HumanEval+ 164, MBPP+ 378 items, one greedy answer of at most 4,096 tokens
+    tokens = runs * (216 + 164 + 378) * 4096
+    assert f"{runs * 3} more gasp_eval_generate jobs" in note and f"{tokens:,} tokens at most" in note
+    assert "gasp_selection" in note
+    cfg["tracks"] = ["evolve"]
+    assert checkpoint_notes(cfg) == []

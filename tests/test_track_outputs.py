@@ -13,6 +13,7 @@ from selfplay.config import prepare_config
 from selfplay.tracks.gasp import layout as gasp_layout
 from selfplay.tracks.gasp.outputs import bundle_files as gasp_bundle
 from selfplay.tracks.gasp.outputs import gasp_outputs
+from selfplay.tracks.gasp.outputs import selected_bundle_files as gasp_selected_bundle
 from selfplay.tracks.sinq.outputs import bundle_files as sinq_bundle
 from selfplay.tracks.sinq.outputs import sinq_outputs
 
@@ -50,7 +51,15 @@ def test_gasp_evaluates_each_methods_checkpoints_on_its_own_schedule(gasp_cfg):
         "ck_real_rl_s0_i3",
         "ck_real_rl_s1_i3",
     ]
-    assert len(out.evals) == len(out.tags) * (2 + len(g["evaluation"]["greedy"]["benchmarks"]))
+    # sampled and goalposts at every tag; greedy (Table 3) at base and AZR, and at each run's
+    # selected checkpoint once its selection file names it
+    greedy = len(g["evaluation"]["greedy"]["benchmarks"])
+    assert len(out.evals) == len(out.tags) * 2 + 2 * greedy
+    assert {t for b, _, t in out.evals if b == "humaneval_plus"} == {"base", "azr"}
+    assert out.run_tags[("gasp", 1)] == ["ck_gasp_s1_i2", "ck_gasp_s1_i4", "ck_gasp_s1_i5"]
+    assert out.selections[("real_rl", 0)] == f"{out.root}/real_rl/s0/selection.json"
+    assert len(out.selections) == len(out.runs) == 4
+    assert out.selected_evals(["ck_gasp_s0_i4"]) == [(b, md, "ck_gasp_s0_i4") for b, md in out.greedy]
     assert out.iters[("real_rl", 1)] == range(1, 4)
     assert (
         len(out.phase_dirs)
@@ -96,6 +105,13 @@ def test_gasp_bundle_parts(gasp_cfg):
         and f"{teacher}/teacher.jsonl" in parts["recordings"]
     )
     assert parts["adapters"] == [f"{d}/state" for d in out.phase_dirs]
+    # a selected checkpoint's greedy files are bundled only with the selection
+    selected = "ck_gasp_s0_i48"
+    assert not [f for f in parts["recordings"] + parts["verdicts"] if f"/{selected}/greedy" in f]
+    later = gasp_selected_bundle(gasp_cfg, out, [selected])
+    benches = gasp_cfg["gasp"]["evaluation"]["greedy"]["benchmarks"]
+    assert later["recordings"] == [f"{out.root}/eval/{b}/{selected}/greedy.jsonl" for b in benches]
+    assert later["verdicts"] == [f"{out.root}/eval/{b}/{selected}/greedy.scored.jsonl" for b in benches]
 
 
 def test_sinq_paper_config_builds_every_benchmark_table_and_both_figures(sinq_cfg):

@@ -33,7 +33,8 @@ def gasp_run(tmp_path_factory, tiny_model_dir):
     cfg["tracks"] = ["gasp"]
     cfg["model"] = {"name": "tiny", "source": "local", "path": str(tiny_model_dir)}
     g = cfg["gasp"]
-    g.update(experiment="wf", iterations=1, eval_every=1)
+    # two checkpoints, so that Table 3's selection has a choice to make
+    g.update(experiment="wf", iterations=2, eval_every=1)
     g["teacher"].update(candidates_per_attempt=3, target_accepted=1, max_attempts=1)
     g["evaluation"]["greedy"]["benchmarks"] = ["livecodebench"]
     for name in ("livecodebench", "gasp_goalposts"):
@@ -48,7 +49,7 @@ def gasp_run(tmp_path_factory, tiny_model_dir):
 def test_every_phase_ran_and_updated_the_policy(gasp_run):
     workdir, cfg, proc = gasp_run
     jobs = jobs_run(proc)
-    assert jobs["gasp_teacher_phase"] == 2 and jobs["gasp_solver_phase"] == 1 and jobs["gasp_update"] == 3
+    assert jobs["gasp_teacher_phase"] == 4 and jobs["gasp_solver_phase"] == 2 and jobs["gasp_update"] == 6
     lemma = read_json(workdir / RUN / "lemma/phase.json")
     assert lemma["candidates"] == 3 and lemma["attempts"] == 1
     assert lemma["ended"] in ("target_reached", "attempts_spent")
@@ -65,6 +66,26 @@ def test_every_phase_ran_and_updated_the_policy(gasp_run):
     assert state["finetune"] == "lora"
     record = read_json(workdir / RUN / "lemma/state/training_record.json")
     assert record["updates"][0]["partitions"]["lemma/teacher"]["completions"] == 3
+
+
+def test_table3_evaluates_only_the_selected_checkpoint_greedily(gasp_run):
+    """The paper's Table 3 reports greedy pass@1 at each seed's checkpoint with the best
+    sampled pass@20 (here pass@2, the largest k of 2 samples): of the run's two evaluated
+    checkpoints only the one its selection names is evaluated greedily, beside the base."""
+    workdir, cfg, proc = gasp_run
+    selection = read_json(workdir / ROOT / "gasp/s0/selection.json")
+    values = {
+        t: read_json(workdir / ROOT / f"eval/livecodebench/{t}/gasp_sampled.json").get("pass@2")
+        for t in ("ck_gasp_s0_i1", "ck_gasp_s0_i2")
+    }
+    assert selection["rule"] == "pass@2" and selection["values"] == values
+    best = max(v for v in values.values())
+    assert selection["tag"] == next(t for t, v in values.items() if v == best)
+    greedy = sorted(p.parent.name for p in (workdir / ROOT / "eval/livecodebench").glob("*/greedy.jsonl"))
+    assert greedy == sorted(["base", selection["tag"]])
+    assert jobs_run(proc)["gasp_selection"] == 1
+    table3 = (workdir / "results/tables/gasp/table3.csv").read_text()
+    assert f"s0:{selection['iteration']}" in table3
 
 
 def test_the_tables_and_figures_are_made(gasp_run):
@@ -88,12 +109,16 @@ def test_bundle_holds_the_gasp_run(gasp_bundle, tmp_path):
     workdir, proc, _, _ = gasp_bundle
     assert jobs_run(proc)["bundle"] == 1
     _, kinds = unpack_bundle(workdir, "gasptrip", tmp_path)
+    selected = read_json(workdir / ROOT / "gasp/s0/selection.json")["tag"]
     for rel, kind in [
         (f"{RUN}/lemma/teacher.jsonl", "recording"),
         (f"{RUN}/lemma/student.jsonl", "recording"),
         (f"{RUN}/lemma/candidates.jsonl", "verdict"),
         (f"{RUN}/solver/answers.jsonl", "verdict"),
         (f"{RUN}/lemma/state/training_record.json", "training-record"),
+        (f"{ROOT}/eval/livecodebench/base/greedy.jsonl", "recording"),
+        (f"{ROOT}/eval/livecodebench/{selected}/greedy.jsonl", "recording"),
+        (f"{ROOT}/eval/livecodebench/{selected}/greedy.scored.jsonl", "verdict"),
         ("results/tables/gasp/yield.csv", "table"),
     ]:
         assert kinds.get(rel) == kind, rel

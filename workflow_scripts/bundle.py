@@ -2,7 +2,12 @@ from selfplay.bundle.pack import PART_KINDS, make_bundle
 from selfplay.pipeline.step import step
 
 with step("bundle", snakemake.log[0]):
-    parts = {part: [str(p) for p in snakemake.input.get(part, [])] for part in PART_KINDS}
+    # each part's files, then those that followed from the tracks' checkpoints
+    parts = {
+        part: [str(p) for p in snakemake.input.get(part, [])]
+        + list(snakemake.params.checkpointed.get(part, []))
+        for part in PART_KINDS
+    }
     make_bundle(
         out_path=snakemake.output[0],
         name=snakemake.params.name,

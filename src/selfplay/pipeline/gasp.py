@@ -957,6 +957,55 @@ def selection_k(pass_at_k: list[int], wanted: int = 20) -> int:
     return max(below) if below else min(pass_at_k)
 
 
+def selection_rule(sampled_mode: dict) -> str:
+    """The rule Table 3's checkpoints are selected by ("pass@20", see :func:`selection_k`),
+    from the sampled evaluation mode's settings."""
+    return f"pass@{selection_k(list(sampled_mode.get('pass_at_k', [1])))}"
+
+
+def write_selection(sampled: dict[str, str], rule: str, out: str) -> dict:
+    """One run's checkpoint for Table 3 (rule gasp_selection): of the run's evaluated
+    checkpoints (``sampled``: tag -> metrics file), the one with the best ``rule`` value on
+    the evaluation split (selfplay.report.gasp.select_checkpoints: ties to the earliest,
+    the last one where none has a value). Written as JSON with every checkpoint's value."""
+    from ..report import gasp as report
+    from ..tracks.gasp.layout import parse_tag
+
+    keys = {t: parse_tag(t) for t in sampled}
+    runs = {k[:2] for k in keys.values() if k is not None}
+    if len(runs) != 1 or None in keys.values():
+        raise UserError(f"a selection is made among one run's checkpoints, got tags {sorted(sampled)}")
+    ((method_name, seed),) = runs
+    metrics = {keys[t]: path for t, path in sampled.items()}
+    iteration = report.select_checkpoints(metrics, rule)[(method_name, seed)]
+    tag = next(t for t, k in keys.items() if k[2] == iteration)
+    values = {t: report.metric_value(path, rule) for t, path in sampled.items()}
+    record = {
+        "method": method_name,
+        "seed": seed,
+        "rule": rule,
+        "iteration": iteration,
+        "tag": tag,
+        "values": values,
+    }
+    write_json(out, record)
+    return record
+
+
+def check_selections(selections: list[str], selected: dict[tuple[str, int], int], rule: str) -> None:
+    """Each selection file (rule gasp_selection) must name the checkpoint the tables select
+    by ``rule`` from the same scores (``selected``: (method, seed) -> iteration): Table 3's
+    greedy scores were made at the checkpoint the file names."""
+    for path in selections:
+        chosen = read_json(path)
+        key = (chosen["method"], int(chosen["seed"]))
+        if chosen["rule"] != rule or selected.get(key) != chosen["iteration"]:
+            raise UserError(
+                f"{path}: selects iteration {chosen['iteration']} by {chosen['rule']}, but the scores give "
+                f"{selected.get(key)} by {rule}: the selection is stale (rerun rule gasp_selection)"
+            )
+
+
 def write_eval_tables(
     cfg: dict,
     tags: list[str],
@@ -965,17 +1014,20 @@ def write_eval_tables(
     greedy: dict[tuple[str, str], str],
     methods: list[str],
     out: dict[str, str],
+    selections: list[str] = (),
 ) -> None:
     """Tables 1-4 and Figures 4, 5, 7-9, 11, 13, 14 (selfplay.report.gasp) from the
     benchmark layer's files: ``sampled`` and ``goalposts`` map a model tag to its metrics or
-    scored file, ``greedy`` maps (benchmark, tag) to a metrics file; ``out`` names the outputs
-    (table<i>_<ext>, figure<i>_<ext>)."""
+    scored file, ``greedy`` maps (benchmark, tag) to a metrics file (the base model, AZR and
+    each run's selected checkpoint); ``selections`` are the runs' selection files (rule
+    gasp_selection), which must name the checkpoints the tables select; ``out`` names the
+    outputs (table<i>_<ext>, figure<i>_<ext>)."""
     from ..report import gasp as report
     from ..tracks.gasp.methods import METHODS
 
     mode = cfg["evaluation"]["modes"][cfg["gasp"]["evaluation"]["sampled"]["mode"]]
-    k_high = selection_k(list(mode.get("pass_at_k", [1])))
-    high = f"pass@{k_high}"
+    high = selection_rule(mode)
+    k_high = int(high[5:])
     metrics = {_tag_key(t): sampled[t] for t in tags}
     goal = {_tag_key(t): goalposts[t] for t in tags}
     greedy_m = {(*_tag_key(t), b): p for (b, t), p in greedy.items()}
@@ -1002,6 +1054,7 @@ def write_eval_tables(
     report.table1(metrics, meta, out["table1_csv"], out["table1_md"], rule=high)
     report.table2(metrics, out["table2_csv"], out["table2_md"], methods_meta=meta)
     selected = report.select_checkpoints(metrics, high)
+    check_selections(selections, selected, high)
     report.table3(greedy_m, selected, out["table3_csv"], out["table3_md"], methods_meta=meta)
     report.table4(goal, out["table4_csv"], out["table4_md"], methods_meta=meta)
     for fig, method_name in ((5, "gasp"), (14, "no_rejection")):

@@ -212,6 +212,25 @@ def token_estimates(cfg: dict, plans: dict[str, RulePlan], workdir: str = ".") -
     return notes
 
 
+def checkpoint_notes(cfg: dict) -> list[str]:
+    """The jobs a dry run cannot list: those a Snakemake checkpoint decides (GASP's Table 3
+    evaluates each run's selected checkpoint greedily, once its sampled scores pick it)."""
+    if "gasp" not in (cfg.get("tracks") or []):
+        return []
+    from ..tracks.gasp.outputs import gasp_outputs
+    from .tokens import job_tokens
+
+    out = gasp_outputs(cfg)
+    per_job, _ = job_tokens(cfg)["gasp_eval_generate"]
+    tokens = sum(per_job({"bench": b, "mode": md}) for b, md, _ in out.selected_evals([""] * len(out.runs)))
+    n = len(out.runs) * len(out.greedy)
+    return [
+        f"  not listed: {n} more gasp_eval_generate jobs and as many scoring jobs ({len(out.runs)} runs x "
+        f"{len(out.greedy)} greedy benchmarks, Table 3: {tokens:,} tokens at most), added once each run's "
+        "checkpoint rule gasp_selection has picked the checkpoint they evaluate"
+    ]
+
+
 def report(configfiles: list[str], cfg: dict, plans: dict[str, RulePlan], notes: list[str]) -> str:
     lines = [
         f"Plan of {' + '.join(configfiles)}",
@@ -269,7 +288,7 @@ def plan(configfiles: list[str], repo: str | Path = ".") -> tuple[dict[str, Rule
         update_config(cfg, load_configfile(str(path)))
     plans = parse_plan(dry_run(configfiles, repo))
     cfg = _prepared(cfg)
-    notes = token_estimates(cfg, plans)
+    notes = token_estimates(cfg, plans) + checkpoint_notes(cfg)
     return plans, report(configfiles, cfg, plans, notes)
 
 

@@ -609,7 +609,8 @@ def _metrics_of(path: str) -> dict:
     return data
 
 
-def _value(path: str, key: str) -> float | None:
+def metric_value(path: str, key: str) -> float | None:
+    """One metric (e.g. ``"pass@20"``) of a metrics file, None where it is missing or NaN."""
     v = _metrics_of(path).get(key)
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return None
@@ -646,7 +647,7 @@ def _select(metrics: Metrics, rule: str) -> tuple[dict[tuple[str, int], int], li
     selected: dict[tuple[str, int], int] = {}
     notes = []
     for (method, seed), checkpoints in _by_seed(metrics).items():
-        values = [(it, _value(path, key)) for it, path in checkpoints]
+        values = [(it, metric_value(path, key)) for it, path in checkpoints]
         have = [(it, v) for it, v in values if v is not None]
         if not have:
             selected[(method, seed)] = checkpoints[-1][0]
@@ -680,7 +681,7 @@ def _seed_values(
         if m != method:
             continue
         path = metrics.get((m, seed, it))
-        values.append(_pct(_value(path, key)) if path else None)
+        values.append(_pct(metric_value(path, key)) if path else None)
         where.append((seed, it))
     return values, where
 
@@ -930,7 +931,7 @@ def table3(
                 path = greedy_metrics.get((m, seed, it, bench))
                 if path is None:
                     missing.append(f"{m} seed {seed} iteration {it} on {bench}")
-                values.append(_pct(_value(path, "pass@1")) if path else None)
+                values.append(_pct(metric_value(path, "pass@1")) if path else None)
             mean, std = mean_std(values)
             paper = PAPER_GREEDY.get(meta["paper"], {}).get(bench)
             csv_row[f"{column}"] = _round(mean)
@@ -1245,7 +1246,7 @@ def pass20_over_training(
             values = []
             for s in sorted(seeds):
                 path = seeds[s].get(it)
-                v = _pct(_value(path, key)) if path else None
+                v = _pct(metric_value(path, key)) if path else None
                 values.append(v)
                 if path:
                     rows.append({"method": m, "iteration": it, "seed": str(s), key: _round(v), "std": None})

@@ -2,6 +2,12 @@
 (method, seed), every phase folder, the checkpoints the benchmark layer evaluates and
 their tags, the goalpost filter's inputs, and the tables and figures. rules/gasp.smk
 wires these into rules; the logic lives here so it is tested without Snakemake.
+
+Table 3 (greedy pass@1) is measured at each seed's checkpoint with the best sampled
+pass@20 only, as the paper reports it: which checkpoint that is becomes known once the
+run's sampled evaluations are scored (rule gasp_selection, a Snakemake checkpoint), so
+those greedy evaluations are not in :attr:`GaspOutputs.evals` but in
+:meth:`GaspOutputs.selected_evals`.
 """
 
 from __future__ import annotations
@@ -54,10 +60,13 @@ class GaspOutputs:
     phase_dirs: list[str]  # every phase folder of every run, in order
     azr: dict | None  # the released AZR checkpoint's model spec (gasp.azr_checkpoint)
     tags: list[str]  # the evaluated models: base, azr, every evaluated checkpoint
+    run_tags: dict[tuple[str, int], list[str]]  # (method, seed) -> its evaluated checkpoints' tags
     sampled: tuple[str, str]  # (benchmark, mode) of the sampled evaluation
     goalposts: tuple[str, str]  # (benchmark, mode) of the goalposts' evaluation
-    greedy: list[tuple[str, str]]  # (benchmark, mode) of each greedy evaluation
-    evals: list[tuple[str, str, str]]  # (benchmark, mode, tag) of every evaluation
+    greedy: list[tuple[str, str]]  # (benchmark, mode) of each greedy evaluation (Table 3)
+    greedy_tags: list[str]  # the models evaluated greedily whatever is selected: base, azr
+    evals: list[tuple[str, str, str]]  # (benchmark, mode, tag) of every evaluation known before selection
+    selections: dict[tuple[str, int], str]  # (method, seed) -> its selection file (rule gasp_selection)
     filtered: str  # the goalpost filter's rows (H)
     filter_records: str  # per training problem, why it stayed in H or which filter solved it
     prefiltered: str  # the rows the filter's stages 1-2 leave (what filter_rl trains on)
@@ -83,6 +92,11 @@ class GaspOutputs:
         """The model spec a tag loads instead of the track's model (AZR), or None."""
         return self.azr if tag == AZR else None
 
+    def selected_evals(self, selected: list[str]) -> list[tuple[str, str, str]]:
+        """(benchmark, mode, tag) of the greedy evaluations of the runs' ``selected``
+        checkpoints (Table 3), beside those of :attr:`greedy_tags` in :attr:`evals`."""
+        return [(b, md, t) for b, md in self.greedy for t in selected]
+
 
 def gasp_outputs(cfg: dict) -> GaspOutputs:
     g = cfg["gasp"]
@@ -95,11 +109,9 @@ def gasp_outputs(cfg: dict) -> GaspOutputs:
     goalposts = (ev["goalposts"]["benchmark"], ev["goalposts"]["mode"])
     greedy = [(b, ev["greedy"]["mode"]) for b in ev["greedy"]["benchmarks"]]
     azr = g["azr_checkpoint"]
-    tags = (
-        [model_tags.BASE]
-        + ([AZR] if azr else [])
-        + [layout.model_tag(m, s, i) for m, s in runs for i in eval_iters[m]]
-    )
+    run_tags = {(m, s): [layout.model_tag(m, s, i) for i in eval_iters[m]] for m, s in runs}
+    greedy_tags = [model_tags.BASE] + ([AZR] if azr else [])
+    tags = greedy_tags + [t for run in runs for t in run_tags[run]]
     iters = {(m, s): range(1, schedule[m]["iterations"] + 1) for m, s in runs}
     phase_dirs = [
         layout.phase_dir(root, m, s, i, p)
@@ -144,10 +156,14 @@ def gasp_outputs(cfg: dict) -> GaspOutputs:
         phase_dirs=phase_dirs,
         azr=azr,
         tags=tags,
+        run_tags=run_tags,
         sampled=sampled,
         goalposts=goalposts,
         greedy=greedy,
-        evals=[(b, md, t) for b, md in [sampled, goalposts] + greedy for t in tags],
+        greedy_tags=greedy_tags,
+        evals=[(b, md, t) for b, md in [sampled, goalposts] for t in tags]
+        + [(b, md, t) for b, md in greedy for t in greedy_tags],
+        selections={(m, s): f"{layout.run_dir(root, m, s)}/selection.json" for m, s in runs},
         filtered=f"{root}/goalposts_filtered.jsonl",
         filter_records=f"{root}/goalpost_filter.jsonl",
         prefiltered=f"{root}/goalposts_prefiltered.jsonl",
@@ -158,10 +174,21 @@ def gasp_outputs(cfg: dict) -> GaspOutputs:
     )
 
 
+def selected_bundle_files(cfg: dict, out: GaspOutputs, selected: list[str]) -> dict[str, list[str]]:
+    """The bundle's files that follow from the runs' ``selected`` checkpoints: their greedy
+    evaluations' generations (recordings) and scores (verdicts)."""
+    evals = out.selected_evals(selected)
+    return {
+        "recordings": [results_layout.eval_file(cfg, "gasp", b, md, t, "") for b, md, t in evals],
+        "verdicts": [results_layout.eval_file(cfg, "gasp", b, md, t, ".scored") for b, md, t in evals],
+    }
+
+
 def bundle_files(cfg: dict, out: GaspOutputs) -> dict[str, list[str]]:
     """The track's files for a bundle, by part (rules/common.smk's track_bundle_parts adds
     the logs): a teacher phase's recordings and candidates, a solver phase's answers, every
-    phase's rollouts (its training set) and state (its adapter)."""
+    phase's rollouts (its training set) and state (its adapter); the greedy evaluations of
+    the selected checkpoints come from :func:`selected_bundle_files`."""
     return {
         "data": [f"{out.root}/goalposts.jsonl"] + results_layout.eval_items_files(cfg, "gasp"),
         "recordings": [
