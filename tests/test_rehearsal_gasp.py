@@ -65,6 +65,24 @@ def test_every_table_and_figure_of_the_paper_is_built(run, record_property):
     # real_rl and the final RL filter (filter_rl) one iteration each, gasp_real_rl two
     assert jobs["gasp_real_phase"] == 4
     assert jobs["gasp_solver_phase"] == 3  # gasp (one iteration) and gasp_real_rl (two)
+    assert jobs["gasp_selection"] == 3  # Table 3's checkpoint of each run
+
+
+def test_table3_evaluates_greedily_only_the_checkpoint_each_run_selects(run):
+    """Table 3 is greedy pass@1 at each seed's checkpoint with the best sampled pass@20
+    (here pass@2, of 2 samples): the greedy benchmarks score the base model, the AZR
+    stand-in and the checkpoint each run's selection names, nothing else."""
+    root = run.workdir / EXP
+    selected = []
+    for method_name in run.overlay["gasp"]["methods"]:
+        chosen = read_json(root / f"{method_name}/s0/selection.json")
+        assert chosen["rule"] == "pass@2" and chosen["tag"] in chosen["values"]
+        selected.append(chosen["tag"])
+    for bench in PAPER["gasp"]["evaluation"]["greedy"]["benchmarks"]:
+        evaluated = {p.parent.name for p in (root / "eval" / bench).glob("*/greedy.scored.jsonl")}
+        assert evaluated == {"base", "azr", *selected}, bench
+    table3 = (run.workdir / "results/tables/gasp/table3.md").read_text()
+    assert "not evaluated greedily" not in table3
 
 
 def test_the_goalposts_are_the_training_problems_no_filter_solved(run):

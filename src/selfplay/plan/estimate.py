@@ -217,17 +217,18 @@ def checkpoint_notes(cfg: dict) -> list[str]:
     evaluates each run's selected checkpoint greedily, once its sampled scores pick it)."""
     if "gasp" not in (cfg.get("tracks") or []):
         return []
-    from ..tracks.gasp.outputs import gasp_outputs
     from .tokens import job_tokens
 
-    out = gasp_outputs(cfg)
+    g = cfg["gasp"]
+    runs = len(g["methods"]) * len(g["seeds"])  # one selection per method and seed
+    greedy = g["evaluation"]["greedy"]
     per_job, _ = job_tokens(cfg)["gasp_eval_generate"]
-    tokens = sum(per_job({"bench": b, "mode": md}) for b, md, _ in out.selected_evals([""] * len(out.runs)))
-    n = len(out.runs) * len(out.greedy)
+    tokens = runs * sum(per_job({"bench": b, "mode": greedy["mode"]}) for b in greedy["benchmarks"])
+    n = runs * len(greedy["benchmarks"])
     return [
-        f"  not listed: {n} more gasp_eval_generate jobs and as many scoring jobs ({len(out.runs)} runs x "
-        f"{len(out.greedy)} greedy benchmarks, Table 3: {tokens:,} tokens at most), added once each run's "
-        "checkpoint rule gasp_selection has picked the checkpoint they evaluate"
+        f"  not listed: {n} more gasp_eval_generate jobs and as many scoring jobs ({runs} runs x "
+        f"{len(greedy['benchmarks'])} greedy benchmarks, Table 3: {tokens:,} tokens at most), added once each "
+        "run's checkpoint rule gasp_selection has picked the checkpoint they evaluate"
     ]
 
 
