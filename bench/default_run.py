@@ -1,7 +1,7 @@
 """Wall time per stage of the embedded default, from Snakemake's benchmark files.
 
 Run the default first (`make run`, from a clean results/ to time everything), then:
-    .venv/bin/python bench/default_run.py [--total-seconds S]
+    .venv/bin/python bench/default_run.py [--total-seconds S] [--snakemake-log LOG]
 Reads benchmarks/**/*.tsv (one per job, written by each rule's `benchmark:`), sums
 them per rule and writes bench/results/default_run.json and .md.
 
@@ -19,8 +19,10 @@ import csv
 import json
 import os
 import platform
+import re
 import time
 from collections import defaultdict
+from datetime import datetime
 from pathlib import Path
 
 from selfplay.tracks.registry import TRACKS
@@ -74,6 +76,49 @@ def decoding_probe() -> dict:
     }
 
 
+def job_spans(log: Path) -> list[tuple[str, float, float]]:
+    """(rule, start, end) in seconds from the run's start, of each job Snakemake's log
+    shows starting and finishing (rule `all` left out). The log stamps whole seconds."""
+    stamp = re.compile(r"\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
+    header = re.compile(r"(?:local)?(?:rule|checkpoint) (\w+):$")
+    now = rule = None
+    started: dict[str, tuple[str, float]] = {}
+    spans = []
+    for line in log.read_text().splitlines():
+        if m := stamp.match(line):
+            now = datetime.strptime(m.group(1), "%a %b %d %H:%M:%S %Y").timestamp()
+        elif m := header.match(line):
+            rule = m.group(1)
+        elif (m := re.match(r"\s+jobid: (\d+)$", line)) and rule:
+            started[m.group(1)] = (rule, now)
+            rule = None
+        elif (m := re.match(r"Finished jobid: (\d+)", line)) and m.group(1) in started:
+            name, begin = started.pop(m.group(1))
+            if name != "all":
+                spans.append((name, begin, now))
+    if not spans:
+        raise SystemExit(f"{log}: no finished job in this Snakemake log")
+    t0 = min(b for _, b, _ in spans)
+    return [(r, b - t0, e - t0) for r, b, e in spans]
+
+
+def occupancy(spans: list[tuple[str, float, float]], cores: int) -> dict:
+    """How full the cores were: per second of the run, the jobs running (each job one
+    core, as profiles/local gives them), and the seconds and core-seconds left idle."""
+    end = int(max(e for _, _, e in spans))
+    running = [0] * end
+    for _, b, e in spans:
+        for t in range(int(b), int(e)):
+            running[t] += 1
+    return {
+        "cores": cores,
+        "log_wall_seconds": end,
+        "jobs": len(spans),
+        "seconds_below_cores": sum(1 for r in running if r < cores),
+        "idle_core_seconds": sum(max(0, cores - r) for r in running),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--total-seconds", type=float, help="wall time of the whole `make run`, measured outside")
@@ -82,6 +127,11 @@ def main() -> None:
         "--warm",
         action="store_true",
         help="the run used warm starts (make run): Snakemake measured the waiting processes' memory, not the jobs'",
+    )
+    ap.add_argument(
+        "--snakemake-log",
+        type=Path,
+        help="the run's Snakemake log (.snakemake/log/*.snakemake.log): how many cores were busy when",
     )
     args = ap.parse_args()
     per_rule: dict[str, dict] = defaultdict(lambda: {"jobs": 0, "seconds": 0.0, "max_rss_mb": 0.0})
@@ -106,6 +156,8 @@ def main() -> None:
     }
     if args.probe:
         result["decoding_step_ms"] = decoding_probe()
+    if args.snakemake_log:
+        result["occupancy"] = occupancy(job_spans(args.snakemake_log), os.cpu_count() or 1)
     out = REPO / "bench" / "results" / "default_run.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
     lines = ["| rule | jobs | seconds | max RSS MB |", "|---|---|---|---|"]
@@ -121,6 +173,14 @@ def main() -> None:
             "Warm starts (SELFPLAY_WARM=1): each job ran in a child of the warm server, so Snakemake's "
             "memory column measured the waiting process and is left out (n/a); a run without "
             "SELFPLAY_WARM measures the jobs' memory.",
+        ]
+    busy = result.get("occupancy")
+    if busy:
+        lines += [
+            "",
+            f"Cores busy (Snakemake's log, {busy['jobs']} jobs over {busy['log_wall_seconds']} s, one core a job): "
+            f"fewer than {busy['cores']} jobs ran in {busy['seconds_below_cores']} s of the run, "
+            f"{busy['idle_core_seconds']} core-seconds idle.",
         ]
     probe = result.get("decoding_step_ms")
     if probe:
