@@ -414,7 +414,7 @@ rule gasp_eval_tables:
         selections=list(GASP_OUT.selections.values()),
         greedy=[eval_summary("gasp", b, md, t) for b, md in GASP_OUT.greedy for t in GASP_OUT.greedy_tags],
         greedy_selected=lambda w: [
-            eval_summary("gasp", b, md, t) for b, md in GASP_OUT.greedy for t in GASP_SELECTED_TAGS()
+            eval_summary("gasp", b, md, t) for b, md, t in GASP_OUT.selected_evals(GASP_SELECTED_TAGS())
         ],
     output:
         **{
