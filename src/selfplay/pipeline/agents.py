@@ -125,11 +125,20 @@ def generate_to_file(cfg: dict, model_dir, requests, metas, out: str, what: str)
         records = generate_and_record(
             backend, requests, out, meta=metas, chunk=cfg["generation"]["chunk_requests"]
         )
+        stats = dict(getattr(backend, "stats", None) or {})
     finally:
         backend.close()
     log.info(
         "%s: %d requests, %d outputs -> %s", what, len(records), sum(len(r["outputs"]) for r in records), out
     )
+    if "generated_tokens" in stats:  # the transformers backend counts what it ran
+        log.info(
+            "%s: %d tokens generated, %d prompt tokens prefilled, %.1f s generating",
+            what,
+            stats["generated_tokens"],
+            stats.get("prefilled_tokens", 0),
+            stats.get("seconds", 0.0),
+        )
 
 
 # --- Bob: the solver of the two equivalence games (SInQ, the Haskell track) -------
