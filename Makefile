@@ -46,6 +46,7 @@ report: install
 bench: install-test
 	$(VENV)/python bench/sandbox_bench.py
 	$(VENV)/python bench/generation_bench.py
+	$(VENV)/python bench/lora_merge_bench.py
 	$(VENV)/python bench/dtype_bench.py
 	$(VENV)/python bench/ghc_bench.py
 	$(VENV)/python bench/format_bench.py

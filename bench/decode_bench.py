@@ -42,23 +42,28 @@ from selfplay.records import write_json, write_text_atomic  # noqa: E402
 from selfplay.tracks.sinq.game import alice_request  # noqa: E402
 
 
+def step_ms(model, rows: int, context: int, steps: int) -> float:
+    """Milliseconds per greedy decoding step of ``model`` for ``rows`` rows on a cache of
+    ``context`` random prompt tokens (the prompt pass is not counted)."""
+    import torch
+
+    ids = torch.randint(100, 40000, (rows, context), generator=torch.Generator().manual_seed(0))
+    with torch.inference_mode():
+        out = model(input_ids=ids, use_cache=True, logits_to_keep=1)
+        cache, nxt = out.past_key_values, out.logits[:, -1].argmax(-1, keepdim=True)
+        started = time.perf_counter()
+        for _ in range(steps):
+            out = model(input_ids=nxt, past_key_values=cache, use_cache=True)
+            nxt = out.logits[:, -1].argmax(-1, keepdim=True)
+    return (time.perf_counter() - started) / steps * 1000
+
+
 def step_costs(model_dir: str, context: int, steps: int, rows_list=(1, 4, 8, 16)) -> dict[int, float]:
     import torch
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
-    costs = {}
-    for rows in rows_list:
-        ids = torch.randint(100, 40000, (rows, context), generator=torch.Generator().manual_seed(0))
-        with torch.inference_mode():
-            out = model(input_ids=ids, use_cache=True, logits_to_keep=1)
-            cache, nxt = out.past_key_values, out.logits[:, -1].argmax(-1, keepdim=True)
-            started = time.perf_counter()
-            for _ in range(steps):
-                out = model(input_ids=nxt, past_key_values=cache, use_cache=True)
-                nxt = out.logits[:, -1].argmax(-1, keepdim=True)
-        costs[rows] = round((time.perf_counter() - started) / steps * 1000, 1)
-    return costs
+    return {rows: round(step_ms(model, rows, context, steps), 1) for rows in rows_list}
 
 
 def backend_runs(model_dir: str, n_sources: int) -> list[dict]:

@@ -334,6 +334,55 @@ def test_adapter_changes_output_and_mixed_requests_are_grouped(backend, adapter_
     assert desc["name"] == "transformers" and desc["dtype"] == "float32" and "torch" in desc["versions"]
 
 
+def _second_adapter(base_model, out):
+    """Another real adapter (other seed, other target modules) beside ``adapter_dir``."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+
+    torch.manual_seed(1)
+    cfg = LoraConfig(r=4, lora_alpha=8, target_modules=["o_proj", "down_proj"], init_lora_weights=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        get_peft_model(copy.deepcopy(base_model), cfg).save_pretrained(out)
+    return out
+
+
+@pytest.mark.slow
+def test_a_merged_adapter_decodes_as_one_beside_the_weights(tiny_model_dir, adapter_dir, tmp_path):
+    """merge_adapter (on with float32): the adapter merged into the weights gives the texts
+    of the adapter run beside them; a base request or another adapter afterwards gets the
+    stored base weights back exactly (reloaded, nothing subtracted)."""
+    import torch
+
+    settings = {"name": "transformers", "model": str(tiny_model_dir), "threads": 1, "progress": False}
+    merged, beside = make_backend(settings), make_backend({**settings, "merge_adapter": False})
+    try:
+        assert merged.merge_adapter and not beside.merge_adapter
+        stored = {k: v.clone() for k, v in merged._base.state_dict().items()}
+        second = _second_adapter(merged._base, tmp_path / "second")
+        greedy = SamplingParams(temperature=0, max_new_tokens=8, seed=1)
+        first_reqs = [GenerationRequest(p, greedy, adapter=str(adapter_dir)) for p in PROMPTS]
+        second_reqs = [GenerationRequest(p, greedy, adapter=str(second)) for p in PROMPTS]
+        base_reqs = [GenerationRequest(p, greedy) for p in PROMPTS]
+        assert merged.generate(first_reqs) == beside.generate(first_reqs)
+        changed = [k for k, v in merged._base.state_dict().items() if not torch.equal(v, stored[k])]
+        assert changed and all("q_proj" in k or "v_proj" in k for k in changed)  # merged, in place
+        assert merged.generate(second_reqs) == beside.generate(second_reqs)
+        assert merged.generate(base_reqs) == beside.generate(base_reqs)
+        assert all(torch.equal(v, stored[k]) for k, v in merged._base.state_dict().items())
+        assert merged.describe()["merge_adapter"] is True
+    finally:
+        merged.close()
+        beside.close()
+
+
+def test_merging_an_adapter_into_half_precision_weights_is_refused(tmp_path):
+    with pytest.raises(UserError, match="merge_adapter needs float32"):
+        make_backend(
+            {"name": "transformers", "model": str(tmp_path), "dtype": "bfloat16", "merge_adapter": True}
+        )
+
+
 @pytest.mark.slow
 def test_a_job_without_adapters_never_imports_peft(tiny_model_dir):
     """A generation job's record names peft's version without importing peft, which a job

@@ -1,7 +1,8 @@
 """Build a backend from a config dict: ``{"name": <backend>, ...its settings}``.
 
 Backends and their settings (defaults in the classes):
-    transformers: model, dtype, batch_size, threads, device, max_loaded_adapters, max_model_len, progress
+    transformers: model, dtype, batch_size, threads, device, max_loaded_adapters, max_model_len, progress,
+                  merge_adapter
     vllm:         model, max_lora_rank, gpu_memory_utilization, max_model_len, dtype, seed,
                   enable_lora, max_loras, engine_kwargs, use_tqdm, device (cuda|cpu),
                   threads and cpu_kvcache_gib (both only with device cpu; see vllm_backend)

@@ -7,6 +7,13 @@ How a ``generate`` call runs
   ``set_adapter`` switches between them and ``disable_adapter()`` gives the base.
   Loaded adapters are identified by the hash of their files, so an adapter
   directory rewritten in place is reloaded.
+- With float32 weights (``merge_adapter``, on by default there) an adapter is instead
+  merged into the weights (W + scale * B A, PEFT's ``merge_and_unload``) while its
+  requests decode: an unmerged LoRA layer runs two more small matrix products per
+  projection at every step, which on a CPU costs ~15-30% of a decoding step of the tiny
+  model (bench/results/lora_merge.md). Another adapter, or the base model, reloads the
+  base weights first (exact: nothing is subtracted back). Not with bfloat16 or float16:
+  there a small adapter delta would be rounded away by the merge.
 - Each request becomes ``n`` rows (one row if greedy: the n texts are then copies).
   Rows are sorted by prompt length and cut into batches of ``batch_size`` rows,
   left-padded (pad = eos = ``<|im_end|>`` for SmolLM2 when there is no pad token).
@@ -206,6 +213,7 @@ class TransformersBackend(Backend):
         max_loaded_adapters: int = 4,
         max_model_len: int | None = None,
         progress: bool = True,
+        merge_adapter: bool | None = None,
     ):
         torch = require_module("torch", "pip install torch (see requirements.txt)")
         transformers = require_module("transformers", "pip install transformers (see requirements.txt)")
@@ -221,21 +229,21 @@ class TransformersBackend(Backend):
         self.device = device
         self.max_loaded_adapters = max(1, int(max_loaded_adapters))
         self.progress = progress
+        # merged adapters only in float32 (module docstring: half precision rounds them away)
+        self.merge_adapter = dtype == "float32" if merge_adapter is None else bool(merge_adapter)
+        if self.merge_adapter and dtype != "float32":
+            raise UserError(
+                f"transformers backend: merge_adapter needs float32 weights (got {dtype}): merged "
+                "into half-precision weights a small adapter update is rounded away"
+            )
         self._RowSampler = _build_sampler_class()
 
         started = time.perf_counter()
         try:
             self.tokenizer = transformers.AutoTokenizer.from_pretrained(self.model_id)
-            self._base = transformers.AutoModelForCausalLM.from_pretrained(
-                self.model_id, dtype=getattr(torch, dtype)
-            )
         except (OSError, ValueError) as exc:
-            raise UserError(
-                f"transformers backend: cannot load model {self.model_id!r} ({exc.__class__.__name__}: "
-                f"{str(exc).splitlines()[0] if str(exc) else ''}); give a local HF folder "
-                "(the hub is offline when HF_HUB_OFFLINE=1)"
-            ) from exc
-        self._base.to(device).eval()
+            raise self._load_error(exc) from exc
+        self._load_base()
         self.load_seconds = round(time.perf_counter() - started, 3)
 
         self.tokenizer.padding_side = "left"
@@ -249,6 +257,7 @@ class TransformersBackend(Backend):
         self._ll_tokenizer = None  # llguidance's tokenizer view, built when a request has an answer format
         self._peft = None  # the PeftModel wrapping _base once an adapter is loaded
         self._adapters: OrderedDict[str, str] = OrderedDict()  # peft adapter name -> path, LRU order
+        self._merged: str | None = None  # the adapter merged into _base's weights (merge_adapter)
         self.stats = {
             "calls": 0,
             "requests": 0,
@@ -262,6 +271,27 @@ class TransformersBackend(Backend):
         }
 
     # ------------------------------------------------------------------ setup helpers
+    def _load_error(self, exc: Exception) -> UserError:
+        return UserError(
+            f"transformers backend: cannot load model {self.model_id!r} ({exc.__class__.__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else ''}); give a local HF folder "
+            "(the hub is offline when HF_HUB_OFFLINE=1)"
+        )
+
+    def _load_base(self) -> None:
+        """The base model's weights, as stored (also to undo a merged adapter exactly)."""
+        import torch
+        import transformers
+
+        try:
+            self._base = transformers.AutoModelForCausalLM.from_pretrained(
+                self.model_id, dtype=getattr(torch, self.dtype)
+            )
+        except (OSError, ValueError) as exc:
+            raise self._load_error(exc) from exc
+        self._base.to(self.device).eval()
+        self._merged = None
+
     def _find_stop_ids(self) -> set[int]:
         ids = set()
         if self.tokenizer.eos_token_id is not None:
@@ -288,6 +318,8 @@ class TransformersBackend(Backend):
     def _use_adapter(self, adapter: str | None):
         """Make ``adapter`` active; returns (model to call generate on, context manager)."""
         if adapter is None:
+            if self._merged is not None:
+                self._load_base()
             if self._peft is None:
                 return self._base, nullcontext()
             return self._peft, self._peft.disable_adapter()
@@ -295,6 +327,8 @@ class TransformersBackend(Backend):
         if not (path / "adapter_config.json").is_file():
             raise UserError(f"adapter {adapter!r} is not a PEFT adapter directory (no adapter_config.json)")
         name = "adapter_" + sha256_tree(path)[:16]
+        if self.merge_adapter:
+            return self._merge(name, path), nullcontext()
         if name not in self._adapters:
             peft = require_module("peft", "pip install peft (see requirements.txt)")
             with warnings.catch_warnings():
@@ -318,6 +352,24 @@ class TransformersBackend(Backend):
         self._adapters.move_to_end(name)
         self._peft.set_adapter(name)
         return self._peft, nullcontext()
+
+    def _merge(self, name: str, path: Path):
+        """The base model with the adapter at ``path`` merged into its weights (module docstring)."""
+        if self._merged == name:
+            return self._base
+        if self._merged is not None:
+            self._load_base()
+        peft = require_module("peft", "pip install peft (see requirements.txt)")
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+            wrapped = peft.PeftModel.from_pretrained(
+                self._base, str(path), adapter_name=name, is_trainable=False
+            )
+            self._base = wrapped.merge_and_unload().eval()
+        self._merged = name
+        self._adapters.clear()
+        self._adapters[name] = str(path)
+        return self._base
 
     # ------------------------------------------------------------------ generation
     def _rows_for(self, requests: list[GenerationRequest], indices: list[int]) -> list[_Row]:
@@ -504,6 +556,7 @@ class TransformersBackend(Backend):
             "stop_token_ids": sorted(self.stop_ids),
             "pad_token_id": self.pad_id,
             "adapters_loaded": dict(self._adapters),
+            "merge_adapter": self.merge_adapter,
             "nproc": os.cpu_count(),
         }
 
@@ -511,6 +564,7 @@ class TransformersBackend(Backend):
         self._peft = None
         self._adapters.clear()
         self._base = None
+        self._merged = None
         import gc
 
         gc.collect()
