@@ -376,6 +376,27 @@ def test_a_merged_adapter_decodes_as_one_beside_the_weights(tiny_model_dir, adap
         beside.close()
 
 
+@pytest.mark.slow
+def test_an_adapter_that_fails_to_merge_leaves_the_stored_weights(backend, adapter_dir, tmp_path):
+    """PEFT wraps the layers before it reads the adapter's weights: a broken weights file
+    fails the request, and the next base request still decodes with the stored model."""
+    import shutil
+
+    from safetensors import SafetensorError
+
+    broken = tmp_path / "broken"
+    shutil.copytree(adapter_dir, broken)
+    for weights in broken.glob("adapter_model.*"):
+        weights.write_bytes(b"not a weights file")
+    greedy = SamplingParams(temperature=0, max_new_tokens=6, seed=1)
+    base = [GenerationRequest(PROMPTS[0], greedy)]
+    before = backend.generate(base)
+    with pytest.raises(SafetensorError):
+        backend.generate([GenerationRequest(PROMPTS[0], greedy, adapter=str(broken))])
+    assert not any("lora" in name for name in backend._base.state_dict())
+    assert backend.generate(base) == before
+
+
 def test_merging_an_adapter_into_half_precision_weights_is_refused(tmp_path):
     with pytest.raises(UserError, match="merge_adapter needs float32"):
         make_backend(

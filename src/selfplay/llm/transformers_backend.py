@@ -360,12 +360,18 @@ class TransformersBackend(Backend):
         if self._merged is not None:
             self._load_base()
         peft = require_module("peft", "pip install peft (see requirements.txt)")
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
-            wrapped = peft.PeftModel.from_pretrained(
-                self._base, str(path), adapter_name=name, is_trainable=False
-            )
-            self._base = wrapped.merge_and_unload().eval()
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings(
+                    "ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning
+                )
+                wrapped = peft.PeftModel.from_pretrained(
+                    self._base, str(path), adapter_name=name, is_trainable=False
+                )
+                self._base = wrapped.merge_and_unload().eval()
+        except Exception:
+            self._load_base()  # PEFT wraps the layers in place before it reads the adapter's weights
+            raise
         self._merged = name
         self._adapters.clear()
         self._adapters[name] = str(path)
