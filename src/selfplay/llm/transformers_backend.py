@@ -50,7 +50,7 @@ import sys
 import time
 import warnings
 from collections import OrderedDict
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -189,6 +189,18 @@ def _build_sampler_class():
             return picked
 
     return RowSampler
+
+
+def _peft():
+    return require_module("peft", "pip install peft (see requirements.txt)")
+
+
+@contextmanager
+def _quiet_peft():
+    """peft 0.21 touches a transformers attribute deprecated in 5.x; not our concern."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        yield
 
 
 class TransformersBackend(Backend):
@@ -330,12 +342,8 @@ class TransformersBackend(Backend):
         if self.merge_adapter:
             return self._merge(name, path), nullcontext()
         if name not in self._adapters:
-            peft = require_module("peft", "pip install peft (see requirements.txt)")
-            with warnings.catch_warnings():
-                # peft 0.21 touches a transformers attribute deprecated in 5.x; not our concern
-                warnings.filterwarnings(
-                    "ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning
-                )
+            peft = _peft()
+            with _quiet_peft():
                 if self._peft is None:
                     self._peft = peft.PeftModel.from_pretrained(
                         self._base, str(path), adapter_name=name, is_trainable=False
@@ -359,12 +367,9 @@ class TransformersBackend(Backend):
             return self._base
         if self._merged is not None:
             self._load_base()
-        peft = require_module("peft", "pip install peft (see requirements.txt)")
+        peft = _peft()
         try:
-            with warnings.catch_warnings():
-                warnings.filterwarnings(
-                    "ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning
-                )
+            with _quiet_peft():
                 wrapped = peft.PeftModel.from_pretrained(
                     self._base, str(path), adapter_name=name, is_trainable=False
                 )
