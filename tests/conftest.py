@@ -15,6 +15,20 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+def _worker_threads() -> int:
+    """Each pytest-xdist worker's share of the machine's cores (at least one)."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    return max(1, len(os.sched_getaffinity(0)) // workers)
+
+
+# Under `make test`'s two workers on two cores, torch's default of a thread per core in
+# each worker made the two spin against each other: a real-model test took 183 s in the
+# suite and 26 s alone. OMP_NUM_THREADS (read by torch at import, inherited by every
+# process a test starts) gives each worker its share, unless the caller set it.
+if "PYTEST_XDIST_WORKER" in os.environ:
+    os.environ.setdefault("OMP_NUM_THREADS", str(_worker_threads()))
+
+
 @pytest.fixture(scope="session")
 def tiny_model_dir() -> Path:
     """SmolLM2-135M-Instruct as a plain HF folder (converted from the PyPI wheel's GGUF once)."""

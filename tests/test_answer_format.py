@@ -191,7 +191,7 @@ def test_the_tiny_model_writes_parseable_answers_with_the_format_on(tiny_model_d
     from selfplay.tracks.sinq.prompts import alice_messages, bob_messages
 
     settings = {"constrained": True, "reasoning_chars": 120, "code_chars": 400}
-    backend = TransformersBackend(str(tiny_model_dir), threads=2, progress=False)
+    backend = TransformersBackend(str(tiny_model_dir), threads=1, progress=False)
     sampling = SamplingParams(temperature=1.0, top_p=0.7, max_new_tokens=320, n=2, seed=5)
     names = ["add", "clip", "count_vowels"]
     alice = [

@@ -411,7 +411,7 @@ def test_the_tiny_model_writes_complete_answers_with_the_format_on(tiny_model_di
     from selfplay.tracks.gasp.prompts import lemma_messages, student_messages
 
     backend = make_backend(
-        {"name": "transformers", "model": str(tiny_model_dir), "threads": 2, "progress": False}
+        {"name": "transformers", "model": str(tiny_model_dir), "threads": 1, "progress": False}
     )
     goalposts = load_goalposts()
     budget = 384

@@ -194,7 +194,7 @@ def test_grpo_steps_with_rollouts_from_the_real_vllm_engine(tiny_model_dir, tmp_
         HF_HUB_OFFLINE="1",
         TRANSFORMERS_OFFLINE="1",
         TOKENIZERS_PARALLELISM="false",
-        OMP_NUM_THREADS="2",
+        OMP_NUM_THREADS="1",
     )
     proc = subprocess.run(
         [str(vllm_python()), str(REPO / "tests/grpo_vllm_driver.py"), str(tiny_model_dir), str(tmp_path)],

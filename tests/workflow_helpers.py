@@ -32,7 +32,11 @@ def run_snakemake(
 ) -> subprocess.CompletedProcess:
     """Run the project's Snakefile with `workdir` as working directory (its own config there).
     ``warm``: with warm starts, as `make run` runs (src/selfplay/pipeline/warm_start.py)."""
-    cmd = snakemake_argv(workdir, "--configfile", str(workdir / "config.yaml"), "--cores", "2", *args)
+    # one thread a job, as `make run`'s profile (profiles/local) has it: two torch threads in a
+    # job beside the other pytest worker's work spin against each other (several times slower)
+    cmd = snakemake_argv(
+        workdir, "--configfile", str(workdir / "config.yaml"), "--cores", "2", "--max-threads", "1", *args
+    )
     env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     if warm:
         env.update(SELFPLAY_WARM="1", SELFPLAY_WARM_IDLE="60")
