@@ -123,8 +123,13 @@ def test_the_search_finds_what_its_own_job_holds(worker, hostile):
     assert mine in report["own_memory"], report
 
 
-def _parent(pid: int) -> int:
-    stat = Path(f"/proc/{pid}/stat").read_text()
+def _parent(pid: int) -> int | None:
+    """The parent of ``pid``; None when it has exited since /proc was listed (other
+    processes of the machine, e.g. the other pytest worker's, come and go meanwhile)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
     return int(stat[stat.rindex(")") + 2 :].split()[1])
 
 
