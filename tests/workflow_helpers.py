@@ -10,6 +10,9 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
+# the threads a job may use, read from `make run`'s profile: two torch threads in a job
+# beside the other pytest worker's work spin against each other (several times slower)
+JOB_THREADS = str(yaml.safe_load((REPO / "profiles/local/config.yaml").read_text())["max-threads"])
 
 
 def snakemake_argv(workdir: Path, *args: str, python: str = sys.executable) -> list[str]:
@@ -32,10 +35,15 @@ def run_snakemake(
 ) -> subprocess.CompletedProcess:
     """Run the project's Snakefile with `workdir` as working directory (its own config there).
     ``warm``: with warm starts, as `make run` runs (src/selfplay/pipeline/warm_start.py)."""
-    # one thread a job, as `make run`'s profile (profiles/local) has it: two torch threads in a
-    # job beside the other pytest worker's work spin against each other (several times slower)
     cmd = snakemake_argv(
-        workdir, "--configfile", str(workdir / "config.yaml"), "--cores", "2", "--max-threads", "1", *args
+        workdir,
+        "--configfile",
+        str(workdir / "config.yaml"),
+        "--cores",
+        "2",
+        "--max-threads",
+        JOB_THREADS,
+        *args,
     )
     env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     if warm:

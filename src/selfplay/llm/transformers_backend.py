@@ -48,9 +48,8 @@ from __future__ import annotations
 import os
 import sys
 import time
-import warnings
 from collections import OrderedDict
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,6 +59,7 @@ from ..errors import UserError, require_module
 from ..records import derive_seed, sha256_tree
 from .base import Backend, GenerationRequest, SamplingParams, check_requests, group_by_adapter
 from .kv_cache import reserved_cache
+from .peft_notices import quiet_peft
 
 DTYPES = ("float32", "bfloat16", "float16")
 
@@ -193,14 +193,6 @@ def _build_sampler_class():
 
 def _peft():
     return require_module("peft", "pip install peft (see requirements.txt)")
-
-
-@contextmanager
-def _quiet_peft():
-    """peft 0.21 touches a transformers attribute deprecated in 5.x; not our concern."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
-        yield
 
 
 class TransformersBackend(Backend):
@@ -343,7 +335,7 @@ class TransformersBackend(Backend):
             return self._merge(name, path), nullcontext()
         if name not in self._adapters:
             peft = _peft()
-            with _quiet_peft():
+            with quiet_peft():
                 if self._peft is None:
                     self._peft = peft.PeftModel.from_pretrained(
                         self._base, str(path), adapter_name=name, is_trainable=False
@@ -369,7 +361,7 @@ class TransformersBackend(Backend):
             self._load_base()
         peft = _peft()
         try:
-            with _quiet_peft():
+            with quiet_peft():
                 wrapped = peft.PeftModel.from_pretrained(
                     self._base, str(path), adapter_name=name, is_trainable=False
                 )

@@ -34,7 +34,6 @@ import shutil
 import sys
 import tempfile
 import time
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -42,6 +41,7 @@ from typing import Any
 
 from ..containers.runtime import package_version, runtime_record
 from ..errors import UserError, require_module
+from ..llm.peft_notices import quiet_peft
 from ..records import sha256_tree, write_json
 from .checkpoints import checkpoint_folder, resume_key, resume_point, save_args
 from .settings import checkpointing_kwargs, resolve_for_device, training_device, validate_settings
@@ -217,9 +217,7 @@ def build_sft_trainer(
         dataloader_pin_memory=on_gpu,
     )
     dataset = datasets.Dataset.from_list([tokenize_example(tokenizer, ex) for ex in clean])
-    with warnings.catch_warnings():
-        # PEFT still reads the old `is_gradient_checkpointing` name; the notice is not ours to act on.
-        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+    with quiet_peft():
         trainer = trl.SFTTrainer(
             model=model,
             args=config,

@@ -77,7 +77,6 @@ import os
 import sys
 import tempfile
 import time
-import warnings
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -87,6 +86,7 @@ import numpy as np
 from ...containers.runtime import runtime_record
 from ...errors import UserError, require_module
 from ...llm.base import Backend, GenerationRequest, SamplingParams, normalize_messages
+from ...llm.peft_notices import quiet_peft
 from ...llm.recording import build_records
 from ...records import derive_seed, read_json, read_jsonl, sha256_file, sha256_tree, write_json, write_jsonl
 from ..checkpoints import checkpoint_folder, resume_key, resume_point
@@ -770,9 +770,7 @@ def train_grpo(
         log.warning("GRPO: %s", settings.clipping_message())
 
     with _output_folders(out_dir) as (staging, scratch):
-        with warnings.catch_warnings():
-            # PEFT still reads the old `is_gradient_checkpointing` name; the notice is not ours to act on.
-            warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        with quiet_peft():
             record = _train_into(
                 staging,
                 scratch,
