@@ -74,7 +74,12 @@ def etc_slurm_files() -> dict:
 
 @pytest.fixture(scope="session")
 def etc_slurm_before():
-    """/etc/slurm files as they were before the cluster (checked again after stop)."""
+    """/etc/slurm files as they were before the cluster (checked again after stop), once
+    a cluster left by a killed run is undone: its files are not the machine's own."""
+    from selfplay.cluster.local_slurm import clear_stale
+
+    if os.geteuid() == 0:
+        clear_stale()
     return etc_slurm_files()
 
 

@@ -218,6 +218,48 @@ def test_missing_pieces_give_one_line(monkeypatch, capsys):
     )
 
 
+def test_a_cluster_left_by_a_killed_run_is_undone(tmp_path, monkeypatch):
+    """A run killed mid-way leaves its state file and the config files it wrote; with none
+    of its daemons running, clear_stale puts each file back as it was before that run (a
+    copy restored, one that was not there removed) and forgets the state; a cluster whose
+    daemons still run is left alone."""
+    from selfplay.cluster import local_slurm
+
+    etc, backup = tmp_path / "etc", tmp_path / "run" / "backup"
+    etc.mkdir()
+    backup.mkdir(parents=True)
+    (backup / "slurm.conf").write_text("the site's own slurm.conf\n")
+    (etc / "slurm.conf").write_text("written by the killed run\n")
+    (etc / "gres.conf").write_text("written by the killed run\n")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    state = tmp_path / "state.json"
+    stale = local_slurm.LocalSlurm(
+        state_file=state,
+        run_dir=tmp_path / "run",
+        started={"slurmctld": dead.pid, "slurmd": dead.pid, "munged": dead.pid},
+        backups={str(etc / "slurm.conf"): str(backup / "slurm.conf"), str(etc / "gres.conf"): ""},
+        keep_run_dir=True,
+    )
+    stale._write_state()
+    assert local_slurm.clear_stale(state) is True
+    assert (etc / "slurm.conf").read_text() == "the site's own slurm.conf\n"
+    assert not (etc / "gres.conf").exists()
+    assert not state.exists()
+    assert local_slurm.clear_stale(state) is False  # nothing left to undo
+
+    (etc / "gres.conf").write_text("written by a live cluster\n")
+    stale.backups = {str(etc / "gres.conf"): ""}
+    stale.started = {"slurmctld": os.getpid()}  # pretend: a running 'slurmctld'
+    stale._write_state()
+    real_is_running = local_slurm._is_running
+    monkeypatch.setattr(
+        local_slurm, "_is_running", lambda pid, name: pid == os.getpid() or real_is_running(pid, name)
+    )
+    assert local_slurm.clear_stale(state) is False
+    assert (etc / "gres.conf").exists() and state.exists()
+
+
 # ----------------------------------------------------------------------------- cluster
 def test_cluster_is_up_and_gpu_is_schedulable(cluster):
     from selfplay.cluster.local_slurm import main

@@ -362,10 +362,7 @@ class LocalSlurm:
                     f"a local SLURM cluster is already running (state in {self.state_file}); "
                     "stop it first: python -m selfplay.cluster.local_slurm stop"
                 )
-            # Left behind by a process that died: none of its daemons runs. Put back the
-            # /etc/slurm files it replaced (and end a munged it started) before going on.
-            other.stop()
-            self.state_file.unlink(missing_ok=True)
+        clear_stale(self.state_file)
         for daemon in ("slurmctld", "slurmd"):
             pids = _pids_named(daemon)
             if pids:
@@ -633,6 +630,21 @@ class LocalSlurm:
             "run_dir": str(self.run_dir),
             "start_seconds": self.start_seconds,
         }
+
+
+def clear_stale(state_file: Path = DEFAULT_STATE_FILE) -> bool:
+    """Undo what a cluster whose process died left behind (its state file, the /etc/slurm
+    files it replaced, a munged it started) when none of its daemons runs; True if there
+    was such a cluster. A cluster that still runs is left alone (start() refuses it)."""
+    state_file = Path(state_file)
+    if not state_file.exists():
+        return False
+    other = LocalSlurm.from_state_file(state_file)
+    if any(_is_running(other.started.get(name), name) for name in ("slurmctld", "slurmd")):
+        return False
+    other.stop()
+    state_file.unlink(missing_ok=True)
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
