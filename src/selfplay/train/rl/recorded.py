@@ -134,6 +134,7 @@ import numpy as np
 from ...containers.runtime import runtime_record
 from ...errors import UserError, require_module
 from ...llm.base import normalize_messages
+from ...llm.peft_notices import quiet_peft
 from ...records import derive_seed, read_json, read_jsonl, sha256_tree, write_json
 from ..settings import (
     _check_float_range,
@@ -568,6 +569,15 @@ def _set_rng_state(state: Mapping[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
+def _activation_checkpointing(model) -> bool:
+    """Whether the model recomputes activations in its backward pass: transformers 5 names
+    it ``is_activation_checkpointing``; the old ``is_gradient_checkpointing`` (deprecated
+    there) is read only from a model that lacks the new name."""
+    if hasattr(model, "is_activation_checkpointing"):
+        return bool(model.is_activation_checkpointing)
+    return bool(getattr(model, "is_gradient_checkpointing", False))
+
+
 def _load_policy(base_model: str, settings: RecordedUpdateSettings, previous: Path | None, dtype: str):
     torch = require_module("torch", _INSTALL_HINT)
     transformers = require_module("transformers", _INSTALL_HINT)
@@ -582,20 +592,20 @@ def _load_policy(base_model: str, settings: RecordedUpdateSettings, previous: Pa
     if settings.finetune == "full":
         return model
     if previous is not None:
-        return peft.PeftModel.from_pretrained(model, str(previous / POLICY_DIR), is_trainable=True)
+        with quiet_peft():
+            return peft.PeftModel.from_pretrained(model, str(previous / POLICY_DIR), is_trainable=True)
     lora = settings.lora
     modules = lora.target_modules if isinstance(lora.target_modules, str) else list(lora.target_modules)
-    return peft.get_peft_model(
-        model,
-        peft.LoraConfig(
-            r=lora.r,
-            lora_alpha=lora.alpha,
-            lora_dropout=lora.dropout,
-            target_modules=modules,
-            bias="none",
-            task_type="CAUSAL_LM",
-        ),
+    config = peft.LoraConfig(
+        r=lora.r,
+        lora_alpha=lora.alpha,
+        lora_dropout=lora.dropout,
+        target_modules=modules,
+        bias="none",
+        task_type="CAUSAL_LM",
     )
+    with quiet_peft():
+        return peft.get_peft_model(model, config)
 
 
 def _save_policy(model, tokenizer, folder: Path, finetune: str, state_dict=None) -> list[str]:
@@ -1150,13 +1160,7 @@ def _run_job(
                     if resolved["bf16"]
                     else None
                 ),
-                "activation_checkpointing": bool(
-                    getattr(
-                        unwrapped,
-                        "is_activation_checkpointing",
-                        getattr(unwrapped, "is_gradient_checkpointing", False),
-                    )
-                ),
+                "activation_checkpointing": _activation_checkpointing(unwrapped),
                 "old_logprobs": OLD_LOGPROBS,
                 "clipping_acts": settings.clipping_acts,
                 "kl": None,
