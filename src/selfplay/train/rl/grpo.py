@@ -467,17 +467,7 @@ def load_policy(model_dir: str, settings: GRPOSettings, adapter: str | None, dty
         return (model.merge_and_unload() if settings.finetune == "full" else model), None
     if settings.finetune == "full":
         return model, None
-    lora = settings.lora
-    modules = lora.target_modules if isinstance(lora.target_modules, str) else list(lora.target_modules)
-    config = peft.LoraConfig(
-        r=lora.r,
-        lora_alpha=lora.alpha,
-        lora_dropout=lora.dropout,
-        target_modules=modules,
-        bias="none",
-        task_type="CAUSAL_LM",
-    )
-    return model, config
+    return model, settings.lora.peft_config(peft)
 
 
 def build_grpo_trainer(

@@ -594,18 +594,8 @@ def _load_policy(base_model: str, settings: RecordedUpdateSettings, previous: Pa
     if previous is not None:
         with quiet_peft():
             return peft.PeftModel.from_pretrained(model, str(previous / POLICY_DIR), is_trainable=True)
-    lora = settings.lora
-    modules = lora.target_modules if isinstance(lora.target_modules, str) else list(lora.target_modules)
-    config = peft.LoraConfig(
-        r=lora.r,
-        lora_alpha=lora.alpha,
-        lora_dropout=lora.dropout,
-        target_modules=modules,
-        bias="none",
-        task_type="CAUSAL_LM",
-    )
     with quiet_peft():
-        return peft.get_peft_model(model, config)
+        return peft.get_peft_model(model, settings.lora.peft_config(peft))
 
 
 def _save_policy(model, tokenizer, folder: Path, finetune: str, state_dict=None) -> list[str]:

@@ -113,6 +113,18 @@ class LoraSettings:
         object.__setattr__(self, "alpha", int(self.alpha))
         object.__setattr__(self, "dropout", float(self.dropout))
 
+    def peft_config(self, peft: Any) -> Any:
+        """The ``peft.LoraConfig`` these settings describe (a causal LM's adapter, no bias)."""
+        modules = self.target_modules if isinstance(self.target_modules, str) else list(self.target_modules)
+        return peft.LoraConfig(
+            r=self.r,
+            lora_alpha=self.alpha,
+            lora_dropout=self.dropout,
+            target_modules=modules,
+            bias="none",
+            task_type="CAUSAL_LM",
+        )
+
     @classmethod
     def from_dict(cls, section: Any) -> LoraSettings:
         if not isinstance(section, Mapping):
