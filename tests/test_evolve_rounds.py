@@ -34,6 +34,34 @@ def test_picks_index_the_whole_suite_and_skip_malformed_tests():
     assert generation_picks(rows, usable, 7, SETTINGS) == picks
 
 
+def test_entries_without_a_program_are_never_picked_and_leave_the_picks_whole():
+    # 12 programs on 4 tests: t0 every program passes; the rest split them. Then 8 pool
+    # entries with no program (all False). As candidates, those 8 identical rows would
+    # win the discriminative group (distance 0) and be dropped afterwards: no programs
+    # shown. They also kept t0 (100% of the programs) under the 0.95 easy cut.
+    programs = [[T, s % 2 == 0, s % 3 == 0, s < 6] for s in range(12)]
+    rows = programs + [[F, F, F, F]] * 8
+    has_program = [True] * 12 + [False] * 8
+    picks = generation_picks(rows, [True] * 4, seed=3, settings=SETTINGS, has_program=has_program)
+    assert set(picks) == {"adversarial", "discriminative"}
+    for pick in picks.values():
+        assert len(pick.solutions) == 5
+        assert all(s < 12 for s in pick.solutions)
+    adversarial = picks["adversarial"]
+    assert 0 not in adversarial.tests  # passed by every program: the easy cut holds
+    assert set(adversarial.why["pass_rates"]) == set(adversarial.solutions)
+    assert sorted(adversarial.why["top"] + adversarial.why["diverse"]) == adversarial.solutions
+    # without the mask the empty rows take the whole discriminative group
+    blind = generation_picks(rows, [True] * 4, seed=3, settings=SETTINGS)
+    assert all(s >= 12 for s in blind["discriminative"].solutions)
+    assert 0 in blind["adversarial"].tests
+    # the mask changes nothing when every entry has a program
+    assert generation_picks(programs, [True] * 4, 3, SETTINGS, has_program=[True] * 12) == generation_picks(
+        programs, [True] * 4, 3, SETTINGS
+    )
+    assert generation_picks(rows, [True] * 4, 3, SETTINGS, has_program=[False] * 20) == {}
+
+
 def test_a_disabled_method_is_not_picked():
     settings = {**SETTINGS, "discriminative": {**SETTINGS["discriminative"], "enabled": False}}
     assert set(generation_picks([[T], [F]], [True], 1, settings)) == {"adversarial"}

@@ -424,13 +424,14 @@ def usable_mask(matrix: dict) -> list[bool]:
 # --- rounds >= 1: new tests ----------------------------------------------------------
 
 
-def _picks(cfg: dict, matrix: dict, round_: int) -> dict[str, Pick]:
+def _picks(cfg: dict, matrix: dict, pool: list[dict], round_: int) -> dict[str, Pick]:
     methods = {m: cfg["evolve"][m] for m in METHODS}
     return generation_picks(
         matrix["passed"],
         usable_mask(matrix),
         derive_seed(cfg["seed"], "evolve-pick", round_, matrix["id"]),
         methods,
+        has_program=[sol["code"] is not None for sol in pool],
     )
 
 
@@ -444,8 +445,8 @@ def evolve_generate(
     requests, metas = [], []
     for matrix in read_jsonl(matrix_path):
         problem, pool = suites[matrix["id"]], pools[matrix["id"]]
-        for method, pick in _picks(cfg, matrix, round_).items():
-            shown = [s for s in pick.solutions if pool[s]["code"] is not None]
+        for method, pick in _picks(cfg, matrix, pool, round_).items():
+            shown = pick.solutions  # entries with a program only (generation_picks)
             if not shown:
                 continue
             programs = [pool[s]["code"] for s in shown]

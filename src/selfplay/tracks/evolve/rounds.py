@@ -43,19 +43,43 @@ def submatrix(rows: Sequence[Sequence[bool]], columns: Sequence[int]) -> list[li
     return [[bool(row[t]) for t in columns] for row in rows]
 
 
-def _lift(pick: Pick, columns: list[int]) -> Pick:
-    """A pick made on the usable columns, with its tests as suite indices."""
-    return Pick(tests=[columns[t] for t in pick.tests], solutions=pick.solutions, why=pick.why)
+def _lift(pick: Pick, columns: list[int], candidates: list[int]) -> Pick:
+    """A pick made on the usable columns and the candidate rows, with its tests as suite
+    indices and its solutions (and the solutions its reasons name) as pool indices."""
+    why = dict(pick.why)
+    if "pass_rates" in why:
+        why["pass_rates"] = {candidates[s]: rate for s, rate in why["pass_rates"].items()}
+    for key in ("top", "diverse"):
+        if key in why:
+            why[key] = [candidates[s] for s in why[key]]
+    return Pick(
+        tests=[columns[t] for t in pick.tests], solutions=[candidates[s] for s in pick.solutions], why=why
+    )
 
 
 def generation_picks(
-    rows: Sequence[Sequence[bool]], usable: Sequence[bool], seed: int, settings: dict
+    rows: Sequence[Sequence[bool]],
+    usable: Sequence[bool],
+    seed: int,
+    settings: dict,
+    has_program: Sequence[bool] | None = None,
 ) -> dict[str, Pick]:
     """What each generation method of the next round shows the model: tests are suite
     indices, solutions are pool indices. ``settings`` holds the track's
-    ``evolve.adversarial`` and ``evolve.discriminative`` sections."""
+    ``evolve.adversarial`` and ``evolve.discriminative`` sections.
+
+    Only pool entries with a program (``has_program``; every entry when None) are
+    candidates: an entry without one cannot be shown, so it takes no place in a pick
+    and does not count in the pass rates a pick is made on (a test every program passes
+    is "passed by nearly all solutions" however many answers held no program). Were
+    such rows candidates, their identical all-failing vectors would win the
+    discriminative group and crowd the adversarial pick, and the programs shown would
+    be fewer than the paper's five, or none. No candidate: no pick."""
     columns = usable_columns(usable)
-    sub = submatrix(rows, columns)
+    candidates = [s for s in range(len(rows)) if has_program is None or has_program[s]]
+    if not candidates:
+        return {}
+    sub = submatrix([rows[s] for s in candidates], columns)
     adv, dis = settings["adversarial"], settings["discriminative"]
     window = adv.get("diverse_window")
     picks = {}
@@ -70,6 +94,7 @@ def generation_picks(
                 diverse_window=tuple(window) if window else None,
             ),
             columns,
+            candidates,
         )
     if dis.get("enabled", True):
         picks["discriminative"] = _lift(
@@ -80,6 +105,7 @@ def generation_picks(
                 size=int(dis["size"]),
             ),
             columns,
+            candidates,
         )
     return picks
 
