@@ -51,6 +51,25 @@ def test_the_32b_pool_models_are_served_over_two_gpus():
     assert job_gpus(cfg["resources"]["generate"], pool_backend(cfg, "qwen3-4b")) == 1
 
 
+def test_pool_models_are_served_within_their_own_context_and_mimo_with_its_config_code():
+    # vLLM refuses a max_model_len above a model's max_position_embeddings (32,768 for
+    # MiMo-7B-RL and Phi-4-reasoning; 40,960 for Qwen3), and MiMo's model type "mimo" is
+    # unknown to transformers: without its folder's config code vLLM cannot read it.
+    cfg = evolve_cfg()
+    contexts = {name: pool_backend(cfg, name)["max_model_len"] for name in ("mimo-7b-rl", "phi-4-reasoning")}
+    assert contexts == {"mimo-7b-rl": 32768, "phi-4-reasoning": 32768}
+    assert pool_backend(cfg, "qwen3-4b")["max_model_len"] == 40960
+    mimo = pool_backend(cfg, "mimo-7b-rl")
+    cls, settings = checked_settings({**mimo, "model": "m"})
+    assert engine_args(**settings)["trust_remote_code"] is True
+    for name in ("qwen3-4b", "phi-4-reasoning", "r1-distill-qwen-32b"):
+        backend = pool_backend(cfg, name)
+        assert "trust_remote_code" not in backend
+        assert "trust_remote_code" not in engine_args(**checked_settings({**backend, "model": "m"})[1])
+    with pytest.raises(UserError, match="trust_remote_code must be true or false"):
+        engine_args("m", trust_remote_code="yes")
+
+
 def test_the_evolve_plan_asks_for_two_gpus_for_each_32b_pool_job(tmp_path):
     proc = dry_run(tmp_path, "--configfile", str(REPO / "config/papers/evolve.yaml"))
     assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]

@@ -5,7 +5,8 @@ Backends and their settings (defaults in the classes):
                   merge_adapter
     vllm:         model, max_lora_rank, gpu_memory_utilization, max_model_len, dtype, seed,
                   enable_lora, max_loras, engine_kwargs, use_tqdm, device (cuda|cpu),
-                  threads and cpu_kvcache_gib (both only with device cpu; see vllm_backend)
+                  threads and cpu_kvcache_gib (both only with device cpu; see vllm_backend),
+                  tensor_parallel_size, trust_remote_code
     replay:       files, on_missing
     openai:       base_url, model, api_key_env, adapters, timeout, retries, concurrency
 

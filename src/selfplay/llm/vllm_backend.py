@@ -120,6 +120,7 @@ def engine_args(
     device: str = "cuda",
     cpu_kvcache_gib: float = 1.0,
     tensor_parallel_size: int = 1,
+    trust_remote_code: bool = False,
 ) -> dict[str, Any]:
     """The keyword arguments ``vllm.LLM`` is built with (no vLLM import: testable anywhere).
 
@@ -127,6 +128,9 @@ def engine_args(
     with a 40,960-token context does not fit one 80 GB GPU); the job must hold that many
     GPUs (its rule asks for them). ``engine_kwargs`` is applied last, so it can override any
     of these; naming tensor_parallel_size in both places with different values is refused.
+    ``trust_remote_code`` lets the model folder's own Python code (its configuration class)
+    run when vLLM reads the model: only for a model type transformers does not know (paper
+    002's MiMo-7B-RL), from a download pinned by checksum.
     """
     if (
         isinstance(tensor_parallel_size, bool)
@@ -155,6 +159,12 @@ def engine_args(
     )
     if tensor_parallel_size > 1:
         kwargs["tensor_parallel_size"] = int(tensor_parallel_size)
+    if trust_remote_code is not False:
+        if not isinstance(trust_remote_code, bool):
+            raise UserError(
+                f"vllm backend: trust_remote_code must be true or false, got {trust_remote_code!r}"
+            )
+        kwargs["trust_remote_code"] = True
     if max_model_len:
         kwargs["max_model_len"] = int(max_model_len)
     if enable_lora:
@@ -185,6 +195,7 @@ class VLLMBackend(Backend):
         threads: int | None = None,
         cpu_kvcache_gib: float = 1.0,
         tensor_parallel_size: int = 1,
+        trust_remote_code: bool = False,
     ):
         if device not in DEVICES:
             raise UserError(f"vllm backend: device must be one of {DEVICES}, got {device!r}")
@@ -226,8 +237,11 @@ class VLLMBackend(Backend):
         }
         if on_cpu:
             self.settings.update(threads=threads, cpu_kvcache_gib=float(cpu_kvcache_gib))
-        if tensor_parallel_size != 1:  # recorded only where used, so earlier recordings still compare equal
+        # recorded only where used, so earlier recordings still compare equal
+        if tensor_parallel_size != 1:
             self.settings["tensor_parallel_size"] = tensor_parallel_size
+        if trust_remote_code:
+            self.settings["trust_remote_code"] = True
         kwargs = engine_args(
             self.model_id,
             max_lora_rank=max_lora_rank,
@@ -241,6 +255,7 @@ class VLLMBackend(Backend):
             device=device,
             cpu_kvcache_gib=cpu_kvcache_gib,
             tensor_parallel_size=tensor_parallel_size,
+            trust_remote_code=trust_remote_code,
         )
         self.use_tqdm = use_tqdm
         self.llm = self._vllm.LLM(**kwargs)

@@ -16,9 +16,10 @@ from typing import Any
 
 from ..errors import UserError
 
-# What a per-model override may change: how the model is laid out on the GPUs, not which
-# backend runs it (a different backend would be a different experiment).
-SERVING_KEYS = ("tensor_parallel_size", "max_model_len", "gpu_memory_utilization")
+# What a per-model override may change: how the model is laid out on the GPUs, its context,
+# and whether its own configuration code may load it; not which backend runs it (a
+# different backend would be a different experiment).
+SERVING_KEYS = ("tensor_parallel_size", "max_model_len", "gpu_memory_utilization", "trust_remote_code")
 
 
 def served_backend(backend: Mapping[str, Any], override: Mapping[str, Any] | None, where: str) -> dict:
