@@ -84,15 +84,28 @@ def test_within_batch_earlier_novel_candidates_count_against_later_ones():
     assert got[0][1] is None
     # an ineligible candidate (e.g. known to be outside the band) does not count either
     got = N.novelty_verdicts(
-        cands, buffer, NoveltySettings(embed="joined"), eligible=[False, True, True, True]
+        cands, buffer, NoveltySettings(embed="joined", within_batch=True), eligible=[False, True, True, True]
     )
     assert [v for v, _ in got] == [True, True, True, False]
 
 
+def test_by_default_only_the_global_buffers_count_as_the_paper_says():
+    # Sec. 3.3.1: novelty "with respect to the global buffer of previously accepted"
+    # proposals; Algorithm 1 adds a phase's batch to it after the update. Two near-copies
+    # proposed together, with nothing accepted before, are both novel; one near a buffer
+    # item is not.
+    assert NoveltySettings().within_batch is False
+    twins = {"question": unit(10, 10 + NEAR), "code": unit(40, 40 + NEAR)}
+    got = N.novelty_verdicts(twins, None, NoveltySettings())
+    assert got == [(True, None), (True, None)]
+    buffer = {"question": unit(10 + NEAR), "code": unit(200)}
+    assert [v for v, _ in N.novelty_verdicts(twins, buffer, NoveltySettings())] == [False, False]
+
+
 def test_within_batch_with_two_texts_follows_the_rule():
     cands = {"question": unit(0, NEAR), "code": unit(90, 90 + FAR)}  # same question, new code
-    either = N.novelty_verdicts(cands, None, NoveltySettings(rule="either"))
-    both = N.novelty_verdicts(cands, None, NoveltySettings(rule="both"))
+    either = N.novelty_verdicts(cands, None, NoveltySettings(rule="either", within_batch=True))
+    both = N.novelty_verdicts(cands, None, NoveltySettings(rule="both", within_batch=True))
     assert [v for v, _ in either] == [True, False]
     assert [v for v, _ in both] == [True, True]
 
@@ -124,13 +137,13 @@ def test_buffer_dissimilarity_eq7():
 
 def test_settings_from_dict():
     assert NoveltySettings.from_dict({}, "gasp.novelty") == NoveltySettings(
-        0.95, "question_and_code", "either", True
+        0.95, "question_and_code", "either", False
     )
-    got = NoveltySettings.from_dict({"threshold": 0.9, "rule": "both", "within_batch": False}, "gasp.novelty")
+    got = NoveltySettings.from_dict({"threshold": 0.9, "rule": "both", "within_batch": True}, "gasp.novelty")
     assert (got.threshold, got.rule, got.within_batch, got.kinds) == (
         0.9,
         "both",
-        False,
+        True,
         ("question", "code"),
     )
     assert NoveltySettings(embed="joined").kinds == ("joined",)

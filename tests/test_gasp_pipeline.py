@@ -180,18 +180,23 @@ def test_the_solver_asks_each_form_in_its_tasks_arity(tmp_path, monkeypatch, for
     assert answers and not any(a["format_ok"] for a in answers)
 
 
-def test_out_of_band_copies_and_unsafe_code_spend_the_attempts(tmp_path, monkeypatch):
+@pytest.mark.parametrize("within_batch", [False, True])
+def test_out_of_band_copies_and_unsafe_code_spend_the_attempts(tmp_path, monkeypatch, within_batch):
     cfg = config(candidates_per_attempt=2, target_accepted=5, max_attempts=2)
+    cfg["gasp"]["novelty"]["within_batch"] = within_batch
     script = [
         [proposal(*ADD_ONE, INPUTS[ADD_ONE]), proposal(*ADD_ONE, INPUTS[ADD_ONE])],
         [proposal(*UNSAFE, INPUTS[UNSAFE]), proposal(*DOUBLE, INPUTS[DOUBLE])],
     ]
     out, summary = run_phase(tmp_path, cfg, Scripted(script, passes=9), monkeypatch)
     rows = read_jsonl(out / "candidates.jsonl")
-    # the copy of an earlier candidate of the same call is not novel; 9 of 10 is above the lemma band
-    assert [r["outcome"] for r in rows] == ["scored", "not_novel", "invalid", "scored"]
+    # 9 of 10 is above the lemma band. The copy of an earlier candidate of the same call is
+    # novel against the global buffers (empty: the paper's rule) and is scored too; with the
+    # within_batch extension it is not novel.
+    copy_outcome, copy_band = ("not_novel", None) if within_batch else ("scored", False)
+    assert [r["outcome"] for r in rows] == ["scored", copy_outcome, "invalid", "scored"]
     assert rows[2]["invalid_reason"].startswith("unsafe")
-    assert [r["in_band"] for r in rows] == [False, None, None, False]
+    assert [r["in_band"] for r in rows] == [False, copy_band, None, False]
     assert [r["reward"] for r in rows] == [-0.5, -0.5, -0.5, -0.5]
     assert summary["ended"] == "attempts_spent" and summary["attempts"] == 2 and summary["accepted"] == 0
     assert read_jsonl(out / "accepted.jsonl") == []
@@ -373,6 +378,7 @@ def test_without_rejection_sampling_copies_are_scored_and_without_the_io_axis_ev
     tmp_path, monkeypatch
 ):
     cfg = config(candidates_per_attempt=4, target_accepted=9, max_attempts=1)
+    cfg["gasp"]["novelty"]["within_batch"] = True  # copies in one call: only the extension sees them
     goalposts = tmp_path / "goalposts.jsonl"
     write_jsonl(goalposts, GOALPOSTS)
     copies = [proposal(*ADD_ONE, INPUTS[ADD_ONE])] * 4

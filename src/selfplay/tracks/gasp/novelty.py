@@ -15,15 +15,16 @@ takes cosines against "previously accepted items" and rejects "if the similarity
 - ``rule``: with two texts, ``"either"`` (default) rejects when either text's highest
   cosine exceeds the threshold, the paper's "for any item" read as any comparison;
   ``"both"`` rejects only when both do (a same-code, new-question candidate passes).
-- ``within_batch`` (default True): candidates judged earlier in the same call, and found
-  novel, count as accepted items for the later ones. The paper's buffers grow only after
-  a phase's update (Algorithm 1, lines 10 and 20), so two near-copies proposed in one
-  generation round would both pass against them and both enter the same update batch,
-  rewarded twice for one idea: the collapse the filter exists to prevent (App. C.1). It
-  also matches the text's "previously accepted items" read literally. A caller that sets
-  it should also pass the items its phase accepted in earlier rounds among the buffers.
-  ``eligible`` lets a caller that already knows which candidates cannot be accepted (e.g.
-  outside the band) keep them from counting.
+- ``within_batch`` (default False): only the global buffers count, as the paper says:
+  "novelty with respect to the global buffer of previously accepted lemma/lift
+  proposals", and Algorithm 1 adds a phase's local buffer to the global one "for future
+  similarity checks" (lines 10 and 20), after the phase's update. True is a project
+  extension: candidates judged earlier in the same call, and found novel, count against
+  the later ones, and the caller adds the items its phase accepted in earlier rounds, so
+  that two near-copies of one idea cannot both enter one update batch. An earlier
+  candidate counts before its pass rate is known (novelty is judged first), so a
+  near-copy of one that then falls outside the band is rejected too; ``eligible`` lets a
+  caller that already knows which candidates cannot be accepted keep them from counting.
 
 Similarities are cosines of unit rows (``selfplay.embeddings.normalise_rows``), computed
 in float64 and rounded to float32 (the embeddings' precision) before they are compared
@@ -62,7 +63,7 @@ class NoveltySettings:
     threshold: float = 0.95
     embed: str = "question_and_code"
     rule: str = "either"
-    within_batch: bool = True
+    within_batch: bool = False
 
     def __post_init__(self):
         t = self.threshold
