@@ -368,8 +368,16 @@ def test_table4_counts_goalposts_solved_once_per_seed_and_their_union(tmp_path):
 
 
 def test_heatmap_marks_a_cell_solved_when_any_seed_solves_it(tmp_path):
-    frame = report.goalpost_heatmap(goalposts(tmp_path), "gasp", *out(tmp_path, "f5", "png", "pdf", "csv"))
-    cell = {(g, it): s for g, it, s in zip(frame["goalpost"], frame["iteration"], frame["solved"])}
+    scored = goalposts(tmp_path)
+    scored[("gasp_real_rl", 0, 2)] = scored_file(
+        tmp_path, "joint", {"g1": [True, False], "g4": [False, False]}
+    )
+    # Figure 5: a panel each for GASP and GASP + Real-data RL (the paper's caption)
+    frame = report.goalpost_heatmap(
+        scored, ["gasp", "gasp_real_rl"], *out(tmp_path, "f5", "png", "pdf", "csv")
+    )
+    gasp = frame[frame["method"] == "gasp"]
+    cell = {(g, it): s for g, it, s in zip(gasp["goalpost"], gasp["iteration"], gasp["solved"])}
     assert cell == {
         ("g1", 2): False,
         ("g1", 4): True,
@@ -378,13 +386,17 @@ def test_heatmap_marks_a_cell_solved_when_any_seed_solves_it(tmp_path):
         ("g3", 2): False,
         ("g3", 4): True,
     }
-    assert set(frame[frame["seeds solving"] > 0]["goalpost"]) == {"g1", "g2", "g3"}
+    assert set(gasp[gasp["seeds solving"] > 0]["goalpost"]) == {"g1", "g2", "g3"}
+    joint = frame[frame["method"] == "gasp_real_rl"]
+    assert list(zip(joint["goalpost"], joint["solved"], joint["shown"])) == [
+        ("g1", True, True),
+        ("g4", False, False),
+    ]
     for ext in ("png", "pdf", "csv"):
         assert (tmp_path / f"f5.{ext}").stat().st_size > 0
+    assert set(pd.read_csv(tmp_path / "f5.csv")["method"]) == {"gasp", "gasp_real_rl"}
     # nothing solved: the figure is still made, and the csv says every cell is unsolved
-    empty = report.goalpost_heatmap(
-        goalposts(tmp_path), "onestep_hard", *out(tmp_path, "f14", "png", "pdf", "csv")
-    )
+    empty = report.goalpost_heatmap(scored, ["onestep_hard"], *out(tmp_path, "f14", "png", "pdf", "csv"))
     assert not empty["shown"].any() and (tmp_path / "f14.png").exists()
 
 

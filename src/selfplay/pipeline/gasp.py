@@ -272,7 +272,7 @@ def run_teacher_phase(
                         prop, verdict, task_id, phase.name, row["axis"], row["parent"], iteration
                     )
                     tasks.append((row, task))
-            # novelty against the global buffers (and, when within_batch, what this phase accepted so far)
+            # novelty against the global buffers (and, with the within_batch extension, what this phase accepted so far)
             if meth.novelty and tasks:
                 cand_vecs = item_vectors(embedder, [t for _, t in tasks], how)
                 ref = _stack_vectors(buffer_vecs, accepted_vecs) if nov_settings.within_batch else buffer_vecs
@@ -935,6 +935,9 @@ def prepare_goalposts(cfg: dict, rows_path: str | None, out: str) -> list[dict]:
 
 # Which methods each pass@k figure compares (paper 004's captions); the ones a config does
 # not run are left out of the figure (the table notes say which).
+# Goalpost heatmaps: Figure 5 draws GASP and GASP + Real-data RL (its caption), Figure 14
+# GASP without rejection sampling; a method the config does not run gets no panel.
+HEATMAP_FIGURES = {5: ("gasp", "gasp_real_rl"), 14: ("no_rejection",)}
 PASSK_FIGURES = {
     4: ("pass@20", ("gasp", "gasp_real_rl", "real_rl", "azr", "unguided", "base")),
     8: ("pass@1", ("gasp", "gasp_real_rl", "real_rl", "azr", "unguided", "base")),
@@ -1057,9 +1060,14 @@ def write_eval_tables(
     check_selections(selections, selected, high)
     report.table3(greedy_m, selected, out["table3_csv"], out["table3_md"], methods_meta=meta)
     report.table4(goal, out["table4_csv"], out["table4_md"], methods_meta=meta)
-    for fig, method_name in ((5, "gasp"), (14, "no_rejection")):
+    for fig, wanted in HEATMAP_FIGURES.items():
         report.goalpost_heatmap(
-            goal, method_name, out[f"figure{fig}_png"], out[f"figure{fig}_pdf"], out[f"figure{fig}_csv"]
+            goal,
+            [m for m in wanted if m in methods] or list(wanted[:1]),
+            out[f"figure{fig}_png"],
+            out[f"figure{fig}_pdf"],
+            out[f"figure{fig}_csv"],
+            methods_meta=meta,
         )
     for fig, (rule, wanted) in PASSK_FIGURES.items():
         rule = high if rule == "pass@20" else rule

@@ -1072,12 +1072,9 @@ def table4(
     return frame
 
 
-def goalpost_heatmap(
-    goalpost_scored: Mapping[tuple[str, int, int], str], method: str, png: str, pdf: str, csv: str
-) -> pd.DataFrame:
-    """Figures 5 and 14: goalposts (rows) x checkpoints (columns, global iteration) of
-    ``method``, a cell solved when any seed solves it there (union over seeds). As in the
-    paper only goalposts solved at least once are drawn; the csv holds every goalpost."""
+def _heatmap_cells(goalpost_scored: Mapping[tuple[str, int, int], str], method: str) -> list[dict]:
+    """One row per (goalpost, checkpoint) of ``method``: seeds evaluated there, seeds
+    solving, and solved (any seed; None where no seed was evaluated)."""
     seeds = _goalpost_runs(goalpost_scored, method).get(method, {})
     iterations = sorted({it for per in seeds.values() for it in per})
     goalposts = sorted({g for per in seeds.values() for scores in per.values() for g in scores})
@@ -1088,6 +1085,7 @@ def goalpost_heatmap(
             solving = [s for s in evaluated if seeds[s][it][g][1] > 0]
             rows.append(
                 {
+                    "method": method,
                     "goalpost": g,
                     "iteration": it,
                     "seeds evaluated": len(evaluated),
@@ -1095,60 +1093,85 @@ def goalpost_heatmap(
                     "solved": (len(solving) > 0) if evaluated else None,
                 }
             )
+    return rows
+
+
+def goalpost_heatmap(
+    goalpost_scored: Mapping[tuple[str, int, int], str],
+    methods: Sequence[str],
+    png: str,
+    pdf: str,
+    csv: str,
+    methods_meta: Mapping[str, Mapping] | None = None,
+) -> pd.DataFrame:
+    """Figures 5 (GASP and GASP + Real-data RL) and 14 (GASP without rejection sampling):
+    one panel per method of ``methods``, goalposts (rows) x checkpoints (columns, global
+    iteration), a cell solved when any seed solves it there (union over seeds). As in the
+    paper only goalposts solved at least once are drawn; the csv holds every goalpost."""
+    columns = ["method", "goalpost", "iteration", "seeds evaluated", "seeds solving", "solved"]
     frame = pd.DataFrame(
-        rows, columns=["goalpost", "iteration", "seeds evaluated", "seeds solving", "solved"]
+        [row for m in methods for row in _heatmap_cells(goalpost_scored, m)], columns=columns
     )
-    ever = {g for g, solved in zip(frame["goalpost"], frame["solved"]) if solved is True}
-    first = {
-        g: min(
-            it
-            for gg, it, solved in zip(frame["goalpost"], frame["iteration"], frame["solved"])
-            if gg == g and solved is True
-        )
-        for g in ever
+    solved_at = {
+        (m, g, it)
+        for m, g, it, solved in zip(frame["method"], frame["goalpost"], frame["iteration"], frame["solved"])
+        if solved is True
     }
-    shown = sorted(ever, key=lambda g: (first[g], g))
-    frame["shown"] = frame["goalpost"].isin(ever)
+    frame["shown"] = [
+        any(mm == m and gg == g for mm, gg, _ in solved_at)
+        for m, g in zip(frame["method"], frame["goalpost"])
+    ]
     _write_csv(frame, csv)
     plt = pyplot()
     from matplotlib.colors import ListedColormap
 
-    fig, ax = plt.subplots(figsize=(max(4.0, 0.35 * len(iterations) + 2), max(2.6, 0.3 * len(shown) + 1.6)))
-    if shown and iterations:
-        import numpy as np
+    panels = [(m, frame[frame["method"] == m]) for m in methods]
+    panels = [(m, part, sorted(set(part["iteration"]))) for m, part in panels]
+    heights = [max(2.6, 0.3 * len({g for mm, g, _ in solved_at if mm == m}) + 1.6) for m in methods]
+    widths = [max(4.0, 0.35 * len(its) + 2) for _, _, its in panels]
+    fig, axes = plt.subplots(1, len(panels), figsize=(sum(widths), max(heights)), squeeze=False)
+    for ax, (m, part, iterations) in zip(axes[0], panels):
+        ever = {g for mm, g, _ in solved_at if mm == m}
+        first = {g: min(it for mm, gg, it in solved_at if mm == m and gg == g) for g in ever}
+        shown = sorted(ever, key=lambda g: (first[g], g))
+        n_seeds = len(_goalpost_runs(goalpost_scored, m).get(m, {}))
+        if shown and iterations:
+            import numpy as np
 
-        grid = np.full((len(shown), len(iterations)), np.nan)
-        for g, it, solved in zip(frame["goalpost"], frame["iteration"], frame["solved"]):
-            if g in first and solved is not None:
-                grid[shown.index(g), iterations.index(it)] = 1.0 if solved else 0.0
-        cmap = ListedColormap(["tab:red", "tab:green"]).with_extremes(bad="lightgrey")
-        ax.imshow(
-            np.ma.masked_invalid(grid), cmap=cmap, vmin=0, vmax=1, aspect="auto", interpolation="nearest"
+            grid = np.full((len(shown), len(iterations)), np.nan)
+            for g, it, solved in zip(part["goalpost"], part["iteration"], part["solved"]):
+                if g in first and solved is not None:
+                    grid[shown.index(g), iterations.index(it)] = 1.0 if solved else 0.0
+            cmap = ListedColormap(["tab:red", "tab:green"]).with_extremes(bad="lightgrey")
+            ax.imshow(
+                np.ma.masked_invalid(grid), cmap=cmap, vmin=0, vmax=1, aspect="auto", interpolation="nearest"
+            )
+            ax.set_yticks(range(len(shown)))
+            ax.set_yticklabels(shown, fontsize=7)
+            ax.set_xticks(range(len(iterations)))
+            ax.set_xticklabels([str(it) for it in iterations], fontsize=7)
+        else:
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.text(
+                0.5,
+                0.5,
+                f"no goalpost solved at any checkpoint ({part['goalpost'].nunique()} goalposts, "
+                f"{len(iterations)} checkpoints, {n_seeds} seed(s))"
+                if n_seeds
+                else "no goalpost evaluation given",
+                ha="center",
+                va="center",
+                fontsize=8,
+                wrap=True,
+                transform=ax.transAxes,
+            )
+        ax.set_xlabel("checkpoint (global iteration)")
+        ax.set_ylabel("goalpost")
+        ax.set_title(
+            f"{_meta(m, methods_meta)['label']}\ngoalposts solved (green), union over {n_seeds} seed(s)",
+            fontsize=9,
         )
-        ax.set_yticks(range(len(shown)))
-        ax.set_yticklabels(shown, fontsize=7)
-        ax.set_xticks(range(len(iterations)))
-        ax.set_xticklabels([str(it) for it in iterations], fontsize=7)
-    else:
-        ax.set_xticks([])
-        ax.set_yticks([])
-        ax.text(
-            0.5,
-            0.5,
-            f"no goalpost solved at any checkpoint ({len(goalposts)} goalposts, "
-            f"{len(iterations)} checkpoints, {len(seeds)} seed(s))"
-            if seeds
-            else "no goalpost evaluation given",
-            ha="center",
-            va="center",
-            fontsize=8,
-            transform=ax.transAxes,
-        )
-    ax.set_xlabel("checkpoint (global iteration)")
-    ax.set_ylabel("goalpost")
-    ax.set_title(
-        f"{_meta(method)['label']}: goalposts solved (green; union over {len(seeds)} seed(s))", fontsize=9
-    )
     finish_figure(fig, png, pdf)
     return frame
 
