@@ -117,6 +117,25 @@ def test_parse_solution():
     assert parse_solution("```python\ndef f(:\n```", "f") == (None, "parse:syntax_error")
 
 
+def test_a_thinking_models_drafts_are_not_its_answer():
+    # Qwen3 in thinking mode (the paper config's policy and generator) drafts inside
+    # <think>: the answer is what follows </think>.
+    draft = '{"question": "draft", "tests": ["assert add(1, 1) == 3"]}'
+    final = '{"question": "Add two numbers.", "tests": ["assert add(1, 2) == 3"]}'
+    got = parse_refinement(f"<think>Maybe {draft}? No.</think>\n{final}", "add")
+    assert (got.question, got.tests) == ("Add two numbers.", ["assert add(1, 2) == 3"])
+    got = parse_new_tests('<think>{"tests": ["assert add(0, 0) == 1"]}</think>{"tests": []}', "add", [])
+    assert got.tests == []
+    assert parse_refinement(f"<think>only a draft: {draft}</think>").reason == "parse:empty_output"
+    wrong = "```python\ndef add(a, b):\n    return a - b\n```"
+    right = "```python\ndef add(a, b):\n    return a + b\n```"
+    assert parse_solution(f"<think>{right}</think>\n{wrong}", "add")[0].endswith("return a - b")
+    assert parse_solution(f"<think>{wrong}\n</think>\n{right}", "add")[0].endswith("return a + b")
+    assert parse_solution(f"<think>{right}</think>", "add") == (None, "parse:empty_output")
+    # no </think>: the whole text is the answer, as before
+    assert parse_solution(right, "add")[0].endswith("return a + b")
+
+
 def test_skeletons_compile_accept_well_formed_and_refuse_malformed(tiny_model_dir):
     from transformers import AutoTokenizer
 

@@ -10,16 +10,12 @@ from __future__ import annotations
 
 import re
 
+from ..llm.reasoning import final_answer
+
 MAX_OUTPUT_CHARS = 64 * 1024  # longer answers are refused unread (``too_long``)
 FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.S)
 HASKELL_LANGS = {"", "haskell", "hs", "lhaskell"}  # fence labels read as Haskell
 MODULE_HEADER = re.compile(r"^\s*module\s+[A-Z][\w.]*\s*(\([^)]*\))?\s*where\s*$", re.M)
-
-
-def final_answer(text: str) -> str:
-    """The part after the reasoning: what follows the last ``</think>`` (all of it if none)."""
-    end = text.rfind("</think>")
-    return text[end + len("</think>") :] if end >= 0 else text
 
 
 def without_module_header(code: str) -> str:

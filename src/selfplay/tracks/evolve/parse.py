@@ -26,6 +26,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ...llm.reasoning import final_answer
+
 # A fenced block (```python, ```py or a bare fence) up to its closing fence or the end.
 _BLOCK = re.compile(r"```[ \t]*(?:python|py|Python)?[ \t]*\n(.*?)(?:\n```|\Z)", re.DOTALL)
 
@@ -53,7 +55,10 @@ def _json_objects(text: str) -> Iterable[dict]:
 
 
 def _find_object(text: str, keys: tuple[str, ...]) -> tuple[dict | None, str | None]:
-    if not text or not text.strip():
+    """The first JSON object with ``keys`` in the answer after any reasoning (a thinking
+    model's drafts inside ``<think>`` are not its answer)."""
+    text = final_answer(text or "")
+    if not text.strip():
         return None, "parse:empty_output"
     seen_any = False
     for obj in _json_objects(text):
@@ -172,8 +177,10 @@ def _program_in(text: str, entry: str) -> str | None:
 
 
 def parse_solution(text: str, entry: str) -> tuple[str | None, str | None]:
-    """(program, None), or (None, reason) when the answer holds no program."""
-    if not text or not text.strip():
+    """(program, None), or (None, reason) when the answer holds no program. Only the part
+    after any reasoning is read (``selfplay.llm.reasoning``)."""
+    text = final_answer(text or "")
+    if not text.strip():
         return None, "parse:empty_output"
     code = _program_in(text, entry)
     if code is None:

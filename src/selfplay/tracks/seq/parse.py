@@ -13,10 +13,11 @@ import re
 from dataclasses import dataclass, field
 
 from ...errors import UserError
-from ...haskell.answers import FENCE, HASKELL_LANGS, MAX_OUTPUT_CHARS, MODULE_HEADER, final_answer
+from ...haskell.answers import FENCE, HASKELL_LANGS, MAX_OUTPUT_CHARS, MODULE_HEADER
 from ...haskell.literals import validate_arguments
 from ...haskell.signature import defines_top_level, find_signature, rename_function
 from ...haskell.types import parse_type, render_type
+from ...llm.reasoning import final_answer
 
 PROGRAM_MARKER = re.compile(r"Generated\s+Program\s*`?Q`?\s*:?", re.I)
 INPUT_MARKER = re.compile(r"Diverging\s+Input\s*`?x`?\s*:?", re.I)
