@@ -460,6 +460,13 @@ def test_prompts_show_the_code_and_end_with_the_answer_instruction(bench, cot):
         item = smoke_items(bench)[0]
         user = bench.messages(item, cot)[1]["content"]
         assert user.index(item["program_1"].rstrip()) < user.index(item["program_2"].rstrip())
+        # nothing outside the programs points at the swapped builtins before the function
+        # (the authors' evaluation asks a plain assistant; a hint changes what is measured)
+        prose = " ".join(m["content"] for m in bench.messages(item, cot)).lower()
+        for program in (item["program_1"], item["program_2"]):
+            prose = prose.replace(program.rstrip().lower(), "")
+        for hint in ("swap", "first line", "before the", "unusual", "builtin", "exactly as the interpreter"):
+            assert hint not in prose, hint
 
 
 def test_equibench_prompts_state_each_categorys_notion_of_equivalence():

@@ -60,10 +60,9 @@ DOWNLOADS = {
 
 COLUMNS = ("prompt", "classes", "answer_index")
 
-SYSTEM = (
-    "You are an expert Python programmer. You read code exactly as the interpreter would run it, "
-    "including any unusual statement that comes before a function."
-)
+# A plain assistant, as the benchmark's own evaluation asks it: no word may point at the
+# swapped builtins before the function (a hint changes what the benchmark measures).
+SYSTEM = "You are a helpful assistant."
 
 
 class IdentifierSwap(ClassificationBenchmark):
@@ -129,8 +128,7 @@ class IdentifierSwap(ClassificationBenchmark):
 
     def messages(self, item: dict, cot: bool) -> list[dict]:
         user = (
-            "Below are two versions of the same Python program. They differ only in the body of the "
-            "function; everything before the body, including the first line, is part of both programs.\n\n"
+            "Below are two versions of the same Python program.\n\n"
             f"Program 1:\n{common.fence(item['program_1'], 'python')}\n\n"
             f"Program 2:\n{common.fence(item['program_2'], 'python')}\n\n"
             "Which of the two programs is more likely to be correct, program 1 or program 2? "
