@@ -275,3 +275,14 @@ def test_hostile_texts_are_read_in_bounded_time(text):
     inspect_spec(text)
     assert not result.ok
     assert time.monotonic() - start < 20  # linear reading takes ~1 s here; a quadratic one takes minutes
+
+
+def test_a_file_level_loop_isolation_attribute_is_allowed_and_others_are_not():
+    # The released MBPP specs 8 and 46 open with it; it lets loops see earlier facts and
+    # assumes nothing, as on a function. Other verifier attributes stay refused there.
+    spec_text = read("spec_max.rs")
+    spec, problems = inspect_spec("#![verifier::loop_isolation(false)]\n" + spec_text)
+    assert spec is not None and problems == [], [p.detail for p in problems]
+    spec, problems = inspect_spec("#![verifier::rlimit(infinity)]\n" + spec_text)
+    assert spec is None and "attribute_not_allowed" in [p.code for p in problems]
+    assert screen_solution(MAX_SPEC, "#![verifier::loop_isolation(false)]\n" + HONEST).ok
