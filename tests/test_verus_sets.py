@@ -237,6 +237,23 @@ def test_dafny2verus_kept_and_dropped():
     assert set(report["dropped"]) <= set(vs.DROP_REASONS)
 
 
+def test_a_line_separator_inside_a_json_string_does_not_cut_the_record(tmp_path):
+    # Dafny2Verus problem 17's descriptions hold U+2028, which str.splitlines() splits at
+    folder = tmp_path / "dafny2verus"
+    shutil.copytree(FIXTURES / "dafny2verus", folder)
+    path = folder / "data" / "dafny2verus.jsonl"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    first = json.loads(lines[0])
+    first["task"] = "Triple a number.\u2028It must not overflow.\u2029"
+    lines[0] = json.dumps(first, ensure_ascii=False)
+    path.write_text("\n".join(lines), encoding="utf-8")
+    records, report = load("dafny2verus", folder)
+    expected, expected_report = load("dafny2verus")
+    assert [r["id"] for r in records] == [r["id"] for r in expected]
+    assert report["dropped"] == expected_report["dropped"]
+    assert report["records_seen"] == expected_report["records_seen"]
+
+
 def test_records_have_the_documented_shape_and_end_at_the_open_brace():
     for dataset in vs.VERUS_DATASETS:
         records, _ = load(dataset)

@@ -539,7 +539,9 @@ def _units(src: dict, files: list[Path], report: dict):
         report["files_seen"] += 1
         rel = f"{src['subdir']}/{path.name}"
         if src["format"] == "psv-jsonl":
-            for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            # JSON lines end at "\n" only: str.splitlines() also splits at U+2028 and other
+            # separators that may stand inside a JSON string (Dafny2Verus problem 17 has them)
+            for lineno, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
                 if not line.strip():
                     continue
                 unit = {
