@@ -128,6 +128,12 @@ def test_sinq_paper_config_builds_every_benchmark_table_and_both_figures(sinq_cf
     assert out.figure3_labels["base|cot"] == "Base CoT"
     parts = sinq_bundle(sinq_cfg, out)
     assert "results/figures/sinq/figure4.csv" in parts["tables"]
+    # Table 2 and Figure 3 are the base model against the trained Bob, with and without
+    # CoT (the paper's 4 columns); the served reasoning models are Figure 4's alone
+    rows, columns, _ = out.layouts["table2"]
+    assert len(columns) == 4 and {t for _, _, t in out.figure3_runs} == {"base", "bob"}
+    assert sorted(out.figure3_labels) == ["base|cot", "base|greedy", "bob|cot", "bob|greedy"]
+    assert {t for _, _, t in out.figure4_runs} >= {"o1", "o3_mini", "r1", "r1_distill_llama70b"}
 
 
 def test_sinq_figure4_needs_a_served_model(sinq_cfg):

@@ -38,13 +38,16 @@ class SinqOutputs:
 def sinq_outputs(cfg: dict) -> SinqOutputs:
     section = cfg["sinq"]["benchmarks"]
     runs = track_runs(cfg["sinq"])
-    layouts = {name: table_layout(runs, spec["benchmarks"]) for name, spec in TABLES.items()}
+    other = {m["tag"]: m for m in section["other_models"]}
+    # The tables and Figure 3 compare the base model with the trained Bob (the paper's
+    # gpt-4o-mini and sinq-gpt-4o-mini); the served reasoning models are Figure 4's alone.
+    own = [r for r in runs if r[2] not in other]
+    layouts = {name: table_layout(own, spec["benchmarks"]) for name, spec in TABLES.items()}
     layouts = {name: lay for name, lay in layouts.items() if lay[0]}
     eval_reports = [f"results/tables/sinq/{n}.{ext}" for n in layouts for ext in ("csv", "md")]
-    figure3_runs = [r for r in runs if r[0] == FIGURE3["benchmark"]]
+    figure3_runs = [r for r in own if r[0] == FIGURE3["benchmark"]]
     if FIGURE3["benchmark"] in section["runs"]:
         eval_reports += [f"results/figures/sinq/figure3.{ext}" for ext in ("png", "pdf")]
-    other = {m["tag"]: m for m in section["other_models"]}
     figure4_runs = [r for r in runs if r[0] == FIGURE4["benchmark"]]
     if not any(t in other for _, _, t in figure4_runs):
         figure4_runs = []
