@@ -645,6 +645,45 @@ def test_openai_backend_against_test_double_server(fake_server, monkeypatch):
     assert b.describe()["base_url"] == fake_server.url
 
 
+def test_openai_reasoning_models_get_max_completion_tokens_and_no_sampling_settings(fake_server):
+    # o1 and o3-mini refuse max_tokens, temperature and top_p (HTTP 400, not retried)
+    b = make_backend(
+        {
+            "name": "openai",
+            "base_url": fake_server.url,
+            "model": "o3-mini",
+            "retries": 0,
+            "reasoning_model": True,
+        }
+    )
+    sp = SamplingParams(temperature=0.0, top_p=0.95, top_k=20, max_new_tokens=4096, presence_penalty=1.5)
+    assert b.generate([GenerationRequest(chat("q"), sp)]) == [["o3-mini|q|0"]]
+    (body,) = fake_server.bodies
+    assert set(body) == {"model", "messages", "n", "max_completion_tokens", "seed"}
+    assert body["max_completion_tokens"] == 4096
+    assert b.describe()["reasoning_model"] is True
+    assert (
+        "reasoning_model"
+        not in make_backend({"name": "openai", "base_url": fake_server.url, "model": "m"}).describe()
+    )
+    with pytest.raises(UserError, match="reasoning_model must be true or false"):
+        make_backend({"name": "openai", "base_url": fake_server.url, "model": "m", "reasoning_model": "yes"})
+
+
+def test_a_served_reasoning_model_reaches_the_backend_as_one():
+    from selfplay.pipeline.evaluate import other_backend_config
+
+    cfg = {"backend": {"name": "vllm"}, "model": {"name": "x"}}
+    other = {
+        "tag": "o1",
+        "model": "o1-2024-12-17",
+        "base_url": "https://api.openai.com/v1",
+        "api_key_env": "K",
+    }
+    assert "reasoning_model" not in other_backend_config(cfg, other)["backend"]
+    assert other_backend_config(cfg, {**other, "reasoning": True})["backend"]["reasoning_model"] is True
+
+
 def test_openai_backend_http_errors_are_user_errors(fake_server):
     b = make_backend({"name": "openai", "base_url": fake_server.url, "model": "broken", "retries": 0})
     with pytest.raises(UserError, match="HTTP 400"):

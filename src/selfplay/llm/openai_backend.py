@@ -5,7 +5,10 @@ One HTTP request per GenerationRequest, sent from a small thread pool
 ``model, messages, n, temperature, top_p, max_tokens, seed`` and, when set,
 ``presence_penalty`` and ``top_k`` (``top_k`` is a vLLM extension; the OpenAI API
 itself rejects it, so leave it None against such servers). ``seed`` is
-:func:`selfplay.llm.base.request_seed`, as for the other backends.
+:func:`selfplay.llm.base.request_seed`, as for the other backends. With
+``reasoning_model`` (OpenAI's o1 and o3-mini) the budget goes as
+``max_completion_tokens`` and no temperature, top_p, presence_penalty or top_k is
+sent: those models refuse ``max_tokens`` and any sampling setting but their own.
 
 Adapters: a vLLM server started with ``--enable-lora --lora-modules NAME=PATH``
 serves each LoRA adapter as a model called NAME, so a request's adapter is sent as
@@ -46,6 +49,7 @@ class OpenAIBackend(Backend):
         timeout: float = 600.0,
         retries: int = 2,
         concurrency: int = 4,
+        reasoning_model: bool = False,
     ):
         if not base_url or not str(base_url).startswith(("http://", "https://")):
             raise UserError(f"openai backend: base_url must be an http(s) URL, got {base_url!r}")
@@ -58,6 +62,9 @@ class OpenAIBackend(Backend):
         self.timeout = float(timeout)
         self.retries = max(0, int(retries))
         self.concurrency = max(1, int(concurrency))
+        if not isinstance(reasoning_model, bool):
+            raise UserError(f"openai backend: reasoning_model must be true or false, got {reasoning_model!r}")
+        self.reasoning_model = reasoning_model
         self.requests_sent = 0
 
     def model_for(self, adapter: str | None) -> str:
@@ -71,15 +78,11 @@ class OpenAIBackend(Backend):
 
     def body_for(self, req: GenerationRequest) -> dict[str, Any]:
         sp = req.sampling
-        body: dict[str, Any] = {
-            "model": self.model_for(req.adapter),
-            "messages": req.messages,
-            "n": sp.n,
-            "temperature": sp.temperature,
-            "top_p": sp.top_p,
-            "max_tokens": sp.max_new_tokens,
-            "seed": req.seed,
-        }
+        body: dict[str, Any] = {"model": self.model_for(req.adapter), "messages": req.messages, "n": sp.n}
+        if self.reasoning_model:
+            body.update(max_completion_tokens=sp.max_new_tokens, seed=req.seed)
+            return body
+        body.update(temperature=sp.temperature, top_p=sp.top_p, max_tokens=sp.max_new_tokens, seed=req.seed)
         if sp.presence_penalty is not None:
             body["presence_penalty"] = sp.presence_penalty
         if sp.top_k is not None:
@@ -146,4 +149,5 @@ class OpenAIBackend(Backend):
             "model": self.model,
             "adapters": dict(self.adapters),
             "api_key_env": self.api_key_env,
+            **({"reasoning_model": True} if self.reasoning_model else {}),  # recorded only where used
         }

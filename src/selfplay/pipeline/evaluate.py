@@ -116,6 +116,8 @@ def other_backend_config(cfg: dict, other: dict) -> dict:
     server (``<track>.benchmarks.other_models``)."""
     out = dict(cfg)
     out["backend"] = {"name": "openai", "base_url": other["base_url"], "api_key_env": other["api_key_env"]}
+    if other.get("reasoning"):
+        out["backend"]["reasoning_model"] = True
     out["model"] = {"name": other["model"], "source": "hf", "path": other["model"]}
     return out
 
