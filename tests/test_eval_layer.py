@@ -453,3 +453,55 @@ def test_training_split_is_before_the_evaluation_window(tmp_path):
     assert train and evaluation and not {i["id"] for i in train} & {i["id"] for i in evaluation}
     with pytest.raises(UserError, match="no training split"):
         steps.training_split(cfg, "humaneval", None, str(tmp_path / "x.jsonl"), str(tmp_path / "y.jsonl"))
+
+
+def test_a_patch_beyond_the_models_context_is_left_out_of_the_cell_and_said_in_the_table(
+    tiny_model_dir, tmp_path
+):
+    """Paper 001 drops the PySecDB patches beyond its model's context. With the real tiny
+    model served at a small context, one long patch is not generated (its record says
+    why), the cell scores the others, and the table's notes count it: before, the engine
+    refused it and the whole job failed."""
+    import yaml
+
+    from selfplay.config import validate_config
+    from selfplay.pipeline import evaluate as steps
+    from selfplay.records import read_json, read_jsonl, write_jsonl
+    from selfplay.report.evaluation import base_vs_trained
+
+    cfg = validate_config(yaml.safe_load(open("config.yaml")))
+    cfg["backend"] = {**cfg["backend"], "max_model_len": 400}
+    items, _ = steps.benchmark("pysecdb").prepare(None, {"limit": 3}, cfg)
+    items[1] = {**items[1], "patch": items[1]["patch"] + "+    total = total + step(total)\n" * 120}
+    write_jsonl(tmp_path / "items.jsonl", items)
+    write_jsonl(tmp_path / "skipped.jsonl", [])
+    gen = tmp_path / "gen.jsonl"
+    steps.generate(
+        cfg, "pysecdb", "greedy", "base", str(tmp_path / "items.jsonl"), str(tiny_model_dir), None, str(gen)
+    )
+    records = read_jsonl(gen)
+    assert [bool(r.get("unfit")) for r in records] == [False, True, False]
+    summary = steps.score(
+        cfg,
+        "pysecdb",
+        "greedy",
+        str(tmp_path / "items.jsonl"),
+        str(gen),
+        str(tmp_path / "scored.jsonl"),
+        str(tmp_path / "summary.json"),
+        str(tmp_path / "skipped.jsonl"),
+    )
+    assert summary["over_context"] == 1 and summary["n"] == 2
+    assert {r["id"] for r in read_jsonl(tmp_path / "scored.jsonl")} == {items[0]["id"], items[2]["id"]}
+    assert read_json(tmp_path / "summary.json") == summary
+    base_vs_trained(
+        {"base": str(tmp_path / "summary.json"), "trained": str(tmp_path / "summary.json")},
+        ["accuracy"],
+        str(tmp_path / "t.csv"),
+        str(tmp_path / "t.md"),
+        "PySecDB",
+    )
+    assert (
+        "Base Model: 1 items left out, their prompts do not fit the model's context"
+        in (tmp_path / "t.md").read_text()
+    )

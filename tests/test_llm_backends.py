@@ -445,6 +445,31 @@ def test_record_then_replay_real_model(backend, adapter_dir, tmp_path):
     assert replay.describe()["conflicts"] == (1 if records[0]["outputs"] != records[1]["outputs"] else 0)
 
 
+def test_a_prompt_beyond_the_context_is_left_out_of_its_batch_with_a_reason(tiny_model_dir, tmp_path):
+    """Counted with the model's tokenizer and chat template against ``max_model_len``: the
+    over-long request is recorded unfit (no engine call fails), the others are generated."""
+    from selfplay.llm.recording import generate_and_record
+
+    settings = {"name": "transformers", "model": str(tiny_model_dir), "threads": 1, "progress": False}
+    small = make_backend({**settings, "max_model_len": 64})
+    try:
+        greedy = SamplingParams(temperature=0.0, max_new_tokens=4, n=1, seed=0)
+        short, long_ = chat("Name a color."), chat("Name a color. " * 40)
+        assert small.unfit(GenerationRequest(short, greedy)) is None
+        reason = small.unfit(GenerationRequest(long_, greedy))
+        assert reason is not None and reason.startswith("prompt_too_long: ") and "64-token context" in reason
+        with pytest.raises(UserError, match="does not fit"):  # what a job met before
+            small.generate([GenerationRequest(long_, greedy)])
+        records = generate_and_record(
+            small, [GenerationRequest(short, greedy), GenerationRequest(long_, greedy)], tmp_path / "g.jsonl"
+        )
+        assert records[1]["unfit"] == reason and records[1]["outputs"] == [""]
+        assert records[0]["outputs"] == small.generate([GenerationRequest(short, greedy)])[0]
+        assert records[0]["outputs"][0].strip()
+    finally:
+        small.close()
+
+
 # --------------------------------------------------------------------------- vLLM
 
 

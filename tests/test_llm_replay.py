@@ -162,3 +162,42 @@ def test_record_meta_per_request_list(tmp_path):
     assert [r["meta"] for r in records] == [{"item": 1}, {"item": 2}]
     with pytest.raises(ValueError):
         generate_and_record(EchoBackend(), reqs, tmp_path / "m2.jsonl", meta=[{"item": 1}])
+
+
+class ShortContextBackend(EchoBackend):
+    """Test double with a context of 20 characters' worth of prompt: longer prompts do
+    not fit, and a request that reaches ``generate`` anyway fails the whole call, as
+    vLLM's does."""
+
+    name = "short"
+
+    def unfit(self, request):
+        size = len(request.messages[-1]["content"])
+        return f"prompt_too_long: {size} > 20" if size > 20 else None
+
+    def generate(self, requests):
+        assert all(self.unfit(r) is None for r in requests), "an over-long prompt reached the engine"
+        return super().generate(requests)
+
+
+def test_a_request_beyond_the_context_is_recorded_unfit_and_replays_the_same(tmp_path):
+    reqs = [req("short one"), req("x" * 40, n=3), req("short two", n=1)]
+    out = tmp_path / "gen.jsonl"
+    records = generate_and_record(ShortContextBackend(), reqs, out, meta=None, chunk=2)
+    assert [r.get("unfit") for r in records] == [None, "prompt_too_long: 40 > 20", None]
+    assert "unfit" not in records[0]  # only where set: earlier recordings compare equal
+    assert records[1]["outputs"] == ["", "", ""]  # n empty texts: every reader sees no answer
+    assert records[0]["outputs"] == EchoBackend().generate([reqs[0]])[0]
+    assert records[2]["outputs"] == EchoBackend().generate([reqs[2]])[0]
+    # a bundle's replay leaves the same request out with the same reason
+    replayed = tmp_path / "replayed.jsonl"
+    again = generate_and_record(make_backend({"name": "replay", "files": [str(out)]}), reqs, replayed)
+    strip = [{k: v for k, v in r.items() if k not in ("backend", "seconds")} for r in records]
+    assert [{k: v for k, v in r.items() if k not in ("backend", "seconds")} for r in again] == strip
+
+
+def test_replay_refuses_an_unfit_reason_that_is_not_text(tmp_path):
+    f = tmp_path / "rec.jsonl"
+    f.write_text(json.dumps({"key": "k", "outputs": [""], "unfit": 3}) + "\n")
+    with pytest.raises(UserError, match="'unfit' must be a string"):
+        make_backend({"name": "replay", "files": [str(f)]})

@@ -50,6 +50,9 @@ PROMPTS = [
     chat("Explain recursion to a child in two sentences.", system="You are a patient teacher."),
 ]
 GREEDY = SamplingParams(temperature=0.0, max_new_tokens=32, n=1, seed=0)
+# A prompt longer than the engine's context (vllm_config's max_model_len, 2,048 tokens),
+# as PySecDB's longest patches are for the paper's 8,192.
+OVER_CONTEXT = chat("Is this commit a security fix?\n" + "+ x = compute(x)\n" * 600)
 SAMPLED = SamplingParams(temperature=1.0, max_new_tokens=32, n=2, seed=7)
 
 # A few steps on one fixed reply, so that the adapter visibly changes greedy outputs.
@@ -124,12 +127,26 @@ CONSTRAINED_SOURCES = {
 class EngineRun:
     """One driver process in .venv-vllm, started at once; ``result()`` waits for it."""
 
-    def __init__(self, workdir: Path, backend_cfg: dict, calls: list[list[GenerationRequest]]):
+    def __init__(
+        self,
+        workdir: Path,
+        backend_cfg: dict,
+        calls: list[list[GenerationRequest]],
+        raw_calls: list[list[GenerationRequest]] = (),
+    ):
         workdir.mkdir(parents=True, exist_ok=True)
         self.request = workdir / "request.json"
         self.output = workdir / "result.json"
         self.log = workdir / "engine.log"
-        self.request.write_text(json.dumps({"backend": backend_cfg, "calls": [as_dicts(c) for c in calls]}))
+        self.request.write_text(
+            json.dumps(
+                {
+                    "backend": backend_cfg,
+                    "calls": [as_dicts(c) for c in calls],
+                    "raw_calls": [as_dicts(c) for c in raw_calls],
+                }
+            )
+        )
         env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(
@@ -188,7 +205,13 @@ def runs(tiny_model_dir, tmp_path_factory):
     started = []
     try:
         constrained = constrained_requests()
-        run_a = EngineRun(tmp / "run_a", vllm_config(tiny_model_dir), [base, sampled, constrained])
+        mixed = [base[0], GenerationRequest(OVER_CONTEXT, GREEDY), base[1]]
+        run_a = EngineRun(
+            tmp / "run_a",
+            vllm_config(tiny_model_dir),
+            [base, sampled, constrained, mixed],
+            raw_calls=[mixed],
+        )
         started.append(run_a)
         hf = make_backend(
             {
@@ -271,3 +294,18 @@ def test_answer_formats_are_enforced_by_vllms_structured_outputs(runs):
         assert parse_alice(texts_[0], name).ok, texts_[0]
     assert len(bob) == 2 and all(parse_bob(t).ok for t in bob), bob
     assert alice == runs["hf_constrained"]
+
+
+def test_a_prompt_beyond_the_context_is_left_out_and_the_rest_of_its_batch_is_generated(runs):
+    """vLLM refuses a prompt longer than its context and the refusal aborts the whole call
+    (the raw call); a generation job leaves that request out with a reason and generates
+    the others, with the texts they get on their own."""
+    error = runs["a"]["raw_errors"][0]
+    assert error is not None and "maximum context length is 2048" in error, error
+    outputs, unfit = runs["a"]["outputs"][3], runs["a"]["unfit"][3]
+    assert unfit[0] is None and unfit[2] is None
+    assert unfit[1].startswith("prompt_too_long: ") and "2048-token context" in unfit[1]
+    assert outputs[1] == [""]
+    greedy = texts(runs["a"]["outputs"][0])
+    assert texts([outputs[0], outputs[2]]) == greedy[:2]
+    assert runs["a"]["unfit"][0] == [None] * len(PROMPTS)

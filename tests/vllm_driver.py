@@ -11,8 +11,13 @@ REQUEST.json: ``{"backend": <config for selfplay.llm.factory.make_backend>,
 grammar} or absent>}``. Every inner list
 is one ``generate()`` call on the same backend, in order.
 
-RESULT.json: ``{"outputs": [<generate() result per call>], "describe": ...,
-"engine": {facts read back from the running engine}, "seconds": {...}}``.
+Each call goes through ``generate_fitting`` (what a generation job runs: requests whose
+prompt does not fit the engine's context are left out, with a reason); an optional
+``"raw_calls"`` list is sent to ``generate()`` itself, and its errors are reported.
+
+RESULT.json: ``{"outputs": [<outputs per call>], "unfit": [<reasons per call>],
+"raw_errors": [<error text or null per raw call>], "describe": ..., "engine": {facts
+read back from the running engine}, "seconds": {...}}``.
 """
 
 from __future__ import annotations
@@ -38,26 +43,37 @@ def engine_facts(backend) -> dict:
 def main(request_path: str, result_path: str) -> None:
     from selfplay.llm.base import GenerationRequest
     from selfplay.llm.factory import make_backend
+    from selfplay.llm.recording import generate_fitting
 
     with open(request_path, encoding="utf-8") as fh:
         request = json.load(fh)
-    calls = [
-        [
+
+    def requests(call: list[dict]) -> list[GenerationRequest]:
+        return [
             GenerationRequest(r["messages"], r["sampling"], r.get("adapter"), r.get("answer_format"))
             for r in call
         ]
-        for call in request["calls"]
-    ]
+
     started = time.perf_counter()
     backend = make_backend(request["backend"])
     ready = time.perf_counter()
-    outputs, call_seconds = [], []
-    for call in calls:
+    outputs, unfit, call_seconds, raw_errors = [], [], [], []
+    for call in request["calls"]:
         t0 = time.perf_counter()
-        outputs.append(backend.generate(call))
+        texts, reasons = generate_fitting(backend, requests(call))
+        outputs.append(texts)
+        unfit.append(reasons)
         call_seconds.append(round(time.perf_counter() - t0, 2))
+    for call in request.get("raw_calls", []):
+        try:
+            backend.generate(requests(call))
+            raw_errors.append(None)
+        except Exception as exc:  # what the engine itself does with the call
+            raw_errors.append(f"{type(exc).__name__}: {exc}")
     result = {
         "outputs": outputs,
+        "unfit": unfit,
+        "raw_errors": raw_errors,
         "describe": backend.describe(),
         "engine": engine_facts(backend),
         "seconds": {"start": round(ready - started, 2), "calls": call_seconds},

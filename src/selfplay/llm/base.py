@@ -198,6 +198,14 @@ class Backend(abc.ABC):
     def describe(self) -> dict[str, Any]:
         """What produced the texts: backend name, model, library versions, dtype, device..."""
 
+    def unfit(self, request: GenerationRequest) -> str | None:
+        """Why ``request`` cannot be sent to the model at all (its prompt leaves no room in
+        the model's context), or None. Such a request is not generated: its record keeps
+        ``sampling.n`` empty texts and this reason (llm/recording.py), so one over-long
+        prompt neither aborts its batch nor is mistaken for an answer. Backends that do
+        not know their model's context (a served API) say None and let the server answer."""
+        return None
+
     def close(self) -> None:  # noqa: B027 (a default that backends without resources keep)
         """Release models, connections, memory. Safe to call more than once."""
 
@@ -206,6 +214,27 @@ class Backend(abc.ABC):
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def prompt_token_ids(tokenizer: Any, messages: list[dict[str, str]]) -> list[int]:
+    """The token ids of a chat as the model reads it: its chat template with the assistant's
+    turn opened, tokenised without adding special tokens again. A tokenizer without a chat
+    template (a base model) is a UserError."""
+    try:
+        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    except ValueError as exc:
+        raise UserError(f"cannot apply the model's chat template ({exc})") from exc
+    return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def context_overflow(prompt_tokens: int, max_model_len: int) -> str | None:
+    """The reason a prompt of ``prompt_tokens`` leaves no room to generate in a context of
+    ``max_model_len`` tokens (None when at least one token fits)."""
+    if prompt_tokens < max_model_len:
+        return None
+    return (
+        f"prompt_too_long: {prompt_tokens} prompt tokens leave no room in the {max_model_len}-token context"
+    )
 
 
 def group_by_adapter(requests: list[GenerationRequest]) -> list[tuple[str | None, list[int]]]:

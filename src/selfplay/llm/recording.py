@@ -15,6 +15,10 @@ Each record (one JSONL line per request, written atomically) holds::
                     with one dict per request (or None)
     seconds         wall time of the whole generate() call divided evenly over its
                     requests (batched generation has no per-request time)
+    unfit           only on a request the backend did not generate (``Backend.unfit``:
+                    its prompt leaves no room in the model's context): the reason; its
+                    outputs are ``sampling.n`` empty texts, so every reader sees an
+                    empty answer, and the evaluation layer leaves the item out
 
 About the key. It covers the messages and the sampling settings but not the
 adapter path, so a recording bundle can be replayed on a machine where adapters
@@ -83,7 +87,10 @@ def build_records(
     seconds: float,
     meta: dict | list[dict] | None = None,
     adapter_hashes: dict[str, str | None] | None = None,
+    unfit: list[str | None] | None = None,
 ) -> list[dict[str, Any]]:
+    """One record per request (module doc); ``unfit``: per request, why it was not
+    generated (None: it was)."""
     if len(outputs) != len(requests):
         raise RuntimeError(
             f"backend {backend.name} returned {len(outputs)} results for {len(requests)} requests"
@@ -94,24 +101,26 @@ def build_records(
     if isinstance(meta, list) and len(meta) != len(requests):
         raise ValueError(f"{len(meta)} meta entries for {len(requests)} requests")
     metas = meta if isinstance(meta, list) else [meta] * len(requests)
+    reasons = unfit if unfit is not None else [None] * len(requests)
     records = []
-    for req, texts, item_meta in zip(requests, outputs, metas):
+    for req, texts, item_meta, reason in zip(requests, outputs, metas, reasons):
         if len(texts) != req.sampling.n:
             raise RuntimeError(f"backend {backend.name} returned {len(texts)} texts for n={req.sampling.n}")
-        records.append(
-            {
-                "key": req.key,
-                "messages": req.messages,
-                "sampling": req.sampling.to_dict(),
-                "adapter": req.adapter,
-                "adapter_sha256": adapter_fingerprint(req.adapter, hashes),
-                "answer_format": req.answer_format.record() if req.answer_format else None,
-                "backend": described,
-                "outputs": list(texts),
-                "meta": item_meta,
-                "seconds": share,
-            }
-        )
+        record = {
+            "key": req.key,
+            "messages": req.messages,
+            "sampling": req.sampling.to_dict(),
+            "adapter": req.adapter,
+            "adapter_sha256": adapter_fingerprint(req.adapter, hashes),
+            "answer_format": req.answer_format.record() if req.answer_format else None,
+            "backend": described,
+            "outputs": list(texts),
+            "meta": item_meta,
+            "seconds": share,
+        }
+        if reason is not None:  # only where set, so earlier recordings compare equal
+            record["unfit"] = reason
+        records.append(record)
     return records
 
 
@@ -208,6 +217,23 @@ def _append(fh, lines: list[str]) -> None:
     os.fsync(fh.fileno())
 
 
+def generate_fitting(
+    backend: Backend, requests: list[GenerationRequest]
+) -> tuple[list[list[str]], list[str | None]]:
+    """(outputs, unfit): the backend generates the requests that fit its model's context;
+    each one that does not gets ``sampling.n`` empty texts and its reason (logged)."""
+    unfit = [backend.unfit(req) for req in requests]
+    fitting = [req for req, reason in zip(requests, unfit) if reason is None]
+    generated = iter(backend.generate(fitting) if fitting else [])
+    outputs = [
+        next(generated) if reason is None else [""] * req.sampling.n for req, reason in zip(requests, unfit)
+    ]
+    for req, reason in zip(requests, unfit):
+        if reason is not None:
+            log.warning("not generated (%s): %s", reason, req.last_user_text())
+    return outputs, unfit
+
+
 def generate_and_record(
     backend: Backend,
     requests: list[GenerationRequest],
@@ -262,9 +288,9 @@ def generate_and_record(
         for start in range(len(records), len(requests), chunk):
             part = requests[start : start + chunk]
             started = time.perf_counter()
-            outputs = backend.generate(part)
+            outputs, unfit = generate_fitting(backend, part)
             seconds = time.perf_counter() - started
-            done = build_records(backend, part, outputs, seconds, metas[start : start + chunk], hashes)
+            done = build_records(backend, part, outputs, seconds, metas[start : start + chunk], hashes, unfit)
             _append(fh, [json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n" for rec in done])
             records.extend(done)
     write_jsonl(out, records)

@@ -7,6 +7,10 @@ are required on each line, so tests and fixtures can write recordings by hand.
 answer_format)`` (the format only when decoding was constrained, so a constrained
 request never replays a free answer); the adapter is not part of the key (see recording.py).
 
+A record with an ``"unfit"`` reason is a request the recorded backend did not generate
+(its prompt left no room in the model's context): :meth:`ReplayBackend.unfit` gives the
+same reason back, so a replayed job records it exactly as the original did.
+
 When a key appears more than once the first occurrence wins (files in the order
 given, lines in file order); later ones with different outputs are counted as
 ``conflicts`` in ``describe()``.
@@ -41,6 +45,7 @@ class ReplayBackend(Backend):
         self.hits = 0
         self.conflicts = 0
         self._table: dict[str, list[str]] = {}
+        self._unfit: dict[str, str] = {}
         for f in self.files:
             self._load(Path(f))
 
@@ -65,14 +70,22 @@ class ReplayBackend(Backend):
                     raise UserError(f"{where}: record has no string 'key'")
                 if not isinstance(outputs, list) or not all(isinstance(o, str) for o in outputs):
                     raise UserError(f"{where}: record 'outputs' must be a list of strings")
+                unfit = rec.get("unfit")
+                if unfit is not None and not isinstance(unfit, str):
+                    raise UserError(f"{where}: record 'unfit' must be a string reason")
                 if key in self._table:
                     if self._table[key] != outputs:
                         self.conflicts += 1
                     continue
                 self._table[key] = outputs
+                if unfit:
+                    self._unfit[key] = unfit
 
     def __len__(self) -> int:
         return len(self._table)
+
+    def unfit(self, request: GenerationRequest) -> str | None:
+        return self._unfit.get(request.key)
 
     def generate(self, requests: list[GenerationRequest]) -> list[list[str]]:
         requests = check_requests(requests)

@@ -57,7 +57,15 @@ from typing import Any
 from ..containers.runtime import package_version
 from ..errors import UserError, require_module
 from ..records import derive_seed, sha256_tree
-from .base import Backend, GenerationRequest, SamplingParams, check_requests, group_by_adapter
+from .base import (
+    Backend,
+    GenerationRequest,
+    SamplingParams,
+    check_requests,
+    context_overflow,
+    group_by_adapter,
+    prompt_token_ids,
+)
 from .kv_cache import reserved_cache
 from .peft_notices import quiet_peft
 
@@ -312,12 +320,12 @@ class TransformersBackend(Backend):
 
     def _prompt_ids(self, req: GenerationRequest) -> list[int]:
         try:
-            text = self.tokenizer.apply_chat_template(
-                req.messages, tokenize=False, add_generation_prompt=True
-            )
-        except ValueError as exc:  # e.g. a base model whose tokenizer has no chat template
-            raise UserError(f"model {self.model_id!r}: cannot apply its chat template ({exc})") from exc
-        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+            return prompt_token_ids(self.tokenizer, req.messages)
+        except UserError as exc:  # e.g. a base model whose tokenizer has no chat template
+            raise UserError(f"model {self.model_id!r}: {exc}") from None
+
+    def unfit(self, request: GenerationRequest) -> str | None:
+        return context_overflow(len(self._prompt_ids(request)), self.max_model_len)
 
     def _use_adapter(self, adapter: str | None):
         """Make ``adapter`` active; returns (model to call generate on, context manager)."""

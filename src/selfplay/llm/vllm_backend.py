@@ -47,7 +47,15 @@ import os
 from typing import Any
 
 from ..errors import MissingToolError, UserError
-from .base import Backend, GenerationRequest, SamplingParams, check_requests, group_by_adapter
+from .base import (
+    Backend,
+    GenerationRequest,
+    SamplingParams,
+    check_requests,
+    context_overflow,
+    group_by_adapter,
+    prompt_token_ids,
+)
 
 INSTALL_HINT = (
     "the 'vllm' backend needs vLLM, which is not installed here (it is a GPU stack): "
@@ -298,6 +306,12 @@ class VLLMBackend(Backend):
                     )
                 results[i] = texts
         return results  # type: ignore[return-value]
+
+    def unfit(self, request: GenerationRequest) -> str | None:
+        """vLLM refuses a prompt that fills its whole context, and the refusal aborts the
+        whole ``chat`` call; counted here with the engine's tokenizer and context."""
+        tokens = len(prompt_token_ids(self.llm.get_tokenizer(), request.messages))
+        return context_overflow(tokens, int(self.llm.llm_engine.model_config.max_model_len))
 
     def describe(self) -> dict[str, Any]:
         desc = {

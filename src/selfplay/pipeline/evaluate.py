@@ -189,7 +189,15 @@ def merge(
 
 
 def samples_of(records: list[dict]) -> list[Sample]:
-    return [Sample(rec["meta"]["item"], k, text) for rec in records for k, text in enumerate(rec["outputs"])]
+    """The answers to score. An item whose prompt did not fit the model's context (its
+    record's ``unfit`` reason) has none: it is left out of the cell, as paper 001 drops
+    the patches beyond its model's context, and counted in the summary."""
+    return [
+        Sample(rec["meta"]["item"], k, text)
+        for rec in records
+        if not rec.get("unfit")
+        for k, text in enumerate(rec["outputs"])
+    ]
 
 
 def score(
@@ -238,6 +246,16 @@ def score(
         "runtime": runtime_record(bench.tools),
         **summary,
     }
+    over_context = [r["meta"]["item"] for r in records if r.get("unfit")]
+    if over_context:
+        summary["over_context"] = len(over_context)
+        log.warning(
+            "%s / %s: %d items left out, their prompts do not fit the model's context (e.g. %s)",
+            name,
+            mode_name,
+            len(over_context),
+            over_context[0],
+        )
     write_json(summary_out, summary)
     log.info(
         "%s / %s: %s",

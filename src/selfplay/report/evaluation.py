@@ -34,10 +34,16 @@ def metric_name(metric: str) -> str:
 
 
 def denominator_notes(labelled: list[tuple[str, dict]], metric: str) -> list[str]:
-    """Notes on items that cannot run here: they count as failed in the cells (the
-    official harnesses' denominator), and the runnable-only value where it was asked for."""
+    """Notes on the items a cell's denominator leaves out or counts as failed: those whose
+    prompt does not fit the model's context (left out), those that cannot run here (failed,
+    the official harnesses' denominator, with the runnable-only value where asked for)."""
     notes = []
     for label, summary in labelled:
+        if summary.get("over_context"):
+            notes.append(
+                f"{label}: {summary['over_context']} items left out, their prompts do not fit the "
+                "model's context (not in the item count)."
+            )
         if summary.get("unrunnable"):
             note = (
                 f"{label}: {summary['unrunnable']} of {summary.get('n')} items cannot run here and count as "

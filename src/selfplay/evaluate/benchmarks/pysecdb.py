@@ -18,7 +18,9 @@ the repository (as in paper 001). Labels: ``Yes`` (a security fix, the positive 
 precision and recall are about finding security fixes) and ``No``; an item keeps the
 original ``pysecdb_label`` too. Paper 001 drops patches beyond its model's context
 (128k tokens); here ``max_chars`` (config) skips patches longer than that many
-characters, each recorded with the reason.
+characters, each recorded with the reason, and a generation job leaves out any prompt
+that does not fit the serving model's context (``Backend.unfit``; the cell's summary and
+its table count them).
 """
 
 from __future__ import annotations
