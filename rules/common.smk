@@ -265,6 +265,12 @@ EVAL_IMAGES = {
     "haskell": "|".join(HASKELL_BENCHES) or "^$",
     "bigcodebench": "|".join(BIGCODEBENCH_BENCHES) or "^$",
 }
+# Preparing the items only reads files (MultiPL-E's parquet with pandas, which the haskell
+# image lacks), except BigCodeBench's, which checks its tasks' libraries in its own image.
+EVAL_ITEM_IMAGES = {
+    "python": "|".join(b for b in ADAPTERS if b not in BIGCODEBENCH_BENCHES),
+    "bigcodebench": EVAL_IMAGES["bigcodebench"],
+}
 
 
 def checkpointed_bundle_parts():

@@ -50,7 +50,7 @@ rule eval_supplied:
         "../workflow_scripts/eval_supplied.py"
 
 
-for _image, _benches in EVAL_IMAGES.items():
+for _image, _benches in EVAL_ITEM_IMAGES.items():
 
     rule:
         name:

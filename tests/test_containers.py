@@ -312,3 +312,40 @@ def test_rules_run_their_own_commands_in_their_images(tmp_path, monkeypatch):
         )
         > 0
     )
+
+
+def image_packages(name: str) -> set[str]:
+    """The Python packages an image's definition pip-installs from its requirements files."""
+    d = read_def(REPO / load_images(REPO)[name].definition)
+    files = re.findall(r"-r /opt/selfplay/(requirements-[\w-]+\.txt)", d.sections["post"])
+    lines = [line for f in files for line in (REPO / "containers" / f).read_text().splitlines()]
+    return {line.split("==")[0].strip().lower() for line in lines if "==" in line and not line.startswith("#")}
+
+
+def test_parquet_readers_run_in_images_that_have_pandas_and_pyarrow():
+    """MultiPL-E's items (paper 000's Table 3) and the published Haskell set are parquet files
+    read with pandas. The items were prepared in the haskell image, which had no pandas:
+    under --sdm apptainer the table never got its items."""
+    import subprocess
+
+    assert {"pandas", "pyarrow"} <= image_packages("python")
+    assert {"pandas", "pyarrow"} <= image_packages("haskell")  # seq_hsx_sources checks with GHC there
+    out = subprocess.run(
+        [
+            str(REPO / ".venv/bin/snakemake"),
+            "-n",
+            "resources/data/eval/humaneval_hs.jsonl",
+            "resources/data/eval/mbpp_hs.jsonl",
+            "--configfile",
+            "config/papers/seq.yaml",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    jobs = dict(re.findall(r"^(eval_items_\w+)\s+(\d+)$", out.stdout, re.M))
+    assert jobs == {"eval_items_python": "2"}, out.stdout[-2000:]
+    rules = (REPO / "rules/evaluate.smk").read_text()
+    assert re.search(r"for _image, _benches in EVAL_ITEM_IMAGES\.items\(\):.*?image\(_image\)", rules, re.S)
