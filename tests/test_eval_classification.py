@@ -520,6 +520,18 @@ def test_realistic_answers_are_read(bench, text, cot, label):
     assert bench.read_label(text, cot) == (label, None)
 
 
+@pytest.mark.parametrize(
+    "bench", [EquiBench(), PySecDB(), CodeXGlueDefect()], ids=["equibench", "pysecdb", "codexglue"]
+)
+@pytest.mark.parametrize("cot", [False, True])
+def test_a_reasoning_models_thinking_is_not_its_answer(bench, cot):
+    """Paper 000 evaluates an R1 distillation, which thinks before it answers; the first
+    "no" of its thinking was read as its answer."""
+    text = "Okay, no obvious difference in the loops... so they compute the same.\n</think>\n\n"
+    assert bench.read_label(text + ("Answer: Yes" if cot else "Yes"), cot) == ("Yes", None)
+    assert bench.read_label(text + "I cannot tell.", cot) == (None, "no_label")
+
+
 @pytest.mark.parametrize("bench", BENCHES, ids=IDS)
 def test_an_answer_without_a_label_is_unparsed(bench):
     assert bench.read_label("I cannot tell.", False) == (None, "no_label")

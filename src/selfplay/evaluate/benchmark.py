@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..llm.answer_format import AnswerFormat, fenced_body, lark_string
+from ..llm.reasoning import final_answer
 from ..metrics import pass_at_ks
 from ..metrics.classification import binary_scores, majority_vote
 from .modes import EvalMode
@@ -177,7 +178,10 @@ class ClassificationBenchmark(Benchmark):
         return AnswerFormat(f"{self.name}:{'cot' if cot else 'plain'}", grammar)
 
     def read_label(self, text: str, cot: bool) -> tuple[str | None, str | None]:
-        """(label, None) or (None, reason)."""
+        """(label, None) or (None, reason). A reasoning model's thinking is not its answer
+        (paper 000's evaluated model writes it first, full of "yes" and "no"): only what
+        follows it is read."""
+        text = final_answer(text)
         pattern = re.compile(
             r"\b(" + "|".join(re.escape(label) for label in self.labels) + r")\b", re.IGNORECASE
         )
