@@ -255,3 +255,20 @@ def test_the_evolve_paper_config_plans_every_round_and_table(tmp_path):
     assert counts["evolve_generate"] == counts["evolve_suite"] == 3
     assert counts["evolve_eval_generate"] == 5 * 7
     assert counts["evolve_download"] == 5
+
+
+# The SFT records of the two equivalence games end with an answer the model generated at
+# most <role>.sampling.max_new_tokens long, after a prompt of the instructions and the
+# programs (a thousand tokens or two). TRL keeps the start of a longer record, so a limit
+# under answer + prompt cuts the program, the input or the verdict off long answers.
+PROMPT_ROOM = 1024
+
+
+@pytest.mark.parametrize(
+    "paper, agent, answering",
+    [("sinq", "alice", "alice"), ("sinq", "bob", "bob"), ("seq", "alice", "alice"), ("seq", "bob", "bob")],
+)
+def test_paper_training_lengths_hold_the_longest_answer_they_train_on(paper, agent, answering):
+    cfg = load_as_snakemake((f"config/papers/{paper}.yaml",))[paper]
+    answer = int(cfg[answering]["sampling"]["max_new_tokens"])
+    assert int(cfg["training"][agent]["max_length"]) >= answer + PROMPT_ROOM, (paper, agent)
