@@ -414,8 +414,6 @@ rule seq_table6:
         f"{SEQ_LOG}/report/table6.log",
     container:
         image("python")
-    params:
-        cfg=cfg_of("seq.proof.liquid", "seq.proof.timeout"),
     script:
         "../workflow_scripts/seq_table6.py"
 
@@ -730,7 +728,7 @@ rule seq_table7:
 
 rule seq_figure19:
     input:
-        SEQ_OUT.regime_table6,
+        [f"results/tables/seq/{e}/table6.csv" for e in SEQ_OUT.figure19_runs],
     output:
         png=report(
             "results/figures/seq/figure19.png",
@@ -745,7 +743,7 @@ rule seq_figure19:
     container:
         image("python")
     params:
-        experiments=SEQ_OUT.regime_runs,
+        experiments=SEQ_OUT.figure19_runs,
     script:
         "../workflow_scripts/seq_figure19.py"
 

@@ -181,6 +181,42 @@ def test_settle_takes_the_first_accepted_proof():
     assert out["c"]["verified"]
 
 
+def test_table6_says_liquid_haskell_was_missing_only_when_the_proof_checks_found_it_missing(tmp_path):
+    """Table 6 is built in the python image, which never has Liquid Haskell; whether the
+    proofs were checked is what the proof-check jobs (haskell image) recorded."""
+    import shutil
+
+    from selfplay.records import write_jsonl
+    from selfplay.report.seq import table6
+
+    # as in the python image, where checking the machine concluded "missing"
+    assert shutil.which("liquid") is None
+
+    def cand(cid, status):
+        return {
+            "id": cid,
+            "game": "seq",
+            "verified": status == "accepted",
+            "reject_reason": None if status == "accepted" else f"proof:{status}",
+            "proof_attempts": [{"attempt": 1, "status": status, "reason": status}],
+        }
+
+    checked, unchecked = tmp_path / "checked.jsonl", tmp_path / "unchecked.jsonl"
+    write_jsonl(checked, [cand("a", "accepted"), cand("b", "rejected")])
+    write_jsonl(unchecked, [cand("c", "missing"), cand("d", "missing")])
+    table6({"round1": [str(checked)]}, str(tmp_path / "t.csv"), str(tmp_path / "t.md"))
+    assert "Liquid Haskell was not available" not in (tmp_path / "t.md").read_text()
+    table6(
+        {"round1": [str(checked)], "round2": [str(unchecked)]},
+        str(tmp_path / "t.csv"),
+        str(tmp_path / "t.md"),
+    )
+    assert (
+        "Liquid Haskell was not available to the proof checks of 2 SEQ attempts"
+        in (tmp_path / "t.md").read_text()
+    )
+
+
 # --------------------------------------------------------------------------- regimes
 def test_regime_arithmetic_reproduces_appendix_f():
     params = regime_parameters(34 / 1750, 903 / 1750, 500)  # Table 6 of the paper
