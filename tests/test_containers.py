@@ -319,7 +319,9 @@ def image_packages(name: str) -> set[str]:
     d = read_def(REPO / load_images(REPO)[name].definition)
     files = re.findall(r"-r /opt/selfplay/(requirements-[\w-]+\.txt)", d.sections["post"])
     lines = [line for f in files for line in (REPO / "containers" / f).read_text().splitlines()]
-    return {line.split("==")[0].strip().lower() for line in lines if "==" in line and not line.startswith("#")}
+    return {
+        line.split("==")[0].strip().lower() for line in lines if "==" in line and not line.startswith("#")
+    }
 
 
 def test_parquet_readers_run_in_images_that_have_pandas_and_pyarrow():

@@ -44,6 +44,16 @@ def test_table7_reads_each_regimes_own_run(paper_cfg):
         == "results/seq/e2/eval/humaneval_hs/bob/sampled.json"
     )
     assert out.regime_table6 == [f"results/tables/seq/{e}/table6.csv" for e in ("e0", "e1", "e2", "e3")]
+    assert out.figure19_runs == ["e2", "e3"]  # H.4.4: E2 vs E3, the yield-matched regimes
+    from selfplay.evaluate.benchmarks.equibench import CATEGORIES
+
+    cats = [r["group"] for r in out.table7_rows if r["benchmark"] == "equibench" and r["metric"] == "f1"]
+    assert cats == ["OJ_A", "OJ_V", "OJ_VA", "STOKE", "TVM", "DCE"] and set(cats) == set(
+        CATEGORIES
+    )  # paper's rows
+    cfg = copy.deepcopy(paper_cfg)
+    cfg["seq"]["regimes"]["experiments"] = ["e0", "e1"]
+    assert seq_outputs(cfg).figure19_runs == ["e0", "e1"]
 
 
 def test_a_comparison_needs_both_its_models(paper_cfg):

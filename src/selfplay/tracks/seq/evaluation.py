@@ -27,6 +27,10 @@ ROUND_FIGURES = {
 }
 
 
+# Table 7's EquiBench rows, in the paper's order (the algorithmic categories first).
+TABLE7_CATEGORIES = ("OJ_A", "OJ_V", "OJ_VA", "STOKE", "TVM", "DCE")
+
+
 def table7_rows(runs: list[tuple[str, str, str]], final_alice: str, categories: list[str]) -> list[dict]:
     """Table 7's rows from a run's (benchmark, mode, model) list: each row names the
     benchmark, model, metric and group (category) of its cell; benchmarks the run does

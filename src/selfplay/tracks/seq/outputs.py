@@ -10,12 +10,20 @@ from dataclasses import dataclass
 
 from ... import layout
 from ...evaluate import model_tags
-from ...evaluate.benchmarks.equibench import CATEGORIES as EQUIBENCH_CATEGORIES
 from ...evaluate.settings import track_runs
-from .evaluation import BASE_VS_TRAINED, CODEGEN, EQUIBENCH_FIGURES, ROUND_FIGURES, table7_rows
+from .evaluation import (
+    BASE_VS_TRAINED,
+    CODEGEN,
+    EQUIBENCH_FIGURES,
+    ROUND_FIGURES,
+    TABLE7_CATEGORIES,
+    table7_rows,
+)
 
 # The translation to Haskell does not depend on the regime: E1-E3 reuse E0's.
 TRANSLATE_DIR = "results/seq/translate"
+# Figure 19 compares the two regimes whose P was set to match yields (App. F, H.4.4).
+YIELD_MATCHED = ("e2", "e3")
 
 
 @dataclass(frozen=True)
@@ -37,6 +45,7 @@ class SeqOutputs:
     table7_rows: list[dict]
     table7_inputs: dict[str, str]  # "<experiment>|<bench>|<mode>|<model>" -> metrics file
     regime_table6: list[str]  # each regime's Table 6 (CSV)
+    figure19_runs: list[str]  # Figure 19's lines: the yield-matched E2 and E3 (all regimes without them)
 
     def round_inputs(self, cfg: dict, bench: str) -> dict[str, str]:
         """A per-round figure's inputs: round<k> -> round k's Alice's metrics file."""
@@ -95,7 +104,12 @@ def seq_outputs(cfg: dict) -> SeqOutputs:
     reports += [f"{figures}/{n}.png" for n in round_figures.values()]
 
     regime_runs = seq["regimes"]["experiments"] or [experiment]
-    rows = table7_rows(runs, final_alice, list(EQUIBENCH_CATEGORIES))
+    figure19_runs = (
+        [e for e in regime_runs if e in YIELD_MATCHED]
+        if set(YIELD_MATCHED) <= set(regime_runs)
+        else regime_runs
+    )
+    rows = table7_rows(runs, final_alice, list(TABLE7_CATEGORIES))
     table7_inputs = {
         f"{e}|{r['benchmark']}|{r['mode']}|{r['model']}": layout.eval_summary(
             cfg, "seq", r["benchmark"], r["mode"], r["model"], experiment=e
@@ -122,6 +136,7 @@ def seq_outputs(cfg: dict) -> SeqOutputs:
         table7_rows=rows,
         table7_inputs=table7_inputs,
         regime_table6=[f"results/tables/seq/{e}/table6.csv" for e in regime_runs],
+        figure19_runs=figure19_runs,
     )
 
 
