@@ -247,3 +247,18 @@ def test_regime_from_table6_and_applied_to_config(tmp_path):
     c["seq"]["regime"] = {"arm": "e2", "from": str(tmp_path / "missing.json")}
     with pytest.raises(UserError, match="run E0 first"):
         apply_regime(c, None)
+
+
+def test_a_reference_set_smaller_than_asked_is_used_whole_and_said(caplog):
+    from selfplay.tracks.stages import select_stage_sources
+
+    cfg = {"seed": 1, "seq": {"sources": {"per_round": 500, "eval_train": 2, "eval_test": 2}}}
+    sources = [{"id": f"s{i}"} for i in range(3)]
+    with caplog.at_level("WARNING", logger="selfplay"):
+        chosen = select_stage_sources(sources, "round1", cfg, track="seq", same_every_round=True)
+    assert chosen == sources
+    assert "seq.sources.per_round asks for 500 source programs but only 3 passed the filters" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="selfplay"):
+        assert len(select_stage_sources(sources, "eval_train", cfg, track="seq")) == 2
+    assert caplog.text == ""

@@ -9,11 +9,14 @@ round-robin.
 
 from __future__ import annotations
 
+import logging
 import random
 import re
 
 from ..errors import UserError
 from ..records import derive_seed
+
+log = logging.getLogger("selfplay")
 
 STAGE_RE = re.compile(r"^(round(?P<round>[1-9][0-9]*)|eval_(?P<split>train|test))$")
 
@@ -45,6 +48,16 @@ def select_stage_sources(
     src_cfg = cfg[track]["sources"]
     count = src_cfg["per_round"] if kind == "round" else src_cfg[f"eval_{split}"]
     ordered = sorted(sources, key=lambda s: s["id"])
+    if count is not None and count > len(ordered):
+        key = "per_round" if kind == "round" else f"eval_{split}"
+        log.warning(
+            "%s: %s.sources.%s asks for %d source programs but only %d passed the filters; using all of them",
+            stage,
+            track,
+            key,
+            count,
+            len(ordered),
+        )
     if count is None or count >= len(ordered):
         return ordered
     draw = "rounds" if kind == "round" and same_every_round else stage
