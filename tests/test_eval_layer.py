@@ -505,3 +505,54 @@ def test_a_patch_beyond_the_models_context_is_left_out_of_the_cell_and_said_in_t
         "Base Model: 1 items left out, their prompts do not fit the model's context"
         in (tmp_path / "t.md").read_text()
     )
+
+
+@pytest.mark.parametrize("bench_name", ["pysecdb", "humaneval"])
+def test_a_thinking_mode_scores_only_what_follows_the_thinking(bench_name, tmp_path):
+    """Paper 000 (an R1 distillation) and paper 002 (Qwen3 in thinking mode) evaluate models
+    that reason first. An answer is what follows </think>; an output still thinking when its
+    budget ran out has none, whatever its reasoning says or drafts."""
+    import yaml
+
+    from selfplay.config import validate_config
+    from selfplay.pipeline import evaluate as steps
+    from selfplay.records import read_jsonl, write_jsonl
+
+    cfg = validate_config(yaml.safe_load(open("config.yaml")))
+    cfg["evaluation"]["modes"]["think"] = {
+        "samples": 2,
+        "cot": False,
+        "aggregate": "mean",
+        "thinking": True,
+        "sampling": {"temperature": 0.6, "top_p": 1.0, "max_new_tokens": 64},
+    }
+    items, _ = steps.benchmark(bench_name).prepare(
+        None, steps.bench_settings(cfg, bench_name) | {"limit": 1}, cfg
+    )
+    item = items[0]
+    if bench_name == "pysecdb":
+        right = item["label"]
+        wrong = "No" if right == "Yes" else "Yes"
+    else:
+        right = steps.benchmark(bench_name).reference_answers([item])[0].text
+        wrong = "```python\ndef nothing():\n    pass\n```"
+    # sample 0 finishes thinking and answers right; sample 1 drafts the right answer while
+    # thinking, is cut off, and so has no answer
+    outputs = [f"Let me think. {wrong}? Hmm.\n</think>\n\n{right}", f"First idea: {right}. Or {wrong}..."]
+    write_jsonl(tmp_path / "items.jsonl", [item])
+    write_jsonl(tmp_path / "skipped.jsonl", [])
+    write_jsonl(tmp_path / "gen.jsonl", [{"meta": {"item": item["id"], "model": "base"}, "outputs": outputs}])
+    summary = steps.score(
+        cfg,
+        bench_name,
+        "think",
+        str(tmp_path / "items.jsonl"),
+        str(tmp_path / "gen.jsonl"),
+        str(tmp_path / "scored.jsonl"),
+        str(tmp_path / "summary.json"),
+        str(tmp_path / "skipped.jsonl"),
+    )
+    rows = sorted(read_jsonl(tmp_path / "scored.jsonl"), key=lambda r: r["sample"])
+    assert [bool(r.get("correct", r.get("passed"))) for r in rows] == [True, False]
+    assert rows[1]["reason"] is not None
+    assert summary["unfinished_thinking"] == 1

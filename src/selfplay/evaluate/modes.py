@@ -14,6 +14,9 @@ aggregation:
 
 For code generation a mode also names the k of pass@k it reports (``pass_at_k``): the
 unbiased estimator from its n samples, so every k must be at most n.
+
+``thinking``: the evaluated models reason before they answer, closed by ``</think>``; only
+what follows is scored, and an output that never closes its reasoning has no answer.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ class EvalMode:
     aggregate: str
     sampling: dict
     pass_at_k: tuple[int, ...] = (1,)
+    thinking: bool = False  # only the text after </think> is the answer (none without it)
 
     @classmethod
     def from_config(cls, name: str, section: dict) -> EvalMode:
@@ -45,6 +49,7 @@ class EvalMode:
                 aggregate=str(section["aggregate"]),
                 sampling=dict(section["sampling"]),
                 pass_at_k=tuple(int(k) for k in section.get("pass_at_k", (1,))),
+                thinking=bool(section.get("thinking", False)),
             )
         except KeyError as exc:
             raise UserError(f"evaluation.modes.{name}: missing setting {exc.args[0]}") from None

@@ -22,6 +22,7 @@ from ..evaluate.modes import mode_of
 from ..evaluate.registry import benchmark
 from ..evaluate.shards import check_shard, merge_records, shard_count
 from ..llm.base import GenerationRequest
+from ..llm.reasoning import THINK_END, final_answer
 from ..records import derive_seed, read_jsonl, write_json, write_jsonl
 from ..report.decoding import decoding_of
 from ..tracks.stages import shard_of
@@ -200,6 +201,22 @@ def samples_of(records: list[dict]) -> list[Sample]:
     ]
 
 
+def answers_of(samples: list[Sample], mode) -> tuple[list[Sample], int]:
+    """(what is scored, how many outputs never finished thinking). In a ``thinking`` mode
+    an answer is what follows ``</think>``, and an output without it has none (an empty
+    answer, unparsed): its reasoning, drafts included, is not the answer."""
+    if not mode.thinking:
+        return samples, 0
+    out, unfinished = [], 0
+    for s in samples:
+        if THINK_END in s.text:
+            out.append(Sample(s.item_id, s.index, final_answer(s.text)))
+        else:
+            unfinished += 1
+            out.append(Sample(s.item_id, s.index, ""))
+    return out, unfinished
+
+
 def score(
     cfg: dict,
     name: str,
@@ -222,7 +239,8 @@ def score(
             f"{generations_path}: answers to items the benchmark does not have "
             f"(e.g. {sorted(unknown)[0]}); regenerate them"
         )
-    rows = bench.score(items, samples_of(records), mode, cfg, workers=int(cfg["evaluation"]["workers"]))
+    samples, unfinished = answers_of(samples_of(records), mode)
+    rows = bench.score(items, samples, mode, cfg, workers=int(cfg["evaluation"]["workers"]))
     write_jsonl(scored_out, rows)
     if bench.task == "codegen":
         skipped = read_jsonl(skipped_path) if skipped_path else []
@@ -246,6 +264,8 @@ def score(
         "runtime": runtime_record(bench.tools),
         **summary,
     }
+    if mode.thinking:
+        summary["unfinished_thinking"] = unfinished
     over_context = [r["meta"]["item"] for r in records if r.get("unfit")]
     if over_context:
         summary["over_context"] = len(over_context)
