@@ -11,6 +11,7 @@ from selfplay.tracks.gasp.methods import METHODS as GASP_METHODS
 from selfplay.pipeline import gasp as gasp_pipeline
 from selfplay.tracks.gasp.outputs import bundle_files as gasp_bundle_files
 from selfplay.tracks.gasp.outputs import gasp_outputs
+from selfplay.tracks.gasp.outputs import phase_jobs as gasp_phase_jobs
 from selfplay.tracks.gasp.outputs import selected_bundle_files as gasp_selected_bundle_files
 
 GASP_ROOT = exp_dir("gasp")
@@ -23,6 +24,16 @@ GASP_PHASE = f"{GASP_RUN}/iter{{gi}}/{{gphase}}"
 GASP_OUT = gasp_outputs(config)
 if GASP_OUT.azr:
     MODELS[GASP_OUT.azr["name"]] = GASP_OUT.azr
+# A paper plan has ~12,000 phase and update jobs: after "Building DAG of jobs..." Snakemake
+# prints nothing while it plans them (its own work, a few ms a job: ~40 s for the paper
+# config on 2 cores), so say so up front rather than look stuck (main process only).
+GASP_JOBS = 2 * gasp_phase_jobs(config, GASP_OUT)
+if "gasp" in TRACKS and workflow.is_main_process and GASP_JOBS >= 2000:
+    print(
+        f"GASP: {GASP_JOBS:,} phase and update jobs besides the evaluations; Snakemake plans "
+        "them without printing progress after 'Building DAG of jobs...' (a few ms a job)",
+        file=sys.stderr,
+    )
 # gasp.update.keep_states: checkpoints drops the weights of states no job needs any more;
 # the update jobs get the checkpoints they must keep (a param only then: all adds none)
 GASP_KEEP = (

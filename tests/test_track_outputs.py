@@ -13,6 +13,7 @@ from selfplay.config import prepare_config
 from selfplay.tracks.gasp import layout as gasp_layout
 from selfplay.tracks.gasp.outputs import bundle_files as gasp_bundle
 from selfplay.tracks.gasp.outputs import gasp_outputs
+from selfplay.tracks.gasp.outputs import phase_jobs as gasp_phase_jobs
 from selfplay.tracks.gasp.outputs import selected_bundle_files as gasp_selected_bundle
 from selfplay.tracks.sinq.outputs import bundle_files as sinq_bundle
 from selfplay.tracks.sinq.outputs import sinq_outputs
@@ -66,6 +67,16 @@ def test_gasp_evaluates_each_methods_checkpoints_on_its_own_schedule(gasp_cfg):
         == len(set(out.phase_dirs))
         == 2 * (5 * len(gasp_layout.phase_order("gasp")) + 3 * len(gasp_layout.phase_order("real_rl")))
     )
+
+
+def test_gasp_counts_every_phase_job_of_the_runs_and_the_final_rl_filter(gasp_cfg):
+    out = gasp_outputs(gasp_cfg)
+    final = gasp_cfg["gasp"]["goalposts"]["filter"]["final_rl"]
+    assert gasp_phase_jobs(gasp_cfg, out) == len(out.phase_dirs) + final["iterations"] * len(final["seeds"])
+    assert gasp_phase_jobs(gasp_cfg, out) == 6014  # the paper plan's: 2,436 teacher, 1,434 solver, 2,144 real
+    no_filter = copy.deepcopy(gasp_cfg)
+    no_filter["gasp"]["goalposts"]["filter"]["final_rl"] = None
+    assert gasp_phase_jobs(no_filter, gasp_outputs(no_filter)) == len(out.phase_dirs)
 
 
 def test_gasp_tags_name_their_checkpoint_and_azr_its_own_model(gasp_cfg):

@@ -42,6 +42,7 @@ checkpoint instead; a paper-scale config can add it as a downloaded model for th
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from ...errors import UserError
 
@@ -68,9 +69,11 @@ class Method:
     def guided(self) -> bool:
         return any(p.parent == "goalpost" for p in self.phases)
 
-    @property
+    @cached_property
     def order(self) -> tuple[str, ...]:
-        """Every phase of one iteration, in order; each ends in one update."""
+        """Every phase of one iteration, in order; each ends in one update. Cached: the
+        workflow's input functions ask it several times for each of a paper plan's ~10,000
+        phase and update jobs (a frozen dataclass, so the tuple never changes)."""
         return (
             tuple(p.name for p in self.phases)
             + (("solver",) if self.solver else ())

@@ -174,6 +174,17 @@ def gasp_outputs(cfg: dict) -> GaspOutputs:
     )
 
 
+def phase_jobs(cfg: dict, out: GaspOutputs) -> int:
+    """How many phase jobs a config plans, each followed by one update job: every run's
+    phases and the goalpost filter's final RL run's (~6,000 in the paper's plan, so
+    ~12,000 jobs with their updates, before any evaluation)."""
+    final = final_rl(cfg)
+    filter_phases = (
+        int(final["iterations"]) * len(final["seeds"]) * len(layout.phase_order(FILTER_RL)) if final else 0
+    )
+    return len(out.phase_dirs) + filter_phases
+
+
 def selected_bundle_files(cfg: dict, out: GaspOutputs, selected: list[str]) -> dict[str, list[str]]:
     """The bundle's files that follow from the runs' ``selected`` checkpoints: their greedy
     evaluations' generations (recordings) and scores (verdicts)."""
