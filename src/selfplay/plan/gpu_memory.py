@@ -29,6 +29,7 @@ against the largest GPU in the table: the plan refuses only what fits no GPU, an
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -127,7 +128,10 @@ class Architecture:
         return float(self.layers * sum(r * sum(shapes.get(m, (self.hidden, self.hidden))) for m in modules))
 
 
+@functools.cache
 def _table() -> dict[str, dict]:
+    """The shipped table, read once: a paper plan asks for a model's shape per job (GASP's:
+    ~7,000 times, which took over a minute when each call parsed the file). Read only."""
     return yaml.safe_load(_TABLE_PATH.read_text())
 
 
