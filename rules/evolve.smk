@@ -220,7 +220,7 @@ if EVOLVE_POOL_SHARDS > 1:
         container:
             image("python")
         script:
-            "../workflow_scripts/evolve_pool_merge.py"
+            "../workflow_scripts/evolve_merge_shards.py"
 
 
 rule evolve_pool:
@@ -237,17 +237,26 @@ rule evolve_pool:
         "../workflow_scripts/evolve_pool.py"
 
 
+# One job per round's pass matrices, or per block of the problems when
+# evolve.matrix.shards > 1 (paper scale: 30,437 problems x 64 solutions x 40 new tests a
+# round is ~400 core-hours), merged back by evolve_matrix_merge.
+EVOLVE_MATRIX_SHARDS = int(EVOLVE_CFG["matrix"]["shards"])
+_MATRIX_JOB = "matrix" if EVOLVE_MATRIX_SHARDS == 1 else "matrix.shards/{mshard}"
+
+
 rule evolve_matrix:
     input:
         suite=f"{EVOLVE_ROOT}/round{{er}}/suite.jsonl",
         pool=f"{EVOLVE_ROOT}/pool/solutions.jsonl",
         previous=lambda w: [] if w.er == "0" else f"{EVOLVE_ROOT}/round{int(w.er) - 1}/matrix.jsonl",
     output:
-        f"{EVOLVE_ROOT}/round{{er}}/matrix.jsonl",
+        f"{EVOLVE_ROOT}/round{{er}}/{_MATRIX_JOB}.jsonl",
     log:
-        f"{EVOLVE_LOG}/round{{er}}/matrix.log",
+        f"{EVOLVE_LOG}/round{{er}}/{_MATRIX_JOB}.log",
     benchmark:
-        f"{EVOLVE_BENCH}/round{{er}}/matrix.tsv"
+        f"{EVOLVE_BENCH}/round{{er}}/matrix{'' if EVOLVE_MATRIX_SHARDS == 1 else '.shard{mshard}'}.tsv"
+    wildcard_constraints:
+        mshard=r"[0-9]+",
     container:
         image("sandbox")
     threads: int(config["evolve"]["matrix"]["workers"])  # one CPU per sandbox worker
@@ -255,8 +264,26 @@ rule evolve_matrix:
         **resources_of("verify"),
     params:
         cfg=cfg_of("evolve.matrix"),
+        shard=lambda w: int(w.get("mshard", 0)),
     script:
         "../workflow_scripts/evolve_matrix.py"
+
+
+if EVOLVE_MATRIX_SHARDS > 1:
+
+    rule evolve_matrix_merge:
+        input:
+            lambda w: [
+                f"{EVOLVE_ROOT}/round{w.er}/matrix.shards/{k}.jsonl" for k in range(EVOLVE_MATRIX_SHARDS)
+            ],
+        output:
+            f"{EVOLVE_ROOT}/round{{er}}/matrix.jsonl",
+        log:
+            f"{EVOLVE_LOG}/round{{er}}/matrix.merge.log",
+        container:
+            image("python")
+        script:
+            "../workflow_scripts/evolve_merge_shards.py"
 
 
 rule evolve_dataset:
@@ -278,6 +305,13 @@ rule evolve_dataset:
 # --- rounds >= 1: adversarial and discriminative tests (Sec. 2.3) ---------------------
 
 
+# One job per round's adversarial and discriminative requests, or per block of the
+# problems when evolve.test_shards > 1 (paper scale: 30,437 problems x two 8,192-token
+# answers run past one job's time limit), merged back by evolve_generate_merge.
+EVOLVE_TEST_SHARDS = int(EVOLVE_CFG["test_shards"])
+_TESTS_JOB = "evolve" if EVOLVE_TEST_SHARDS == 1 else "evolve.shards/{tshard}"
+
+
 rule evolve_generate:
     input:
         suite=lambda w: f"{EVOLVE_ROOT}/round{int(w.er) - 1}/suite.jsonl",
@@ -285,13 +319,14 @@ rule evolve_generate:
         matrix=lambda w: f"{EVOLVE_ROOT}/round{int(w.er) - 1}/matrix.jsonl",
         model=lambda w: generation_model_input(spec=EVOLVE_GENERATOR),
     output:
-        f"{EVOLVE_ROOT}/round{{er}}/evolve.jsonl",
+        f"{EVOLVE_ROOT}/round{{er}}/{_TESTS_JOB}.jsonl",
     log:
-        f"{EVOLVE_LOG}/round{{er}}/evolve.log",
+        f"{EVOLVE_LOG}/round{{er}}/{_TESTS_JOB}.log",
     benchmark:
-        f"{EVOLVE_BENCH}/round{{er}}/tests.tsv"
+        f"{EVOLVE_BENCH}/round{{er}}/tests{'' if EVOLVE_TEST_SHARDS == 1 else '.shard{tshard}'}.tsv"
     wildcard_constraints:
         er=r"[1-9][0-9]*",
+        tshard=r"[0-9]+",
     container:
         image("gpu")
     threads: GENERATION_THREADS
@@ -300,8 +335,29 @@ rule evolve_generate:
     params:
         cfg=cfg_of(*GENERATION_KEYS, "evolve.adversarial", "evolve.discriminative"),
         model_dir=lambda w: generation_model_param(spec=EVOLVE_GENERATOR),
+        shard=lambda w: int(w.get("tshard", 0)),
+        shards=EVOLVE_TEST_SHARDS,
     script:
         "../workflow_scripts/evolve_generate.py"
+
+
+if EVOLVE_TEST_SHARDS > 1:
+
+    rule evolve_generate_merge:
+        input:
+            lambda w: [
+                f"{EVOLVE_ROOT}/round{w.er}/evolve.shards/{k}.jsonl" for k in range(EVOLVE_TEST_SHARDS)
+            ],
+        output:
+            f"{EVOLVE_ROOT}/round{{er}}/evolve.jsonl",
+        log:
+            f"{EVOLVE_LOG}/round{{er}}/evolve.merge.log",
+        wildcard_constraints:
+            er=r"[1-9][0-9]*",
+        container:
+            image("python")
+        script:
+            "../workflow_scripts/evolve_merge_shards.py"
 
 
 rule evolve_suite:

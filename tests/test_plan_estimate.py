@@ -12,7 +12,7 @@ from selfplay.cli import main
 from selfplay.plan.estimate import parse_plan
 
 PAPERS = [pytest.param("evolve", id="evolve")] + [
-    pytest.param(p, id=p, marks=pytest.mark.slow) for p in ("sinq", "seq", "psv")
+    pytest.param(p, id=p, marks=pytest.mark.slow) for p in ("sinq", "seq", "psv", "gasp")
 ]
 
 
@@ -35,8 +35,20 @@ def test_selfplay_plan_prints_snakemakes_job_counts_and_estimates(paper, tmp_pat
     assert (
         int(total.group(1)) == expected["total"] and float(total.group(2)) > 0 and float(total.group(3)) > 0
     )
+    # no generation job is expected to outrun its time limit (the "over limit" column)
+    header = next(line for line in out.splitlines() if line.startswith("rule "))
+    end = header.index("over limit") + len("over limit")
+    over = {
+        rule: int(line[end - 10 : end])
+        for rule in rows
+        for line in out.splitlines()
+        if line.startswith(f"{rule} ") and line[end - 10 : end].strip()
+    }
+    assert over and over == {rule: 0 for rule in over}, over
     if paper in ("seq", "psv"):
         assert re.search(r"Budget \((seq|psv)\): (288|192) GPU-hours, paper 00[03]", out)
+    elif paper == "gasp":
+        assert "Budget (gasp): paper 004 states no GPU-hours" in out
     else:
         assert f"Budget ({paper}): paper 00" in out and "states no compute budget" in out
 
@@ -82,31 +94,73 @@ def test_vllm_rates_follow_the_public_anchors_and_the_gpus_bandwidth():
     assert tokens_per_s(moe, None)[0] == pytest.approx(ANCHORS[0][1])
 
 
-def test_the_evolve_plan_flags_unsharded_pool_jobs_that_cannot_finish_within_their_time_limit(
+def test_the_evolve_plan_flags_unsharded_jobs_that_cannot_finish_within_their_time_limit(
     monkeypatch, capsys, tmp_path
 ):
-    """Paper 002's pool: 30,437 problems x 8 samples x up to 32,768 tokens per model in one
-    12-hour job is far beyond any GPU's rate: the plan says so per rule, and the paper
-    config's 32 shards per model bring every job within its limit."""
+    """Paper 002 at one job per step: a pool model's 30,437 problems x 8 samples x up to
+    32,768 tokens in one 12-hour job is far beyond any GPU's rate, and so are a round's
+    adversarial and discriminative answers (~12.5 h) and a round's pass matrices (~29 h of
+    16 sandboxes): the plan says so per rule, and the paper config's blocks (32 per pool
+    model, 2 per round's tests, 4 per round's matrices) bring every job within its limit."""
     monkeypatch.chdir(REPO)
     one_job = tmp_path / "one_job.yaml"
-    one_job.write_text("evolve: {pool: {shards: 1}}\n")
+    one_job.write_text("evolve: {pool: {shards: 1}, test_shards: 1, matrix: {shards: 1}}\n")
     row = r"^evolve_pool_generate\s+(\d+)\s+1/2\s+([\d.]+)\s+[\d.]+\s+([\d.]+)\s+(\d+)$"
+    tests_row = r"^evolve_generate\s+(\d+)\s+1\s+[\d.]+\s+[\d.]+\s+([\d.]+)\s+(\d+)$"
+    matrix_row = r"^evolve_matrix\s+(\d+)\s+0\s+[\d.]+\s+[\d.]+\s+(\d+)\s+([\d.]+)$"
     assert main(["plan", "--configfile", "config/papers/evolve.yaml", str(one_job)]) == 0
     out = capsys.readouterr().out
     jobs, asked, tokens, over = re.search(row, out, re.M).groups()
     assert int(jobs) == 8 and int(over) == 8 and float(tokens) > 10 * float(asked)
     assert "30,437 seed problems after de-duplication" in out
+    jobs, test_tokens, over = re.search(tests_row, out, re.M).groups()
+    assert (int(jobs), int(over)) == (3, 3)
+    jobs, over, matrix_work = re.search(matrix_row, out, re.M).groups()
+    assert int(jobs) == 4 and int(over) == 4  # round 0's 20 tests take ~15 h, each later round's 40 ~29 h
     assert main(["plan", "--configfile", "config/papers/evolve.yaml"]) == 0
     out = capsys.readouterr().out
     jobs, asked, sharded_tokens, over = re.search(row, out, re.M).groups()
     assert int(jobs) == 8 * 32 and int(over) == 0
     assert float(sharded_tokens) == pytest.approx(float(tokens), rel=0.01)  # the same work, in blocks
+    jobs, sharded_tokens, over = re.search(tests_row, out, re.M).groups()
+    assert (int(jobs), int(over)) == (3 * 2, 0) and float(sharded_tokens) == pytest.approx(
+        float(test_tokens), rel=0.01
+    )
     # the pass matrices' CPU work: 30,437 problems x 64 solutions x (20 tests, then 40 new ones a round)
     cells = 30437 * 64 * (20 + 3 * 40)
-    matrix = re.search(r"^evolve_matrix\s+4\s+0\s+[\d.]+\s+[\d.]+\s+(\d+)\s+([\d.]+)$", out, re.M)
-    assert float(matrix.group(2)) == pytest.approx(cells / 46.4 / 3600, rel=0.01)
-    assert f"{cells:,} cells" in out and "bench/results/pass_matrix.md" in out
+    jobs, over, work = re.search(matrix_row, out, re.M).groups()
+    assert (int(jobs), int(over)) == (4 * 4, 0)
+    assert (
+        float(work)
+        == pytest.approx(cells / 46.4 / 3600, rel=0.01)
+        == pytest.approx(float(matrix_work), rel=0.01)
+    )
+    assert "bench/results/pass_matrix.md" in out and "16 workers a job" in out
+
+
+def test_the_psv_plan_grows_each_pool_by_the_papers_share_of_unique_valid_proposals():
+    """X_t is the seed set plus the unique valid proposals of every earlier iteration: at
+    most t x B, and by paper 003 App. H about 5.4% of B an iteration, which the plan
+    expects; a method that proposes nothing keeps the seed set."""
+    from test_config_loading import load_as_snakemake
+
+    from selfplay.config import prepare_config
+    from selfplay.plan.tokens import PSV_UNIQUE_VALID, expected_job_tokens, job_tokens
+
+    cfg = load_as_snakemake(("config/papers/psv.yaml",))
+    prepare_config(cfg, "unused")
+    bound, _ = job_tokens(cfg)["psv_solve"]
+    expected, how = expected_job_tokens(cfg)["psv_solve"]
+    per_problem = 10 * 2048  # k_trn x max_new_tokens
+    job = {"setting": "transfer", "method": "psv", "rseed": "1", "t": "4"}  # Dafny2Verus seeds: 271
+    assert bound(job) == (271 + 4 * 10000) * per_problem
+    assert PSV_UNIQUE_VALID[0] == 0.054 and expected(job) == (271 + 2160) * per_problem
+    assert expected({**job, "t": "0"}) == bound({**job, "t": "0"}) == 271 * per_problem
+    big = {**job, "method": "psv_b32k", "setting": "ttt_mbpp"}  # 32k proposals an iteration; MBPP: 78
+    assert expected(big) == (78 + 6912) * per_problem and bound(big) == (78 + 128000) * per_problem
+    for name in ("rft", "base", "fewshot"):
+        assert bound({**job, "method": name}) == expected({**job, "method": name}) == 271 * per_problem
+    assert "App. H" in how and "5.4%" in how
 
 
 def test_a_config_the_workflow_refuses_is_one_line_from_selfplay_plan(monkeypatch, capsys, tmp_path):

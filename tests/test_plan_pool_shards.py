@@ -107,16 +107,22 @@ def test_merged_shards_are_the_unsharded_recording(cfg, tmp_path):
                 replay, str(suite), "track", 3, None, None, str(part), shard=k, shards=shards
             )
         merged = tmp_path / f"merged{shards}.jsonl"
-        evolve.merge_pool_shards([str(p) for p in parts], str(merged))
+        evolve.merge_shards([str(p) for p in parts], str(merged))
         assert comparable(merged) == comparable(whole)
 
 
-def test_the_evolve_paper_plan_shards_the_pool_and_merges_it(tmp_path):
+def test_the_evolve_paper_plan_shards_the_pool_and_the_rounds_tests_and_merges_them(tmp_path):
     proc = dry_run(tmp_path, "--configfile", str(REPO / "config/papers/evolve.yaml"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     counts = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", proc.stdout, re.M)}
     assert counts["evolve_pool_generate"] == 8 * 32 and counts["evolve_pool_merge"] == 8
     assert "pool/qwen3-32b.shards/31.jsonl" in proc.stdout
+    # each of the 3 rounds' test generation in evolve.test_shards = 2 blocks, merged
+    assert counts["evolve_generate"] == 3 * 2 and counts["evolve_generate_merge"] == 3
+    assert "round3/evolve.shards/1.jsonl" in proc.stdout
+    # each of the 4 rounds' pass matrices in evolve.matrix.shards = 4 blocks, merged
+    assert counts["evolve_matrix"] == 4 * 4 and counts["evolve_matrix_merge"] == 4
+    assert "round0/matrix.shards/3.jsonl" in proc.stdout
 
 
 @pytest.mark.slow

@@ -97,6 +97,62 @@ def test_every_step_ran(evolve_run):
     assert jobs["evolve_embed"] == jobs["evolve_dedup"] == 1
 
 
+def test_a_rounds_tests_generated_in_blocks_merge_into_the_one_job_recording(evolve_run, tmp_path):
+    """evolve.test_shards: the blocks of a round's adversarial and discriminative requests,
+    concatenated in order (evolve_generate_merge's step), are the recording the run's one
+    job wrote, record for record (the same keys, prompts, seeds and answers), but for what
+    belongs to a job (timings, the replay backend's counts)."""
+    from test_plan_pool_shards import comparable
+
+    from selfplay.pipeline import evolve
+
+    workdir, cfg, *_ = evolve_run
+    filled = validate_config(json.loads(json.dumps(cfg)))
+    root = workdir / ROOT
+    inputs = [
+        str(root / "round0/suite.jsonl"),
+        str(root / "pool/solutions.jsonl"),
+        str(root / "round0/matrix.jsonl"),
+    ]
+    whole = root / "round1/evolve.jsonl"
+    assert len(read_jsonl(whole)) >= 4  # two requests for each of several problems
+    for shards in (2, 3):
+        parts = [str(tmp_path / f"s{shards}_{k}.jsonl") for k in range(shards)]
+        for k, part in enumerate(parts):
+            evolve.evolve_generate(filled, 1, *inputs, None, part, shard=k, shards=shards)
+        assert all(read_jsonl(part) for part in parts)  # every block has requests of its own
+        merged = tmp_path / f"merged{shards}.jsonl"
+        evolve.merge_shards(parts, str(merged))
+        assert comparable(merged) == comparable(whole)
+
+
+def test_pass_matrices_judged_in_blocks_merge_into_the_one_job_matrices(evolve_run, tmp_path):
+    """evolve.matrix.shards: the blocks of a round's pass matrices, concatenated in order
+    (evolve_matrix_merge's step), are the rows the run's one job wrote, verdict for verdict;
+    a later round's blocks reuse their own problems' columns of the previous round."""
+    from selfplay.pipeline import evolve
+
+    workdir, cfg, *_ = evolve_run
+    filled = validate_config(json.loads(json.dumps(cfg)))
+    root = workdir / ROOT
+    pool = str(root / "pool/solutions.jsonl")
+
+    def rows(path):
+        return [{k: v for k, v in row.items() if k != "runtime"} for row in read_jsonl(path)]
+
+    for round_, shards in ((0, 2), (1, 3)):
+        suite = str(root / f"round{round_}/suite.jsonl")
+        previous = str(root / f"round{round_ - 1}/matrix.jsonl") if round_ else None
+        parts = [str(tmp_path / f"r{round_}_{k}.jsonl") for k in range(shards)]
+        for k, part in enumerate(parts):
+            evolve.round_matrices(filled, suite, pool, part, previous_path=previous, shard=k, shards=shards)
+        assert all(read_jsonl(part) for part in parts)
+        merged = tmp_path / f"r{round_}.jsonl"
+        evolve.merge_shards(parts, str(merged))
+        whole = root / f"round{round_}/matrix.jsonl"
+        assert rows(merged) == rows(whole) and len(rows(whole)) >= shards
+
+
 def test_matrices_judge_the_pool_in_the_sandbox(evolve_run):
     workdir, _, names, _ = evolve_run
     for m in read_jsonl(workdir / ROOT / "round0/matrix.jsonl"):

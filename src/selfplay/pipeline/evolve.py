@@ -270,9 +270,9 @@ def pool_block(problems: list, shard: int, shards: int) -> list:
     """Shard ``shard`` of ``shards`` contiguous blocks of the problems, so that the shards'
     files, concatenated in order, hold the records one unsharded job writes (each request
     draws its own seeded stream; only per-job fields, the timings and the backend's job
-    statistics, differ)."""
+    statistics, differ). Used by the pool's jobs and by each round's test generation."""
     if not 0 <= shard < shards:
-        raise UserError(f"evolve pool: shard {shard} is not in 0..{shards - 1}")
+        raise UserError(f"evolve: shard {shard} is not in 0..{shards - 1}")
     size = -(-len(problems) // shards)
     return problems[shard * size : (shard + 1) * size]
 
@@ -294,9 +294,9 @@ def pool_generate(
     generate_to_file(cfg, model_dir, requests, metas, out, f"evolve pool {model_name}")
 
 
-def merge_pool_shards(shard_paths: list[str], out: str) -> None:
-    """One pool model's recording from its shards' files, concatenated in shard order
-    (streamed: at paper scale a model's recording is gigabytes)."""
+def merge_shards(shard_paths: list[str], out: str) -> None:
+    """One recording from its shards' files (:func:`pool_block`'s blocks), concatenated in
+    shard order (streamed: at paper scale a pool model's recording is gigabytes)."""
     import shutil
 
     with open(out, "wb") as dst:
@@ -350,18 +350,27 @@ def _reference_code(problem: dict) -> str | None:
 
 
 def round_matrices(
-    cfg: dict, suite_path: str, pool_path: str, out: str, previous_path: str | None = None
+    cfg: dict,
+    suite_path: str,
+    pool_path: str,
+    out: str,
+    previous_path: str | None = None,
+    shard: int = 0,
+    shards: int = 1,
 ) -> None:
     """The pass matrix of every problem's pool over its suite, plus the reference's row;
-    columns of tests already judged in ``previous_path`` (same pool) are reused."""
+    columns of tests already judged in ``previous_path`` (same pool) are reused. Shard
+    ``shard`` of ``shards`` judges one contiguous block of the problems (:func:`pool_block`)."""
     from ..tracks.evolve.pass_matrix import pass_matrix
 
     limit = float(cfg["evolve"]["matrix"]["time_limit"])
-    pools = {p["id"]: p["solutions"] for p in read_jsonl(pool_path)}
-    previous = {m["id"]: m for m in read_jsonl(previous_path)} if previous_path else {}
+    problems = pool_block(usable_problems(read_jsonl(suite_path)), shard, shards)
+    wanted = {p["id"] for p in problems}
+    pools = {p["id"]: p["solutions"] for p in read_jsonl(pool_path) if p["id"] in wanted}
+    previous = {m["id"]: m for m in read_jsonl(previous_path) if m["id"] in wanted} if previous_path else {}
     rows = []
     with _sandbox(cfg) as sb:
-        for problem in usable_problems(read_jsonl(suite_path)):
+        for problem in problems:
             pool = pools.get(problem["id"], [])
             tests = [t["text"] for t in problem["tests"]]
             old = previous.get(problem["id"])
@@ -436,14 +445,23 @@ def _picks(cfg: dict, matrix: dict, pool: list[dict], round_: int) -> dict[str, 
 
 
 def evolve_generate(
-    cfg: dict, round_: int, suite_path: str, pool_path: str, matrix_path: str, model_dir: str | None, out: str
+    cfg: dict,
+    round_: int,
+    suite_path: str,
+    pool_path: str,
+    matrix_path: str,
+    model_dir: str | None,
+    out: str,
+    shard: int = 0,
+    shards: int = 1,
 ) -> None:
     """Round ``round_``'s adversarial and discriminative requests, made from round
-    ``round_ - 1``'s suite, pool and matrix."""
+    ``round_ - 1``'s suite, pool and matrix (of shard ``shard`` of ``shards``: one
+    contiguous block of the matrix's problems, :func:`pool_block`)."""
     suites = {p["id"]: p for p in usable_problems(read_jsonl(suite_path))}
     pools = {p["id"]: p["solutions"] for p in read_jsonl(pool_path)}
     requests, metas = [], []
-    for matrix in read_jsonl(matrix_path):
+    for matrix in pool_block(read_jsonl(matrix_path), shard, shards):
         problem, pool = suites[matrix["id"]], pools[matrix["id"]]
         for method, pick in _picks(cfg, matrix, pool, round_).items():
             shown = pick.solutions  # entries with a program only (generation_picks)

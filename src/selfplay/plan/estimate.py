@@ -149,9 +149,16 @@ def token_estimates(cfg: dict, plans: dict[str, RulePlan], workdir: str = ".") -
     """Fill in each generation rule's token bound and expected GPU-hours (the tokens'
     share :data:`EXPECTED_FRACTION` at :func:`selfplay.plan.tokens.tokens_per_s`), and
     count the jobs whose expected time exceeds their time limit; returns the notes."""
-    from .tokens import MATRIX_CELLS_PER_S_PER_WORKER, job_tokens, matrix_cells, tokens_per_s
+    from .tokens import (
+        MATRIX_CELLS_PER_S_PER_WORKER,
+        expected_job_tokens,
+        job_tokens,
+        matrix_cells,
+        tokens_per_s,
+    )
 
     counted = dict(job_tokens(cfg))
+    expected_of = expected_job_tokens(cfg)
     notes = []
     cells = {}
     try:
@@ -183,7 +190,8 @@ def token_estimates(cfg: dict, plans: dict[str, RulePlan], workdir: str = ".") -
             rates[f"{rate:,.0f} tokens/s for {where}"] = None
             tokens = per_job(wildcards)
             bound += tokens
-            job_h = tokens * EXPECTED_FRACTION / rate / 3600
+            likely = expected_of[rule][0](wildcards) if rule in expected_of else tokens
+            job_h = likely * EXPECTED_FRACTION / rate / 3600
             expected_h += job_h * max(gpus, 1)
             if hours and job_h > hours:
                 plan.over_limit += 1
@@ -191,7 +199,8 @@ def token_estimates(cfg: dict, plans: dict[str, RulePlan], workdir: str = ".") -
         plan.tokens_bound = int(bound * plan.jobs / len(plan.detail))
         plan.gpu_hours_tokens = expected_h * plan.jobs / len(plan.detail)
         plan.basis = f"{how}; {', '.join(rates)}"
-        notes.append(f"  {rule}: {plan.tokens_bound:,} tokens at most ({how}); {', '.join(rates)}")
+        expected = f"; expected: {expected_of[rule][1]}" if rule in expected_of else ""
+        notes.append(f"  {rule}: {plan.tokens_bound:,} tokens at most ({how}){expected}; {', '.join(rates)}")
     cells_of = matrix_cells(cfg)
     plan = plans.get("evolve_matrix")
     if cells_of and plan and plan.detail:
@@ -206,7 +215,7 @@ def token_estimates(cfg: dict, plans: dict[str, RulePlan], workdir: str = ".") -
                 plan.over_limit += 1
         plan.cpu_hours_work = core_h * plan.jobs / len(plan.detail)
         notes.append(
-            f"  evolve_matrix: {int(cells):,} cells (paper 002 Table 1's problems x pool solutions x "
+            f"  evolve_matrix: {int(cells):,} cells (paper 002 Table 1's problems, in evolve.matrix.shards blocks, x pool solutions x "
             f"new tests per round) at {rate:.1f} cells/s per worker ({source}), {workers} workers a job"
         )
     return notes
@@ -257,7 +266,8 @@ def report(configfiles: list[str], cfg: dict, plans: dict[str, RulePlan], notes:
     lines += [
         "",
         "GPU-h / CPU-h asked: each job's GPUs (CPUs) x its time limit (resources runtime); an upper bound.",
-        f"GPU-h tokens: each generation job's token bound x {EXPECTED_FRACTION} (the share of max_new_tokens "
+        f"GPU-h tokens: each generation job's token bound (its prompts as the paper counted them where it "
+        f"did, marked 'expected' below) x {EXPECTED_FRACTION} (the share of max_new_tokens "
         "an answer is expected to use: a guess) / its vLLM rate (selfplay.plan.tokens: public A100 80GB "
         "measurements of 7B-32B models, https://www.morphllm.com/vllm-benchmarks, scaled by the parameters "
         "per GPU and the GPU's memory bandwidth), x its GPUs; rules without a token count (training, "

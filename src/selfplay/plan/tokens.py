@@ -3,7 +3,9 @@
 Per generation rule, :func:`job_tokens` gives one job's bound, prompts x samples x
 ``max_new_tokens``, from the config and, where the number of prompts is only known once
 the run has made its data, from the paper's own counts (each named below). The plan
-multiplies by :data:`selfplay.plan.estimate.EXPECTED_FRACTION` for its estimate.
+multiplies by :data:`selfplay.plan.estimate.EXPECTED_FRACTION` for its estimate; where
+the paper measured how many of the bound's prompts a run actually makes (PSV's pool
+grows by the unique valid proposals only), the rule also gives that expected count.
 
 :func:`tokens_per_s` is one job's vLLM output rate: public measurements of vLLM on one
 A100 80GB (:data:`ANCHORS`), interpolated in the parameters each GPU holds (active ones
@@ -49,6 +51,12 @@ ACTIVE_B = {"Qwen/Qwen3-30B-A3B": 3.3}
 # Problem counts the papers state, for steps whose inputs exist only once the run has made them.
 EVOLVE_PROBLEMS = (30437, "paper 002 Table 1: 30,437 seed problems after de-duplication")
 PSV_SETS = {"dafny2verus": 271, "mbpp": 78, "humaneval": 85}  # paper 003 Sec. 4 (docs/psv-data.md)
+# The share of an iteration's B proposals that join the pool (spec-valid and unique).
+PSV_UNIQUE_VALID = (
+    0.054,
+    "paper 003 App. H: of 10,000 proposals an iteration ~27.5% pass the spec check and ~5.4% "
+    "(~540) are unique valid specifications",
+)
 
 
 def tokens_per_s(spec: Mapping, gpu: str | None, tp: int = 1, workdir: str = ".") -> tuple[float, str]:
@@ -75,9 +83,12 @@ def _sampling(section: Mapping) -> int:
     return int(section["sampling"]["max_new_tokens"])
 
 
-def job_tokens(cfg: Mapping[str, Any]) -> dict[str, tuple[Callable[[Mapping], int], str]]:
+JobTokens = tuple[Callable[[Mapping], int], str]
+
+
+def job_tokens(cfg: Mapping[str, Any]) -> dict[str, JobTokens]:
     """Per generation rule: (wildcards -> one job's token bound, how it is counted)."""
-    out: dict[str, tuple[Callable[[Mapping], int], str]] = {}
+    out: dict[str, JobTokens] = {}
     if "evolve" in cfg:
         e = cfg["evolve"]
         n, source = EVOLVE_PROBLEMS
@@ -88,9 +99,12 @@ def job_tokens(cfg: Mapping[str, Any]) -> dict[str, tuple[Callable[[Mapping], in
             lambda w: math.ceil(n / shards) * samples[w["pmodel"]] * _sampling(e["pool"]),
             f"{source} / evolve.pool.shards x the model's samples",
         )
+        test_shards = int(e.get("test_shards", 1))
         out["evolve_generate"] = (
-            lambda w: n * (_sampling(e["adversarial"]) + _sampling(e["discriminative"])),
-            f"{source}, one adversarial and one discriminative request each",
+            lambda w: (
+                math.ceil(n / test_shards) * (_sampling(e["adversarial"]) + _sampling(e["discriminative"]))
+            ),
+            f"{source} / evolve.test_shards, one adversarial and one discriminative request each",
         )
     if "seq" in cfg:
         s = cfg["seq"]
@@ -121,24 +135,17 @@ def job_tokens(cfg: Mapping[str, Any]) -> dict[str, tuple[Callable[[Mapping], in
     if "psv" in cfg:
         p = cfg["psv"]
         budget = int(p["propose"]["budget"])
-        seed_sets = {name: setting["seed_set"] for name, setting in p["settings"].items()}
 
         def budget_of(w):
             return int((p["methods"].get(w.get("method", "")) or {}).get("budget", budget))
-
-        def pool(
-            w,
-        ):  # the seed set, and from iteration 1 one budget of proposals (the pool grows by verified ones)
-            seed = PSV_SETS.get(seed_sets.get(w.get("setting", ""), ""), max(PSV_SETS.values()))
-            return seed + (budget_of(w) if int(w.get("t", 0)) > 0 else 0)
 
         out["psv_propose"] = (
             lambda w: budget_of(w) * _sampling(p["propose"]),
             "the method's proposal budget (psv.propose.budget), one request each",
         )
         out["psv_solve"] = (
-            lambda w: pool(w) * int(p["solve"]["samples"]) * _sampling(p["solve"]),
-            "the seed set (paper 003 Sec. 4 sizes), plus one budget of proposals after iteration 0, x k_trn",
+            lambda w: _psv_pool(p, w) * int(p["solve"]["samples"]) * _sampling(p["solve"]),
+            "X_t: the seed set (paper 003 Sec. 4 sizes) plus t budgets of proposals, x k_trn",
         )
         out["psv_eval_generate"] = (
             lambda w: (
@@ -184,6 +191,35 @@ def job_tokens(cfg: Mapping[str, Any]) -> dict[str, tuple[Callable[[Mapping], in
     return out
 
 
+def _psv_pool(p: Mapping, w: Mapping, share: float = 1.0) -> int:
+    """X_t's size in the job ``w`` names: the seed set, plus ``share`` of each earlier
+    iteration's budget of proposals (1: every proposal joined the pool, the bound); a
+    method that proposes nothing (RFT, the baselines) keeps the seed set."""
+    seed_set = (p["settings"].get(w.get("setting", "")) or {}).get("seed_set", "")
+    seed = PSV_SETS.get(seed_set, max(PSV_SETS.values()))
+    name = w.get("method", "")
+    method = p["methods"].get(name) or {}
+    if name not in p["methods"] or method.get("propose", True) is False:  # base, fewshot: no loop
+        return seed
+    budget = int(method.get("budget", p["propose"]["budget"]))
+    return seed + math.ceil(int(w.get("t", 0)) * budget * share)
+
+
+def expected_job_tokens(cfg: Mapping[str, Any]) -> dict[str, JobTokens]:
+    """Per generation rule whose prompts the paper counted below the bound of
+    :func:`job_tokens`: (wildcards -> the tokens at every answer's limit for the prompts
+    expected, how they are counted)."""
+    out: dict[str, JobTokens] = {}
+    if "psv" in cfg:
+        p = cfg["psv"]
+        share, source = PSV_UNIQUE_VALID
+        out["psv_solve"] = (
+            lambda w: _psv_pool(p, w, share) * int(p["solve"]["samples"]) * _sampling(p["solve"]),
+            f"X_t grows by {share:.1%} of each iteration's budget ({source})",
+        )
+    return out
+
+
 # Items of the benchmarks GASP's checkpoints are scored on, paper scale.
 GASP_ITEMS = {
     "livecodebench": (216, "paper 004 Sec. 4: LCB v5, 2024.10-2025.02"),
@@ -207,11 +243,11 @@ MATRIX_CELLS_PER_S_PER_WORKER = (
 
 def matrix_cells(cfg: Mapping[str, Any]) -> Callable[[Mapping], int] | None:
     """Cells one evolve_matrix job judges (round 0: every refined test; later rounds only
-    the new ones): problems x pool solutions x tests."""
+    the new ones): its block of the problems (evolve.matrix.shards) x pool solutions x tests."""
     if "evolve" not in cfg:
         return None
     e = cfg["evolve"]
-    n = EVOLVE_PROBLEMS[0]
+    n = math.ceil(EVOLVE_PROBLEMS[0] / int(e["matrix"].get("shards", 1)))
     solutions = sum(int(m["samples"]) for m in e["pool"]["models"])
     new_tests = int(e["adversarial"]["tests"]) + int(e["discriminative"]["tests"])
     return lambda w: n * solutions * (int(e["refine"]["tests"]) if int(w.get("er", 0)) == 0 else new_tests)
