@@ -596,6 +596,12 @@ class FakeChatServer:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 outer.bodies.append(body)
                 outer.headers.append(dict(self.headers))
+                refusal = outer.context_refusal(body)
+                if refusal is not None:
+                    self.send_response(400)
+                    self.end_headers()
+                    self.wfile.write(json.dumps({"error": refusal}).encode())
+                    return
                 if self.path != "/v1/chat/completions" or body["model"] == "broken":
                     self.send_response(400 if body.get("model") == "broken" else 404)
                     self.end_headers()
@@ -617,6 +623,28 @@ class FakeChatServer:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
+
+    # A served model with a 100-token context, one token a word, in the way OpenAI's API
+    # refuses a long request (its numbers, code context_length_exceeded), and a server that
+    # refuses with that code and no numbers; neither has vLLM's /tokenize.
+    CONTEXT = 100
+
+    def context_refusal(self, body: dict) -> dict | None:
+        if body.get("model") not in ("ctx-openai", "ctx-bare"):
+            return None
+        prompt = sum(len(m["content"].split()) for m in body["messages"])
+        budget = body.get("max_tokens") or body.get("max_completion_tokens")
+        if prompt + budget <= self.CONTEXT:
+            return None
+        if body["model"] == "ctx-bare":
+            return {"message": "Input is too long for this model.", "code": "context_length_exceeded"}
+        return {
+            "message": f"This model's maximum context length is {self.CONTEXT} tokens. However, you "
+            f"requested {prompt + budget} tokens ({prompt} in the messages, {budget} in the completion). "
+            "Please reduce the length of the messages or completion.",
+            "type": "invalid_request_error",
+            "code": "context_length_exceeded",
+        }
 
     def close(self):
         self.server.shutdown()
@@ -707,6 +735,37 @@ def test_a_served_reasoning_model_reaches_the_backend_as_one():
     }
     assert "reasoning_model" not in other_backend_config(cfg, other)["backend"]
     assert other_backend_config(cfg, {**other, "reasoning": True})["backend"]["reasoning_model"] is True
+
+
+def test_a_request_a_server_refuses_for_its_length_is_cut_to_the_room_left_or_recorded(fake_server):
+    """OpenAI's refusal names the context and the prompt's tokens: a prompt that leaves
+    room is asked again with that room as its budget; one that leaves none, or a refusal
+    without numbers, is not generated and its reason is given; the batch's other requests
+    are generated either way (the real vLLM server: tests/test_vllm_server.py)."""
+    from selfplay.llm.recording import generate_fitting
+
+    b = make_backend({"name": "openai", "base_url": fake_server.url, "model": "ctx-openai", "retries": 0})
+    words = lambda n: chat(" ".join(["w"] * n))  # noqa: E731
+    requests = [
+        GenerationRequest(words(10), SamplingParams(max_new_tokens=20)),  # fits
+        GenerationRequest(words(70), SamplingParams(max_new_tokens=50)),  # 30 tokens of room
+        GenerationRequest(words(120), SamplingParams(max_new_tokens=5)),  # over the context
+    ]
+    outputs, unfit = generate_fitting(b, requests)
+    assert unfit == [None, None, "prompt_too_long: 120 prompt tokens leave no room in the 100-token context"]
+    assert outputs[0] and outputs[1] and outputs[2] == [""]
+    budgets = sorted(
+        (len(body["messages"][-1]["content"].split()), body["max_tokens"]) for body in fake_server.bodies
+    )
+    assert budgets == [(10, 20), (70, 30), (70, 50), (120, 5)], budgets  # asked again with the room left
+    bare = make_backend({"name": "openai", "base_url": fake_server.url, "model": "ctx-bare", "retries": 0})
+    outputs, unfit = generate_fitting(bare, requests[:2])
+    assert outputs == [outputs[0], [""]] and unfit == [
+        None,
+        "prompt_too_long: the server refused it: Input is too long for this model.",
+    ]
+    with pytest.raises(UserError, match="Input is too long for this model"):
+        bare.generate(requests[1:2])
 
 
 def test_openai_backend_http_errors_are_user_errors(fake_server):

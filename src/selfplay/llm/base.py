@@ -206,6 +206,15 @@ class Backend(abc.ABC):
         not know their model's context (a served API) say None and let the server answer."""
         return None
 
+    def generate_or_refuse(
+        self, requests: list[GenerationRequest]
+    ) -> tuple[list[list[str]], list[str | None]]:
+        """(outputs, refusals): :meth:`generate`, for a backend that learns only by asking
+        that a request does not fit (a served model's server refuses it): such a request
+        gets ``sampling.n`` empty texts and the reason, like :meth:`unfit`'s, and the others
+        are generated. Backends that check beforehand refuse nothing here."""
+        return self.generate(requests), [None] * len(requests)
+
     def close(self) -> None:  # noqa: B027 (a default that backends without resources keep)
         """Release models, connections, memory. Safe to call more than once."""
 

@@ -221,13 +221,15 @@ def generate_fitting(
     backend: Backend, requests: list[GenerationRequest]
 ) -> tuple[list[list[str]], list[str | None]]:
     """(outputs, unfit): the backend generates the requests that fit its model's context;
-    each one that does not gets ``sampling.n`` empty texts and its reason (logged)."""
+    each one that does not (known beforehand, :meth:`Backend.unfit`, or from the server's
+    refusal, :meth:`Backend.generate_or_refuse`) gets ``sampling.n`` empty texts and its
+    reason (logged)."""
     unfit = [backend.unfit(req) for req in requests]
-    fitting = [req for req, reason in zip(requests, unfit) if reason is None]
-    generated = iter(backend.generate(fitting) if fitting else [])
-    outputs = [
-        next(generated) if reason is None else [""] * req.sampling.n for req, reason in zip(requests, unfit)
-    ]
+    fitting = [i for i, reason in enumerate(unfit) if reason is None]
+    generated, refused = backend.generate_or_refuse([requests[i] for i in fitting]) if fitting else ([], [])
+    outputs = [[""] * req.sampling.n for req in requests]
+    for i, texts, reason in zip(fitting, generated, refused):
+        outputs[i], unfit[i] = (texts, None) if reason is None else ([""] * requests[i].sampling.n, reason)
     for req, reason in zip(requests, unfit):
         if reason is not None:
             log.warning("not generated (%s): %s", reason, req.last_user_text())
