@@ -143,8 +143,13 @@ def test_every_table_and_figure_of_the_paper_is_built(run, record_property):
     assert counts.get("evolve_refine", 0) == 0 and counts.get("evolve_pool_generate", 0) == 0  # planted
     assert counts["evolve_suites0"] == counts["evolve_pool"] == 1
     rounds = OVERLAY["evolve"]["rounds"] + 1
-    assert counts["evolve_matrix"] == counts["evolve_dataset"] == counts["evolve_grpo"] == rounds
-    assert counts["evolve_generate"] == counts["evolve_suite"] == rounds - 1
+    assert counts["evolve_dataset"] == counts["evolve_grpo"] == counts["evolve_matrix_merge"] == rounds
+    assert counts["evolve_suite"] == counts["evolve_generate_merge"] == rounds - 1
+    # the paper's blocks (evolve.matrix.shards, evolve.test_shards): the rehearsal keeps them
+    matrix_shards, test_shards = PAPER["evolve"]["matrix"]["shards"], PAPER["evolve"]["test_shards"]
+    assert (matrix_shards, test_shards) == (4, 2)
+    assert counts["evolve_matrix"] == rounds * matrix_shards
+    assert counts["evolve_generate"] == (rounds - 1) * test_shards
     benches = len(PAPER["evolve"]["benchmarks"]["runs"])
     assert counts["evolve_eval_generate"] == benches * (1 + rounds)  # base and one policy per round
 
