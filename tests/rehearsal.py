@@ -54,7 +54,8 @@ OVERLAYS = REPO / "config" / "rehearsals"
 PROFILE = REPO / "tests" / "slurm" / "profile"
 SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+)")
 # The address the overlays give models served elsewhere; a test swaps in its own server's.
-LOCAL_SERVER = "http://127.0.0.1:8000/v1"
+LOCAL_SERVER = "http://127.0.0.1:8000/v1"  # the overlays' served models (a test double of the public APIs)
+LOCAL_VLLM_SERVER = "http://127.0.0.1:8001/v1"  # a self-served model (a real vLLM server in the test)
 # What the run needs from the repository at the same relative paths (the overlays name
 # fixtures relative to the repository root, the run happens in a temporary folder).
 LINKED = ("tests/eval_fixtures",)

@@ -4,9 +4,11 @@ The paper config as shipped, with config/rehearsals/sinq.yaml on top (the tiny m
 counts, vLLM's CPU build, the test cluster's job sizes, benchmark fixtures in the release
 formats: checked by selfplay.config.rehearsal), run to rule `all` (Tables 1-4, the yield
 table, Figures 2-4) through the real local SLURM cluster with the test profile. Figure
-4's served models go to a test double of an OpenAI-compatible server on this machine
-(tests/test_llm_backends.py's), through the local client rule. Everything else is the
-paper's: vLLM, its LoRA settings, sampling, curriculum, verification, shards, modes.
+4's served models go through the local client rule to OpenAI-compatible servers on this
+machine: the three public APIs to a test double (tests/test_llm_backends.py's), the
+self-served R1 distillation to a real vLLM server (CPU build, the tiny model under its
+name; tests/vllm_server.py). Everything else is the paper's: vLLM, its LoRA settings,
+sampling, curriculum, verification, shards, modes.
 Machinery: tests/rehearsal.py; run alone: `.venv/bin/python -m pytest -m rehearsal`.
 """
 
@@ -16,31 +18,37 @@ import re
 
 import pytest
 import yaml
-from rehearsal import LOCAL_SERVER, PAPERS, rehearse
+from rehearsal import LOCAL_SERVER, LOCAL_VLLM_SERVER, PAPERS, rehearse
 from test_llm_backends import FakeChatServer
 from test_slurm import scontrol_job
+from vllm_server import served
 
 from selfplay.records import read_json, read_jsonl
 
 pytestmark = [pytest.mark.slow, pytest.mark.rehearsal]
 
 EXP = "results/sinq/rehearsal"
+SELF_SERVED = "deepseek-ai/DeepSeek-R1-Distill-Llama-70B"  # Figure 4's model on a server of its own
 PAPER = yaml.safe_load((PAPERS / "sinq.yaml").read_text())
 
 
 @pytest.fixture(scope="module")
 def run(cluster, tmp_path_factory, tiny_model_dir):
     server = FakeChatServer()
+    workdir = tmp_path_factory.mktemp("rehearsal_sinq")
     try:
-        result = rehearse(
-            cluster,
-            tmp_path_factory.mktemp("rehearsal_sinq"),
-            ["sinq.yaml"],
-            ["sinq.yaml"],
-            replace={LOCAL_SERVER: server.url},
-            model_dir=tiny_model_dir,
-            env={"OPENAI_API_KEY": "k", "DEEPSEEK_API_KEY": "k", "VLLM_API_KEY": "k"},
-        )
+        with served(
+            tiny_model_dir, SELF_SERVED, 4096, tmp_path_factory.mktemp("vllm_server") / "server.log"
+        ) as vllm_url:
+            result = rehearse(
+                cluster,
+                workdir,
+                ["sinq.yaml"],
+                ["sinq.yaml"],
+                replace={LOCAL_SERVER: server.url, LOCAL_VLLM_SERVER: vllm_url},
+                model_dir=tiny_model_dir,
+                env={"OPENAI_API_KEY": "k", "DEEPSEEK_API_KEY": "k", "VLLM_API_KEY": "k"},
+            )
     finally:
         server.close()
     result.server_bodies = server.bodies
@@ -126,7 +134,14 @@ def test_the_benchmarks_ran_on_vllm_with_the_trained_bob_and_the_served_models_o
     assert len(bob) == 2 and all(r["backend"]["name"] == "vllm" for r in bob)
     assert all(bool(r["meta"]["adapter_dir"]) == trained for r in bob)
     # Figure 4: each served model answered through the openai backend, on the local client rule
-    served = {m["tag"]: m["model"] for m in PAPER["sinq"]["benchmarks"]["other_models"]}
-    assert run.jobs["sinq_eval_generate_client"] == len(served) * 2  # identifier swap: greedy and cot
+    models = {m["tag"]: m["model"] for m in PAPER["sinq"]["benchmarks"]["other_models"]}
+    assert run.jobs["sinq_eval_generate_client"] == len(models) * 2  # identifier swap: greedy and cot
     assert all(body["messages"] for body in run.server_bodies)
-    assert {b["model"] for b in run.server_bodies} == set(served.values())
+    # the public APIs' models reached the test double; the self-served one the real vLLM server
+    assert {b["model"] for b in run.server_bodies} == set(models.values()) - {SELF_SERVED}
+    assert models["r1_distill_llama70b"] == SELF_SERVED
+    for mode in ("greedy", "cot"):
+        records = read_jsonl(exp / f"eval/identifier_swap/r1_distill_llama70b/{mode}.jsonl")
+        assert records and all(r["backend"]["name"] == "openai" for r in records)
+        texts = [t for r in records for t in r["outputs"]]
+        assert any(t.strip() for t in texts) and not any(t.startswith(f"{SELF_SERVED}|") for t in texts)

@@ -12,16 +12,11 @@ context is recorded as not generated, with the reason the engine's check gives.
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
-import subprocess
-import time
 import urllib.error
 import urllib.request
 
 import pytest
-from test_vllm_real import vllm_python
+from vllm_server import served
 
 from selfplay.errors import UserError
 from selfplay.llm.base import GenerationRequest, SamplingParams, prompt_token_ids
@@ -36,62 +31,12 @@ COUNTING = [{"role": "user", "content": "Count: " + " ".join(str(i) for i in ran
 TOO_LONG = [{"role": "user", "content": "word " * 300}]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tiny_model_dir, tmp_path_factory):
-    python = vllm_python()
-    port = free_port()
-    log = tmp_path_factory.mktemp("vllm_server") / "server.log"
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "VLLM_CPU_KVCACHE_SPACE": "1"}
-    cmd = [
-        str(python),
-        "-m",
-        "vllm.entrypoints.openai.api_server",
-        "--model",
-        str(tiny_model_dir),
-        "--served-model-name",
-        "tiny",
-        "--dtype",
-        "float32",
-        "--max-model-len",
-        str(CONTEXT),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--seed",
-        "0",
-    ]
-    with open(log, "w") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 600
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"the vLLM server exited ({proc.returncode}): {log.read_text()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{url}/models", timeout=5) as resp:
-                    if json.loads(resp.read())["data"][0]["id"] == "tiny":
-                        break
-            except (urllib.error.URLError, ConnectionError, TimeoutError, ValueError, KeyError):
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"the vLLM server did not start within 600 s: {log.read_text()[-2000:]}")
-            time.sleep(2)
+    with served(
+        tiny_model_dir, "tiny", CONTEXT, tmp_path_factory.mktemp("vllm_server") / "server.log"
+    ) as url:
         yield url
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
 
 
 @pytest.fixture(scope="module")
