@@ -16,6 +16,14 @@ EVOLVE_POOL = {m["name"]: m for m in EVOLVE_CFG["pool"]["models"]}
 EVOLVE_SOURCES = EVOLVE_CFG["seeds"]["sources"]
 # the model that refines problems and writes tests (null: the track's model)
 EVOLVE_GENERATOR = EVOLVE_CFG["generator"] or config["model"]
+# A refiner and test writer served elsewhere (evolve.generator_served): its jobs are local
+# HTTP clients, with no model to load, no GPU and no cluster time limit.
+EVOLVE_SERVED = bool(EVOLVE_CFG["generator_served"])
+EVOLVE_GENERATOR_JOB = {
+    "model": lambda w: [] if EVOLVE_SERVED else generation_model_input(spec=EVOLVE_GENERATOR),
+    "model_dir": lambda w: None if EVOLVE_SERVED else generation_model_param(spec=EVOLVE_GENERATOR),
+    "resources": {} if EVOLVE_SERVED else resources_of("generate"),
+}
 for _spec in [EVOLVE_GENERATOR, *EVOLVE_CFG["models"].values()]:
     MODELS[_spec["name"]] = _spec
 # the tables and figures, each round's files and Table 3's cells
@@ -137,21 +145,22 @@ rule evolve_dedup:
 rule evolve_refine:
     input:
         seeds=f"{EVOLVE_ROOT}/seeds/dedup.jsonl",
-        model=lambda w: generation_model_input(spec=EVOLVE_GENERATOR),
+        model=EVOLVE_GENERATOR_JOB["model"],
     output:
         f"{EVOLVE_ROOT}/round0/refine.jsonl",
     log:
         f"{EVOLVE_LOG}/round0/refine.log",
     benchmark:
         f"{EVOLVE_BENCH}/round0/refine.tsv"
+    localrule: EVOLVE_SERVED
     container:
-        image("gpu")
-    threads: GENERATION_THREADS
+        image("python" if EVOLVE_SERVED else "gpu")
+    threads: 1 if EVOLVE_SERVED else GENERATION_THREADS
     resources:
-        **resources_of("generate"),
+        **EVOLVE_GENERATOR_JOB["resources"],
     params:
-        cfg=cfg_of(*GENERATION_KEYS, "evolve.refine"),
-        model_dir=lambda w: generation_model_param(spec=EVOLVE_GENERATOR),
+        cfg=cfg_of(*GENERATION_KEYS, "evolve.refine", "evolve.generator_served"),
+        model_dir=EVOLVE_GENERATOR_JOB["model_dir"],
     script:
         "../workflow_scripts/evolve_refine.py"
 
@@ -317,7 +326,7 @@ rule evolve_generate:
         suite=lambda w: f"{EVOLVE_ROOT}/round{int(w.er) - 1}/suite.jsonl",
         pool=f"{EVOLVE_ROOT}/pool/solutions.jsonl",
         matrix=lambda w: f"{EVOLVE_ROOT}/round{int(w.er) - 1}/matrix.jsonl",
-        model=lambda w: generation_model_input(spec=EVOLVE_GENERATOR),
+        model=EVOLVE_GENERATOR_JOB["model"],
     output:
         f"{EVOLVE_ROOT}/round{{er}}/{_TESTS_JOB}.jsonl",
     log:
@@ -327,14 +336,15 @@ rule evolve_generate:
     wildcard_constraints:
         er=r"[1-9][0-9]*",
         tshard=r"[0-9]+",
+    localrule: EVOLVE_SERVED
     container:
-        image("gpu")
-    threads: GENERATION_THREADS
+        image("python" if EVOLVE_SERVED else "gpu")
+    threads: 1 if EVOLVE_SERVED else GENERATION_THREADS
     resources:
-        **resources_of("generate"),
+        **EVOLVE_GENERATOR_JOB["resources"],
     params:
-        cfg=cfg_of(*GENERATION_KEYS, "evolve.adversarial", "evolve.discriminative"),
-        model_dir=lambda w: generation_model_param(spec=EVOLVE_GENERATOR),
+        cfg=cfg_of(*GENERATION_KEYS, "evolve.adversarial", "evolve.discriminative", "evolve.generator_served"),
+        model_dir=EVOLVE_GENERATOR_JOB["model_dir"],
         shard=lambda w: int(w.get("tshard", 0)),
         shards=EVOLVE_TEST_SHARDS,
     script:

@@ -251,8 +251,15 @@ def test_the_evolve_paper_config_plans_every_round_and_table(tmp_path):
     proc = dry_run(tmp_path, "--configfile", str(REPO / "config/papers/evolve.yaml"))
     counts = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", proc.stdout, re.M)}
     assert counts["evolve_pool_generate"] == 8 * 32 and counts["evolve_pool_merge"] == 8  # evolve.pool.shards
-    assert counts["evolve_matrix"] == counts["evolve_dataset"] == counts["evolve_grpo"] == 4
-    assert counts["evolve_generate"] == counts["evolve_suite"] == 3
+    assert counts["evolve_dataset"] == counts["evolve_grpo"] == counts["evolve_matrix_merge"] == 4
+    assert counts["evolve_matrix"] == 4 * 4  # evolve.matrix.shards
+    assert counts["evolve_suite"] == counts["evolve_generate_merge"] == 3
+    assert counts["evolve_generate"] == 3 * 2  # evolve.test_shards
+    # the refiner and test writer is the paper's GPT-4.1-mini behind an API: client jobs that
+    # load no model and ask for no GPU (and run locally: the evolve rehearsal counts them)
+    for rule in ("evolve_refine", "evolve_generate"):
+        blocks = re.findall(rf"^rule {rule}:\n((?:    .*\n)+)", proc.stdout, re.M)
+        assert blocks and all("resources: tmpdir=/tmp\n" in b and "resources/models" not in b for b in blocks)
     assert counts["evolve_eval_generate"] == 5 * 7
     assert counts["evolve_download"] == 5
 

@@ -104,7 +104,12 @@ def test_the_evolve_plan_flags_unsharded_jobs_that_cannot_finish_within_their_ti
     model, 2 per round's tests, 4 per round's matrices) bring every job within its limit."""
     monkeypatch.chdir(REPO)
     one_job = tmp_path / "one_job.yaml"
-    one_job.write_text("evolve: {pool: {shards: 1}, test_shards: 1, matrix: {shards: 1}}\n")
+    # the local stand-in generator (not the paper's served one) in one job per round's tests
+    one_job.write_text(
+        "evolve: {pool: {shards: 1}, test_shards: 1, matrix: {shards: 1}, generator_served: null}\n"
+    )
+    blocks = tmp_path / "blocks.yaml"
+    blocks.write_text("evolve: {generator_served: null}\n")
     row = r"^evolve_pool_generate\s+(\d+)\s+1/2\s+([\d.]+)\s+[\d.]+\s+([\d.]+)\s+(\d+)$"
     tests_row = r"^evolve_generate\s+(\d+)\s+1\s+[\d.]+\s+[\d.]+\s+([\d.]+)\s+(\d+)$"
     matrix_row = r"^evolve_matrix\s+(\d+)\s+0\s+[\d.]+\s+[\d.]+\s+(\d+)\s+([\d.]+)$"
@@ -117,7 +122,7 @@ def test_the_evolve_plan_flags_unsharded_jobs_that_cannot_finish_within_their_ti
     assert (int(jobs), int(over)) == (3, 3)
     jobs, over, matrix_work = re.search(matrix_row, out, re.M).groups()
     assert int(jobs) == 4 and int(over) == 4  # round 0's 20 tests take ~15 h, each later round's 40 ~29 h
-    assert main(["plan", "--configfile", "config/papers/evolve.yaml"]) == 0
+    assert main(["plan", "--configfile", "config/papers/evolve.yaml", str(blocks)]) == 0
     out = capsys.readouterr().out
     jobs, asked, sharded_tokens, over = re.search(row, out, re.M).groups()
     assert int(jobs) == 8 * 32 and int(over) == 0
@@ -136,6 +141,12 @@ def test_the_evolve_plan_flags_unsharded_jobs_that_cannot_finish_within_their_ti
         == pytest.approx(float(matrix_work), rel=0.01)
     )
     assert "bench/results/pass_matrix.md" in out and "16 workers a job" in out
+    # the paper's generator is GPT-4.1-mini behind an API: its jobs are local clients, no GPU-hours
+    assert main(["plan", "--configfile", "config/papers/evolve.yaml"]) == 0
+    out = capsys.readouterr().out
+    for rule in ("evolve_refine", "evolve_generate"):
+        (line,) = [x for x in out.splitlines() if x.startswith(f"{rule} ")]
+        assert re.match(rf"^{rule}\s+\d+\s+0\s+0\.0\s+0\.0$", line), line  # no GPU, nothing asked
 
 
 def test_the_psv_plan_grows_each_pool_by_the_papers_share_of_unique_valid_proposals():

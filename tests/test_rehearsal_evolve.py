@@ -17,8 +17,8 @@ refiner and pool would give (the refined question and assert tests of each kept 
 and per pool model eight programs, right or wrong) are PLANTED in the files of rules
 evolve_refine and evolve_pool_generate, marked `planted` in each record, and round 0's
 suites are built from them; (3) everything else to rule `all`: pass matrices, filters,
-round 1's test writing (vLLM, the generator's real answers), GRPO per round and the
-benchmarks. The refinement and pool rules themselves on vLLM are what `make`-ing the
+round 1's test writing (the paper's served generator, here the tiny Qwen3 on a real vLLM
+server under its name: tests/vllm_server.py), GRPO per round and the benchmarks. The refinement and pool rules themselves on vLLM are what `make`-ing the
 overlay without planting runs (the report of issue 19 gives its time).
 
 Machinery: tests/rehearsal.py; run alone: `.venv/bin/python -m pytest -m rehearsal`.
@@ -30,8 +30,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from rehearsal import OVERLAYS, PAPERS, rehearse
+from rehearsal import LOCAL_VLLM_SERVER, OVERLAYS, PAPERS, TINY_CACHE, rehearse
 from test_workflow_evolve import FUNCTIONS, NEAR, RIGHT, _refinement
+from vllm_server import served
 
 from selfplay.records import read_json, read_jsonl, write_jsonl
 
@@ -61,12 +62,31 @@ def plant(path: Path, records: list[dict]) -> None:
 
 
 @pytest.fixture(scope="module")
-def run(cluster, tmp_path_factory):
+def generator_server(tmp_path_factory):
+    """The paper's served refiner and test writer: the tiny Qwen3 on a real vLLM server."""
+    from selfplay.llm.tiny_random import ensure_tiny_model
+
+    model = ensure_tiny_model("qwen3", TINY_CACHE / "qwen3")
+    name = PAPER["evolve"]["generator_served"]["model"]
+    with served(model, name, 8192, tmp_path_factory.mktemp("vllm_server") / "server.log") as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def run(cluster, tmp_path_factory, generator_server):
     workdir = tmp_path_factory.mktemp("rehearsal_evolve")
     exp = workdir / EXP
 
     def step(targets):
-        return rehearse(cluster, workdir, ["evolve.yaml"], ["evolve.yaml"], extra=EXTRA, targets=targets)
+        return rehearse(
+            cluster,
+            workdir,
+            ["evolve.yaml"],
+            ["evolve.yaml"],
+            extra=EXTRA,
+            targets=targets,
+            replace={LOCAL_VLLM_SERVER: generator_server},
+        )
 
     seeds = step([f"{EXP}/seeds/dedup.jsonl"])
     kept = read_jsonl(exp / "seeds/dedup.jsonl")
@@ -155,17 +175,19 @@ def test_every_table_and_figure_of_the_paper_is_built(run, record_property):
 
 
 def test_every_job_but_the_local_ones_went_through_sbatch(run):
-    local = {"all", "prepare_model"}
+    local = {"all", "prepare_model", "evolve_generate"}  # the served generator's client jobs run here
     submitted = sum(len(r.slurm_jobs) for r in run.steps)
     assert submitted == sum(n for rule, n in jobs(run).items() if rule not in local)
 
 
-def test_round_one_tests_and_the_benchmarks_came_from_vllm_with_the_papers_sampling(run):
+def test_round_one_tests_came_from_the_served_generator_and_the_benchmarks_from_vllm(run):
     exp = run.workdir / EXP
     writer = read_jsonl(exp / "round1/evolve.jsonl")
     assert writer, "round 1 wrote no requests: the planted pool did not reach the test writer"
+    served_as = PAPER["evolve"]["generator_served"]
     for rec in writer:
-        assert rec["backend"]["name"] == "vllm" and rec["backend"]["device"] == "cpu"
+        assert rec["backend"]["name"] == "openai" and rec["backend"]["model"] == served_as["model"]
+        assert rec["backend"]["base_url"].startswith("http://127.0.0.1:")
         want = PAPER["evolve"][rec["meta"]["step"]]["sampling"]
         assert (
             rec["sampling"]["temperature"] == want["temperature"]

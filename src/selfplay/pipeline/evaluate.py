@@ -119,6 +119,8 @@ def other_backend_config(cfg: dict, other: dict) -> dict:
     out["backend"] = {"name": "openai", "base_url": other["base_url"], "api_key_env": other["api_key_env"]}
     if other.get("reasoning"):
         out["backend"]["reasoning_model"] = True
+    if other.get("concurrency"):
+        out["backend"]["concurrency"] = int(other["concurrency"])
     out["model"] = {"name": other["model"], "source": "hf", "path": other["model"]}
     return out
 

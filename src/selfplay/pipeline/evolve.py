@@ -221,7 +221,20 @@ def deduplicate_seeds(
 # --- round 0: refinement ------------------------------------------------------------
 
 
+def generator_backend(cfg: dict, model_dir: str | None) -> tuple[dict, str | None]:
+    """(cfg, model_dir) of the refiner and test writer: the configured backend and model,
+    or with ``evolve.generator_served`` the openai backend to that server (unless the run
+    replays recordings)."""
+    from .evaluate import other_backend_config
+
+    served = cfg["evolve"].get("generator_served")
+    if not served or cfg["backend"]["name"] == "replay":
+        return cfg, model_dir
+    return other_backend_config(cfg, served), served["model"]
+
+
 def refine_generate(cfg: dict, seeds_path: str, model_dir: str | None, out: str) -> None:
+    cfg, model_dir = generator_backend(cfg, model_dir)
     problems = read_jsonl(seeds_path)
     requests = [game.refine_request(cfg, p) for p in problems]
     metas = [{"step": "refine", "problem_id": p["id"], "source": p["source"]} for p in problems]
@@ -458,6 +471,7 @@ def evolve_generate(
     """Round ``round_``'s adversarial and discriminative requests, made from round
     ``round_ - 1``'s suite, pool and matrix (of shard ``shard`` of ``shards``: one
     contiguous block of the matrix's problems, :func:`pool_block`)."""
+    cfg, model_dir = generator_backend(cfg, model_dir)
     suites = {p["id"]: p for p in usable_problems(read_jsonl(suite_path))}
     pools = {p["id"]: p["solutions"] for p in read_jsonl(pool_path)}
     requests, metas = [], []

@@ -87,7 +87,9 @@ JobTokens = tuple[Callable[[Mapping], int], str]
 
 
 def job_tokens(cfg: Mapping[str, Any]) -> dict[str, JobTokens]:
-    """Per generation rule: (wildcards -> one job's token bound, how it is counted)."""
+    """Per generation rule that runs a model on the cluster's GPUs: (wildcards -> one job's
+    token bound, how it is counted). Models served elsewhere (API calls from local client
+    jobs) hold no GPU and are left out."""
     out: dict[str, JobTokens] = {}
     if "evolve" in cfg:
         e = cfg["evolve"]
@@ -106,6 +108,8 @@ def job_tokens(cfg: Mapping[str, Any]) -> dict[str, JobTokens]:
             ),
             f"{source} / evolve.test_shards, one adversarial and one discriminative request each",
         )
+        if e.get("generator_served"):  # refinement and tests from a served model (evolve.generator_served)
+            del out["evolve_refine"], out["evolve_generate"]
     if "seq" in cfg:
         s = cfg["seq"]
         per_round, p_seq = int(s["sources"]["per_round"]), float(s["game"]["seq_probability"])

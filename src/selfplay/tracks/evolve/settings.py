@@ -20,6 +20,11 @@ def check(cfg: dict) -> None:
             raise UserError(
                 f"config key evolve.pool.models: {name!r} is neither 'track' nor a key of evolve.models"
             )
+    if ev.get("generator_served") and ev.get("generator"):
+        raise UserError(
+            "config keys evolve.generator and evolve.generator_served: name the refiner and test "
+            "writer once (a local model in generator, or a served one in generator_served)"
+        )
     window = ev["adversarial"]["diverse_window"]
     if window is not None and not window[0] < window[1]:
         raise UserError(f"config key evolve.adversarial.diverse_window: needs lo < hi, got {window}")
