@@ -80,14 +80,14 @@ def test_scaled_amount_grows_rounds_up_and_caps():
 @pytest.mark.slow
 def test_the_workflow_asks_for_more_on_each_attempt(tmp_path):
     """Paper 002 (EvolveCoder): its GRPO job (kind train: 128000 MB, 1440 min) and its
-    generation job (kind generate: 64000 MB, 720 min), with the default factor 1.5 and
-    then with a cap set in an overlay."""
-    rules = ["evolve_grpo", "evolve_generate"]
+    benchmark generation job (kind generate: 64000 MB, 720 min), with the default factor
+    1.5 and then with a cap set in an overlay."""
+    rules = ["evolve_grpo", "evolve_eval_generate"]
     got = planned(tmp_path / "a", rules, str(REPO / "config/papers/evolve.yaml"))
     assert got["evolve_grpo"]["1"] == {"gpu": 1, "cpus_per_gpu": 8, "mem_mb": 128000, "runtime": 1440}
     assert got["evolve_grpo"]["2"] == {"gpu": 1, "cpus_per_gpu": 8, "mem_mb": 192000, "runtime": 2160}
     assert got["evolve_grpo"]["3"]["runtime"] == 3240 and got["evolve_grpo"]["3"]["mem_mb"] == 288000
-    assert [got["evolve_generate"][a]["runtime"] for a in "123"] == [720, 1080, 1620]
+    assert [got["evolve_eval_generate"][a]["runtime"] for a in "123"] == [720, 1080, 1620]
 
     overlay = tmp_path / "cap.yaml"
     overlay.write_text(
