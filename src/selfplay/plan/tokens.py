@@ -138,13 +138,8 @@ def job_tokens(cfg: Mapping[str, Any]) -> dict[str, JobTokens]:
         )
     if "psv" in cfg:
         p = cfg["psv"]
-        budget = int(p["propose"]["budget"])
-
-        def budget_of(w):
-            return int((p["methods"].get(w.get("method", "")) or {}).get("budget", budget))
-
         out["psv_propose"] = (
-            lambda w: budget_of(w) * _sampling(p["propose"]),
+            lambda w: _psv_budget(p, w) * _sampling(p["propose"]),
             "the method's proposal budget (psv.propose.budget), one request each",
         )
         out["psv_solve"] = (
@@ -205,8 +200,12 @@ def _psv_pool(p: Mapping, w: Mapping, share: float = 1.0) -> int:
     method = p["methods"].get(name) or {}
     if name not in p["methods"] or method.get("propose", True) is False:  # base, fewshot: no loop
         return seed
-    budget = int(method.get("budget", p["propose"]["budget"]))
-    return seed + math.ceil(int(w.get("t", 0)) * budget * share)
+    return seed + math.ceil(int(w.get("t", 0)) * _psv_budget(p, w) * share)
+
+
+def _psv_budget(p: Mapping, w: Mapping) -> int:
+    """B of the method in the job ``w`` names (its own, or psv.propose.budget)."""
+    return int((p["methods"].get(w.get("method", "")) or {}).get("budget", p["propose"]["budget"]))
 
 
 def expected_job_tokens(cfg: Mapping[str, Any]) -> dict[str, JobTokens]:
